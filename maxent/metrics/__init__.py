@@ -1,0 +1,38 @@
+"""The metric table (as trec_eval's measures.c): every metric class, in trec_eval output order,
+plus the named measure sets used by ``python -m maxent.evaluate``.
+"""
+from __future__ import annotations
+
+from maxent.metrics.ap import AP
+from maxent.metrics.base import Metric, Param
+from maxent.metrics.counts import NumRel, NumRelRet, NumRet
+from maxent.metrics.dcg import DCG, NDCG
+from maxent.metrics.err import ERR
+from maxent.metrics.gap import GAP, gap_pivot
+from maxent.metrics.names import parse_measure, parse_measures
+from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, Success
+from maxent.metrics.rr import RR
+
+__all__ = [
+    "Metric", "Param", "METRICS", "MEASURE_SETS", "parse_measure", "parse_measures",
+    "AP", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG", "ERR", "GAP",
+    "NumRet", "NumRel", "NumRelRet", "gap_pivot",
+]
+
+METRICS: tuple[type[Metric], ...] = (
+    NumRet, NumRel, NumRelRet, AP, RPrec, RR, IPrec, Precision, Recall, NDCG, Success, DCG, ERR, GAP,
+)
+"""Every metric class, in trec_eval's output order (ours last)."""
+
+_CUTS = "5,10,15,20,30,100,200,500,1000"
+_RECALL_LEVELS = ",".join(f"{x / 10:.2f}" for x in range(11))
+
+MEASURE_SETS: dict[str, list[str]] = {
+    # trec_eval's default ("official") measures that this library implements
+    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
+                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}"],
+    # trec_eval's all_trec measures that this library implements
+    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
+                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "ndcg",
+                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", "success.1,5,10"],
+}

@@ -1,0 +1,79 @@
+"""Average precision (METHOD sections 2-3; paper [000] section 3, [004] section 2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from maxent.metrics._kernels import cutoff_mask, prefix_exclusive, safe_divide
+from maxent.metrics.base import Metric, Param
+from maxent.metrics.precision import REL, _check_cutoff, _check_rel
+
+__all__ = ["AP", "expected_ap", "expected_ap_gradient"]
+
+
+def expected_ap(q: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    r"""E[AP] under independent relevance probabilities q (B, N) -> (B,).
+
+    .. math:: E[AP] = \frac1R \sum_{n\le k} \frac{q_n}{n}\Big(1 + \sum_{m<n} q_m\Big)
+
+    (exact: E[rel_n rel_m] = q_n q_m for m != n and E[rel_n^2] = q_n). 0 when R = 0.
+    """
+    N = q.shape[1]
+    n = np.arange(1, N + 1, dtype=np.float64)
+    terms = q / n * (1.0 + prefix_exclusive(q)) * cutoff_mask(N, cutoff)
+    return safe_divide(terms.sum(axis=1), R)
+
+
+def expected_ap_gradient(q: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    r"""Gradient of :func:`expected_ap`, (B, N), in O(N) with prefix sums.
+
+    .. math:: \frac{\partial E[AP]}{\partial q_j} = \frac1R\Big[\frac{1+\sum_{m<j} q_m}{j}[j\le k]
+              + \sum_{j<n\le k} \frac{q_n}{n}\Big]
+    """
+    N = q.shape[1]
+    n = np.arange(1, N + 1, dtype=np.float64)
+    mask = cutoff_mask(N, cutoff)
+    own = (1.0 + prefix_exclusive(q)) / n * mask
+    later = q / n * mask
+    after = np.cumsum(later[:, ::-1], axis=1)[:, ::-1] - later  # sum_{n>j}
+    return safe_divide(own + after, R[:, None])
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class AP(Metric):
+    r"""Average precision: :math:`AP = \frac1R \sum_n rel_n \, prec(n)`,
+    :math:`prec(n) = \frac1n\sum_{m\le n} rel_m`.
+
+    R is the number of judged relevant documents (grade >= rel) of the topic, so unretrieved
+    relevant documents contribute 0; AP = 0 when R = 0 (trec_eval ``map``). With a cutoff k
+    only ranks n <= k count, still divided by R (trec_eval ``map_cut_k``).
+    """
+
+    cutoff: int | None = None
+    rel: int = 1
+    NAME: ClassVar[str] = "AP"
+    TREC_NAME: ClassVar[str] = "map"
+    PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k (None: whole list)"), "rel": REL}
+
+    def validate(self):
+        _check_cutoff(self, required=False)
+        _check_rel(self)
+
+    def trec_name(self):
+        return "map" if self.cutoff is None else f"map_cut_{self.cutoff}"
+
+    def value(self, lists):
+        rel = lists.grades >= self.rel
+        if self.cutoff is not None:
+            rel = rel[:, : self.cutoff]
+        cum = np.cumsum(rel, axis=1)
+        n = np.arange(1, rel.shape[1] + 1)
+        return safe_divide(np.where(rel, cum / n, 0.0).sum(axis=1), lists.n_rel(self.rel))
+
+    def _expectation(self, q, lists):
+        return expected_ap(q, lists.n_rel(self.rel), self.cutoff)
+
+    def _gradient(self, q, lists):
+        return expected_ap_gradient(q, lists.n_rel(self.rel), self.cutoff)

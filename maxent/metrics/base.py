@@ -1,0 +1,172 @@
+"""The metric base class: a frozen value object that knows its value, expectation and gradient.
+
+A metric is a frozen dataclass whose fields are its parameters. ``str(m)`` is the canonical
+name with default parameters left out (``AP``, ``P@10``, ``nDCG(gain=exp)@10``,
+``GAP(g=0.5,0.5)``); equality and hashing use that name, so metrics serve as dict keys and
+DataFrame labels, and ``parse_measure(str(m)) == m``.
+
+Shapes (STYLE B8): B lists, N ranks, L grade levels 0..L-1.
+
+Binary metrics (``GRADED = False``) see the relevance probability q_n = P(grade_n >= rel)
+as a (B, N) array; given a graded distribution p (B, N, L) they use
+Q_n(rel) = sum_{z >= rel} p_n(z) and chain the gradient back (dq/dp_n(z) = [z >= rel]).
+Graded metrics need the graded p (B, N, L). Every ``p`` must be 0 beyond a list's length.
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from maxent.errors import ParameterError
+from maxent.ranked import RankedLists
+
+__all__ = ["Metric", "Param", "format_value"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """Specification of one metric parameter (as ir_measures' ParamInfo)."""
+
+    dtype: Any
+    default: Any
+    desc: str
+    choices: tuple | None = None
+
+
+def format_value(v) -> str:
+    """Canonical text of a parameter value (as used in names)."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, float):
+        return "%.12g" % v
+    if isinstance(v, tuple) and v and isinstance(v[0], tuple):  # a gain map ((level, gain), ...)
+        return ",".join(f"{k}:{format_value(g)}" for k, g in v)
+    if isinstance(v, tuple):
+        return ",".join(format_value(x) for x in v)
+    return str(v)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Metric:
+    """Base class of every metric; subclasses are frozen dataclasses of their parameters."""
+
+    NAME: ClassVar[str] = ""
+    TREC_NAME: ClassVar[str | None] = None
+    AT_PARAM: ClassVar[str | None] = "cutoff"
+    PARAMS: ClassVar[dict[str, Param]] = {}
+    GRADED: ClassVar[bool] = False
+    LINEAR_IN_P: ClassVar[bool] = False
+    AGGREGATE: ClassVar[str] = "mean"   # "mean" over topics, or "sum" (counts)
+    INTEGER: ClassVar[bool] = False      # printed as an integer by --format trec
+    HAS_EXPECTATION: ClassVar[bool] = True
+
+    # ------------------------------------------------------------------ naming
+    def _non_default(self) -> list[tuple[str, Any]]:
+        out = []
+        for f in dataclasses.fields(self):
+            v = getattr(self, f.name)
+            if f.name == self.AT_PARAM:
+                continue
+            if v != self.PARAMS[f.name].default:
+                out.append((f.name, v))
+        return out
+
+    def __str__(self) -> str:
+        name = self.NAME
+        params = self._non_default()
+        if params:
+            name += "(" + ",".join(f"{k}={format_value(v)}" for k, v in params) + ")"
+        if self.AT_PARAM is not None:
+            at = getattr(self, self.AT_PARAM)
+            if at is not None:
+                name += "@" + format_value(at)
+        return name
+
+    __repr__ = __str__
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Metric) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def trec_name(self) -> str:
+        """The name trec_eval prints for this measure (or the canonical name if none)."""
+        return str(self)
+
+    def _check(self, cond: bool, msg: str) -> None:
+        if not cond:
+            raise ParameterError(f"{self.NAME}: {msg}")
+
+    def __post_init__(self):
+        for name, spec in self.PARAMS.items():
+            v = getattr(self, name)
+            if spec.choices is not None and v not in spec.choices and not isinstance(v, tuple):
+                raise ParameterError(
+                    f"{self.NAME}: {name}={v!r} not allowed; expected one of {spec.choices}"
+                )
+        self.validate()
+
+    def validate(self) -> None:
+        """Check parameter values; raise ParameterError (overridden by subclasses)."""
+
+    # ------------------------------------------------------------------ maths
+    def value(self, lists: RankedLists) -> np.ndarray:
+        """Metric value of each list, (B,)."""
+        raise NotImplementedError
+
+    def expectation(self, p: np.ndarray, lists: RankedLists) -> np.ndarray:
+        """E[M] under the product distribution p: (B, N) binary or (B, N, L) graded -> (B,)."""
+        if self.GRADED:
+            return self._expectation(self._graded(p, lists), lists)
+        return self._expectation(self._binary(p), lists)
+
+    def gradient(self, p: np.ndarray, lists: RankedLists) -> np.ndarray:
+        """dE[M]/dp, the same shape as p."""
+        if self.GRADED:
+            return self._gradient(self._graded(p, lists), lists)
+        if np.ndim(p) == 3:
+            dq = self._gradient(self._binary(p), lists)
+            z = np.arange(p.shape[2])
+            return dq[:, :, None] * (z >= self.binary_threshold)[None, None, :]
+        return self._gradient(np.asarray(p, dtype=np.float64), lists)
+
+    # Binary metrics define these on q (B, N); graded metrics on p (B, N, L).
+    def _expectation(self, p, lists):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _gradient(self, p, lists):  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    @property
+    def binary_threshold(self) -> int:
+        """The relevance threshold of a binary metric."""
+        return getattr(self, "rel", 1)
+
+    def _binary(self, p) -> np.ndarray:
+        p = np.asarray(p, dtype=np.float64)
+        if p.ndim == 3:
+            return p[:, :, self.binary_threshold:].sum(axis=2)
+        return p
+
+    def _graded(self, p, lists) -> np.ndarray:
+        p = np.asarray(p, dtype=np.float64)
+        if p.ndim != 3:
+            raise ParameterError(f"{self}: graded metric needs p of shape (B, N, L), got {p.shape}")
+        return p
+
+    def indicator(self, lists: RankedLists) -> np.ndarray:
+        """The 0/1 distribution of the real lists: (B, N) binary or (B, N, L) graded.
+
+        Unjudged documents count as grade 0; padding beyond a list's length is all-zero.
+        """
+        g = lists.grades.astype(np.int64)
+        inside = np.arange(lists.depth)[None, :] < lists.lengths[:, None]
+        if not self.GRADED:
+            return ((g >= self.binary_threshold) & inside).astype(np.float64)
+        onehot = np.zeros(g.shape + (lists.levels,))
+        np.put_along_axis(onehot, np.maximum(g, 0)[..., None], 1.0, axis=2)
+        return onehot * inside[..., None]

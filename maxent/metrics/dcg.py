@@ -1,0 +1,137 @@
+"""Discounted cumulative gain and its normalised form (METHOD sections 2-3; Järvelin &
+Kekäläinen 2002; trec_eval ``ndcg`` / ``ndcg_cut``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from maxent.metrics._kernels import cutoff_mask, discount, gain_vector, ideal_dcg, safe_divide
+from maxent.metrics.base import Metric, Param
+
+__all__ = ["DCG", "NDCG"]
+
+GAIN = Param(str, "linear", "gain per grade: linear (= grade, trec_eval), exp (2^grade - 1), "
+             "or a map level:gain,... (other levels keep gain = grade)")
+DISCOUNT = Param(str, "log2", "rank discount: log2 = 1/log2(n+1); jk = 1/max(1, log2 n)",
+                 choices=("log2", "jk"))
+
+
+def _check_gain(m):
+    g = m.gain
+    ok = g in ("linear", "exp") or (isinstance(g, tuple) and all(
+        isinstance(p, tuple) and len(p) == 2 and isinstance(p[0], int) for p in g))
+    m._check(ok, f"gain must be 'linear', 'exp' or level:gain pairs, got {g!r}")
+
+
+class _Gains:
+    """Mix-in: gain vector and the per-rank weights gain(z) * D(n) * [n <= k]."""
+
+    def gains(self, levels: int) -> np.ndarray:
+        return gain_vector(levels, self.gain)
+
+    def _rank_weights(self, lists) -> np.ndarray:
+        return discount(lists.depth, self.discount) * cutoff_mask(lists.depth, self.cutoff)
+
+    def _dcg(self, lists) -> np.ndarray:
+        gz = self.gains(lists.levels)
+        g = np.where(lists.grades >= 0, gz[np.maximum(lists.grades, 0)], 0.0)
+        return (g * self._rank_weights(lists)[None, :]).sum(axis=1)
+
+    def _norm(self, lists) -> np.ndarray:
+        return np.ones(len(lists))
+
+    def _expectation(self, p, lists):
+        gz = self.gains(p.shape[2])
+        w = self._rank_weights(lists)
+        return safe_divide(np.einsum("bnz,z,n->b", p, gz, w), self._norm(lists))
+
+    def _gradient(self, p, lists):
+        gz = self.gains(p.shape[2])
+        w = self._rank_weights(lists)
+        grad = w[None, :, None] * gz[None, None, :] * safe_divide(1.0, self._norm(lists))[:, None, None]
+        return np.broadcast_to(grad, p.shape).copy()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class DCG(_Gains, Metric):
+    r""":math:`DCG@k = \sum_{n\le k} gain(i_n) D(n)`, D(n) = 1/log2(n+1). Linear in p."""
+
+    cutoff: int | None = None
+    gain: object = "linear"
+    discount: str = "log2"
+    NAME: ClassVar[str] = "DCG"
+    TREC_NAME: ClassVar[str] = "dcg"
+    PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "gain": GAIN, "discount": DISCOUNT}
+    GRADED: ClassVar[bool] = True
+    LINEAR_IN_P: ClassVar[bool] = True
+
+    def validate(self):
+        _check_gain(self)
+
+    def trec_name(self):
+        return "dcg" if self.cutoff is None else f"dcg_cut_{self.cutoff}"
+
+    def value(self, lists):
+        return self._dcg(lists)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class NDCG(_Gains, Metric):
+    r"""Normalised DCG: :math:`nDCG@k = DCG@k / IDCG`.
+
+    The ideal list orders all judged documents of the topic by decreasing gain. ``ideal``
+    picks trec_eval's convention: ``all`` (ideal DCG over the whole ideal list, as trec_eval
+    ``ndcg``, the default without a cutoff) or ``cut`` (ideal truncated at k, as
+    ``ndcg_cut_k``, the default with a cutoff). 0 when the ideal DCG is 0. Linear in p:
+    :math:`E[nDCG@k] = \sum_{n\le k}\sum_z gain(z) p_n(z) D(n) / IDCG`.
+
+    trec_eval sorts gain levels with an integer-truncating comparator, which can misorder
+    levels whose gains differ by less than 1; we sort exactly.
+    """
+
+    cutoff: int | None = None
+    gain: object = "linear"
+    ideal: str | None = None
+    discount: str = "log2"
+    NAME: ClassVar[str] = "nDCG"
+    TREC_NAME: ClassVar[str] = "ndcg"
+    PARAMS: ClassVar = {
+        "cutoff": Param(int, None, "rank cutoff k"),
+        "gain": GAIN,
+        "ideal": Param(str, None, "ideal DCG over all judged documents (all) or truncated at k (cut); "
+                       "default: cut with a cutoff, all without", choices=(None, "all", "cut")),
+        "discount": DISCOUNT,
+    }
+    GRADED: ClassVar[bool] = True
+    LINEAR_IN_P: ClassVar[bool] = True
+
+    def __post_init__(self):
+        default = "all" if self.cutoff is None else "cut"
+        if self.ideal == default:
+            object.__setattr__(self, "ideal", None)  # canonical: the default is left out
+        super().__post_init__()
+
+    def validate(self):
+        _check_gain(self)
+        if self.cutoff is not None:
+            self._check(isinstance(self.cutoff, int) and self.cutoff >= 1, f"cutoff must be >= 1, got {self.cutoff!r}")
+
+    @property
+    def ideal_cut(self) -> bool:
+        return (self.ideal or ("all" if self.cutoff is None else "cut")) == "cut"
+
+    def trec_name(self):
+        if self.cutoff is not None:
+            return f"ndcg_cut_{self.cutoff}"
+        if isinstance(self.gain, tuple):
+            return "ndcg_" + ",".join(f"{k}={v:g}" for k, v in self.gain)
+        return "ndcg"
+
+    def _norm(self, lists):
+        return ideal_dcg(lists.rel_counts, self.gains(lists.levels),
+                         self.cutoff if self.ideal_cut else None, self.discount)
+
+    def value(self, lists):
+        return safe_divide(self._dcg(lists), self._norm(lists))

@@ -1,0 +1,201 @@
+"""Measure names: ir_measures style (``nDCG@10(gain=exp)``, ``GAP(g=0.5,0.5)``) and trec_eval
+style (``map``, ``P_10``, ``P.5,10``, ``ndcg_cut.10,20``, ``ndcg.1=3,2=9``), both mapping to
+the same metric objects. An unknown name raises MeasureNameError with close matches.
+"""
+from __future__ import annotations
+
+import difflib
+import re
+from typing import Iterable
+
+from maxent.errors import MeasureNameError, ParameterError
+from maxent.metrics.ap import AP
+from maxent.metrics.base import Metric
+from maxent.metrics.counts import NumRel, NumRelRet, NumRet
+from maxent.metrics.dcg import DCG, NDCG
+from maxent.metrics.err import ERR
+from maxent.metrics.gap import GAP
+from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, Success
+from maxent.metrics.rr import RR
+
+__all__ = ["parse_measure", "parse_measures", "ALIASES", "TREC_NAMES"]
+
+ALIASES: dict[str, type[Metric]] = {
+    "AP": AP, "MAP": AP, "P": Precision, "R-prec": RPrec, "RPrec": RPrec, "R-Prec": RPrec,
+    "RR": RR, "MRR": RR, "R": Recall, "Recall": Recall, "nDCG": NDCG, "NDCG": NDCG,
+    "DCG": DCG, "ERR": ERR, "GAP": GAP, "Success": Success, "IPrec": IPrec,
+    "NumRet": NumRet, "NumRel": NumRel, "NumRelRet": NumRelRet,
+}
+
+# trec_eval name -> (class, fixed keyword arguments, name of the parameter its suffix sets)
+TREC_NAMES: dict[str, tuple[type[Metric], dict, str | None]] = {
+    "map": (AP, {}, None),
+    "map_cut": (AP, {}, "cutoff"),
+    "Rprec": (RPrec, {}, None),
+    "recip_rank": (RR, {}, None),
+    "P": (Precision, {}, "cutoff"),
+    "recall": (Recall, {}, "cutoff"),
+    "ndcg": (NDCG, {}, "gain"),
+    "ndcg_cut": (NDCG, {}, "cutoff"),
+    "success": (Success, {}, "cutoff"),
+    "iprec_at_recall": (IPrec, {}, "cutoff"),
+    "num_ret": (NumRet, {}, None),
+    "num_rel": (NumRel, {}, None),
+    "num_rel_ret": (NumRelRet, {}, None),
+}
+
+_IRM = re.compile(
+    r"^(?P<name>[A-Za-z][A-Za-z\-]*)"
+    r"(?:\((?P<p1>[^()]*)\))?"
+    r"(?:@(?P<at>[^()@]+))?"
+    r"(?:\((?P<p2>[^()]*)\))?$"
+)
+
+
+def _split_params(text: str, where: str) -> dict[str, list[str]]:
+    """``k=v,w,k2=x`` -> {k: [v, w], k2: [x]} (a bare value extends the previous key)."""
+    out: dict[str, list[str]] = {}
+    key = None
+    for tok in (t.strip() for t in text.split(",")):
+        if not tok:
+            continue
+        if "=" in tok:
+            key, val = (s.strip() for s in tok.split("=", 1))
+            if not key:
+                raise MeasureNameError(f"{where}: empty parameter name in {text!r}")
+            out.setdefault(key, []).append(val)
+        elif key is None:
+            raise MeasureNameError(f"{where}: parameter value {tok!r} has no name (write key=value)")
+        else:
+            out[key].append(tok)
+    return out
+
+
+def _number(s: str, kind, where: str):
+    try:
+        return kind(s) if kind is not int else int(s)
+    except ValueError:
+        raise MeasureNameError(f"{where}: {s!r} is not {'an integer' if kind is int else 'a number'}") from None
+
+
+def _gain(values: list[str], where: str):
+    if len(values) == 1 and values[0] in ("linear", "exp"):
+        return values[0]
+    pairs = []
+    for v in values:
+        if ":" not in v:
+            raise MeasureNameError(f"{where}: gain must be linear, exp or level:gain pairs, got {v!r}")
+        lvl, g = v.split(":", 1)
+        pairs.append((_number(lvl, int, where), _number(g, float, where)))
+    return tuple(sorted(pairs))
+
+
+def _convert(cls, key: str, values: list[str], where: str):
+    if key not in cls.PARAMS:
+        known = ", ".join(cls.PARAMS) or "none"
+        raise MeasureNameError(f"{where}: {cls.NAME} has no parameter {key!r} (parameters: {known})")
+    if key == "gain":
+        return _gain(values, where)
+    if key == "g":
+        return tuple(_number(v, float, where) for v in values)
+    if len(values) != 1:
+        raise MeasureNameError(f"{where}: parameter {key!r} takes one value, got {values}")
+    v = values[0]
+    kind = cls.PARAMS[key].dtype
+    if key == "cutoff" and cls is IPrec:
+        kind = float
+    if v.lower() == "none":
+        return None
+    if kind in (int, float):
+        return _number(v, kind, where)
+    return v
+
+
+def _build(cls, kwargs: dict, where: str) -> Metric:
+    try:
+        return cls(**kwargs)
+    except ParameterError as e:
+        raise MeasureNameError(f"{where}: {e}") from None
+
+
+def _parse_irm(text: str) -> Metric | None:
+    m = _IRM.match(text)
+    if not m or m.group("name") not in ALIASES:
+        return None
+    cls = ALIASES[m.group("name")]
+    kwargs = {}
+    for group in ("p1", "p2"):
+        if m.group(group):
+            for k, vals in _split_params(m.group(group), text).items():
+                if k in kwargs:
+                    raise MeasureNameError(f"{text}: parameter {k!r} given twice")
+                kwargs[k] = _convert(cls, k, vals, text)
+    if m.group("at") is not None:
+        if cls.AT_PARAM is None:
+            raise MeasureNameError(f"{text}: {cls.NAME} takes no @cutoff")
+        kwargs[cls.AT_PARAM] = _convert(cls, cls.AT_PARAM, [m.group("at")], text)
+    return _build(cls, kwargs, text)
+
+
+def _parse_trec(text: str) -> list[Metric] | None:
+    # name.params (trec_eval -m syntax), name_param (trec_eval output syntax), or bare name
+    for base in sorted(TREC_NAMES, key=len, reverse=True):
+        cls, fixed, pname = TREC_NAMES[base]
+        if text == base:
+            return [_build(cls, dict(fixed), text)]
+        for sep in (".", "_"):
+            if pname is not None and text.startswith(base + sep):
+                rest = text[len(base) + 1:]
+                if not rest:
+                    continue
+                if pname == "gain":
+                    pairs = [p.replace("=", ":") for p in rest.split(",")]
+                    return [_build(cls, dict(fixed, gain=_gain(pairs, text)), text)]
+                kind = float if cls is IPrec else int
+                vals = rest.split(",") if sep == "." else [rest]
+                out = []
+                for v in vals:
+                    num = _number(v, kind, text) if kind is float else _number(_int_text(v, text), int, text)
+                    out.append(_build(cls, dict(fixed, **{pname: num}), text))
+                return out
+    return None
+
+
+def _int_text(v: str, where: str) -> str:
+    # trec_eval accepts "23.4" for an integer cutoff and truncates it (ndcg_cut.23.4 -> 23)
+    try:
+        return str(int(float(v)))
+    except ValueError:
+        raise MeasureNameError(f"{where}: {v!r} is not a number") from None
+
+
+def parse_measures(names: str | Iterable[str]) -> list[Metric]:
+    """Parse one or more names into metrics (``ndcg_cut.10,20`` gives two)."""
+    if isinstance(names, (str, Metric)):
+        names = [names]
+    out: list[Metric] = []
+    for name in names:
+        if isinstance(name, Metric):
+            out.append(name)
+            continue
+        text = name.strip()
+        got = _parse_trec(text)
+        if got is None:
+            one = _parse_irm(text)
+            got = None if one is None else [one]
+        if got is None:
+            candidates = list(ALIASES) + list(TREC_NAMES)
+            head = re.split(r"[(@._]", text, maxsplit=1)[0]
+            close = difflib.get_close_matches(head, candidates, n=3, cutoff=0.5)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise MeasureNameError(f"unknown measure {text!r}{hint}")
+        out.extend(got)
+    return out
+
+
+def parse_measure(name: str | Metric) -> Metric:
+    """Parse one measure name into a metric object (see module docstring)."""
+    got = parse_measures(name)
+    if len(got) != 1:
+        raise MeasureNameError(f"{name!r} names {len(got)} measures; use parse_measures")
+    return got[0]

@@ -1,0 +1,211 @@
+"""Set-based and linear binary metrics: P@k, R-precision, recall@k, success@k,
+interpolated precision at a recall level (METHOD section 2)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from maxent.metrics._kernels import cutoff_mask, safe_divide
+from maxent.metrics.base import Metric, Param
+
+__all__ = ["Precision", "RPrec", "Recall", "Success", "IPrec"]
+
+REL = Param(int, 1, "binary relevance threshold: grade >= rel is relevant (trec_eval -l)")
+
+
+def _check_rel(m):
+    m._check(isinstance(m.rel, int) and m.rel >= 1, f"rel must be an integer >= 1, got {m.rel!r}")
+
+
+def _check_cutoff(m, required=True):
+    if m.cutoff is None and not required:
+        return
+    m._check(isinstance(m.cutoff, int) and m.cutoff >= 1, f"cutoff must be an integer >= 1, got {m.cutoff!r}")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Precision(Metric):
+    r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
+
+    Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
+    Linear in p: :math:`E[P@k] = \frac1k\sum_{n\le k} p_n`. METHOD section 2-3.
+    """
+
+    cutoff: int = 10
+    rel: int = 1
+    NAME: ClassVar[str] = "P"
+    TREC_NAME: ClassVar[str] = "P"
+    PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
+    LINEAR_IN_P: ClassVar[bool] = True
+
+    def validate(self):
+        _check_cutoff(self)
+        _check_rel(self)
+
+    def trec_name(self):
+        return f"P_{self.cutoff}"
+
+    def value(self, lists):
+        rel = lists.grades[:, : self.cutoff] >= self.rel
+        return rel.sum(axis=1) / self.cutoff
+
+    def _weights(self, lists):
+        return cutoff_mask(lists.depth, self.cutoff)[None, :] / self.cutoff
+
+    def _expectation(self, q, lists):
+        return (q * self._weights(lists)).sum(axis=1)
+
+    def _gradient(self, q, lists):
+        return np.broadcast_to(self._weights(lists), q.shape).copy()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RPrec(Metric):
+    r"""R-precision: :math:`\frac1R \sum_{n\le R} rel_n`, R = judged relevant documents.
+
+    0 when R = 0 (trec_eval ``Rprec``). Linear in p.
+    """
+
+    rel: int = 1
+    NAME: ClassVar[str] = "R-prec"
+    TREC_NAME: ClassVar[str] = "Rprec"
+    AT_PARAM: ClassVar = None
+    PARAMS: ClassVar = {"rel": REL}
+    LINEAR_IN_P: ClassVar[bool] = True
+
+    def validate(self):
+        _check_rel(self)
+
+    def trec_name(self):
+        return "Rprec"
+
+    def _weights(self, lists):
+        R = lists.n_rel(self.rel)
+        inside = np.arange(lists.depth)[None, :] < R[:, None]
+        return safe_divide(inside, R[:, None])
+
+    def value(self, lists):
+        R = lists.n_rel(self.rel)
+        inside = np.arange(lists.depth)[None, :] < R[:, None]
+        return safe_divide(((lists.grades >= self.rel) & inside).sum(axis=1), R)
+
+    def _expectation(self, q, lists):
+        return (q * self._weights(lists)).sum(axis=1)
+
+    def _gradient(self, q, lists):
+        return np.broadcast_to(self._weights(lists), q.shape).copy()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Recall(Metric):
+    r"""Recall at cutoff k: :math:`\frac1R \sum_{n\le k} rel_n` (trec_eval ``recall_k``); 0 if R = 0."""
+
+    cutoff: int = 1000
+    rel: int = 1
+    NAME: ClassVar[str] = "R"
+    TREC_NAME: ClassVar[str] = "recall"
+    PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
+    LINEAR_IN_P: ClassVar[bool] = True
+
+    def validate(self):
+        _check_cutoff(self)
+        _check_rel(self)
+
+    def trec_name(self):
+        return f"recall_{self.cutoff}"
+
+    def value(self, lists):
+        rel = lists.grades[:, : self.cutoff] >= self.rel
+        return safe_divide(rel.sum(axis=1), lists.n_rel(self.rel))
+
+    def _weights(self, lists):
+        return safe_divide(cutoff_mask(lists.depth, self.cutoff)[None, :], lists.n_rel(self.rel)[:, None])
+
+    def _expectation(self, q, lists):
+        return (q * self._weights(lists)).sum(axis=1)
+
+    def _gradient(self, q, lists):
+        return np.broadcast_to(self._weights(lists), q.shape).copy()
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Success(Metric):
+    r"""Success at k: 1 if a relevant document is in the top k (trec_eval ``success_k``).
+
+    :math:`E[Success@k] = 1 - \prod_{n\le k}(1-p_n)`.
+    """
+
+    cutoff: int = 10
+    rel: int = 1
+    NAME: ClassVar[str] = "Success"
+    TREC_NAME: ClassVar[str] = "success"
+    PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
+
+    def validate(self):
+        _check_cutoff(self)
+        _check_rel(self)
+
+    def trec_name(self):
+        return f"success_{self.cutoff}"
+
+    def value(self, lists):
+        return (lists.grades[:, : self.cutoff] >= self.rel).any(axis=1).astype(np.float64)
+
+    def _expectation(self, q, lists):
+        return 1.0 - np.prod(1.0 - q[:, : self.cutoff], axis=1)
+
+    def _gradient(self, q, lists):
+        k = min(self.cutoff, q.shape[1])
+        one_minus = 1.0 - q[:, :k]
+        # prod_{m<=k, m != n} (1 - p_m) without division: prefix x suffix products
+        pre = np.cumprod(np.concatenate((np.ones((len(q), 1)), one_minus[:, :-1]), axis=1), axis=1)
+        suf = np.concatenate((np.cumprod(one_minus[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones((len(q), 1))), axis=1)
+        out = np.zeros_like(q)
+        out[:, :k] = pre * suf
+        return out
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class IPrec(Metric):
+    r"""Interpolated precision at recall level x (trec_eval ``iprec_at_recall_x``).
+
+    With c = round(x R) relevant documents (rounded half away from zero, as trec_eval 10's
+    ``lround``) and r_c the rank of the c-th relevant retrieved document (r_0 = 1), the value
+    is :math:`\max_{r_c \le n \le N} P(n)`; 0 when fewer than c relevant documents were
+    retrieved. No expectation (not a MaxEnt constraint).
+    """
+
+    cutoff: float = 0.0
+    rel: int = 1
+    NAME: ClassVar[str] = "IPrec"
+    TREC_NAME: ClassVar[str] = "iprec_at_recall"
+    PARAMS: ClassVar = {"cutoff": Param(float, None, "recall level x in [0, 1]"), "rel": REL}
+    HAS_EXPECTATION: ClassVar[bool] = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "cutoff", float(self.cutoff))
+        super().__post_init__()
+
+    def validate(self):
+        self._check(0.0 <= self.cutoff <= 1.0, f"recall level must be in [0, 1], got {self.cutoff}")
+        _check_rel(self)
+
+    def trec_name(self):
+        return f"iprec_at_recall_{self.cutoff:.2f}"
+
+    def value(self, lists):
+        rel = lists.grades >= self.rel
+        cum = np.cumsum(rel, axis=1)
+        n = np.arange(1, lists.depth + 1)
+        inside = n[None, :] <= lists.lengths[:, None]
+        prec = np.where(inside, cum / n, 0.0)
+        best_after = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max_{m >= n} P(m)
+        c = np.floor(self.cutoff * lists.n_rel(self.rel) + 0.5).astype(np.int64)
+        num_rel_ret = cum[:, -1]
+        # rank index of the c-th relevant document (c = 0: rank 1)
+        start = np.where(c > 0, (cum < c[:, None]).sum(axis=1), 0)
+        start = np.minimum(start, lists.depth - 1)
+        v = np.take_along_axis(best_after, start[:, None], axis=1)[:, 0]
+        return np.where((c <= num_rel_ret) & (num_rel_ret > 0), v, 0.0)
