@@ -77,8 +77,15 @@ def _rel(metric) -> int:
 
 
 def _gains(metric, grades: np.ndarray) -> np.ndarray:
-    """Gain of every grade (unjudged / padding -1 -> 0), float64, same shape as ``grades``."""
+    """Gain of every grade (unjudged / padding -1 -> 0), float64, same shape as ``grades``.
+
+    Uses the metric's own ``gains(levels)`` table when it has one (the library's nDCG),
+    else ``gain`` = linear (grade) or exp (2^grade - 1).
+    """
     g = np.maximum(grades, 0)
+    if hasattr(metric, "gains"):
+        table = np.asarray(metric.gains(int(g.max(initial=0)) + 1), dtype=np.float64)
+        return np.where(grades >= 0, table[g], 0.0)
     kind = getattr(metric, "gain", "linear") or "linear"
     if kind == "linear":
         return g.astype(np.float64)
@@ -123,14 +130,18 @@ class DeltaContext:
         B, L = rc.shape
         fam = self.family
         self.k = _cutoff(metric)
+        if fam in ("ap", "rr", "gap") and self.k is not None:
+            raise ParameterError(f"LambdaRank supports {metric!s} only without a cutoff")
+        if getattr(metric, "discount", "log2") not in (None, "log2"):
+            raise ParameterError(f"LambdaRank supports only the log2 discount, not {metric!s}")
         if fam == "ndcg":
-            # ideal DCG: all judged documents sorted by non-increasing grade, cut at k
-            # (trec_eval ndcg_cut; METHOD section 2).
+            # ideal DCG: all judged documents sorted by non-increasing grade, cut at k unless
+            # the metric asks for the full ideal list (trec_eval ndcg_cut vs ndcg; METHOD 2).
+            ideal_cut = getattr(metric, "ideal_cut", True)
             levels = np.arange(L)
             gains = _gains(metric, levels)
             n_max = int(rc.sum(axis=1).max(initial=1))
-            depth = n_max if self.k is None else min(self.k, n_max)
-            # cumulative count of documents with grade >= z: ranks (R_{>z}, R_{>=z}] hold grade z
+            depth = n_max if (self.k is None or not ideal_cut) else min(self.k, n_max)
             geq = np.cumsum(rc[:, ::-1], axis=1)[:, ::-1]          # (B, L) R_{>=z}
             r = np.arange(1, depth + 1)
             # grade at ideal rank r = largest z with R_{>=z} >= r (0 when beyond judged docs)
@@ -139,6 +150,7 @@ class DeltaContext:
             ideal_gain = np.where(in_list, gains[ideal_grade], 0.0)
             self.idcg = ideal_gain @ _discount(depth, None)
             self.inv_norm = np.divide(1.0, self.idcg, out=np.zeros(B), where=self.idcg > 0)
+            self.monotone = bool(np.all(np.diff(gains) > 0))
         elif fam in ("precision", "ap", "rr"):
             t = _rel(metric)
             self.t = t
@@ -146,10 +158,13 @@ class DeltaContext:
             if fam == "precision" and self.k is None:
                 raise ParameterError("P needs a cutoff (P@k) for LambdaRank")
         elif fam == "gap":
-            g = getattr(metric, "g", None)
-            if g is None or len(g) == 0:
-                c = max(L - 1, 1)
-                g = (1.0 / c,) * c
+            if hasattr(metric, "weights"):      # the library's g_0..g_{L-1} (g_0 = 0)
+                g = np.asarray(metric.weights(L), dtype=np.float64)[1:]
+            else:
+                g = getattr(metric, "g", None)
+                if g is None or len(g) == 0:
+                    c = max(L - 1, 1)
+                    g = (1.0 / c,) * c
             self.g = np.asarray(g, dtype=np.float64)
             c = len(self.g)
             # R_{>=j} for j = 1..c (grades above c count as c)
@@ -159,8 +174,13 @@ class DeltaContext:
             self.Z = geq @ self.g
             self.inv_Z = np.divide(1.0, self.Z, out=np.zeros(B), where=self.Z > 0)
         elif fam == "err":
-            cmax = getattr(metric, "max_grade", None)
-            self.max_grade = int(L - 1 if cmax is None else cmax)
+            if hasattr(metric, "satisfaction"):  # the library's stopping probabilities r(z)
+                self.r_of_grade = np.asarray(metric.satisfaction(L), dtype=np.float64)
+            else:                                # Chapelle: (2^z - 1) / 2^c
+                cmax = getattr(metric, "max_grade", None)
+                c = int(L - 1 if cmax is None else cmax)
+                z = np.minimum(np.arange(L), c)
+                self.r_of_grade = (np.exp2(z) - 1.0) / 2.0 ** c
         else:  # pragma: no cover - metric_family already checked
             raise AssertionError(fam)
 
@@ -260,7 +280,7 @@ def swap_deltas(metric, grades, rel_counts=None, *, context: DeltaContext | None
     elif fam == "rr":
         out = _rr_deltas(y >= ctx.t, r)
     elif fam == "err":
-        out = _err_deltas(y, ctx.max_grade, ctx.k, r)
+        out = _err_deltas(y, ctx.r_of_grade, ctx.k, r)
     else:  # pragma: no cover
         raise AssertionError(fam)
     out = out * (valid[:, :, None] & valid[:, None, :])
@@ -300,10 +320,10 @@ def _rr_deltas(relb: np.ndarray, r: np.ndarray) -> np.ndarray:
     return _symmetric_from_upper(T)
 
 
-def _err_deltas(y: np.ndarray, cmax: int, k, r: np.ndarray) -> np.ndarray:
+def _err_deltas(y: np.ndarray, r_of_grade: np.ndarray, k, r: np.ndarray) -> np.ndarray:
     B, N = y.shape
-    g = np.clip(y, 0, cmax)
-    R = (np.exp2(g) - 1.0) / 2.0 ** cmax            # stop probability r_n
+    g = np.clip(y, 0, len(r_of_grade) - 1)
+    R = np.where(y >= 0, r_of_grade[g], 0.0)        # stop probability r_n (unjudged: 0)
     one_m = 1.0 - R
     P = np.cumprod(np.concatenate([np.ones((B, 1)), one_m[:, :-1]], axis=1), axis=1)  # P(n)
     inc = (r <= (k if k is not None else N)).astype(np.float64)
@@ -336,7 +356,8 @@ def _pair_sigmoid(ss: np.ndarray, sigma: float, valid: np.ndarray) -> np.ndarray
         rho = np.exp(xm)[:, :, None] * np.exp(-xm)[:, None, :]
     else:
         rho = np.subtract(x[:, :, None], x[:, None, :])
-        np.exp(rho, out=rho)
+        with np.errstate(over="ignore"):          # exp overflow -> inf -> rho = 0, exact
+            np.exp(rho, out=rho)
     rho += 1.0
     np.divide(1.0, rho, out=rho)
     return rho
@@ -404,7 +425,7 @@ def _abs_delta_better(ctx: DeltaContext, ys: np.ndarray, valid: np.ndarray) -> n
     fam = ctx.family
     r = np.arange(1, N + 1, dtype=np.float64)
     y = np.where(valid, ys, -1)
-    if fam in ("ndcg", "precision"):
+    if fam == "precision" or (fam == "ndcg" and ctx.monotone):
         if fam == "ndcg":
             G = _gains(ctx.metric, y) * ctx.inv_norm[:, None]
         else:
