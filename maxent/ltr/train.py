@@ -1,0 +1,232 @@
+r"""LambdaRank training: epochs, seeds, validation selection, restarts, learning-rate decay.
+
+Protocol (paper 000 section 5, paper 001 section 7):
+
+* stochastic updates per query (``batch_size`` queries per step, 1 by default as in the
+  original LambdaRank), in a random query order every epoch: :math:`\theta \leftarrow \theta +
+  \eta \sum_i \lambda_i \partial s_i / \partial \theta` (lambdas from :mod:`maxent.ltr.lambdas`);
+* a fixed epoch budget; after every epoch the objective on the training set and every
+  validation metric on the training and validation sets are recorded (the learning curves
+  of paper 000 Fig. 5);
+* the best epoch is chosen **per validation metric** on the validation set, so that a model
+  trained for X and tested on Y is selected by Y (paper 000 section 5, footnote 3);
+* optional random restart when the training objective has not improved for
+  ``restart_patience`` epochs (16 in paper 000 section 5.2);
+* optional learning-rate decay of paper 001 section 7: when the training objective drops in
+  an epoch, multiply the rate by 0.8 with probability 0.3.
+
+Everything is deterministic for a given ``seed``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from maxent.errors import ParameterError
+from maxent.letor import RankingData
+from maxent.ltr.lambdas import DeltaContext, lambda_gradients, rank_by_score
+from maxent.ranked import RankedLists
+
+__all__ = ["QuerySet", "TrainResult", "evaluate", "evaluate_many", "train_lambdarank"]
+
+
+class QuerySet:
+    """A :class:`~maxent.letor.RankingData` prepared for training and evaluation.
+
+    Parameters
+    ----------
+    data : RankingData
+    n_levels : int, optional
+        Number of grade levels L for ``rel_counts`` (use the same L for train, validation and
+        test so that GAP weights and ERR's maximum grade agree); default max grade + 1.
+
+    Attributes
+    ----------
+    X : (D, F) features; Xp : (Q, N, F) padded; yp : (Q, N) grades, -1 padding;
+    lengths : (Q,); rel_counts : (Q, L); slot : (D,) flat index of each document in (Q * N).
+    """
+
+    def __init__(self, data: RankingData, n_levels: int | None = None):
+        self.data = data
+        self.X = data.X
+        self.Xp, self.yp, self.lengths = data.padded()
+        self.rel_counts = data.rel_counts(n_levels)
+        Q, N = self.yp.shape
+        pos = np.arange(data.n_docs) - np.repeat(data.offsets[:-1], data.sizes)
+        self.slot = data.query_index * N + pos
+        self._ctx: dict = {}
+
+    @property
+    def n_queries(self) -> int:
+        return self.yp.shape[0]
+
+    def context(self, metric) -> DeltaContext:
+        """Per-query lambda constants of ``metric``, computed once and cached."""
+        key = str(metric)
+        if key not in self._ctx:
+            self._ctx[key] = DeltaContext(metric, self.rel_counts)
+        return self._ctx[key]
+
+    def padded_scores(self, scores: np.ndarray) -> np.ndarray:
+        """Flat document scores (..., D) -> padded (..., Q, N); padding gets -inf."""
+        Q, N = self.yp.shape
+        out = np.full(scores.shape[:-1] + (Q * N,), -np.inf)
+        out[..., self.slot] = scores
+        return out.reshape(scores.shape[:-1] + (Q, N))
+
+
+def evaluate(model, theta: np.ndarray, qs: QuerySet, metrics) -> dict[str, np.ndarray]:
+    """Per-query values (Q,) of each metric for the ranking by the model's scores.
+
+    Documents are ranked by score, ties by input order (:func:`~maxent.ltr.lambdas.rank_by_score`),
+    and evaluated with the library (``metric.value``).
+    """
+    S = qs.padded_scores(model.score(theta, qs.X))
+    order = rank_by_score(S, qs.lengths)
+    lists = RankedLists.from_grades(np.take_along_axis(qs.yp, order, axis=1), qs.rel_counts, qs.lengths)
+    return {str(m): m.value(lists) for m in metrics}
+
+
+def evaluate_many(model, thetas: np.ndarray, qs: QuerySet, metrics, *, chunk: int = 256) -> dict[str, np.ndarray]:
+    """Mean metric over queries for K parameter vectors at once; each value has shape (K,)."""
+    thetas = np.atleast_2d(thetas)
+    K = len(thetas)
+    out = {str(m): np.empty(K) for m in metrics}
+    Q, N = qs.yp.shape
+    for a in range(0, K, chunk):
+        th = thetas[a:a + chunk]
+        S = qs.padded_scores(model.score_many(th, qs.X)).reshape(-1, N)       # (k*Q, N)
+        lengths = np.tile(qs.lengths, len(th))
+        order = rank_by_score(S, lengths)
+        grades = np.take_along_axis(np.tile(qs.yp, (len(th), 1)), order, axis=1)
+        lists = RankedLists.from_grades(grades, np.tile(qs.rel_counts, (len(th), 1)), lengths)
+        for m in metrics:
+            out[str(m)][a:a + len(th)] = m.value(lists).reshape(len(th), Q).mean(axis=1)
+    return out
+
+
+@dataclass
+class TrainResult:
+    """Outcome of :func:`train_lambdarank`.
+
+    Attributes
+    ----------
+    theta : ndarray (P,)
+        Parameters after the last epoch.
+    best : dict
+        Per validation metric name: ``{"epoch", "value", "theta"}`` of the epoch with the
+        best mean validation value (first one on ties). Epoch 0 is the initial model.
+    history : list of dict
+        One row per epoch: ``epoch``, ``learning_rate``, ``restarts``, ``train:<objective>``
+        and, per tracked metric M, ``train:M`` and ``valid:M``.
+    restarts : int
+        Random restarts performed.
+    """
+
+    theta: np.ndarray
+    best: dict
+    history: list
+    restarts: int
+    objective: str
+    learning_rate: float
+    seed: int
+    meta: dict = field(default_factory=dict)
+
+
+def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None = None, track=(),
+                     epochs: int = 100, learning_rate: float = 1e-2, sigma: float = 1.0,
+                     batch_size: int = 1, seed: int = 0, restart_patience: int | None = None,
+                     lr_decay: bool = False, theta0: np.ndarray | None = None,
+                     callback=None) -> TrainResult:
+    """Train ``model`` with LambdaRank gradients of ``metric``.
+
+    Parameters
+    ----------
+    model : LinearModel or TwoLayerNet
+    train : QuerySet
+    metric : metric object
+        The training objective (``parse_measure("AP")``...).
+    valid : QuerySet, optional
+        Validation set; without it, selection uses the training set.
+    track : sequence of metric objects
+        Metrics recorded per epoch on train and validation and used for selection
+        (the objective is always recorded on train).
+    epochs, learning_rate, sigma, batch_size, seed
+        Epoch budget, step size eta, RankNet sigma, queries per update, random seed.
+    restart_patience : int, optional
+        Re-initialise the parameters at random when the training objective has not improved
+        on its best for this many epochs (paper 000 section 5.2 uses 16).
+    lr_decay : bool
+        Paper 001 section 7: after an epoch that lowers the training objective, multiply the
+        learning rate by 0.8 with probability 0.3.
+    theta0 : ndarray, optional
+        Initial parameters (default: ``model.init`` from the seed).
+    callback : callable, optional
+        Called with the history row after each epoch.
+
+    Returns
+    -------
+    TrainResult
+    """
+    if epochs < 0 or not learning_rate > 0 or batch_size < 1:
+        raise ParameterError("epochs >= 0, learning_rate > 0 and batch_size >= 1 are required")
+    rng = np.random.default_rng(seed)
+    theta = model.init(rng) if theta0 is None else np.array(theta0, dtype=np.float64)
+    ctx = train.context(metric)
+    obj = str(metric)
+    track = list(track)
+    sel_set = valid if valid is not None else train
+    lr = float(learning_rate)
+    best: dict = {}
+    history: list = []
+    restarts = 0
+    best_obj, since_best, prev_obj = -np.inf, 0, None
+    Q = train.n_queries
+
+    def record(epoch):
+        nonlocal best_obj, since_best, prev_obj
+        row = {"epoch": epoch, "learning_rate": lr, "restarts": restarts}
+        tv = evaluate(model, theta, train, [metric, *track])
+        row[f"train:{obj}"] = float(tv[obj].mean())
+        for m in track:
+            row[f"train:{m}"] = float(tv[str(m)].mean())
+        vv = evaluate(model, theta, sel_set, track) if track else {}
+        for m in track:
+            v = float(vv[str(m)].mean())
+            row[f"valid:{m}"] = v
+            if str(m) not in best or v > best[str(m)]["value"]:
+                best[str(m)] = {"epoch": epoch, "value": v, "theta": theta.copy()}
+        history.append(row)
+        if callback is not None:
+            callback(row)
+        return row[f"train:{obj}"]
+
+    prev_obj = record(0)
+    best_obj = prev_obj
+    for epoch in range(1, epochs + 1):
+        perm = rng.permutation(Q)
+        for a in range(0, Q, batch_size):
+            rows = perm[a:a + batch_size]
+            n = int(train.lengths[rows].max())
+            Xb = train.Xp[rows, :n]                              # (b, n, F)
+            s = model.score(theta, Xb.reshape(-1, Xb.shape[-1])).reshape(len(rows), n)
+            lam = lambda_gradients(s, train.yp[rows, :n], ctx, rows=rows, lengths=train.lengths[rows],
+                                   sigma=sigma)
+            theta += lr * model.gradient(theta, Xb.reshape(-1, Xb.shape[-1]), lam.ravel())
+        if not np.all(np.isfinite(theta)):
+            raise ParameterError(f"training diverged at epoch {epoch} (learning rate {lr} too large?)")
+        cur = record(epoch)
+        if cur > best_obj:
+            best_obj, since_best = cur, 0
+        else:
+            since_best += 1
+        if lr_decay and cur < prev_obj and rng.random() < 0.3:
+            lr *= 0.8
+        prev_obj = cur
+        if restart_patience is not None and since_best >= restart_patience and epoch < epochs:
+            theta = model.init(rng)
+            restarts += 1
+            since_best = 0
+            best_obj = -np.inf
+    return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed)
