@@ -17,6 +17,7 @@ import pandas as pd
 
 from maxent.errors import MaxEntError, MeasureNameError
 from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure, parse_measures
+from maxent.metrics.ap import MIN_GEO_MEAN
 from maxent.ranked import RankedLists, rank_runs
 from maxent.trec import Qrels, Run, read_qrels, read_runs
 
@@ -26,7 +27,7 @@ __all__ = ["evaluate", "evaluate_lists", "aggregate", "main", "resolve_measures"
 _TREC_ORDER = [
     "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
     "iprec_at_recall", "P", "relstring", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-    "dcg", "dcg_cut",
+    "set_P", "set_recall", "dcg", "dcg_cut",
 ]
 
 
@@ -101,13 +102,22 @@ def evaluate(
 
 
 def aggregate(frame: pd.DataFrame, measures: Sequence[Metric] | None = None) -> pd.DataFrame:
-    """Per-run summary (run, measure, value, num_q): the mean over topics, or the sum for
-    counting measures (num_ret, num_rel, num_rel_ret), as trec_eval's ``all`` rows."""
+    """Per-run summary (run, measure, value, num_q), as trec_eval's ``all`` rows.
+
+    The mean over topics; the sum for counting measures (num_ret, num_rel, num_rel_ret); the
+    geometric mean of max(value, 1e-5) for ``gm_map`` (trec_eval's ``MIN_GEO_MEAN``).
+    """
     kinds = {str(m): m.AGGREGATE for m in (measures or [])}
-    g = frame.groupby(["run", "measure"], sort=False)["value"]
-    out = g.agg(["mean", "sum", "size"]).reset_index()
-    how = out["measure"].map(lambda s: kinds.get(s) or parse_measure(s).AGGREGATE)
-    out["value"] = np.where(how == "sum", out["sum"], out["mean"])
+    how_by_name = {s: kinds.get(s) or parse_measure(s).AGGREGATE for s in frame["measure"].unique()}
+    how_row = frame["measure"].map(how_by_name)
+    logv = np.log(np.maximum(frame["value"].to_numpy(dtype=np.float64), MIN_GEO_MEAN))
+    work = frame.assign(_log=np.where(how_row == "gmean", logv, 0.0))
+    g = work.groupby(["run", "measure"], sort=False)
+    out = g["value"].agg(["mean", "sum", "size"])
+    out["gmean"] = np.exp(g["_log"].mean())
+    out = out.reset_index()
+    how = out["measure"].map(how_by_name)
+    out["value"] = np.select([how == "sum", how == "gmean"], [out["sum"], out["gmean"]], out["mean"])
     return out.rename(columns={"size": "num_q"})[["run", "measure", "value", "num_q"]]
 
 
@@ -139,7 +149,8 @@ def _print_trec(frame, measures, runs, per_topic, out):
         if per_topic:
             for t in topics:
                 for m in measures:
-                    out.write(f"{m.trec_name():<22}\t{t}\t{_fmt(m, by[(run.name, t, str(m))])}\n")
+                    if m.PER_TOPIC:
+                        out.write(f"{m.trec_name():<22}\t{t}\t{_fmt(m, by[(run.name, t, str(m))])}\n")
         out.write(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
         out.write(f"{'num_q':<22}\tall\t{len(topics)}\n")
         for m in measures:

@@ -3,24 +3,26 @@ plus the named measure sets used by ``python -m maxent.evaluate``.
 """
 from __future__ import annotations
 
-from maxent.metrics.ap import AP
+from maxent.metrics.ap import AP, GMAP
 from maxent.metrics.base import Metric, Param
+from maxent.metrics.bpref import Bpref
 from maxent.metrics.counts import NumRel, NumRelRet, NumRet
 from maxent.metrics.dcg import DCG, NDCG
 from maxent.metrics.err import ERR
 from maxent.metrics.gap import GAP, gap_pivot
 from maxent.metrics.names import parse_measure, parse_measures
-from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, Success
+from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
 from maxent.metrics.rr import RR
 
 __all__ = [
     "Metric", "Param", "METRICS", "MEASURE_SETS", "parse_measure", "parse_measures",
-    "AP", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG", "ERR", "GAP",
+    "AP", "GMAP", "Bpref", "SetP", "SetR", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG", "ERR", "GAP",
     "NumRet", "NumRel", "NumRelRet", "gap_pivot",
 ]
 
 METRICS: tuple[type[Metric], ...] = (
-    NumRet, NumRel, NumRelRet, AP, RPrec, RR, IPrec, Precision, Recall, NDCG, Success, DCG, ERR, GAP,
+    NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
+    SetP, SetR, DCG, ERR, GAP,
 )
 """Every metric class, in trec_eval's output order (ours last)."""
 
@@ -29,10 +31,10 @@ _RECALL_LEVELS = ",".join(f"{x / 10:.2f}" for x in range(11))
 
 MEASURE_SETS: dict[str, list[str]] = {
     # trec_eval's default ("official") measures that this library implements
-    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
+    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
                  f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}"],
     # trec_eval's all_trec measures that this library implements
-    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "recip_rank",
+    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
                  f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "ndcg",
-                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", "success.1,5,10"],
+                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", "success.1,5,10", "set_P", "set_recall"],
 }

@@ -10,7 +10,10 @@ from maxent.metrics._kernels import cutoff_mask, prefix_exclusive, safe_divide
 from maxent.metrics.base import Metric, Param
 from maxent.metrics.precision import REL, _check_cutoff, _check_rel
 
-__all__ = ["AP", "expected_ap", "expected_ap_gradient"]
+__all__ = ["AP", "GMAP", "expected_ap", "expected_ap_gradient", "MIN_GEO_MEAN"]
+
+MIN_GEO_MEAN = 1e-5
+"""Floor of a topic's AP before the logarithm of the geometric mean (trec_eval's value)."""
 
 
 def expected_ap(q: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.ndarray:
@@ -77,3 +80,34 @@ class AP(Metric):
 
     def _gradient(self, q, lists):
         return expected_ap_gradient(q, lists.n_rel(self.rel), self.cutoff)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class GMAP(Metric):
+    r"""Geometric mean average precision (trec_eval ``gm_map``).
+
+    Per topic this is AP (see :class:`AP`); over topics the mean is geometric:
+    :math:`\exp\big(\frac1T\sum_t \ln\max(AP_t, 10^{-5})\big)` (trec_eval's
+    ``MIN_GEO_MEAN`` floor, so a topic with AP = 0 counts as 1e-5). trec_eval reports it only
+    in the summary over all topics (no per-topic lines); with ``-c`` missing topics count as
+    1e-5. No expectation (not a MaxEnt constraint).
+    """
+
+    rel: int = 1
+    NAME: ClassVar[str] = "GMAP"
+    TREC_NAME: ClassVar[str] = "gm_map"
+    AT_PARAM: ClassVar = None
+    PARAMS: ClassVar = {"rel": REL}
+    AGGREGATE: ClassVar[str] = "gmean"
+    PER_TOPIC: ClassVar[bool] = False
+    HAS_EXPECTATION: ClassVar[bool] = False
+
+    def validate(self):
+        _check_rel(self)
+
+    def trec_name(self):
+        return "gm_map"
+
+    def value(self, lists):
+        """Per-topic AP, (B,); the geometric mean is taken by the aggregation."""
+        return AP(rel=self.rel).value(lists)

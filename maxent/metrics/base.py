@@ -59,7 +59,8 @@ class Metric:
     PARAMS: ClassVar[dict[str, Param]] = {}
     GRADED: ClassVar[bool] = False
     LINEAR_IN_P: ClassVar[bool] = False
-    AGGREGATE: ClassVar[str] = "mean"   # "mean" over topics, or "sum" (counts)
+    AGGREGATE: ClassVar[str] = "mean"   # "mean" over topics, "sum" (counts) or "gmean" (gm_map)
+    PER_TOPIC: ClassVar[bool] = True     # printed per topic by -q (trec_eval omits gm_map)
     INTEGER: ClassVar[bool] = False      # printed as an integer by --format trec
     HAS_EXPECTATION: ClassVar[bool] = True
 

@@ -9,13 +9,14 @@ import re
 from typing import Iterable
 
 from maxent.errors import MeasureNameError, ParameterError
-from maxent.metrics.ap import AP
+from maxent.metrics.ap import AP, GMAP
 from maxent.metrics.base import Metric
+from maxent.metrics.bpref import Bpref
 from maxent.metrics.counts import NumRel, NumRelRet, NumRet
 from maxent.metrics.dcg import DCG, NDCG
 from maxent.metrics.err import ERR
 from maxent.metrics.gap import GAP
-from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, Success
+from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
 from maxent.metrics.rr import RR
 
 __all__ = ["parse_measure", "parse_measures", "ALIASES", "TREC_NAMES"]
@@ -25,6 +26,7 @@ ALIASES: dict[str, type[Metric]] = {
     "RR": RR, "MRR": RR, "R": Recall, "Recall": Recall, "nDCG": NDCG, "NDCG": NDCG,
     "DCG": DCG, "ERR": ERR, "GAP": GAP, "Success": Success, "IPrec": IPrec,
     "NumRet": NumRet, "NumRel": NumRel, "NumRelRet": NumRelRet,
+    "GMAP": GMAP, "Bpref": Bpref, "BPref": Bpref, "SetP": SetP, "SetR": SetR,
 }
 
 # trec_eval name -> (class, fixed keyword arguments, name of the parameter its suffix sets)
@@ -42,6 +44,10 @@ TREC_NAMES: dict[str, tuple[type[Metric], dict, str | None]] = {
     "num_ret": (NumRet, {}, None),
     "num_rel": (NumRel, {}, None),
     "num_rel_ret": (NumRelRet, {}, None),
+    "gm_map": (GMAP, {}, None),
+    "bpref": (Bpref, {}, None),
+    "set_P": (SetP, {}, None),
+    "set_recall": (SetR, {}, None),
 }
 
 _IRM = re.compile(

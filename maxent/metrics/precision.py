@@ -1,5 +1,5 @@
 """Set-based and linear binary metrics: P@k, R-precision, recall@k, success@k,
-interpolated precision at a recall level (METHOD section 2)."""
+interpolated precision at a recall level, set precision and set recall (METHOD section 2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,7 +10,7 @@ import numpy as np
 from maxent.metrics._kernels import cutoff_mask, safe_divide
 from maxent.metrics.base import Metric, Param
 
-__all__ = ["Precision", "RPrec", "Recall", "Success", "IPrec"]
+__all__ = ["Precision", "RPrec", "Recall", "Success", "IPrec", "SetP", "SetR"]
 
 REL = Param(int, 1, "binary relevance threshold: grade >= rel is relevant (trec_eval -l)")
 
@@ -209,3 +209,52 @@ class IPrec(Metric):
         start = np.minimum(start, lists.depth - 1)
         v = np.take_along_axis(best_after, start[:, None], axis=1)[:, 0]
         return np.where((c <= num_rel_ret) & (num_rel_ret > 0), v, 0.0)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SetP(Metric):
+    r"""Set precision: num_rel_ret / num_ret over the whole retrieved list (trec_eval ``set_P``).
+
+    Unlike P@k it does not pad: with ``-M 50`` and 20 documents retrieved it divides by 20.
+    0 when nothing was retrieved. No expectation (the denominator is the list length).
+    """
+
+    rel: int = 1
+    NAME: ClassVar[str] = "SetP"
+    TREC_NAME: ClassVar[str] = "set_P"
+    AT_PARAM: ClassVar = None
+    PARAMS: ClassVar = {"rel": REL}
+    HAS_EXPECTATION: ClassVar[bool] = False
+
+    def validate(self):
+        _check_rel(self)
+
+    def trec_name(self):
+        return "set_P"
+
+    def value(self, lists):
+        return safe_divide((lists.grades >= self.rel).sum(axis=1), lists.lengths)
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class SetR(Metric):
+    r"""Set recall: num_rel_ret / R over the whole retrieved list (trec_eval ``set_recall``).
+
+    Equals recall@k with k the depth (-M). 0 when R = 0. No expectation.
+    """
+
+    rel: int = 1
+    NAME: ClassVar[str] = "SetR"
+    TREC_NAME: ClassVar[str] = "set_recall"
+    AT_PARAM: ClassVar = None
+    PARAMS: ClassVar = {"rel": REL}
+    HAS_EXPECTATION: ClassVar[bool] = False
+
+    def validate(self):
+        _check_rel(self)
+
+    def trec_name(self):
+        return "set_recall"
+
+    def value(self, lists):
+        return safe_divide((lists.grades >= self.rel).sum(axis=1), lists.n_rel(self.rel))

@@ -1,0 +1,52 @@
+"""Binary preference (Buckley & Voorhees 2004; trec_eval ``bpref``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+
+from maxent.metrics._kernels import safe_divide
+from maxent.metrics.base import Metric
+from maxent.metrics.precision import REL, _check_rel
+
+__all__ = ["Bpref"]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Bpref(Metric):
+    r"""Binary preference: how many judged non-relevant documents outrank each relevant one.
+
+    .. math:: bpref = \frac1R \sum_{n:\, rel_n} \Big(1 - \frac{\min(F_n, R)}{\min(N_J, R)}\Big)
+
+    with F_n the number of judged non-relevant documents (0 <= grade < rel) retrieved above
+    rank n, N_J the number of judged non-relevant documents of the topic and R the number of
+    judged relevant ones; a term is 1 when F_n = 0. Unjudged documents (and negative qrels
+    grades) are skipped, not counted as non-relevant. 0 when R = 0 (trec_eval ``m_bpref.c``).
+    Cite: Buckley & Voorhees, "Retrieval evaluation with incomplete information", SIGIR 2004.
+    No expectation (not a MaxEnt constraint).
+    """
+
+    rel: int = 1
+    NAME: ClassVar[str] = "Bpref"
+    TREC_NAME: ClassVar[str] = "bpref"
+    AT_PARAM: ClassVar = None
+    PARAMS: ClassVar = {"rel": REL}
+    HAS_EXPECTATION: ClassVar[bool] = False
+
+    def validate(self):
+        _check_rel(self)
+
+    def trec_name(self):
+        return "bpref"
+
+    def value(self, lists):
+        g = lists.grades
+        relevant = g >= self.rel
+        nonrel_above = np.cumsum((g >= 0) & ~relevant, axis=1)  # F_n (rank n itself is relevant)
+        R = lists.n_rel(self.rel)
+        n_nonrel = lists.rel_counts[:, : self.rel].sum(axis=1)
+        denom = np.minimum(n_nonrel, R)[:, None]
+        frac = safe_divide(np.minimum(nonrel_above, R[:, None]), denom)
+        term = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
+        return safe_divide(np.where(relevant, term, 0.0).sum(axis=1), R)
