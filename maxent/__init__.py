@@ -1,0 +1,32 @@
+"""maxent-ir: trec_eval-exact IR metrics, maximum-entropy inference of relevance from a
+metric value, and LambdaRank for any metric.
+
+The public API is exactly the names in ``__all__`` (``analysis/`` imports nothing else).
+"""
+from __future__ import annotations
+
+from maxent.errors import (
+    ConvergenceWarning,
+    InputError,
+    MaxEntError,
+    MaxEntWarning,
+    MeasureNameError,
+    ParameterError,
+    TopicMismatchError,
+    TopicWarning,
+)
+from maxent.evaluate import aggregate, evaluate
+from maxent.metrics import METRICS, parse_measure, parse_measures
+from maxent.ranked import RankedLists, rank_runs
+from maxent.trec import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
+
+__all__ = [
+    # TREC input and ranking
+    "read_run", "read_runs", "read_qrels", "run_from_frame", "Run", "Qrels",
+    "rank_runs", "RankedLists",
+    # metrics and evaluation
+    "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
+    # errors and warnings
+    "MaxEntError", "InputError", "TopicMismatchError", "MeasureNameError", "ParameterError",
+    "MaxEntWarning", "TopicWarning", "ConvergenceWarning",
+]
