@@ -1,0 +1,126 @@
+"""Shared command-line plumbing of the analysis entry points (STYLE B6).
+
+Common options (--out, --workers, --resume, --debug), exit handling (MaxEntError -> one line
+``error: ...`` and exit 1), atomic file writes, chunked resumable results, progress bars.
+No mathematics lives here.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from maxent.errors import MaxEntError
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED_RUNS = ROOT / "trec_runs"
+BUNDLED_QRELS = BUNDLED_RUNS / "qrels-rnd1.txt"
+
+
+def add_common(p: argparse.ArgumentParser, tool: str) -> None:
+    p.add_argument("--out", type=Path, default=None,
+                   help=f"output folder (default results/{tool}/<dataset>/)")
+    p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
+    p.add_argument("--workers", type=int, default=1, help="worker processes")
+    p.add_argument("--resume", action="store_true", help="skip work whose results are already written")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+
+
+def dataset_name(runs: list[str], explicit: str | None) -> str:
+    """Name of the dataset: --dataset, else the runs folder's name (its parent's if 'runs')."""
+    if explicit:
+        return explicit
+    p = Path(runs[0]).resolve()
+    if p.is_file():
+        p = p.parent
+    if p.name == "runs":
+        p = p.parent
+    return p.name
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and os.replace (never a partial file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def atomic_write_csv(path: Path, frame: pd.DataFrame) -> None:
+    atomic_write_text(path, frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
+
+
+def save_figure(fig, path: Path) -> None:
+    """Save a matplotlib figure atomically as PNG."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def config_key(config: dict) -> str:
+    """A short stable hash of the settings that determine the chunk results."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+
+
+def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
+    """The chunk folder for ``config``; without --resume, earlier chunks are cleared.
+
+    With --resume, chunks written under different settings are refused (they would mix).
+    """
+    chunks = out / "chunks"
+    stamp = out / "config.json"
+    text = json.dumps(config, sort_keys=True, indent=1, default=str)
+    if resume and stamp.exists() and stamp.read_text() != text:
+        raise MaxEntError(f"{stamp}: results there were made with other settings; "
+                          "run without --resume to start again")
+    if not resume and chunks.exists():
+        for f in chunks.glob("*.csv"):
+            f.unlink()
+    chunks.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(stamp, text)
+    return chunks
+
+
+def progress(iterable, total: int, desc: str, disable: bool):
+    """A tqdm bar on stderr, off when stderr is not a terminal or when disabled."""
+    from tqdm import tqdm
+
+    return tqdm(iterable, total=total, desc=desc, file=sys.stderr,
+                disable=disable or not sys.stderr.isatty(), leave=False)
+
+
+def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser,
+             argv: list[str] | None) -> int:
+    """Parse arguments and run ``body``; MaxEntError -> ``error: ...`` on stderr, exit 1."""
+    args = parser.parse_args(argv)
+    try:
+        return body(args)
+    except MaxEntError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted: finished chunks are kept; re-run with --resume", file=sys.stderr)
+        return 130
