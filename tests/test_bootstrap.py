@@ -1,0 +1,64 @@
+"""Sakai's paired bootstrap test (maxent.bootstrap)."""
+import numpy as np
+import pytest
+from scipy import stats
+
+from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
+from maxent.errors import ParameterError
+
+
+def test_identical_runs_have_asl_one():
+    rng = np.random.default_rng(1)
+    v = rng.random(40)
+    assert paired_bootstrap_asl(v - v, n_boot=500)[0] == 1.0
+
+
+def test_clearly_different_runs_have_asl_zero():
+    rng = np.random.default_rng(2)
+    a = rng.random(50)
+    b = a - 0.2 + rng.normal(0, 0.02, 50)  # better on every topic by about 0.2
+    assert paired_bootstrap_asl(a - b, n_boot=1000)[0] == 0.0
+
+
+def test_noise_only_difference_is_not_significant():
+    rng = np.random.default_rng(3)
+    d = rng.normal(0, 0.1, 50)
+    d -= d.mean()  # observed mean exactly 0 -> t = 0 -> every resample is at least as extreme
+    assert paired_bootstrap_asl(d, n_boot=500)[0] == 1.0
+
+
+def test_asl_close_to_t_test_p_value():
+    # For moderate n the bootstrap ASL approximates the paired t-test's two-sided p-value.
+    rng = np.random.default_rng(4)
+    d = rng.normal(0.03, 0.1, 50)
+    asl = paired_bootstrap_asl(d, n_boot=4000, seed=7)[0]
+    p = stats.ttest_1samp(d, 0.0).pvalue
+    assert abs(asl - p) < 0.03
+
+
+def test_deterministic_with_seed_and_chunking():
+    rng = np.random.default_rng(5)
+    d = rng.normal(0.01, 0.1, (30, 25))
+    a = paired_bootstrap_asl(d, n_boot=300, seed=11)
+    b = paired_bootstrap_asl(d, n_boot=300, seed=11, chunk=7)
+    c = paired_bootstrap_asl(d, n_boot=300, seed=12)
+    np.testing.assert_array_equal(a, b)
+    assert not np.array_equal(a, c)
+
+
+def test_discriminative_power_pairs():
+    rng = np.random.default_rng(6)
+    good = rng.uniform(0.5, 0.9, 30)
+    bad = good - 0.4 + rng.normal(0, 0.05, 30)
+    v = np.stack([good, bad, good])  # runs 0 and 2 identical, run 1 far worse
+    pairs, asl, frac = discriminative_power(v, n_boot=200)
+    assert pairs.tolist() == [[0, 1], [0, 2], [1, 2]]
+    assert asl[1] == 1.0 and asl[0] == 0.0 and asl[2] == 0.0
+    assert frac == pytest.approx(2 / 3)
+
+
+def test_bad_parameters():
+    with pytest.raises(ParameterError):
+        paired_bootstrap_asl(np.zeros((2, 1)))
+    with pytest.raises(ParameterError):
+        paired_bootstrap_asl(np.zeros((2, 5)), n_boot=0)
