@@ -1,0 +1,553 @@
+"""Informativeness versus learning: LambdaRank trained for one metric, tested on another.
+
+Reproduces, on a shared learning-to-rank sample, the experiments of paper 000 section 5
+(with paper 001's protocol):
+
+* ``table``: train-metric x test-metric table (paper 000 Tables 2-4), 0-100 scale, with
+  marks: ``*`` = significantly different from training on the test metric itself, ``o`` =
+  AP and nDCG rows significantly different (paired t, Wilcoxon and sign test all at 95%);
+* ``curves``: learning curves per epoch (paper 000 Fig. 5);
+* ``sweep``: training-set size x feature count (paper 000 Fig. 4);
+* ``optimality``: Monte-Carlo local-optimality counts (paper 000 Table 5);
+* ``anchor``: LightGBM lambdarank on the same split (needs the ``bench`` extra).
+
+Outputs go to ``results/learning/<dataset>/`` (CSV behind every table and figure); per-run
+results are kept under ``runs/`` so ``--resume`` skips finished training runs. Only
+orchestration lives here; the mathematics is in ``maxent.letor``, ``maxent.ltr`` and
+``maxent.stats``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis._cli import add_common, atomic_write_csv, atomic_write_text, progress, run_main, save_figure
+from maxent.errors import MaxEntError, ParameterError
+from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
+from maxent.ltr.models import make_model
+from maxent.ltr.optimality import local_optimality
+from maxent.ltr.train import QuerySet, evaluate, train_lambdarank
+from maxent.metrics import parse_measure
+from maxent.stats import paired_tests
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# name -> (train file, test file or None, validation file or None), under the data root
+DATASETS = {
+    "yahoo": ("yahoo_lightgbm_sample/rank.train", "yahoo_lightgbm_sample/rank.test", None),
+    # MQ2008 Fold1 ships only vali.txt and test.txt here: train on vali.txt minus a held-out part
+    "mq2008": ("mq2008_fold1/vali.txt", "mq2008_fold1/test.txt", None),
+    "mslr": ("mslr_web10k_5k/msn1.fold1.train.5k.txt", "mslr_web10k_5k/msn1.fold1.test.5k.txt", None),
+}
+PARTS = ("table", "curves", "sweep", "optimality", "anchor")
+# (training metric, test metric) pairs of paper 000 Fig. 4, Fig. 5 and Table 5
+PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))
+
+EPILOG = """examples:
+  python -m analysis.learning                              # Yahoo sample, all parts
+  python -m analysis.learning --dataset mq2008 --model linear --epochs 60
+  python -m analysis.learning --dataset artificial --n-queries 2000 --parts table,sweep
+  python -m analysis.learning --train a.txt --test b.txt --vali c.txt --dataset mine
+  python -m analysis.learning --resume --workers 2 --figures-dir figures/learning
+"""
+
+
+def _csv_list(s: str) -> list[str]:
+    return [x.strip() for x in s.split(",") if x.strip()]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m analysis.learning", description=__doc__.split("\n")[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog=EPILOG)
+    add_common(p, "learning")
+    p.set_defaults(dataset="yahoo", workers=2)
+    d = p.add_argument_group("data")
+    d.add_argument("--data-root", type=Path, default=default_data_root(),
+                   help="folder holding the shared LTR samples (yahoo, mq2008, mslr; or 'artificial')")
+    d.add_argument("--train", type=Path, help="training file (LETOR/SVMlight, or LibSVM + .query)")
+    d.add_argument("--vali", type=Path, help="validation file (default: hold out --vali-fraction of train)")
+    d.add_argument("--test", type=Path, help="test file (default: the dataset's test file)")
+    d.add_argument("--vali-fraction", type=float, default=0.25, help="queries of train held out for validation")
+    d.add_argument("--normalize", choices=("zscore", "query-minmax", "query-zscore", "none"), default="zscore",
+                   help="feature scaling: global z-score fitted on train, or per query")
+    d.add_argument("--n-queries", type=int, default=1000, help="artificial: queries (train+vali+test)")
+    d.add_argument("--docs-per-query", type=int, default=30, help="artificial: documents per query")
+    d.add_argument("--n-features", type=int, default=50, help="artificial: features")
+    m = p.add_argument_group("metrics")
+    m.add_argument("--train-metrics", type=_csv_list, default=_csv_list("AP,P@10,nDCG,nDCG@10,RR,GAP"),
+                   help="rows: metrics to train for")
+    m.add_argument("--test-metrics", type=_csv_list, default=_csv_list("AP,P@10,nDCG@10,nDCG,GAP"),
+                   help="columns: metrics to test on (each is also its own validation metric)")
+    m.add_argument("--gain", choices=("exp", "linear"), default="exp",
+                   help="nDCG gain when a name gives none (papers: exp 2^g-1; trec_eval: linear)")
+    m.add_argument("--rel", type=int, default=1, help="binary relevance threshold for AP, P@k, RR")
+    t = p.add_argument_group("training")
+    t.add_argument("--model", choices=("net", "linear"), default="net", help="two-layer tanh net or linear")
+    t.add_argument("--hidden", type=int, default=10, help="hidden units of the net")
+    t.add_argument("--epochs", type=int, default=30, help="epoch budget per run")
+    t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
+                   help="learning-rate grid (the best per test metric is chosen on validation)")
+    t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma")
+    t.add_argument("--batch-size", type=int, default=1, help="queries per update")
+    t.add_argument("--restart-patience", type=int, default=16,
+                   help="random restart after this many epochs without training improvement (0: off)")
+    t.add_argument("--lr-decay", action="store_true", help="paper 001 decay: x0.8 w.p. 0.3 after a worse epoch")
+    t.add_argument("--seeds", type=lambda s: [int(x) for x in _csv_list(s)], default=[0],
+                   help="training seeds (per-query test values are averaged over seeds)")
+    t.add_argument("--split-seed", type=int, default=0, help="seed of the validation split and the sweeps")
+    e = p.add_argument_group("experiments")
+    e.add_argument("--parts", type=_csv_list, default=list(PARTS), help=f"parts to run, from {','.join(PARTS)}")
+    e.add_argument("--fractions", type=lambda s: [float(x) for x in _csv_list(s)], default=[0.25, 0.5, 1.0],
+                   help="sweep: fractions of the training queries")
+    e.add_argument("--features", type=_csv_list, default=_csv_list("2,9,all"),
+                   help="sweep: feature counts (the top ones by |correlation| with the grade on train)")
+    e.add_argument("--sweep-epochs", type=int, default=None, help="sweep epoch budget (default --epochs)")
+    e.add_argument("--mc-directions", type=int, default=459, help="optimality: random unit directions")
+    e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
+    e.add_argument("--alpha", type=float, default=0.05, help="significance level of the three paired tests")
+    e.add_argument("--figures-dir", type=Path, default=None,
+                   help="also copy the curves and sweep figures (PNG + CSV) here, e.g. figures/learning")
+    return p
+
+
+# ------------------------------------------------------------------------------------------
+# data
+# ------------------------------------------------------------------------------------------
+def _metric(name: str, args) -> object:
+    """Parse a metric name applying --gain to nDCG and --rel to binary metrics."""
+    m = parse_measure(name)
+    fields = getattr(m, "__dataclass_fields__", {})
+    changes = {}
+    if "gain" in fields and type(m).__name__ != "ERR" and "gain=" not in name and args.gain != "linear":
+        changes["gain"] = args.gain
+    if "rel" in fields and "rel=" not in name and args.rel != 1:
+        changes["rel"] = args.rel
+    if changes:
+        import dataclasses
+        m = dataclasses.replace(m, **changes)
+    return m
+
+
+def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
+    """(train, validation, test) as RankingData, normalised as asked."""
+    if args.dataset == "artificial" and args.train is None:
+        full = make_artificial(args.n_queries, args.docs_per_query, args.n_features, seed=args.split_seed)
+        tr, va, te = split_queries(full, (0.6, 0.2, 0.2), seed=args.split_seed)
+    else:
+        if args.train is not None:
+            ftr, fte, fva = args.train, args.test, args.vali
+        elif args.dataset in DATASETS:
+            names = DATASETS[args.dataset]
+            ftr, fte, fva = (args.data_root / n if n else None for n in names)
+            if args.test is not None:
+                fte = args.test
+            if args.vali is not None:
+                fva = args.vali
+        else:
+            raise ParameterError(f"unknown dataset {args.dataset!r}; use one of {sorted(DATASETS)}, "
+                                 "'artificial', or give --train/--test")
+        if not Path(ftr).exists():
+            raise ParameterError(f"{ftr} not found (the shared data is expected under {args.data_root})")
+        tr = read_letor(ftr)
+        F = tr.n_features
+        te = read_letor(fte, n_features=None) if fte else None
+        va = read_letor(fva, n_features=None) if fva else None
+        F = max([F] + [d.n_features for d in (te, va) if d is not None])
+
+        def widen(d):
+            if d is None or d.n_features == F:
+                return d
+            return d.with_features(np.pad(d.X, ((0, 0), (0, F - d.n_features))))
+
+        tr, te, va = widen(tr), widen(te), widen(va)
+        if te is None:
+            tr, te = split_queries(tr, (0.8, 0.2), seed=args.split_seed)
+        if va is None:
+            tr, va = split_queries(tr, (1 - args.vali_fraction, args.vali_fraction), seed=args.split_seed)
+    if args.normalize == "zscore":
+        tr, va, te = standardize(tr, va, te)
+    elif args.normalize.startswith("query-"):
+        how = args.normalize.split("-", 1)[1]
+        tr, va, te = (d.normalize_per_query(how) for d in (tr, va, te))
+    return tr, va, te
+
+
+def top_features(data: RankingData, k: int) -> np.ndarray:
+    """The k features with the largest |Pearson correlation| with the grade (constant ones last)."""
+    X = data.X - data.X.mean(axis=0)
+    y = data.y - data.y.mean()
+    sd = np.sqrt((X ** 2).sum(axis=0) * (y ** 2).sum())
+    corr = np.abs(np.divide(X.T @ y, sd, out=np.zeros(X.shape[1]), where=sd > 0))
+    return np.sort(np.argsort(-corr, kind="stable")[:k])
+
+
+# ------------------------------------------------------------------------------------------
+# jobs (run in worker processes; each loads the data once)
+# ------------------------------------------------------------------------------------------
+_DATA: dict = {}
+
+
+def _sets(args, features=None, fraction=1.0):
+    key = (tuple(features) if features is not None else None, fraction)
+    if "splits" not in _DATA:
+        _DATA["splits"] = load_splits(args)
+    if key not in _DATA:
+        tr, va, te = _DATA["splits"]
+        if fraction < 1.0:
+            n = max(2, int(round(fraction * tr.n_queries)))
+            pick = np.sort(np.random.default_rng(args.split_seed).permutation(tr.n_queries)[:n])
+            tr = tr.subset(pick)
+        if features is not None:
+            tr, va, te = (d.select_features(features) for d in (tr, va, te))
+        L = int(max(d.y.max() for d in (tr, va, te))) + 1
+        _DATA[key] = (QuerySet(tr, L), QuerySet(va, L), QuerySet(te, L))
+    return _DATA[key]
+
+
+def run_job(job: dict) -> dict:
+    """Train one model and evaluate it; returns the record written to ``runs/<name>.json``."""
+    args = job["args"]
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0))
+    metric = _metric(job["train"], args)
+    tests = [_metric(n, args) for n in job["tests"]]
+    model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+    t0 = time.perf_counter()
+    res = train_lambdarank(model, qtr, metric, valid=qva, track=tests, epochs=job["epochs"],
+                           learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
+                           seed=job["seed"], restart_patience=args.restart_patience or None,
+                           lr_decay=args.lr_decay)
+    seconds = time.perf_counter() - t0
+    out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
+           "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
+           "seconds": seconds, "epochs": job["epochs"], "restarts": res.restarts,
+           "history": res.history, "selected": {}}
+    thetas = {"final": res.theta}
+    for m, name in zip(tests, job["tests"]):
+        b = res.best[str(m)]
+        test_vals = evaluate(model, b["theta"], qte, [m])[str(m)]
+        out["selected"][name] = {"epoch": b["epoch"], "valid": b["value"], "test": test_vals.tolist()}
+        thetas[name] = b["theta"]
+    out["thetas"] = {k: v.tolist() for k, v in thetas.items()}
+    return out
+
+
+def run_optimality(job: dict) -> list[dict]:
+    args = job["args"]
+    qtr, qva, qte = _sets(args)
+    model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+    rows = local_optimality(model, np.asarray(job["theta"]), {"train": qtr, "test": qte},
+                            [_metric(job["test"], args)], n_directions=args.mc_directions,
+                            eps=args.mc_eps, seed=job["seed"])
+    for r in rows:
+        r.update({"train_metric": job["train"], "test_metric": job["test"]})
+    return rows
+
+
+def _run_all(fn, jobs, args, desc):
+    if not jobs:
+        return []
+    bar = progress(None, total=len(jobs), desc=desc, disable=args.no_progress)
+    results = []
+    if args.workers <= 1:
+        for j in jobs:
+            results.append(fn(j))
+            bar.update(1)
+    else:
+        with ProcessPoolExecutor(max_workers=args.workers) as ex:
+            for r in ex.map(fn, jobs):
+                results.append(r)
+                bar.update(1)
+    bar.close()
+    return results
+
+
+def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
+    """Run the training jobs not already on disk (--resume) and load all their records."""
+    todo = [j for j in jobs if not (args.resume and (runs_dir / f"{j['name']}.json").exists())]
+    for rec in _run_all(run_job, todo, args, desc):
+        atomic_write_text(runs_dir / f"{rec['name']}.json", json.dumps(rec))
+    return {j["name"]: json.loads((runs_dir / f"{j['name']}.json").read_text()) for j in jobs}
+
+
+def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0):
+    name = f"{tag}__{train}__lr{lr:g}__s{seed}"
+    if tag != "table":
+        name += f"__f{n_features}__p{fraction:g}"
+    name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
+    return {"args": args, "name": name, "train": train, "tests": list(tests), "lr": lr, "seed": seed,
+            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction}
+
+
+def _select(records: list[dict], test: str) -> dict:
+    """Per seed, the run (learning rate) with the best validation value of ``test``."""
+    by_seed: dict = {}
+    for r in records:
+        s = r["selected"][test]
+        if r["seed"] not in by_seed or s["valid"] > by_seed[r["seed"]]["selected"][test]["valid"]:
+            by_seed[r["seed"]] = r
+    return by_seed
+
+
+def _test_values(records: list[dict], test: str) -> np.ndarray:
+    """Per-query test values of ``test`` for the validation-selected runs, mean over seeds."""
+    sel = _select(records, test)
+    return np.mean([np.asarray(r["selected"][test]["test"]) for r in sel.values()], axis=0)
+
+
+# ------------------------------------------------------------------------------------------
+# parts
+# ------------------------------------------------------------------------------------------
+def part_table(args, out: Path, runs_dir: Path):
+    tests = args.test_metrics
+    jobs = [_job(args, tr, tests, lr, s, args.epochs)
+            for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds]
+    recs = _run_training(jobs, runs_dir, args, "table runs")
+    by_train = {tr: [recs[j["name"]] for j in jobs if j["train"] == tr] for tr in args.train_metrics}
+    vals = {(tr, te): _test_values(by_train[tr], te) for tr in args.train_metrics for te in tests}
+    rows = []
+    for te in tests:
+        for tr in args.train_metrics:
+            v = vals[(tr, te)]
+            row = {"train": tr, "test": te, "value": 100 * v.mean(), "n_queries": len(v),
+                   "lr": _select(by_train[tr], te)[args.seeds[0]]["lr"],
+                   "epoch": _select(by_train[tr], te)[args.seeds[0]]["selected"][te]["epoch"]}
+            if te in args.train_metrics and tr != te:
+                pt = paired_tests(v, vals[(te, te)], alpha=args.alpha)
+                row.update(diff_vs_self=100 * pt.difference, p_t=pt.p_t, p_wilcoxon=pt.p_wilcoxon,
+                           p_sign=pt.p_sign, sig_vs_self=pt.significant)
+            else:
+                row.update(diff_vs_self=0.0, p_t=np.nan, p_wilcoxon=np.nan, p_sign=np.nan, sig_vs_self=False)
+            if tr in ("AP", "nDCG") and {"AP", "nDCG"} <= set(args.train_metrics):
+                other = "nDCG" if tr == "AP" else "AP"
+                pt = paired_tests(v, vals[(other, te)], alpha=args.alpha)
+                row.update(p_ap_ndcg_t=pt.p_t, p_ap_ndcg_wilcoxon=pt.p_wilcoxon, p_ap_ndcg_sign=pt.p_sign,
+                           sig_ap_ndcg=pt.significant and pt.difference > 0)
+            rows.append(row)
+    table = pd.DataFrame(rows)
+    atomic_write_csv(out / "table.csv", table)
+    wide = table.pivot(index="train", columns="test", values="value").loc[args.train_metrics, tests]
+    text = ["train \\ test".ljust(14) + "".join(f"{c:>12}" for c in tests)]
+    for tr in args.train_metrics:
+        cells = []
+        for te in tests:
+            r = table[(table.train == tr) & (table.test == te)].iloc[0]
+            mark = ("*" if r.get("sig_vs_self", False) is True else "") + \
+                   ("o" if r.get("sig_ap_ndcg", False) is True else "")
+            cells.append(f"{wide.loc[tr, te]:10.2f}{mark:<2}")
+        text.append(tr.ljust(14) + "".join(cells))
+    text.append("* significantly different from training on the test metric; o AP vs nDCG significant "
+                f"(better row marked); paired t, Wilcoxon and sign test all at {1 - args.alpha:.0%}, "
+                f"{int(table.n_queries.iloc[0])} test queries")
+    atomic_write_text(out / "table.txt", "\n".join(text) + "\n")
+    return by_train, "\n".join(text)
+
+
+def part_curves(args, out: Path, by_train: dict):
+    rows = []
+    for tr, te in PAIRS:
+        if tr not in by_train or te not in args.test_metrics:
+            continue
+        rec = _select(by_train[tr], te)[args.seeds[0]]
+        obj = str(_metric(tr, args))
+        tem = str(_metric(te, args))
+        for h in rec["history"]:
+            rows.append({"train": tr, "test": te, "lr": rec["lr"], "epoch": h["epoch"],
+                         "train_objective": h[f"train:{obj}"], "test_metric_on_train": h[f"train:{tem}"],
+                         "test_metric_on_valid": h[f"valid:{tem}"], "restarts": h["restarts"]})
+    if not rows:
+        return None
+    df = pd.DataFrame(rows)
+    atomic_write_csv(out / "curves.csv", df)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    pairs = list(dict.fromkeys(zip(df.train, df.test)))
+    fig, axes = plt.subplots(1, len(pairs), figsize=(3.6 * len(pairs), 3.2), sharey=False)
+    for ax, (tr, te) in zip(np.atleast_1d(axes), pairs):
+        d = df[(df.train == tr) & (df.test == te)]
+        ax.plot(d.epoch, d.train_objective, ":", color="tab:blue", label=f"{tr} (train set)")
+        ax.plot(d.epoch, d.test_metric_on_train, "-", color="tab:red", label=f"{te} (train set)")
+        ax.plot(d.epoch, d.test_metric_on_valid, "-.", color="tab:green", label=f"{te} (validation)")
+        ax.set_title(f"train {tr}, test {te}", fontsize=9)
+        ax.set_xlabel("epoch")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; paper 000 Fig. 5)", fontsize=10)
+    save_figure(fig, out / "curves.png")
+    plt.close(fig)
+    return df
+
+
+def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
+    splits = _sets(args)
+    F = splits[0].X.shape[1]
+    tr_full = _DATA["splits"][0]
+    feats = []
+    for f in args.features:
+        k = F if f == "all" else int(f)
+        if k > F:
+            continue
+        feats.append((k, None if k == F else top_features(tr_full, k).tolist()))
+    trains = sorted({p[0] for p in PAIRS}, key=[p[0] for p in PAIRS].index)
+    epochs = args.sweep_epochs or args.epochs
+    jobs = []
+    for k, cols in feats:
+        for frac in args.fractions:
+            for tr in trains:
+                tests = [te for t2, te in PAIRS if t2 == tr]
+                # learning rate: the one validation chose in the table runs, else the grid's first
+                lr = args.learning_rates[0]
+                if by_train and tr in by_train:
+                    lr = _select(by_train[tr], tests[0])[args.seeds[0]]["lr"]
+                for s in args.seeds:
+                    jobs.append(_job(args, tr, tests, lr, s, epochs, tag="sweep", features=cols,
+                                     n_features=k, fraction=frac))
+    recs = _run_training(jobs, runs_dir, args, "sweep runs")
+    rows = []
+    for k, _ in feats:
+        for frac in args.fractions:
+            for te in dict.fromkeys(te for _, te in PAIRS):
+                group = {tr: [recs[j["name"]] for j in jobs if j["train"] == tr and j["n_features"] == k
+                              and j["fraction"] == frac] for tr, t2 in PAIRS if t2 == te}
+                ref = _test_values(group[te], te)
+                for tr, rs in group.items():
+                    v = _test_values(rs, te)
+                    pt = paired_tests(v, ref, alpha=args.alpha) if tr != te else None
+                    rows.append({"features": k, "fraction": frac, "n_train_queries": None, "train": tr,
+                                 "test": te, "value": 100 * v.mean(),
+                                 "diff_vs_self": 0.0 if pt is None else 100 * pt.difference,
+                                 "significant": False if pt is None else pt.significant})
+    df = pd.DataFrame(rows)
+    n_tr = splits[0].n_queries
+    df["n_train_queries"] = [max(2, int(round(f * n_tr))) if f < 1 else n_tr for f in df.fraction]
+    atomic_write_csv(out / "sweep.csv", df)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tests = list(dict.fromkeys(df.test))
+    fig, axes = plt.subplots(1, len(tests), figsize=(5 * len(tests), 3.6))
+    for ax, te in zip(np.atleast_1d(axes), tests):
+        for (k, tr), d in df[df.test == te].groupby(["features", "train"], sort=False):
+            style = "-" if tr != te else "--"
+            line, = ax.plot(100 * d.fraction, d.value, style, marker="o", label=f"train {tr}, {k} feat.")
+            sig = d[d.significant]
+            ax.plot(100 * sig.fraction, sig.value, "k*", ms=9)
+        ax.set_xlabel("% of training queries")
+        ax.set_ylabel(f"test {te} (0-100)")
+        ax.set_title(f"test {te}: * = significant vs training on {te}", fontsize=9)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Training-set size x features ({args.dataset}; paper 000 Fig. 4)", fontsize=10)
+    save_figure(fig, out / "sweep.png")
+    plt.close(fig)
+    return df
+
+
+def part_optimality(args, out: Path, by_train: dict):
+    jobs = []
+    for tr, te in PAIRS:
+        if tr not in by_train or te not in args.test_metrics:
+            continue
+        rec = _select(by_train[tr], str(tr) if tr in args.test_metrics else te)[args.seeds[0]]
+        # the weights learned for the training metric: its own validation-selected epoch
+        key = tr if tr in rec["thetas"] else "final"
+        jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"][key], "seed": args.split_seed})
+    rows = [r for rs in _run_all(run_optimality, jobs, args, "optimality") for r in rs]
+    df = pd.DataFrame(rows)[["train_metric", "test_metric", "set", "base", "alterations", "improved",
+                             "improved_eps", "best_gain"]]
+    atomic_write_csv(out / "optimality.csv", df)
+    return df
+
+
+def part_anchor(args, out: Path, by_train: dict):
+    """LightGBM lambdarank (bench extra) on the same split, vs our LambdaRank-nDCG."""
+    try:
+        import lightgbm  # noqa: F401  (optional peer)
+    except ImportError:
+        print("anchor skipped: lightgbm not installed (pip install -e .[bench])", file=sys.stderr)
+        return None
+    from maxent.ltr.peer import evaluate_scores, lightgbm_lambdarank
+    qtr, qva, qte = _sets(args)
+    test = _metric("nDCG@10", args)
+    booster = lightgbm_lambdarank(qtr.data, qva.data, seed=args.split_seed)
+    lgb_vals = evaluate_scores(booster.predict(qte.data.X), qte.data, test, qte.rel_counts.shape[1])
+    rows = [{"ranker": "lightgbm lambdarank (100 trees, early stop on validation)",
+             "test_metric": str(test), "value": 100 * lgb_vals.mean()}]
+    if "nDCG" in by_train and "nDCG@10" in args.test_metrics:
+        ours = _test_values(by_train["nDCG"], "nDCG@10")
+        rows.append({"ranker": f"maxent LambdaRank-nDCG ({args.model})", "test_metric": str(test),
+                     "value": 100 * ours.mean()})
+        pt = paired_tests(ours, lgb_vals, alpha=args.alpha)
+        rows[-1].update(diff=100 * pt.difference, p_t=pt.p_t, significant=pt.significant)
+    df = pd.DataFrame(rows)
+    atomic_write_csv(out / "anchor.csv", df)
+    return df
+
+
+def body(args) -> int:
+    t0 = time.perf_counter()
+    unknown = set(args.parts) - set(PARTS)
+    if unknown:
+        raise ParameterError(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS)}")
+    for n in set(args.train_metrics) | set(args.test_metrics):
+        _metric(n, args)                                   # fail early on bad names
+    out = args.out or (ROOT / "results" / "learning" / args.dataset)
+    runs_dir = out / "runs"
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    tr, va, te = _sets(args)
+    print(f"dataset {args.dataset}: train {tr.n_queries} queries / {tr.X.shape[0]} docs, "
+          f"validation {va.n_queries}, test {te.n_queries}, {tr.X.shape[1]} features; model {args.model}")
+    by_train = None
+    need_table = any(p in args.parts for p in ("table", "curves", "optimality", "anchor"))
+    if need_table:
+        by_train, text = part_table(args, out, runs_dir)
+        if "table" in args.parts:
+            print("\nTest metric (0-100) by training metric (paper 000 Tables 2-4):\n" + text)
+    if "curves" in args.parts:
+        df = part_curves(args, out, by_train)
+        if df is not None:
+            last = df.groupby(["train", "test"], sort=False).last()
+            print("\nLearning curves (curves.csv/png), last epoch:")
+            print(last[["train_objective", "test_metric_on_train", "test_metric_on_valid"]].round(4).to_string())
+    if "sweep" in args.parts:
+        df = part_sweep(args, out, runs_dir, by_train)
+        print("\nTraining-set size x features (sweep.csv/png; paper 000 Fig. 4):")
+        piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value", sort=False)
+        print(piv.round(2).to_string())
+    if "optimality" in args.parts:
+        df = part_optimality(args, out, by_train)
+        print("\nMonte-Carlo local optimality (optimality.csv; paper 000 Table 5): "
+              f"{args.mc_directions} directions x 10 steps")
+        piv = df.pivot_table(index=["train_metric", "test_metric"], columns="set",
+                             values=["improved", "improved_eps"], sort=False)
+        print(piv.to_string())
+    if "anchor" in args.parts:
+        df = part_anchor(args, out, by_train)
+        if df is not None:
+            print("\nSanity anchor (anchor.csv):")
+            print(df.round(4).to_string(index=False))
+    if args.figures_dir is not None:
+        args.figures_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv"):
+            if (out / name).exists():
+                (args.figures_dir / name).write_bytes((out / name).read_bytes())
+    wall = time.perf_counter() - t0
+    atomic_write_text(out / "summary.json", json.dumps({"wall_seconds": wall, "parts": args.parts,
+                                                        "dataset": args.dataset}, indent=1))
+    print(f"\nwrote {out} in {wall:.0f} s")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return run_main(body, build_parser(), argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

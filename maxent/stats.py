@@ -1,0 +1,114 @@
+r"""Paired significance tests over topics (paper 000 section 5; METHOD.md section 6).
+
+Paper 000 marks a difference between two systems as significant only when the paired
+t-test, the Wilcoxon signed-rank test and the sign test all reject at 95% (after Sanderson &
+Zobel 2005). :func:`paired_tests` runs the three on per-topic values and reports each
+p-value and the joint verdict. All tests are two-sided.
+
+Conventions:
+
+* t-test: :math:`t = \bar d / (s_d / \sqrt n)` on the differences d, n - 1 degrees of
+  freedom (``scipy.stats.ttest_rel``); p = 1 when all differences are equal (no variance).
+* Wilcoxon signed-rank: zero differences are dropped (Wilcoxon's convention), exact null
+  distribution for small samples without ties, normal approximation otherwise
+  (``scipy.stats.wilcoxon``); p = 1 when every difference is 0.
+* sign test: ties dropped, two-sided binomial test of #(d > 0) among the non-zero
+  differences with p = 1/2.
+* bootstrap: paired bootstrap of the mean difference (two-sided, shift method).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from maxent.errors import ParameterError
+
+__all__ = ["PairedTests", "paired_t", "wilcoxon", "sign_test", "paired_bootstrap", "paired_tests"]
+
+
+def _diff(a, b) -> np.ndarray:
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ParameterError(f"paired tests need two 1-d arrays of equal length, got {a.shape} and {b.shape}")
+    if len(a) < 2:
+        raise ParameterError("paired tests need at least 2 topics")
+    return a - b
+
+
+def paired_t(a, b) -> float:
+    """Two-sided p-value of the paired t-test of mean(a - b) = 0; shape (n,) inputs."""
+    from scipy import stats
+
+    d = _diff(a, b)
+    if np.allclose(d, d[0], rtol=0, atol=1e-15):
+        return 1.0 if abs(d[0]) < 1e-15 else 0.0
+    return float(stats.ttest_rel(a, b).pvalue)
+
+
+def wilcoxon(a, b) -> float:
+    """Two-sided p-value of the Wilcoxon signed-rank test (zero differences dropped)."""
+    from scipy import stats
+
+    d = _diff(a, b)
+    d = d[np.abs(d) > 1e-15]
+    if len(d) == 0:
+        return 1.0
+    return float(stats.wilcoxon(d, zero_method="wilcox").pvalue)
+
+
+def sign_test(a, b) -> float:
+    """Two-sided p-value of the sign test: #(a > b) ~ Binomial(n_nonzero, 1/2)."""
+    from scipy import stats
+
+    d = _diff(a, b)
+    pos = int((d > 1e-15).sum())
+    neg = int((d < -1e-15).sum())
+    if pos + neg == 0:
+        return 1.0
+    return float(stats.binomtest(pos, pos + neg, 0.5).pvalue)
+
+
+def paired_bootstrap(a, b, *, n_resamples: int = 10000, seed: int = 0) -> float:
+    """Two-sided p-value of the paired bootstrap test of the mean difference (shift method).
+
+    Resamples topics with replacement from the centred differences d - mean(d) and counts
+    resamples with \\|mean\\| >= \\|mean(d)\\| (Efron & Tibshirani 1993, section 16.4).
+    """
+    d = _diff(a, b)
+    rng = np.random.default_rng(seed)
+    centred = d - d.mean()
+    idx = rng.integers(0, len(d), size=(n_resamples, len(d)))
+    means = centred[idx].mean(axis=1)
+    return float((np.abs(means) >= abs(d.mean()) - 1e-15).mean())
+
+
+@dataclass(frozen=True)
+class PairedTests:
+    """Result of :func:`paired_tests` for systems a and b over the same topics."""
+
+    mean_a: float
+    mean_b: float
+    p_t: float
+    p_wilcoxon: float
+    p_sign: float
+    alpha: float
+
+    @property
+    def significant(self) -> bool:
+        """All three tests reject at level ``alpha`` (paper 000's rule)."""
+        return max(self.p_t, self.p_wilcoxon, self.p_sign) < self.alpha
+
+    @property
+    def difference(self) -> float:
+        return self.mean_a - self.mean_b
+
+
+def paired_tests(a, b, *, alpha: float = 0.05) -> PairedTests:
+    """Paired t-test, Wilcoxon signed-rank and sign test of per-topic values a vs b."""
+    if not 0 < alpha < 1:
+        raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+    _diff(a, b)
+    return PairedTests(float(np.mean(a)), float(np.mean(b)), paired_t(a, b), wilcoxon(a, b),
+                       sign_test(a, b), alpha)
