@@ -122,6 +122,9 @@ class TrainResult:
         and, per tracked metric M, ``train:M`` and ``valid:M``.
     restarts : int
         Random restarts performed.
+    best_train : dict
+        ``{"epoch", "value", "theta"}`` of the epoch with the best training objective (the
+        learned weights the Monte-Carlo optimality test of paper 001 section 5 examines).
     """
 
     theta: np.ndarray
@@ -131,7 +134,7 @@ class TrainResult:
     objective: str
     learning_rate: float
     seed: int
-    meta: dict = field(default_factory=dict)
+    best_train: dict = field(default_factory=dict)
 
 
 def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None = None, track=(),
@@ -179,6 +182,7 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
     sel_set = valid if valid is not None else train
     lr = float(learning_rate)
     best: dict = {}
+    best_train: dict = {}
     history: list = []
     restarts = 0
     best_obj, since_best, prev_obj = -np.inf, 0, None
@@ -189,6 +193,8 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
         row = {"epoch": epoch, "learning_rate": lr, "restarts": restarts}
         tv = evaluate(model, theta, train, [metric, *track])
         row[f"train:{obj}"] = float(tv[obj].mean())
+        if not best_train or row[f"train:{obj}"] > best_train["value"]:
+            best_train.update(epoch=epoch, value=row[f"train:{obj}"], theta=theta.copy())
         for m in track:
             row[f"train:{m}"] = float(tv[str(m)].mean())
         vv = evaluate(model, theta, sel_set, track) if track else {}
@@ -229,4 +235,4 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
             restarts += 1
             since_best = 0
             best_obj = -np.inf
-    return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed)
+    return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed, best_train)

@@ -1,0 +1,86 @@
+"""LambdaRank speed: lambdas for one 1000-document query, one epoch over the Yahoo sample,
+against one LightGBM lambdarank boosting iteration on the same data (issue 6, item 5).
+
+Run: ``python benchmarks/bench_lambdarank.py`` (LightGBM from the ``bench`` extra).
+Prints medians of repeated timings; nothing is asserted (STYLE B7: speed lives here).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from maxent.letor import default_data_root, read_letor, standardize
+from maxent.ltr.lambdas import DeltaContext, lambda_gradients
+from maxent.ltr.models import make_model
+from maxent.ltr.train import QuerySet, train_lambdarank
+from maxent.metrics import parse_measure
+
+METRICS = ["nDCG(gain=exp)", "nDCG@10(gain=exp)", "P@10", "AP", "RR", "GAP", "ERR@20"]
+
+
+def _median_ms(fn, repeat: int = 15) -> float:
+    fn()
+    ts = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    return 1000 * float(np.median(ts))
+
+
+def bench_lambdas(N: int = 1000) -> list[tuple[str, float]]:
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 5, N)[None]
+    s = rng.standard_normal(N)[None]
+    counts = np.bincount(y[0], minlength=5)[None]
+    out = []
+    for name in METRICS:
+        ctx = DeltaContext(parse_measure(name), counts)
+        out.append((name, _median_ms(lambda: lambda_gradients(s, y, ctx))))
+    return out
+
+
+def main() -> int:
+    print("lambdas, one query of 1000 documents (grades 0..4 uniform), median ms:")
+    for name, ms in bench_lambdas():
+        print(f"  {name:<20} {ms:7.2f} ms")
+    root = default_data_root() / "yahoo_lightgbm_sample"
+    if not root.exists():
+        print(f"Yahoo sample not found at {root}; skipping the epoch benchmark", file=sys.stderr)
+        return 0
+    tr = read_letor(root / "rank.train")
+    (tr,) = standardize(tr)
+    qs = QuerySet(tr, 5)
+    m = parse_measure("nDCG(gain=exp)")
+    print(f"\none epoch over the Yahoo sample ({tr.n_queries} queries, {tr.n_docs} docs, "
+          f"{tr.n_features} features), per-query updates, median of 5:")
+    for kind in ("linear", "net"):
+        model = make_model(kind, tr.n_features)
+        # epochs=1 includes the two evaluations (before and after); time them apart
+        full = _median_ms(lambda: train_lambdarank(model, qs, m, epochs=1, learning_rate=1e-3), 5)
+        ev = _median_ms(lambda: train_lambdarank(model, qs, m, epochs=0, learning_rate=1e-3), 5)
+        print(f"  {kind:<7} {full - ev:7.1f} ms per epoch of updates (+{ev:.1f} ms per evaluation of the "
+              "training set)")
+    try:
+        import lightgbm as lgb
+    except ImportError:
+        print("lightgbm not installed (pip install -e .[bench]); no peer timing", file=sys.stderr)
+        return 0
+    params = {"objective": "lambdarank", "learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 50,
+              "verbose": -1, "num_threads": 1, "force_row_wise": True, "deterministic": True}
+    ds = lgb.Dataset(tr.X, tr.y, group=tr.sizes, free_raw_data=False).construct()
+    booster = lgb.Booster(params, ds)
+    t = time.perf_counter()
+    for _ in range(50):
+        booster.update()
+    per_iter = 1000 * (time.perf_counter() - t) / 50
+    print(f"\nLightGBM {lgb.__version__} lambdarank, 1 thread, same data: {per_iter:7.1f} ms per boosting "
+          "iteration (mean of 50; Dataset construction excluded)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
