@@ -1,0 +1,307 @@
+r"""Maximum-entropy inference of relevance from a metric value (METHOD section 4).
+
+Binary metrics (threshold t):
+
+.. math:: \max_p -\sum_n [p_n\ln p_n + (1-p_n)\ln(1-p_n)] \;\text{s.t.}\;
+          E_M(p) = v,\; \sum_n p_n = K,\; 0 \le p_n \le 1
+
+Graded metrics:
+
+.. math:: \max_p -\sum_{n,z} p_n(z)\ln p_n(z) \;\text{s.t.}\; E_M(p) = v,\;
+          \sum_n p_n(z) = K_z\ (z\ge1),\; \sum_z p_n(z) = 1,\; p \ge 0
+
+over the ranks n = 1..length of each list (p is 0 beyond it). Aslam, Yilmaz & Pavlu (2005)
+= paper [000]; graded extension: paper [004].
+
+Methods (``method=``): ``newton-dual`` (exact convex dual, metrics linear in p: P@k,
+R-prec, recall, DCG, nDCG; :mod:`maxent.solver.dual`), ``linearize`` (successive
+linearisation with an exact-penalty line search, any metric with an expectation; AP, GAP,
+RR, ERR; :mod:`maxent.solver.linearize`), ``cvxpy`` (exponential-cone reference, linear
+metrics only, one problem at a time; :mod:`maxent.solver.reference`), ``auto`` (the dual
+when ``metric.LINEAR_IN_P``, else linearisation).
+
+Count constraint (``count=``, METHOD section 4 **choice**): ``retrieved`` (default) uses
+the number of retrieved documents of each grade (binary: with grade >= t), so the real list
+is always feasible; ``total`` uses the qrels totals R (R_z) capped at the list length (the
+graded cap fills from the highest grade down, see
+:func:`maxent.solver._problem.count_constraints`).
+
+Before iterating, every problem is classified: ``undefined`` when the qrels have no
+relevant document; the attainable range [lo, hi] of E_M is computed from the two
+deterministic extreme lists (:func:`value_range`); a target on an end is ``boundary`` (the
+maximum-entropy distribution on the optimal face, entropy 0 when it is one list), beyond
+an end ``infeasible``; the rest are solved and end ``optimal`` or ``not_converged``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from maxent.errors import ConvergenceWarning, ParameterError
+from maxent.ranked import RankedLists
+from maxent.solver._problem import (
+    BOUNDARY_RTOL, COUNTS, Batch, certified_ends, count_constraints, entropy,
+)
+from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
+
+__all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
+
+METHODS = ("auto", "newton-dual", "linearize", "cvxpy")
+
+_CHUNK_ELEMENTS = 1 << 20   # problems are solved in chunks of about this many B*N*L cells
+
+
+def _check_metric(metric):
+    if not getattr(metric, "HAS_EXPECTATION", False):
+        raise ParameterError(f"{metric}: has no expectation under a product distribution; "
+                             "it cannot be a maximum-entropy constraint")
+
+
+def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndarray:
+    """Attainable range [lo, hi] of E_M under the count constraints, (B, 2).
+
+    The ends are the metric's values on the two deterministic lists that sort the grades
+    by the metric's preference (best first / worst first). This is the exact range over
+    all feasible distributions for metrics linear in p, AP and GAP; for RR the maximum is
+    exact and a fractional list can go below the minimum; for ERR both ends are the
+    deterministic range (see ``certified_ends``). Problems with no relevant document in the
+    qrels get the range of their (degenerate) constraints, typically [0, 0].
+    """
+    _check_metric(metric)
+    counts = count_constraints(metric, lists, count)
+    b = Batch(metric, np.zeros(len(lists)), lists, counts)
+    e1 = b.expectation(b.extreme(True))
+    e0 = b.expectation(b.extreme(False))
+    return np.stack([np.minimum(e0, e1), np.maximum(e0, e1)], axis=1)
+
+
+def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", method: str = "auto",
+          tol: float = 1e-10, max_iter: int = 200, kkt_tol: float = 1e-9) -> MaxEntResult:
+    """Maximum-entropy distributions of relevance consistent with metric values.
+
+    Parameters
+    ----------
+    metric : a metric of :mod:`maxent.metrics` with an expectation (``HAS_EXPECTATION``)
+    target : (B,) metric values v (typically ``metric.value(lists)``)
+    lists : RankedLists (B lists); only their lengths, qrels counts and, for
+        ``count="retrieved"``, the number retrieved per grade are used — never the order
+    count : ``retrieved`` (default) or ``total``: right-hand side of the count constraints
+    method : ``auto`` | ``newton-dual`` | ``linearize`` | ``cvxpy``
+    tol : constraint residual required for ``optimal`` (counts and |E[M](p) - v|; at most 1e-9)
+    max_iter : Newton steps (dual) or outer linearisation steps (linearize)
+    kkt_tol : stationarity residual required for ``optimal`` with ``linearize``
+
+    Returns
+    -------
+    MaxEntResult with p of shape (B, N) for binary metrics and (B, N, L) for graded ones.
+
+    Raises
+    ------
+    ParameterError
+        unknown ``method`` or ``count``, a metric without expectation, ``newton-dual`` or
+        ``cvxpy`` with a metric non-linear in p, or a target of the wrong shape or not finite.
+
+    Warns
+    -----
+    ConvergenceWarning
+        once per call when some problems end ``not_converged``.
+    """
+    if method not in METHODS:
+        raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
+    if count not in COUNTS:
+        raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
+    _check_metric(metric)
+    if method in ("newton-dual", "cvxpy") and not metric.LINEAR_IN_P:
+        raise ParameterError(f"method={method!r} needs a metric linear in p; {metric} is not "
+                             "(use 'linearize' or 'auto')")
+    if not (tol > 0 and max_iter >= 1 and kkt_tol > 0):
+        raise ParameterError("tol and kkt_tol must be > 0 and max_iter >= 1")
+    tol = min(float(tol), 1e-9)
+    B, N = lists.grades.shape
+    target = np.asarray(target, dtype=np.float64).reshape(-1)
+    if target.shape != (B,):
+        raise ParameterError(f"target must have shape ({B},), got {np.shape(target)}")
+    if not np.isfinite(target).all():
+        raise ParameterError("target must be finite")
+    if method == "auto":
+        method = "newton-dual" if metric.LINEAR_IN_P else "linearize"
+
+    counts = count_constraints(metric, lists, count)
+    L = counts.shape[1]
+    out = _empty(B, N, L, target)
+    chunk = max(1, _CHUNK_ELEMENTS // max(1, N * L))
+    for s in range(0, B, chunk):
+        idx = np.arange(s, min(B, s + chunk))
+        batch = Batch(metric, target[idx], lists.take(idx), counts[idx])
+        _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx)
+
+    p = out["P"][:, :, 1] if not metric.GRADED else out["P"]
+    status = out["status"]
+    n_nc = int((status == Status.NOT_CONVERGED.value).sum())
+    if n_nc:
+        warnings.warn(f"{metric}: {n_nc} of {B} maximum-entropy problems did not converge "
+                      f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=2)
+    has = np.array([s.value for s in HAS_SOLUTION], dtype=object)
+    return MaxEntResult(
+        p=p, status=status, success=np.isin(status, has), message=out["message"],
+        nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
+        entropy=out["entropy"], multipliers=out["mult"], target=target,
+        attained=out["attained"], method=method,
+    )
+
+
+def _empty(B, N, L, target):
+    return {
+        "P": np.zeros((B, N, L)),
+        "status": np.full(B, Status.NOT_CONVERGED.value, dtype=object),
+        "message": np.full(B, "", dtype=object),
+        "nit": np.zeros(B, dtype=np.int64),
+        "residual": np.zeros(B),
+        "stationarity": np.zeros(B),
+        "entropy": np.zeros(B),
+        "mult": np.zeros((B, L)),
+        "attained": np.zeros(B),
+    }
+
+
+def _multipliers(theta, grade_ok, ref):
+    """[a_1..a_c, b] relative to the reference category; -inf for empty grades."""
+    L = grade_ok.shape[1]
+    a = theta[:, :L] - np.take_along_axis(theta[:, :L], ref[:, None], axis=1)
+    a = np.where(grade_ok, a, -np.inf)
+    return np.concatenate((a[:, 1:], theta[:, L:]), axis=1)
+
+
+def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
+    metric, lists, v = batch.metric, batch.lists, batch.target
+    B = len(batch)
+    t = metric.binary_threshold if not metric.GRADED else 1
+    R = lists.n_rel(t)
+    undefined = R == 0
+
+    P_top, P_bot = batch.extreme(True), batch.extreme(False)
+    e_top, e_bot = batch.expectation(P_top), batch.expectation(P_bot)
+    hi, lo = np.maximum(e_top, e_bot), np.minimum(e_top, e_bot)
+    P_hi = np.where((e_top >= e_bot)[:, None, None], P_top, P_bot)
+    P_lo = np.where((e_top >= e_bot)[:, None, None], P_bot, P_top)
+    cert_lo, cert_hi = certified_ends(metric)
+    at_hi = np.abs(v - hi) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
+    at_lo = np.abs(v - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(lo))
+    above = (v > hi) & ~at_hi
+    below = (v < lo) & ~at_lo
+    degenerate = (hi - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
+
+    status = np.full(B, "", dtype=object)
+    message = np.full(B, "", dtype=object)
+    P = np.zeros(P_top.shape)
+    mult = np.zeros((B, batch.L))
+    nit = np.zeros(B, dtype=np.int64)
+    stat = np.zeros(B)
+
+    status[undefined] = Status.UNDEFINED.value
+    message[undefined] = "no relevant document in the qrels: the metric is undefined"
+
+    free = ~undefined
+    bnd_hi = free & at_hi & (cert_hi | degenerate)
+    bnd_lo = free & at_lo & ~bnd_hi & (cert_lo | degenerate)
+    inf_hi = free & above & (cert_hi | degenerate)
+    inf_lo = free & below & (cert_lo | degenerate)
+    solve_me = free & ~(bnd_hi | bnd_lo | inf_hi | inf_lo)
+
+    def set_boundary(mask, P_end, sign, why):
+        if not mask.any():
+            return
+        i = np.flatnonzero(mask)
+        sub = batch.take(i)
+        F = sub.face(P_end[i])
+        ok = np.abs(sub.expectation(F) - v[i]) <= np.maximum(
+            BOUNDARY_RTOL * np.maximum(1.0, np.abs(v[i])), 0.1 * tol)
+        P[i] = np.where(ok[:, None, None], F, P_end[i])
+        status[i] = Status.BOUNDARY.value
+        message[i] = why
+        mult[i, :-1] = 0.0
+        mult[i, -1] = sign * np.inf
+        mult[i[degenerate[i]], -1] = 0.0
+
+    set_boundary(bnd_hi, P_hi, 1.0, "target at the maximum attainable value")
+    set_boundary(bnd_lo, P_lo, -1.0, "target at the minimum attainable value")
+    for mask, P_end, why in ((inf_hi, P_hi, "above"), (inf_lo, P_lo, "below")):
+        if mask.any():
+            P[mask] = P_end[mask]
+            status[mask] = Status.INFEASIBLE.value
+            message[mask] = (f"target {why} the attainable range; p is the nearest "
+                             "deterministic extreme list")
+
+    if solve_me.any():
+        i = np.flatnonzero(solve_me)
+        sub = batch.take(i)
+        if method == "newton-dual":
+            W = sub.features(sub.uniform())
+            th, Ps, it, _, _ = _newton(sub, W, tol, max_iter)
+            res = sub.residuals(Ps)
+            conv = res <= tol
+            st = np.zeros(len(i))
+        elif method == "linearize":
+            th, Ps, it, conv, st = _linearize(sub, tol, kkt_tol, max_iter)
+        else:
+            from maxent.solver.reference import solve_cvxpy
+
+            th, Ps, it, conv = solve_cvxpy(sub)
+            st = np.zeros(len(i))
+        P[i] = Ps
+        nit[i] = it
+        stat[i] = st
+        mult[i] = _multipliers(th, sub.grade_ok, sub.ref)
+        status[i[conv]] = Status.OPTIMAL.value
+        message[i[conv]] = "KKT point" if method == "linearize" else "optimal (convex dual)"
+        nc = i[~conv]
+        if len(nc):
+            # uncertified ends: the solver could not reach a target outside/at the
+            # deterministic range -> classify by that range
+            for mask, st_, msg, P_end, sign in (
+                (at_hi, Status.BOUNDARY, "target at the maximum deterministic value", P_hi, 1.0),
+                (at_lo, Status.BOUNDARY, "target at the minimum deterministic value", P_lo, -1.0),
+            ):
+                j = nc[mask[nc]]
+                if len(j):
+                    m = np.zeros(B, dtype=bool)
+                    m[j] = True
+                    set_boundary(m, P_end, sign, msg + " (no interior solution found)")
+                    nit[j] = it[np.searchsorted(i, j)]
+            for mask, P_end, why in ((above, P_hi, "above"), (below, P_lo, "below")):
+                j = nc[mask[nc]]
+                if len(j):
+                    P[j] = P_end[j]
+                    status[j] = Status.INFEASIBLE.value
+                    mult[j] = 0.0
+                    message[j] = (f"target {why} the deterministic range and no feasible "
+                                  "distribution found; p is the nearest extreme list")
+            j = nc[status[nc] == ""]
+            status[j] = Status.NOT_CONVERGED.value
+            message[j] = "iteration limit reached or line search stalled"
+
+    attained = batch.expectation(P)
+    out["P"][idx] = P
+    out["status"][idx] = status
+    out["message"][idx] = message
+    out["nit"][idx] = nit
+    out["residual"][idx] = batch.residuals(P, attained)
+    out["stationarity"][idx] = np.where(status == Status.OPTIMAL.value, stat, 0.0)
+    out["entropy"][idx] = entropy(P)
+    out["mult"][idx] = mult
+    out["attained"][idx] = attained
+
+
+def _newton(sub: Batch, W, tol, max_iter):
+    from maxent.solver.dual import newton_dual
+
+    th, P, it, _, _ = newton_dual(W, sub.target, sub.counts, sub.active, sub.grade_ok,
+                                  sub.theta_uniform(), tol=0.01 * tol, max_iter=max_iter)
+    return th, P, it, None, None
+
+
+def _linearize(sub: Batch, tol, kkt_tol, max_iter):
+    from maxent.solver.linearize import linearize
+
+    return linearize(sub, tol=tol, kkt_tol=kkt_tol, max_iter=max_iter)

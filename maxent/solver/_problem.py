@@ -1,0 +1,213 @@
+"""One batch of maximum-entropy problems in a common categorical form (METHOD section 4).
+
+Internally every problem is graded: a binary metric is the special case of L = 2 categories
+(0 = not relevant, 1 = relevant at the metric's threshold), so one code path serves both.
+Shapes (STYLE B8): B problems, N ranks, L categories (grade levels), K = L + 1 multipliers
+stored as ``theta = [a_0, ..., a_{L-1}, b]`` with a_ref = 0 for the reference category.
+
+The optimum has the exponential form ``p_n(z) = softmax_z(a_z + b W_n(z))`` with
+``W = dE/dp`` (constant for metrics linear in p; at the solution itself otherwise).
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import xlogy
+
+from maxent.errors import ParameterError
+from maxent.metrics import AP, GAP, RR
+from maxent.ranked import RankedLists
+
+COUNTS = ("retrieved", "total")
+
+BOUNDARY_RTOL = 1e-11
+"""A target within this (relative to max(1, |end|)) of an end of the range is ``boundary``."""
+
+
+def count_constraints(metric, lists: RankedLists, count: str) -> np.ndarray:
+    """Right-hand sides K of the count constraints, (B, L) floats, summing to each length.
+
+    Binary metrics (threshold t): column 1 is K = number of documents with grade >= t,
+    column 0 is length - K. Graded metrics: K_z per grade z = 0..L-1.
+
+    ``count="retrieved"`` (default, METHOD section 4): counts of the real list (unjudged
+    documents count as grade 0), so the real list is always feasible.
+    ``count="total"``: the qrels totals R (binary) or R_z (graded) capped at the list
+    length. The graded cap fills from the highest grade down:
+    K_z = min(R_z, length - sum_{z' > z} K_z'), so the most relevant documents are kept
+    when the qrels hold more judged-relevant documents than the list has ranks; K_0 takes
+    the remaining ranks.
+    """
+    if count not in COUNTS:
+        raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
+    length = lists.lengths.astype(np.int64)
+    if not metric.GRADED:
+        t = metric.binary_threshold
+        if count == "retrieved":
+            K = lists.retrieved_counts()[:, t:].sum(axis=1)
+        else:
+            K = np.minimum(lists.n_rel(t), length)
+        return np.stack([length - K, K], axis=1).astype(np.float64)
+    if count == "retrieved":
+        return lists.retrieved_counts().astype(np.float64)
+    L = lists.levels
+    out = np.zeros((len(lists), L), dtype=np.int64)
+    room = length.copy()
+    for z in range(L - 1, 0, -1):  # loop over grade levels (a handful)
+        out[:, z] = np.minimum(lists.rel_counts[:, z], room)
+        room -= out[:, z]
+    out[:, 0] = room
+    return out.astype(np.float64)
+
+
+def certified_ends(metric) -> tuple[bool, bool]:
+    """Whether the (min, max) of E[M] over the relaxed polytope equals that of the
+    deterministic lists (so a target beyond it is certainly infeasible, and a target on it
+    is certainly a boundary).
+
+    - linear metrics: an LP over a transportation polytope has integral vertices;
+    - AP (and GAP, a positive combination of thresholded APs): AP*R <= |x| pointwise with
+      equality only for prefix lists, so E[AP] <= K / R with equality only at the
+      top-packed list; the minimum f(K) = sum_{i<=K} i / (N - K + i) is convex in K, so by
+      Jensen E[AP] >= f(K) with equality only for a deterministic count;
+    - RR: the maximum 1 needs p_1 = 1 (certified); the minimum is not (a fractional list can
+      leave every rank empty with positive probability, RR = 0);
+    - ERR and others: not certified (the solver is tried outside the deterministic range).
+    """
+    if metric.LINEAR_IN_P or isinstance(metric, (AP, GAP)):
+        return True, True
+    if isinstance(metric, RR):
+        return False, True
+    return False, False
+
+
+class Batch:
+    """A batch of problems: metric, lists (sub-batch), counts, target, masks."""
+
+    def __init__(self, metric, target, lists: RankedLists, counts: np.ndarray):
+        self.metric = metric
+        self.lists = lists
+        self.binary = not metric.GRADED
+        self.target = np.asarray(target, dtype=np.float64)
+        self.counts = counts
+        B, N = lists.grades.shape
+        self.L = counts.shape[1]
+        self.active = np.arange(N)[None, :] < lists.lengths[:, None]          # (B, N)
+        self.grade_ok = counts > 0                                            # (B, L)
+        self.ref = np.argmax(self.grade_ok, axis=1)                           # (B,)
+
+    def __len__(self):
+        return len(self.target)
+
+    def take(self, idx) -> "Batch":
+        return Batch(self.metric, self.target[idx], self.lists.take(idx), self.counts[idx])
+
+    # ------------------------------------------------------------ metric in category form
+    def to_metric(self, P: np.ndarray) -> np.ndarray:
+        """Categorical P (B, N, L) -> the metric's p: (B, N) binary, (B, N, L) graded."""
+        return P[:, :, 1] if self.binary else P
+
+    def expectation(self, P: np.ndarray) -> np.ndarray:
+        return self.metric.expectation(self.to_metric(P), self.lists)
+
+    def features(self, P: np.ndarray) -> np.ndarray:
+        """W = dE/dP in category form (B, N, L), 0 beyond each length; binary: [0, dE/dq]."""
+        g = self.metric.gradient(self.to_metric(P), self.lists)
+        if self.binary:
+            W = np.zeros(P.shape)
+            W[:, :, 1] = g
+        else:
+            W = np.array(g, dtype=np.float64)
+        W *= self.active[:, :, None]
+        return W
+
+    # ------------------------------------------------------------ simple distributions
+    def uniform(self) -> np.ndarray:
+        """The count-only maximum-entropy distribution p_n(z) = K_z / length, (B, N, L)."""
+        length = np.maximum(self.counts.sum(axis=1), 1.0)
+        return (self.counts / length[:, None])[:, None, :] * self.active[:, :, None]
+
+    def theta_uniform(self) -> np.ndarray:
+        """Multipliers of :meth:`uniform`: a_z = log(K_z / K_ref), b = 0."""
+        th = np.zeros((len(self), self.L + 1))
+        Kref = np.take_along_axis(self.counts, self.ref[:, None], axis=1)
+        with np.errstate(divide="ignore"):
+            a = np.log(self.counts / np.maximum(Kref, 1e-300))
+        th[:, : self.L] = np.where(self.grade_ok, a, 0.0)
+        return th
+
+    def extreme(self, top: bool) -> np.ndarray:
+        """The deterministic list that sorts categories by decreasing (top=True) or
+        increasing preference of the metric, one-hot (B, N, L).
+
+        Preference of category z: dE/dp_1(z) at the count-only distribution (gain order for
+        DCG, satisfaction for ERR, grade for GAP, relevant first for binary metrics).
+        """
+        B, N = self.active.shape
+        W1 = self.features(self.uniform())[:, 0, :]                           # (B, L)
+        order = np.argsort(-W1, axis=1, kind="stable")
+        if not top:
+            order = order[:, ::-1]
+        c = np.take_along_axis(self.counts, order, axis=1)
+        cum = np.cumsum(c, axis=1)                                            # (B, L)
+        n = np.arange(N, dtype=np.float64)
+        k = (n[None, :, None] >= cum[:, None, :]).sum(axis=2)                 # (B, N) in 0..L
+        k = np.minimum(k, self.L - 1)
+        z = np.take_along_axis(order, k, axis=1)
+        P = np.zeros((B, N, self.L))
+        np.put_along_axis(P, z[:, :, None], 1.0, axis=2)
+        return P * self.active[:, :, None]
+
+    def face(self, Pstar: np.ndarray) -> np.ndarray:
+        """Maximum-entropy distribution on the face of a deterministic extreme ``Pstar``.
+
+        Consecutive ranks whose gradient rows dE/dp_n(.) (up to a constant per row) are
+        equal form a class; every rank of a class gets the class-average composition
+        (P@k's top k, ranks beyond a cutoff, ranks 2..N for RR = 1). For a metric linear in
+        p with distinct gains this is exactly the maximum-entropy distribution on the
+        optimal face; otherwise the caller checks that it still attains the target.
+        """
+        B, N, L = Pstar.shape
+        G = self.features(Pstar)
+        G = G - G[:, :, :1]
+        scale = np.abs(G).max(axis=(1, 2), keepdims=True)[:, :, 0] + 1e-300   # (B, 1)
+        brk = np.ones((B, N), dtype=bool)
+        brk[:, 1:] = np.abs(G[:, 1:] - G[:, :-1]).max(axis=2) > 1e-12 * scale
+        brk[:, 1:] |= self.active[:, 1:] != self.active[:, :-1]
+        n = np.arange(N)
+        start = np.maximum.accumulate(np.where(brk, n, 0), axis=1)           # (B, N)
+        end_brk = np.ones((B, N), dtype=bool)
+        end_brk[:, :-1] = brk[:, 1:]
+        end = np.minimum.accumulate(np.where(end_brk, n, N - 1)[:, ::-1], axis=1)[:, ::-1]
+        C = np.concatenate((np.zeros((B, 1, L)), np.cumsum(Pstar, axis=1)), axis=1)
+        tot = (np.take_along_axis(C, (end + 1)[:, :, None], axis=1)
+               - np.take_along_axis(C, start[:, :, None], axis=1))
+        return tot / (end - start + 1)[:, :, None] * self.active[:, :, None]
+
+    def residuals(self, P: np.ndarray, E: np.ndarray | None = None) -> np.ndarray:
+        """Max |constraint violation| per problem: counts and |E[M](P) - target|."""
+        if E is None:
+            E = self.expectation(P)
+        cnt = np.abs(P.sum(axis=1) - self.counts).max(axis=1)
+        return np.maximum(cnt, np.abs(E - self.target))
+
+
+def entropy(P: np.ndarray) -> np.ndarray:
+    """Entropy in nats of a categorical product distribution (B, N, L) -> (B,)."""
+    return -xlogy(P, P).sum(axis=(1, 2))
+
+
+def softmax_theta(theta: np.ndarray, W: np.ndarray, active: np.ndarray, grade_ok: np.ndarray):
+    """P = softmax_z(a_z + b W_nz) over allowed categories, 0 beyond lengths; and log-partition.
+
+    theta (B, L+1), W (B, N, L) -> P (B, N, L), lse (B, N) (0 at inactive ranks).
+    """
+    L = W.shape[2]
+    S = theta[:, None, :L] + theta[:, None, L:] * W
+    S = np.where(grade_ok[:, None, :], S, -np.inf)
+    m = S.max(axis=2, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    E = np.exp(S - m)
+    Z = E.sum(axis=2, keepdims=True)
+    P = E / Z * active[:, :, None]
+    lse = (m[:, :, 0] + np.log(Z[:, :, 0])) * active
+    return P, lse
