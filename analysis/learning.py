@@ -437,9 +437,11 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
     tests = list(dict.fromkeys(df.test))
     fig, axes = plt.subplots(1, len(tests), figsize=(5 * len(tests), 3.6))
     for ax, te in zip(np.atleast_1d(axes), tests):
+        colours = {k: f"C{i}" for i, k in enumerate(dict.fromkeys(df.features))}
         for (k, tr), d in df[df.test == te].groupby(["features", "train"], sort=False):
-            style = "-" if tr != te else "--"
-            line, = ax.plot(100 * d.fraction, d.value, style, marker="o", label=f"train {tr}, {k} feat.")
+            style = "-" if tr != te else "--"          # dashed: trained on the test metric itself
+            ax.plot(100 * d.fraction, d.value, style, color=colours[k], marker="o",
+                    label=f"train {tr}, {k} feat.")
             sig = d[d.significant]
             ax.plot(100 * sig.fraction, sig.value, "k*", ms=9)
         ax.set_xlabel("% of training queries")
@@ -511,7 +513,7 @@ def body(args) -> int:
     print(f"dataset {args.dataset}: train {tr.n_queries} queries / {tr.X.shape[0]} docs, "
           f"validation {va.n_queries}, test {te.n_queries}, {tr.X.shape[1]} features; model {args.model}")
     by_train = None
-    need_table = any(p in args.parts for p in ("table", "curves", "optimality", "anchor"))
+    need_table = any(p in args.parts for p in PARTS)      # the sweep reuses the table's learning rates
     if need_table:
         by_train, text = part_table(args, out, runs_dir)
         if "table" in args.parts:
