@@ -4,7 +4,8 @@ Every metric, expectation and solver works on :class:`RankedLists`: a batch of B
 lists (one per (run, topic) pair) stored as a B x N array of grades plus side information
 from the qrels. Ranking follows trec_eval's ``form_res_rels.c``: the rank column is
 ignored, documents are sorted by score descending, ties broken by docno descending
-(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default 1000).
+(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default 1000). Negative qrels grades
+(trec_eval: in the pool, unjudged) are stored as ``UNJUDGED`` like unjudged documents.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Sequence
 import numpy as np
 
 from maxent.errors import InputError, ParameterError, TopicMismatchError, TopicWarning
-from maxent.trec import Qrels, Run
+from maxent.trec import Qrels, Run, topic_codes, topic_keys
 
 __all__ = ["RankedLists", "rank_runs", "UNJUDGED"]
 
@@ -122,25 +123,66 @@ class RankedLists:
         )
 
 
-def _topic_blocks(qid_sorted: np.ndarray) -> np.ndarray:
-    """Start offsets of equal-qid blocks of a sorted array, plus the end offset."""
-    change = np.flatnonzero(qid_sorted[1:] != qid_sorted[:-1]) + 1
-    return np.concatenate(([0], change, [len(qid_sorted)]))
+def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
+    """Permutation ordering documents as trec_eval: by topic code, score descending, ties
+    by docno descending (byte-wise, as ``strcmp``).
 
-
-def _order_as_trec_eval(run: Run) -> tuple[np.ndarray, np.ndarray]:
-    """Permutation ranking ``run`` as trec_eval: by qid, score desc, docno desc.
-
-    Sort ascending on (qid, score, docno) and reverse each qid block: reversing an
-    ascending (score, docno) order gives score descending with ties by docno descending.
+    Sorts by score (unstable, fast), then stably by topic code; groups of equal
+    (topic, score) are then re-sorted by docno, so the result does not depend on the input
+    order or on the sort algorithm's stability.
     """
-    order = np.lexsort((run.docno, run.score, run.qid))
-    bounds = _topic_blocks(run.qid[order])
-    sizes = np.diff(bounds)
-    start = np.repeat(bounds[:-1], sizes)
-    end = np.repeat(bounds[1:], sizes)
-    pos = np.arange(len(order))
-    return order[start + end - 1 - pos], bounds
+    n = len(score)
+    same = codes[1:] == codes[:-1]
+    if (codes[1:] >= codes[:-1]).all() and not (same & (score[1:] > score[:-1])).any():
+        order = np.arange(n)  # already grouped by topic and sorted by score (the usual file)
+    else:
+        order = np.argsort(-score)
+        small = codes.astype(np.int16) if n and codes.max() < 2**15 else codes  # radix sort
+        order = order[np.argsort(small[order], kind="stable")]
+    s, c = score[order], codes[order]
+    tie = (s[1:] == s[:-1]) & (c[1:] == c[:-1])
+    if tie.any():
+        member = np.zeros(len(order), dtype=bool)
+        member[1:] |= tie
+        member[:-1] |= tie
+        pos = np.flatnonzero(member)                        # positions inside tie groups
+        new_group = np.ones(len(pos), dtype=bool)
+        new_group[1:] = ~tie[pos[1:] - 1]
+        gid = np.cumsum(new_group)
+        items = order[pos]
+        sub = np.lexsort((docno[items], gid))               # docno ascending within group
+        g_start = np.flatnonzero(new_group)
+        g_end = np.append(g_start[1:], len(pos))
+        k = np.arange(len(pos))
+        target = g_start[gid - 1] + g_end[gid - 1] - 1 - k  # reverse: docno descending
+        order[pos[target]] = items[sub]
+    return order
+
+
+def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_hash: np.ndarray) -> np.ndarray:
+    """Grade of each (topic code, docno) in the qrels; ``UNJUDGED`` when not judged or < 0.
+
+    Candidates come from a hash index of the qrels; each is confirmed by comparing topic and
+    docno, so a hash collision can never change a grade (it falls back to exact search).
+    """
+    index, q_topic, q_docno, q_grade = qrels.lookup
+    out = np.full(len(codes), UNJUDGED, dtype=np.int64)
+    if index is not None:
+        pos = index.get_indexer(topic_keys(docno_hash, codes))
+        hit = np.flatnonzero(pos >= 0)
+        p = pos[hit]
+        if (q_docno[p] == docno[hit]).all() and (q_topic[p] == codes[hit]).all():
+            out[hit] = q_grade[p]
+            return np.where(out < 0, UNJUDGED, out)
+    for ti in np.unique(codes):  # exact path: per-topic binary search
+        sel = np.flatnonzero(codes == ti)
+        jd = qrels.docnos[qrels.topics[ti]]
+        if len(jd) == 0:
+            continue
+        pos = np.minimum(np.searchsorted(jd, docno[sel]), len(jd) - 1)
+        hit = jd[pos] == docno[sel]
+        out[sel[hit]] = qrels.grades[qrels.topics[ti]][pos[hit]]
+    return np.where(out < 0, UNJUDGED, out)
 
 
 def rank_runs(
@@ -167,82 +209,85 @@ def rank_runs(
     -------
     RankedLists with lists ordered by run (as given), then topic (qrels order).
     Run topics absent from the qrels are ignored with a TopicWarning.
+
+    Raises
+    ------
+    TopicMismatchError
+        when no run shares a topic with the qrels.
+
+    Notes
+    -----
+    Vectorised per run: one sort per run (not per topic), grades looked up through a hash
+    index of the qrels built once per :class:`Qrels`.
     """
     if depth < 1:
         raise ParameterError(f"depth must be >= 1, got {depth}")
+    T = len(qrels.topics)
     L = qrels.max_grade + 1 if levels is None else int(levels)
     topic_index = {t.encode(): i for i, t in enumerate(qrels.topics)}
-    counts_by_topic = np.stack([qrels.level_counts(t, L) for t in qrels.topics])
-    grades_blocks, len_blocks, tid_blocks, run_ids = [], [], [], []
+    counts_by_topic = (np.stack([qrels.level_counts(t, L) for t in qrels.topics])
+                       if T else np.zeros((0, L), dtype=np.int64))
+    parts = []  # per run: (topic codes of its lists, lengths, grades of kept docs in order)
     overlap = False
-    for r, run in enumerate(runs):
-        perm, bounds = _order_as_trec_eval(run)
-        qid_sorted = run.qid[perm]
-        docno_sorted = run.docno[perm]
-        block_qids = qid_sorted[bounds[:-1]]
-        present = []
-        unknown = []
-        for b, q in enumerate(block_qids):
-            ti = topic_index.get(bytes(q))
-            if ti is None:
-                unknown.append(q.decode("utf-8", "replace"))
-            else:
-                present.append((ti, b))
-        if unknown:
+    for run in runs:
+        codes = topic_codes(run.qid, topic_index)
+        known = codes >= 0
+        if not known.all():
+            unknown = [q.decode("utf-8", "replace") for q in np.unique(run.qid[~known])]
             warnings.warn(
                 f"run {run.name}: {len(unknown)} topic(s) not in the qrels, ignored: "
                 + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else ""),
                 TopicWarning, stacklevel=2,
             )
-        overlap |= bool(present)
-        in_run = {ti for ti, _ in present}
-        missing = [qrels.topics[i] for i in range(len(qrels.topics)) if i not in in_run]
+            keep = np.flatnonzero(known)
+            codes, score, docno, dh = codes[keep], run.score[keep], run.docno[keep], run.docno_hash[keep]
+        else:
+            score, docno, dh = run.score, run.docno, run.docno_hash
+        order = _trec_order(score, codes, docno)
+        c_sorted = codes[order]
+        bounds = (np.flatnonzero(np.concatenate(([True], c_sorted[1:] != c_sorted[:-1], [True])))
+                  if len(order) else np.zeros(1, dtype=np.int64))
+        present = c_sorted[bounds[:-1]]
+        sizes = np.diff(bounds)
+        rank = np.arange(len(order)) - np.repeat(bounds[:-1], sizes)
+        kept = order[rank < depth]
+        lengths = np.minimum(sizes, depth)
+        overlap |= len(present) > 0
+        missing = T - len(present)
         if missing and not complete:
+            have = set(present.tolist())
+            names = [qrels.topics[i] for i in range(T) if i not in have]
             warnings.warn(
-                f"run {run.name}: {len(missing)} qrels topic(s) have no results and are not "
+                f"run {run.name}: {len(names)} qrels topic(s) have no results and are not "
                 "averaged (use complete=True / -c to score them 0): "
-                + ", ".join(missing[:10]) + (" ..." if len(missing) > 10 else ""),
+                + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""),
                 TopicWarning, stacklevel=2,
             )
-        rows = []
-        for ti, b in present:
-            a, e = bounds[b], min(bounds[b + 1], bounds[b] + depth)
-            topic = qrels.topics[ti]
-            jd = qrels.docnos[topic]
-            docs = docno_sorted[a:e]
-            pos = np.searchsorted(jd, docs)
-            pos_c = np.minimum(pos, len(jd) - 1)
-            hit = jd[pos_c] == docs
-            g = np.where(hit, qrels.grades[topic][pos_c], UNJUDGED)
-            rows.append((ti, np.where(g < 0, UNJUDGED, g)))
+        grades = _lookup_grades(qrels, codes[kept], docno[kept], dh[kept])
         if complete:
-            have = {ti for ti, _ in rows}
-            rows += [(ti, np.empty(0, dtype=np.int64)) for ti in range(len(qrels.topics)) if ti not in have]
-        rows.sort(key=lambda x: x[0])
-        for ti, g in rows:
-            grades_blocks.append(g)
-            len_blocks.append(len(g))
-            tid_blocks.append(ti)
-            run_ids.append(r)
+            full = np.zeros(T, dtype=np.int64)
+            full[present] = lengths
+            present, lengths = np.arange(T), full
+        parts.append((run.name, present, lengths, grades))
     if not overlap:
         names = ", ".join(run.name for run in runs[:3])
         raise TopicMismatchError(
             qrels.path, None, f"no topic in common with run(s) {names}"
             + (" ..." if len(runs) > 3 else "")
         )
-    lengths = np.asarray(len_blocks, dtype=np.int64)
+    tids = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    lengths = np.concatenate([p[2] for p in parts]).astype(np.int64)
+    flat = np.concatenate([p[3] for p in parts])
     B, N = len(lengths), max(1, int(lengths.max(initial=0)))
     grades = np.full((B, N), UNJUDGED, dtype=np.int16)
-    if lengths.sum():
-        flat = np.concatenate(grades_blocks)
-        rows = np.repeat(np.arange(B), lengths)
-        cols = np.arange(len(flat)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        grades[rows, cols] = flat
-    tids = np.asarray(tid_blocks)
+    if len(flat):  # row-major order of the mask's True entries is the order of ``flat``
+        grades[np.arange(N)[None, :] < lengths[:, None]] = flat
+    run_names = np.repeat(np.asarray([p[0] for p in parts], dtype=object), [len(p[1]) for p in parts])
+    topic_names = np.asarray(qrels.topics, dtype=object)
     return RankedLists(
         grades=grades,
         lengths=lengths,
         rel_counts=counts_by_topic[tids],
-        runs=np.asarray([runs[i].name for i in run_ids], dtype=object),
-        topics=np.asarray([qrels.topics[i] for i in tids], dtype=object),
+        runs=run_names,
+        topics=topic_names[tids] if B else np.zeros(0, dtype=object),
     )

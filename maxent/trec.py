@@ -6,32 +6,35 @@ character is ``#`` are skipped; the rank column is never used.
 
 Qrels: ``qid iter docno grade``, exactly four columns; ``#`` lines are comments; grades
 are read as trec_eval's ``atol`` does (the leading integer part, so ``1.5`` is 1 and
-``0.9`` is 0); negative grades mean "judged, not relevant" and are not counted among the
-judged documents of any grade.
+``0.9`` is 0); negative grades are non-relevant and, as in trec_eval (its "in the pool
+but unjudged"), count at no grade level: in ranked lists they look like unjudged documents.
 
-Parsing is vectorised: the file is tokenised once by ``bytes.split`` and the per-line
-token counts come from numpy, so a 50 000-line run is read in a few milliseconds. Every
-problem raises :class:`~maxent.errors.InputError` naming the file, the line and the reason.
+Parsing is vectorised: token boundaries come from one numpy pass over the bytes, columns
+are gathered into fixed-width byte arrays and scores are parsed by an exact vectorised
+decimal fast path, so no Python object is made per line. Every problem raises
+:class:`~maxent.errors.InputError` naming the file, the line and the reason.
 """
 from __future__ import annotations
 
 import gzip
-import operator
 import os
 import re
 import zlib
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable
 
 import numpy as np
 
 from maxent.errors import InputError
 
-__all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame"]
+__all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
+           "hash_strings", "topic_keys", "topic_codes"]
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() and C isspace() split on
+_LEADING_INT = re.compile(rb"^[+-]?\d*")
 _GRADE = re.compile(rb"^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$|^[+-]?\.\d+([eE][+-]?\d+)?$")
 
 
@@ -63,6 +66,11 @@ class Run:
     def topics(self) -> list[str]:
         return [q.decode("utf-8", "replace") for q in np.unique(self.qid)]
 
+    @cached_property
+    def docno_hash(self) -> np.ndarray:
+        """64-bit hash of every docno (uint64), computed once (see :func:`hash_strings`)."""
+        return hash_strings(self.docno)
+
 
 @dataclass(frozen=True, eq=False)
 class Qrels:
@@ -89,6 +97,25 @@ class Qrels:
     def __contains__(self, topic: str) -> bool:
         return topic in self.docnos
 
+    @cached_property
+    def lookup(self):
+        """Flat judged documents for vectorised grade lookup, built once.
+
+        Returns ``(index, topic, docno, grade)``: ``topic`` (int, position in
+        :attr:`topics`), ``docno`` (bytes) and ``grade`` are flat arrays over every
+        judgement; ``index`` is a :class:`pandas.Index` of their
+        :func:`topic_keys` hashes (None if two judgements share a hash, which sends
+        lookups to the exact per-topic path).
+        """
+        import pandas as pd
+
+        sizes = [len(self.docnos[t]) for t in self.topics]
+        topic = np.repeat(np.arange(len(self.topics)), sizes)
+        docno = np.concatenate([self.docnos[t] for t in self.topics]) if sizes else np.zeros(0, "S1")
+        grade = np.concatenate([self.grades[t] for t in self.topics]) if sizes else np.zeros(0, np.int64)
+        index = pd.Index(topic_keys(hash_strings(docno), topic))
+        return (index if index.is_unique else None), topic, docno, grade
+
 
 def _read_bytes(path: Path) -> bytes:
     try:
@@ -108,73 +135,252 @@ def _read_bytes(path: Path) -> bytes:
     return data
 
 
-def _table(data: bytes, path, ncols: int, exact: bool, what: str):
-    """Tokenise ``data``; return the first ``ncols`` columns (lists of bytes) and line numbers.
+class _Table:
+    """A tokenised file: token boundaries of every kept line, and column extraction.
 
-    Lines that are blank or whose first token starts with ``#`` are skipped. A line with
-    fewer than ``ncols`` tokens (or, when ``exact``, more) raises InputError.
+    ``first[i]`` is the index of the first token of the i-th kept line, whose 1-based line
+    number is ``lines[i]``; column c of that line is token ``first[i] + c``.
     """
-    if not data.strip():
+
+    def __init__(self, buf, starts, ends, first, lines, path):
+        self.buf, self.starts, self.ends = buf, starts, ends
+        self.first, self.lines, self.path = first, lines, path
+
+    def _windows(self, offsets: np.ndarray, W: int) -> np.ndarray:
+        """The W bytes from each offset, (n, W) uint8 (zeros beyond the end of the file)."""
+        buf = self.buf
+        n_win = len(buf) - W + 1
+        if n_win <= 0:
+            buf = np.concatenate((buf, np.zeros(W, dtype=np.uint8)))
+            n_win = len(buf) - W + 1
+        # element i of this bytes view is buf[i:i+W] (strides smaller than the itemsize)
+        windows = np.ndarray((n_win,), dtype=f"S{W}", buffer=buf, strides=(1,))
+        late = offsets >= n_win
+        mat = windows[np.minimum(offsets, n_win - 1)].view(np.uint8).reshape(len(offsets), W)
+        for i in np.flatnonzero(late):  # at most W tokens at the very end of the file
+            tail = buf[offsets[i]: offsets[i] + W]
+            mat[i] = 0
+            mat[i, : len(tail)] = tail
+        return mat
+
+    def matrix(self, c: int, right: bool = False) -> np.ndarray:
+        """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
+        right (or, with ``right``, on the left, so the tokens' last bytes line up)."""
+        tok = self.first + c
+        a, e = self.starts[tok], self.ends[tok]
+        length = e - a
+        W = max(1, int(length.max(initial=1)))
+        if right:
+            shift = np.maximum(e - W, 0)
+            mat = self._windows(shift, W)
+            lead = W - length  # bytes before the token to clear (and the file start)
+            first_col = e - W
+            if (first_col < 0).any():  # a token near the start of the file: realign
+                for i in np.flatnonzero(first_col < 0):
+                    mat[i] = 0
+                    mat[i, W - length[i]:] = self.buf[a[i]: e[i]]
+        else:
+            mat = self._windows(a, W)
+            lead = None
+        short = np.flatnonzero(length < W)
+        if len(short):
+            cols = np.arange(W)[None, :]
+            keep = (cols >= lead[:, None]) if right else (cols < length[:, None])
+            if len(short) > len(a) // 8:
+                mat *= keep
+            else:
+                mat[short] *= keep[short]
+        return mat
+
+    def strings(self, c: int) -> np.ndarray:
+        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp."""
+        mat = self.matrix(c)
+        return mat.view(f"S{mat.shape[1]}").ravel()
+
+    def floats(self, c: int, what: str) -> np.ndarray:
+        """Column c parsed as finite float64, the same doubles as ``float(text)``.
+
+        Raises InputError (with the line) for a token that is not a number or not finite.
+        """
+        mat = self.matrix(c, right=True)
+        value, ok = _decimal_fast_path(mat)
+        if not ok.all():
+            slow = np.flatnonzero(~ok)
+            texts = [mat[i].tobytes().lstrip(b"\0") for i in slow]
+            for i, t in zip(slow, texts):
+                try:
+                    value[i] = float(t)
+                except ValueError:
+                    raise InputError(
+                        self.path, int(self.lines[i]),
+                        f"{what} {t.decode('utf-8', 'replace')!r} is not a number",
+                    ) from None
+        bad = ~np.isfinite(value)
+        if bad.any():
+            i = int(np.argmax(bad))
+            t = mat[i].tobytes().lstrip(b"\0").decode("utf-8", "replace")
+            raise InputError(self.path, int(self.lines[i]), f"{what} {t!r} is not finite")
+        return value
+
+
+def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse plain decimals ``[+-]digits[.digits]`` of at most 15 bytes, vectorised.
+
+    ``mat`` is an (n, W) byte matrix of whitespace-free tokens, right-aligned (zero bytes
+    on the left). Removing the dot (the bytes before it move right by one) leaves the
+    digits of the mantissa m at their place values; m is read by Horner's rule over the
+    byte positions and the value is m / 10^f, f = digits after the dot. m < 10^15 < 2^53
+    and 10^f are exact doubles, so the single division is the correctly rounded decimal:
+    the same double as ``float(text)`` or C's strtod (Clinger's fast path). Works on the transpose (W, n) so that reductions run over
+    contiguous rows. Returns the values and a mask of the rows parsed; the caller parses
+    the others (exponents, nan, inf, long tokens, garbage) one by one.
+    """
+    n, W = mat.shape
+    too_long = None
+    if W > 15:  # only the last 15 bytes take the fast path
+        too_long = (mat[:, : W - 15] != 0).any(axis=1)
+        mat, W = mat[:, W - 15:], 15
+    m = np.ascontiguousarray(mat.T)                   # (W, n); row j is at distance W-1-j
+    cols = np.arange(n)
+    sub = m - np.uint8(48)                            # digits -> 0..9; other bytes >= 10
+    is_dig = sub < 10
+    is_dot = m == 46
+    nonzero = m != 0
+    first = W - nonzero.sum(axis=0)                   # row of each token's first byte
+    lead = m.ravel()[np.minimum(first, W - 1) * n + cols]
+    neg = lead == 45
+    signed = neg | (lead == 43)
+    good = (is_dig | is_dot | ~nonzero).sum(axis=0)
+    n_dig = is_dig.sum(axis=0)
+    n_dot = is_dot.sum(axis=0)
+    ok = (good + signed == W) & (n_dot <= 1) & (n_dig >= 1)
+    if too_long is not None:
+        ok &= ~too_long
+    has_dot = n_dot > 0
+    dot_row = np.argmax(is_dot, axis=0)               # row of the dot (0 if none)
+    f = np.where(has_dot, W - 1 - dot_row, 0)          # digits after the dot
+    # drop the dot: the bytes above it move down one row, so every digit sits at its weight
+    above = (np.arange(W)[:, None] <= dot_row[None, :]) & has_dot[None, :]
+    shifted = np.empty_like(m)
+    shifted[0] = 0
+    shifted[1:] = m[:-1]
+    digits = np.where(above, shifted, m) - np.uint8(48)
+    digits[digits >= 10] = 0                           # sign, padding
+    mant = np.zeros(n)
+    for j in range(W):                                 # Horner over the W byte rows
+        mant *= 10.0
+        mant += digits[j]
+    value = mant / 10.0 ** f
+    return np.where(neg, -value, value), ok
+
+
+def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
+    """Tokenise ``data`` (vectorised: no Python object per token).
+
+    Tokens are separated by C ``isspace`` bytes (tab, newline, vertical tab, form feed,
+    carriage return, space); lines end at newlines. Lines that are blank or whose first
+    token starts with ``#`` are skipped. A line with fewer than ``ncols`` tokens (or, when
+    ``exact``, another number) raises InputError.
+    """
+    if not data or data.isspace():
         raise InputError(path, None, f"empty file: no {what} lines")
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
         raise InputError(path, line, "binary data (NUL byte): not a text file")
     buf = np.frombuffer(data, dtype=np.uint8)
-    ws = _WHITESPACE[buf]
-    starts = np.flatnonzero(~ws & np.concatenate(([True], ws[:-1])))
+    ws = buf <= 32
     newlines = np.flatnonzero(buf == 10)
-    n_lines = len(newlines) + (0 if data.endswith(b"\n") else 1)
-    line_of_token = np.searchsorted(newlines, starts)
-    counts = np.bincount(line_of_token, minlength=n_lines)
-    first = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    n_ctrl = np.count_nonzero(buf < 32) - len(newlines)
+    if n_ctrl and n_ctrl != sum(np.count_nonzero(buf == b) for b in (9, 13)) and (
+            n_ctrl != sum(np.count_nonzero(buf == b) for b in (9, 11, 12, 13))):
+        ws = _WHITESPACE[buf]  # other control bytes belong to tokens, as for C isspace()
+    outside = np.empty(len(buf) + 1, dtype=bool)
+    outside[0] = True
+    outside[1:] = ws
+    edges = np.flatnonzero(outside[1:] != outside[:-1])  # token start, end, start, end, ...
+    starts = edges[0::2]
+    ends = edges[1::2] if len(edges) % 2 == 0 else np.append(edges[1::2], len(buf))
+    line_ends = newlines if data.endswith(b"\n") else np.append(newlines, len(buf))
+    cum = np.searchsorted(starts, line_ends)
+    counts = np.diff(cum, prepend=0)
+    first = cum - counts
     used = counts > 0
     if b"#" in data:
-        hash_first = np.zeros(n_lines, dtype=bool)
+        hash_first = np.zeros(len(counts), dtype=bool)
         hash_first[used] = buf[starts[first[used]]] == ord("#")
         used &= ~hash_first
-    bad = used & ((counts < ncols) | (counts > ncols) if exact else (counts < ncols))
+    bad = used & ((counts != ncols) if exact else (counts < ncols))
     if bad.any():
         ln = int(np.argmax(bad))
-        raise InputError(
-            path, ln + 1, f"expected {ncols} columns ({what}), found {counts[ln]}"
-        )
-    tokens = data.split()
-    if len(tokens) != len(starts):  # pragma: no cover - tokeniser invariant
-        raise InputError(path, None, "could not tokenise file")
+        raise InputError(path, ln + 1, f"expected {ncols} columns ({what}), found {counts[ln]}")
     lines = np.flatnonzero(used)
     if len(lines) == 0:
         raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
-    if len(lines) * ncols == len(tokens):  # the common case: every line exactly ncols
-        cols = [tokens[c::ncols] for c in range(ncols)]
+    return _Table(buf, starts, ends, first[lines], lines + 1, path)
+
+
+_U = np.uint64
+_FNV_OFFSET, _FNV_PRIME = _U(0xCBF29CE484222325), _U(0x100000001B3)
+_GOLDEN = _U(0x9E3779B97F4A7C15)
+
+
+def _fmix(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser (in place on a fresh array)."""
+    h ^= h >> _U(33)
+    h *= _U(0xFF51AFD7ED558CCD)
+    h ^= h >> _U(33)
+    h *= _U(0xC4CEB9FE1A85EC53)
+    h ^= h >> _U(33)
+    return h
+
+
+def hash_strings(a: np.ndarray) -> np.ndarray:
+    """64-bit hash of every string of a bytes (``S``) array, independent of the array's width.
+
+    Used only to find candidate matches fast; every match is then confirmed by comparing
+    the strings themselves, so a collision can never change a result.
+    """
+    a = np.ascontiguousarray(a)
+    n, W = len(a), a.dtype.itemsize
+    W8 = max(8, -(-W // 8) * 8)
+    mat = np.zeros((n, W8), dtype=np.uint8)
+    mat[:, :W] = a.view(np.uint8).reshape(n, W)
+    words = mat.view(np.uint64)
+    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
+    for j in range(words.shape[1]):  # loop over 8-byte words of the strings, not over strings
+        w = words[:, j]
+        # all-zero words are padding (strings hold no NUL byte): skip them, so the hash
+        # does not depend on the array's width
+        h = np.where(w != 0, (h ^ w) * _FNV_PRIME, h)
+    return _fmix(h)
+
+
+def topic_keys(docno_hash: np.ndarray, topic: np.ndarray) -> np.ndarray:
+    """Combine docno hashes with integer topic codes into one 64-bit key per document."""
+    return _fmix(docno_hash ^ ((topic.astype(np.uint64) + _U(1)) * _GOLDEN))
+
+
+def topic_codes(qid: np.ndarray, index: dict[bytes, int] | None = None) -> np.ndarray:
+    """Integer code of each qid: ``index[qid]`` (-1 when absent), or with ``index=None`` the
+    qid's rank among the distinct qids.
+
+    Runs list a topic's documents together, so the distinct values are found among the
+    first qids of blocks of equal consecutive qids; a heavily interleaved file goes
+    through ``np.unique`` on every qid.
+    """
+    n = len(qid)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
+    few = len(starts) <= 4096
+    uniq, inverse = np.unique(qid[starts] if few else qid, return_inverse=True)
+    if index is None:
+        codes = np.arange(len(uniq), dtype=np.int64)
     else:
-        base = first[lines]
-        cols = []
-        for c in range(ncols):
-            idx = (base + c).tolist()
-            got = operator.itemgetter(*idx)(tokens)
-            cols.append(list(got) if len(idx) > 1 else [got])
-    return cols, lines + 1
-
-
-def _parse_scores(tokens: list[bytes], lines: np.ndarray, path) -> np.ndarray:
-    arr = np.array(tokens)
-    try:
-        score = arr.astype(np.float64)
-    except ValueError:
-        for i, t in enumerate(tokens):
-            try:
-                float(t)
-            except ValueError:
-                raise InputError(
-                    path, int(lines[i]), f"score {t.decode('utf-8', 'replace')!r} is not a number"
-                ) from None
-        raise  # pragma: no cover
-    bad = ~np.isfinite(score)
-    if bad.any():
-        i = int(np.argmax(bad))
-        raise InputError(path, int(lines[i]), f"score {tokens[i].decode('utf-8', 'replace')!r} is not finite")
-    return score
+        codes = np.array([index.get(bytes(q), -1) for q in uniq], dtype=np.int64)
+    codes = codes[inverse.ravel()]
+    return np.repeat(codes, np.diff(np.append(starts, n))) if few else codes
 
 
 def _run_name(path: Path) -> str:
@@ -185,18 +391,32 @@ def _run_name(path: Path) -> str:
     return name
 
 
-def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.ndarray) -> None:
-    order = np.lexsort((docno, qid))
-    q, d = qid[order], docno[order]
-    dup = (q[1:] == q[:-1]) & (d[1:] == d[:-1])
-    if dup.any():
-        i = int(np.argmax(dup)) + 1
-        raise InputError(
-            run_path,
-            int(lines[order[i]]),
-            f"duplicate docno {d[i].decode('utf-8', 'replace')!r} in topic "
-            f"{q[i].decode('utf-8', 'replace')} (first at line {int(lines[order[i - 1]])})",
-        )
+def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.ndarray,
+                      docno_hash: np.ndarray | None = None) -> np.ndarray:
+    """Raise InputError at the first line repeating a (qid, docno) pair; return the hashes.
+
+    Candidates are found by sorting 64-bit keys; any candidate is confirmed on the strings.
+    """
+    if docno_hash is None:
+        docno_hash = hash_strings(docno)
+    codes = topic_codes(qid)
+    keys = np.sort(topic_keys(docno_hash, codes))
+    if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
+        order = np.lexsort((lines, docno, codes))
+        d, c = docno[order], codes[order]
+        dup = np.concatenate(([False], (c[1:] == c[:-1]) & (d[1:] == d[:-1])))
+        if dup.any():
+            group_first = np.maximum.accumulate(np.where(dup, 0, np.arange(len(dup))))
+            cand = np.flatnonzero(dup)
+            i = cand[np.argmin(lines[order[cand]])]
+            raise InputError(
+                run_path,
+                int(lines[order[i]]),
+                f"duplicate docno {d[i].decode('utf-8', 'replace')!r} in topic "
+                f"{qid[order[i]].decode('utf-8', 'replace')} "
+                f"(first at line {int(lines[order[group_first[i]]])})",
+            )
+    return docno_hash
 
 
 def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
@@ -215,28 +435,32 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     """
     path = Path(path)
     data = _read_bytes(path)
-    (qid, _q0, docno, _rank, score, tag), lines = _table(
-        data, path, 6, exact=False, what="qid Q0 docno rank score tag"
-    )
-    scores = _parse_scores(score, lines, path)
-    qid_a = np.array(qid)
-    docno_a = np.array(docno)
-    _check_duplicates(path, qid_a, docno_a, lines)
-    return Run(
+    table = _table(data, path, 6, exact=False, what="qid Q0 docno rank score tag")
+    qid = table.strings(0)
+    docno = table.strings(2)
+    score = table.floats(4, "score")
+    lines = table.lines.astype(np.int64)
+    h = _check_duplicates(path, qid, docno, lines)
+    t0 = table.first[0] + 5
+    run = Run(
         name=name or _run_name(path),
         path=str(path),
-        qid=qid_a,
-        docno=docno_a,
-        score=scores,
-        line=lines.astype(np.int64),
-        tag=tag[0].decode("utf-8", "replace"),
+        qid=qid,
+        docno=docno,
+        score=score,
+        line=lines,
+        tag=data[table.starts[t0]: table.ends[t0]].decode("utf-8", "replace"),
     )
+    object.__setattr__(run, "docno_hash", h)  # fill the cached property
+    return run
 
 
 def run_from_frame(frame, name: str = "run") -> Run:
     """Build a :class:`Run` from an in-memory table with columns ``qid, docno, score``.
 
     Accepts a pandas DataFrame or a mapping ``{qid: {docno: score}}`` (pytrec_eval's form).
+    Raises InputError (line = 1-based row) for an empty run, a non-finite score or a
+    duplicate (qid, docno).
     """
     if isinstance(frame, dict):
         qid = [str(q).encode() for q, docs in frame.items() for _ in docs]
@@ -246,16 +470,18 @@ def run_from_frame(frame, name: str = "run") -> Run:
         qid = [str(q).encode() for q in frame["qid"]]
         docno = [str(d).encode() for d in frame["docno"]]
         score = np.asarray(frame["score"], dtype=np.float64)
-    qid_a, docno_a = np.array(qid), np.array(docno)
-    lines = np.arange(1, len(score) + 1)
     if len(score) == 0:
         raise InputError(None, None, f"run {name!r} is empty")
+    qid_a, docno_a = np.array(qid), np.array(docno)
+    lines = np.arange(1, len(score) + 1)
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(None, i + 1, f"score {score[i]!r} of run {name!r} is not finite")
-    _check_duplicates(f"<run {name}>", qid_a, docno_a, lines)
-    return Run(name=name, path=None, qid=qid_a, docno=docno_a, score=score, line=lines, tag=name)
+    h = _check_duplicates(f"<run {name}>", qid_a, docno_a, lines)
+    run = Run(name=name, path=None, qid=qid_a, docno=docno_a, score=score, line=lines, tag=name)
+    object.__setattr__(run, "docno_hash", h)
+    return run
 
 
 def _run_files(path: Path) -> list[Path]:
@@ -288,10 +514,12 @@ def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Ru
     return runs
 
 
-def _parse_grades(tokens: Sequence[bytes], lines: np.ndarray, path) -> np.ndarray:
-    arr = np.array(tokens)
+def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
+    """Grades as trec_eval 10 reads them with ``atol``: the leading integer part
+    (``1.5`` -> 1, ``0.9`` -> 0, ``-0.5`` -> 0, ``2e3`` -> 2). A token that is not a number
+    at all raises InputError (trec_eval would silently read it as 0)."""
     try:
-        return arr.astype(np.int64)  # the common case: plain integers
+        return tokens.astype(np.int64)  # the common case: plain integers
     except ValueError:
         pass
     out = np.empty(len(tokens), dtype=np.int64)
@@ -300,7 +528,8 @@ def _parse_grades(tokens: Sequence[bytes], lines: np.ndarray, path) -> np.ndarra
             raise InputError(
                 path, int(lines[i]), f"grade {t.decode('utf-8', 'replace')!r} is not a number"
             )
-        out[i] = int(float(t))  # atol semantics: the integer part, truncated toward zero
+        digits = _LEADING_INT.match(t).group()
+        out[i] = int(digits) if digits.strip(b"+-") else 0
     return out
 
 
@@ -315,10 +544,11 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     """
     path = Path(path)
     data = _read_bytes(path)
-    (qid, _iter, docno, grade), lines = _table(data, path, 4, exact=True, what="qid iter docno grade")
-    grades = _parse_grades(grade, lines, path)
-    qid_a, docno_a = np.array(qid), np.array(docno)
-    order = np.lexsort((docno_a, qid_a))
+    table = _table(data, path, 4, exact=True, what="qid iter docno grade")
+    lines = table.lines
+    grades = _parse_grades(table.strings(3), lines, path)
+    qid_a, docno_a = table.strings(0), table.strings(2)
+    order = np.lexsort((lines, docno_a, qid_a))
     qid_s, doc_s, grade_s, line_s = qid_a[order], docno_a[order], grades[order], lines[order]
     dup = (qid_s[1:] == qid_s[:-1]) & (doc_s[1:] == doc_s[:-1])
     if dup.any():
