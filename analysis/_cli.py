@@ -20,8 +20,8 @@ import pandas as pd
 from maxent.errors import MaxEntError
 
 ROOT = Path(__file__).resolve().parents[1]
-BUNDLED_RUNS = ROOT / "trec_runs"
-BUNDLED_QRELS = BUNDLED_RUNS / "qrels-rnd1.txt"
+BUNDLED_RUNS = ROOT / "trec_runs" / "runs"
+BUNDLED_QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 
 
 def add_common(p: argparse.ArgumentParser, tool: str) -> None:

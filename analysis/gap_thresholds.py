@@ -1,0 +1,271 @@
+"""``python -m analysis.gap_thresholds``: which threshold probabilities g make GAP most
+informative and most discriminative, against nDCG (paper [004], Figs. 2 and 3).
+
+1. Informativeness sweep: for every g on a grid over the simplex (3 grades: g1 = 0, 0.1, ..,
+   1 and g2 = 1 - g1), MaxEnt-infer from GAP(g) and from nDCG on every eligible (run, topic)
+   and score the inferred PR curves at every threshold (>= 1, >= 2, ...). Paper 004's
+   selection rule keeps lists with at least ``--min-relevant`` relevant documents retrieved at
+   every threshold. GAP(g) with all mass on threshold j is AP at threshold j (marked).
+2. Discriminative power: Sakai's paired bootstrap test for every pair of runs, per metric
+   (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
+   the same among the top-k runs by the metric.
+
+Writes to ``results/gap_thresholds/<dataset>/``: sweep.csv + fig_informativeness.png,
+asl.csv + discriminative.csv + fig_asl.png; the best g per threshold on stdout.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import _cli
+from analysis import maxent as mx
+from maxent.bootstrap import discriminative_power
+from maxent.errors import ParameterError
+from maxent.metrics import parse_measure
+from maxent.ranked import rank_runs
+from maxent.trec import read_qrels, read_runs
+
+
+def simplex_grid(c: int, step: float) -> list[tuple[float, ...]]:
+    """All g = (g_1..g_c) with g_j in {0, step, 2 step, .., 1} and sum g_j = 1, ordered
+    lexicographically by decreasing g_1 (so c = 2 runs from (1, 0) to (0, 1))."""
+    m = int(round(1.0 / step))
+    if c < 1 or m < 1 or abs(m * step - 1.0) > 1e-9:
+        raise ParameterError(f"--step must divide 1 (e.g. 0.1, 0.25), got {step}; grades c = {c}")
+    out = []
+    for parts in itertools.product(range(m, -1, -1), repeat=c - 1):
+        if sum(parts) <= m:
+            out.append(tuple(round(x / m, 12) for x in parts) + (round((m - sum(parts)) / m, 12),))
+    return out
+
+
+def g_name(g) -> str:
+    return str(parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")"))
+
+
+def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
+    """Mean RMS / MAE per g setting and threshold, with nDCG's as reference rows."""
+    rows = []
+    names = {g_name(g): g for g in grid}
+    e = inst[inst["eligible"]]
+    for (metric, t), d in e.groupby(["metric", "threshold"], sort=False):
+        g = names.get(metric)
+        ap_at = None
+        if g is not None and max(g) == 1.0:
+            ap_at = int(np.argmax(g)) + 1  # all mass on one threshold: AP at that threshold
+        rows.append({"metric": "GAP" if g is not None else metric, "g": ",".join("%.12g" % x for x in g) if g else "",
+                     **{f"g{j + 1}": (g[j] if g else np.nan) for j in range(c)},
+                     "reduces_to": f"AP(rel={ap_at})" if ap_at else "",
+                     "threshold": t, "instances": len(d), "rms": d["rms"].mean(), "mae": d["mae"].mean()})
+    return pd.DataFrame(rows)
+
+
+def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(thresholds), figsize=(4.5 * len(thresholds), 4), squeeze=False)
+    for ax, t in zip(axes[0], thresholds):
+        gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)].reset_index(drop=True)
+        x = np.arange(len(gap))
+        ax.plot(x, gap["rms"], "o-", label="GAP(g)")
+        for _, r in table[(table["metric"] != "GAP") & (table["threshold"] == t)].iterrows():
+            ax.axhline(r["rms"], ls="--", color="C1", label=r["metric"])
+        marks = gap[gap["reduces_to"] != ""]
+        ax.plot(marks.index, marks["rms"], "s", mfc="none", ms=10, color="k", label="= AP at one threshold")
+        step = max(1, len(gap) // 6)
+        ax.set_xticks(x[::step], gap["g"][::step], rotation=45, ha="right", fontsize=7)
+        ax.set(xlabel="g = (g1, g2, ...)", ylabel="mean RMS of inferred PR curve",
+               title=f"PR curve at relevance >= {t}")
+        ax.legend(fontsize=7)
+    fig.suptitle("Informativeness of GAP across threshold probabilities g (paper 004 Fig. 2)")
+    _cli.save_figure(fig, out / "fig_informativeness.png")
+    plt.close(fig)
+
+
+def per_topic_values(runs, qrels, metrics, depth):
+    """(R, n) per-topic values of each metric over the topics every run retrieved for."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs(runs, qrels, depth=depth, complete=True)
+    names = [r.name for r in runs]
+    topics = list(dict.fromkeys(lists.topics))
+    out = {}
+    for m in metrics:
+        v = m.value(lists).reshape(len(names), len(topics))
+        out[str(m)] = v
+    return names, topics, out
+
+
+def bootstrap_tables(names, values: dict, n_boot, seed, alpha, top_k):
+    asl_rows, power_rows = [], []
+    for metric, v in values.items():
+        pairs, asl, frac = discriminative_power(v, n_boot=n_boot, seed=seed, alpha=alpha)
+        means = v.mean(axis=1)
+        top = set(np.argsort(-means, kind="stable")[:top_k].tolist())
+        in_top = np.array([a in top and b in top for a, b in pairs], dtype=bool)
+        order = np.argsort(asl, kind="stable")
+        for rank, k in enumerate(order):
+            asl_rows.append({"metric": metric, "rank": rank + 1, "run_a": names[pairs[k, 0]],
+                             "run_b": names[pairs[k, 1]], "asl": asl[k], f"top{top_k}": bool(in_top[k])})
+        power_rows.append({"metric": metric, "pairs": len(asl), "significant": float(frac),
+                           f"pairs top{top_k}": int(in_top.sum()),
+                           f"significant top{top_k}": float((asl[in_top] < alpha).mean()) if in_top.any() else np.nan})
+    return pd.DataFrame(asl_rows), pd.DataFrame(power_rows)
+
+
+def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    inner = ax.inset_axes([0.12, 0.45, 0.4, 0.4])
+    for metric, d in asl.groupby("metric", sort=False):
+        ax.plot(d["rank"], d["asl"], lw=1.2, label=metric)
+        t = d[d[f"top{top_k}"]]
+        inner.plot(np.arange(1, len(t) + 1), np.sort(t["asl"].to_numpy()), lw=1)
+    ax.axhline(alpha, color="k", lw=0.6, ls=":")
+    inner.axhline(alpha, color="k", lw=0.6, ls=":")
+    inner.set_title(f"top {top_k} runs", fontsize=7)
+    inner.tick_params(labelsize=6)
+    ax.set(xlabel="run pairs sorted by ASL", ylabel="achieved significance level",
+           title="Discriminative power (paired bootstrap, paper 004 Fig. 3)")
+    ax.legend(fontsize=7, loc="lower right")
+    _cli.save_figure(fig, out / "fig_asl.png")
+    plt.close(fig)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m analysis.gap_thresholds",
+        description="Which threshold probabilities g make GAP most informative and discriminative?",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog="examples:\n  python -m analysis.gap_thresholds\n"
+               "  python -m analysis.gap_thresholds --runs ../shared/data/robust03/runs "
+               "--qrels ../shared/data/robust03/qrels/robust03_qrels.txt --topics 601-650\n",
+    )
+    p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], help="run files or folders")
+    p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), help="qrels file (graded)")
+    p.add_argument("--topics", default=None, help="topic range lo-hi or comma list to keep (e.g. 601-650)")
+    p.add_argument("--step", type=float, default=0.1, help="grid step of g over the simplex")
+    p.add_argument("--threshold", default=None, help="thresholds scored (default: every grade >= 1)")
+    p.add_argument("--min-relevant", type=int, default=5,
+                   help="keep lists with at least this many relevant retrieved at every threshold")
+    p.add_argument("--depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("--reference", default="nDCG", help="the reference metric")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples B")
+    p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--top-k", type=int, default=10, help="top runs for the inner ASL plot")
+    p.add_argument("--bootstrap-g", default=None,
+                   help="g settings for the bootstrap, ';'-separated (default: uniform and the best per threshold)")
+    p.add_argument("--skip-bootstrap", action="store_true", help="informativeness sweep only")
+    _cli.add_common(p, "gap_thresholds")
+    return p
+
+
+def _topic_filter(text: str | None):
+    if not text:
+        return None
+    keep = set()
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            try:
+                keep.update(str(x) for x in range(int(lo), int(hi) + 1))
+            except ValueError:
+                raise ParameterError(f"--topics: bad range {part!r}") from None
+        else:
+            keep.add(part.strip())
+    return keep
+
+
+def _restrict(runs, qrels, keep):
+    """Runs and qrels limited to the topics in ``keep``."""
+    import dataclasses
+
+    from maxent.trec import Qrels
+
+    if keep is None:
+        return runs, qrels
+    kb = np.array(sorted(k.encode() for k in keep))
+    runs = [dataclasses.replace(r, **{f: getattr(r, f)[np.isin(r.qid, kb)] for f in ("qid", "docno", "score", "line")})
+            for r in runs]
+    topics = [t for t in qrels.topics if t in keep]
+    if not topics:
+        raise ParameterError("--topics: no qrels topic selected")
+    qrels = Qrels(qrels.path, topics, {t: qrels.docnos[t] for t in topics},
+                  {t: qrels.grades[t] for t in topics}, max(int(qrels.grades[t].max()) for t in topics))
+    return runs, qrels
+
+
+def _body(args) -> int:
+    t0 = time.time()
+    qrels = read_qrels(args.qrels)
+    runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    runs, qrels = _restrict(runs, qrels, _topic_filter(args.topics))
+    c = qrels.max_grade
+    if c < 2:
+        raise ParameterError(f"{args.qrels}: GAP thresholds need graded qrels (max grade {c})")
+    thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
+    grid = simplex_grid(c, args.step)
+    metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
+    settings = mx.Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",))
+    name = _cli.dataset_name(args.runs, args.dataset)
+    out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
+    config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
+                  qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
+    inst = mx.run_instances(runs, qrels, settings, out, config, args)
+    table = sweep_table(inst, grid, c)
+    _cli.atomic_write_csv(out / "sweep.csv", table)
+    _fig_sweep(table, thresholds, out)
+
+    print(f"GAP threshold probabilities on {name}: {len(runs)} runs, grades 0..{c}, step {args.step}")
+    best = {}
+    for t in thresholds:
+        gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)]
+        ref = table[(table["metric"] != "GAP") & (table["threshold"] == t)]
+        if len(gap) == 0:
+            print(f"  threshold >= {t}: no eligible lists")
+            continue
+        b = gap.loc[gap["rms"].idxmin()]
+        best[t] = b["g"]
+        ref_txt = f"{ref['metric'].iloc[0]} RMS {ref['rms'].iloc[0]:.4f}" if len(ref) else ""
+        print(f"  threshold >= {t}: best g = ({b['g']}) RMS {b['rms']:.4f} MAE {b['mae']:.4f} "
+              f"over {int(b['instances'])} lists; {ref_txt}")
+
+    if not args.skip_bootstrap:
+        if args.bootstrap_g:
+            gs = [tuple(float(x) for x in s.split(",")) for s in args.bootstrap_g.split(";")]
+        else:
+            gs = [tuple([1.0 / c] * c)] + [tuple(float(x) for x in v.split(",")) for v in best.values()]
+        boot_metrics = list(dict.fromkeys([parse_measure(g_name(g)) for g in gs] + [parse_measure("AP"), parse_measure(args.reference)]))
+        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth)
+        asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
+        _cli.atomic_write_csv(out / "asl.csv", asl)
+        _cli.atomic_write_csv(out / "discriminative.csv", power)
+        _fig_asl(asl, args.top_k, args.alpha, out)
+        print(f"Discriminative power (B = {args.bootstrap}, alpha = {args.alpha}, {len(topics)} topics):")
+        for r in power.itertuples(index=False):
+            print(f"  {r[0]:<26} {r[2]:6.1%} of {r[1]} pairs significant; top {args.top_k}: {r[4]:6.1%}")
+    print(f"({time.time() - t0:.1f} s) results in {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _cli.run_main(_body, _parser(), argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,361 @@
+"""``python -m analysis.maxent``: how informative are AP, nDCG and GAP? (paper [000] §3, [004] §5)
+
+For every (run, topic) and every metric: infer the maximum-entropy distribution of relevance
+from the metric's value alone (plus the list's count side information), reconstruct the
+precision-recall curve and predict P@10 (or any metric), and score them against the truth.
+With no arguments it analyses the bundled TREC-COVID round-1 sample in ``trec_runs/``.
+
+Writes to ``results/maxent/<dataset>/``: instances.csv (one row per run, topic, metric,
+threshold), summary.csv (paper 000 Table 1 layout, plus P@10 prediction RMS and Kendall tau),
+informativeness.csv (with ``--predict all``), figures (PNG + the CSV behind each).
+Work is done one run at a time and each run's rows are written atomically to
+``chunks/``; ``--resume`` skips finished runs, so an interrupted analysis loses nothing.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+import time
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from analysis import _cli
+from maxent.errors import MaxEntError, ParameterError
+from maxent.inference import kendall_tau, pr_errors, real_pr_points, rms, threshold_probabilities
+from maxent.metrics import Metric, parse_measure
+from maxent.ranked import rank_runs
+from maxent.solver import solve
+from maxent.trec import read_qrels, read_runs
+
+DEFAULT_METRICS = "AP,nDCG,GAP"
+ALL_PREDICT = ["P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP"]
+
+
+def split_names(text: str) -> list[str]:
+    """Split a comma-separated list of measure names, keeping commas inside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    metrics: tuple[str, ...]
+    thresholds: tuple[int, ...]
+    count: str
+    alignment: str
+    min_relevant: int
+    depth: int
+    predict: tuple[str, ...]
+
+    def metric_objects(self) -> list[Metric]:
+        return [parse_measure(m) for m in self.metrics]
+
+
+def _at_threshold(m: Metric, t: int) -> Metric:
+    return dataclasses.replace(m, rel=t) if "rel" in m.PARAMS else m
+
+
+def infer(metric: Metric, lists, settings: Settings):
+    """Solve the MaxEnt problems of one metric; yield (threshold, q, result) per threshold."""
+    if metric.GRADED:
+        res = solve(metric, metric.value(lists), lists, count=settings.count)
+        for t in settings.thresholds:
+            yield t, metric, res
+    else:
+        for t in settings.thresholds:
+            mt = _at_threshold(metric, t)
+            yield t, mt, solve(mt, mt.value(lists), lists, count=settings.count)
+
+
+def _counts_text(metric: Metric, lists, t: int, count: str) -> np.ndarray:
+    if count == "retrieved":
+        K = lists.retrieved_counts()
+    else:
+        K = np.minimum(lists.rel_counts, lists.lengths[:, None])
+    if metric.GRADED:
+        return np.array([";".join(str(int(k)) for k in row[1:]) for row in K], dtype=object)
+    return K[:, t:].sum(axis=1).astype(str).astype(object)
+
+
+def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
+    """All instances of one run: one row per (topic, metric, threshold)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs([run], qrels, depth=settings.depth)
+    relret = {t: (lists.grades >= t).sum(axis=1) for t in settings.thresholds}
+    selected = np.logical_and.reduce([relret[t] >= settings.min_relevant for t in settings.thresholds])
+    targets = [parse_measure(x) for x in settings.predict]
+    frames = []
+    for metric in settings.metric_objects():
+        for t, mt, res in infer(metric, lists, settings):
+            q = threshold_probabilities(res.p, t)
+            err = pr_errors(q, lists, t, settings.alignment)
+            row = {
+                "run": lists.runs, "topic": lists.topics, "metric": str(metric), "threshold": t,
+                "value": mt.value(lists), "depth": lists.lengths,
+                "count": _counts_text(mt, lists, t, settings.count),
+                "status": res.status, "nit": res.nit, "entropy": res.entropy,
+                "residual": res.residual, "n_points": err.n_points, "rms": err.rms, "mae": err.mae,
+                "eligible": selected & (err.n_points > 0) & res.success,
+            }
+            for x in targets:
+                xt = _at_threshold(x, t)
+                row[f"actual {x}"] = xt.value(lists)
+                if xt.GRADED and np.ndim(res.p) != 3:
+                    row[f"pred {x}"] = np.nan  # a binary solve says nothing about grades
+                else:
+                    row[f"pred {x}"] = xt.expectation(res.p if xt.GRADED else q, lists)
+            frames.append(pd.DataFrame(row))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _job(args):
+    run, qrels, settings = args
+    return run.name, analyse_run(run, qrels, settings)
+
+
+# ------------------------------------------------------------------ summaries and figures
+def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+    """Paper 000 Table 1 layout: per metric and threshold, mean RMS / MAE of the inferred
+    PR curves, and P@10 prediction RMS per topic, RMS and Kendall tau of per-run means."""
+    rows = []
+    p10 = "P@10" if "P@10" in settings.predict else settings.predict[0]
+    for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
+        e = g[g["eligible"]]
+        runs = e.groupby("run")[[f"actual {p10}", f"pred {p10}"]].mean()
+        rows.append({
+            "metric": metric, "threshold": t, "instances": len(e),
+            "rms": e["rms"].mean(), "mae": e["mae"].mean(),
+            f"{p10} rms (topics)": rms(e[f"actual {p10}"], e[f"pred {p10}"]),
+            f"{p10} rms (runs)": rms(runs.iloc[:, 0], runs.iloc[:, 1]),
+            f"{p10} tau (runs)": kendall_tau(runs.iloc[:, 0], runs.iloc[:, 1]),
+            "solved": int(g["status"].isin(["optimal", "boundary"]).sum()),
+            "not solved": int((~g["status"].isin(["optimal", "boundary"])).sum()),
+        })
+    return pd.DataFrame(rows)
+
+
+def informativeness(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
+    """RMS of predicting metric X (columns) from metric Y's value (rows), per threshold."""
+    rows = []
+    for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
+        e = g[g["eligible"]]
+        row = {"from": metric, "threshold": t}
+        for x in settings.predict:
+            row[x] = rms(e[f"actual {x}"], e[f"pred {x}"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written = []
+    t0 = settings.thresholds[0]
+    p10 = "P@10" if "P@10" in settings.predict else settings.predict[0]
+    e = inst[inst["eligible"] & (inst["threshold"] == t0)]
+    metrics = list(dict.fromkeys(e["metric"]))
+
+    # paper 000 Fig. 3: inferred vs actual P@10, per-run means
+    per_run = e.groupby(["metric", "run"])[[f"actual {p10}", f"pred {p10}"]].mean().reset_index()
+    _cli.atomic_write_csv(out / "fig_p10_inferred.csv", per_run)
+    fig, axes = plt.subplots(1, max(len(metrics), 1), figsize=(4 * max(len(metrics), 1), 4), squeeze=False)
+    for ax, m in zip(axes[0], metrics):
+        d = per_run[per_run["metric"] == m]
+        a, p = d[f"actual {p10}"], d[f"pred {p10}"]
+        ax.scatter(a, p, s=14)
+        lim = [0, max(1e-3, float(max(a.max(), p.max()))) * 1.05]
+        ax.plot(lim, lim, "k:", lw=0.8)
+        ax.set(xlim=lim, ylim=lim, xlabel=f"actual {p10} (mean over topics)",
+               ylabel=f"{p10} inferred from {m}",
+               title=f"{m}: RMS {rms(a, p):.3f}, tau {kendall_tau(a, p):.3f}")
+    fig.suptitle(f"{p10} inferred from each metric (threshold {t0})")
+    _cli.save_figure(fig, out / "fig_p10_inferred.png")
+    plt.close(fig)
+    written.append(out / "fig_p10_inferred.png")
+
+    # paper 000 Fig. 1: P@10 against AP and against nDCG per run
+    firsts = e.drop_duplicates(["run", "topic", "metric"])
+    wide = firsts.pivot_table(index="run", columns="metric", values="value", aggfunc="mean")
+    wide[p10] = e.drop_duplicates(["run", "topic"]).groupby("run")[f"actual {p10}"].mean()
+    wide = wide.reset_index()
+    _cli.atomic_write_csv(out / "fig_p10_vs_metric.csv", wide)
+    others = [m for m in metrics if m in wide.columns]
+    fig, axes = plt.subplots(1, max(len(others), 1), figsize=(4 * max(len(others), 1), 4), squeeze=False)
+    for ax, m in zip(axes[0], others):
+        ax.scatter(wide[m], wide[p10], s=14)
+        ax.set(xlabel=f"{m} (mean over topics)", ylabel=f"{p10} (mean over topics)",
+               title=f"RMS {rms(wide[m], wide[p10]):.3f}, tau {kendall_tau(wide[m], wide[p10]):.3f}")
+    fig.suptitle(f"{p10} against each metric, per run (threshold {t0})")
+    _cli.save_figure(fig, out / "fig_p10_vs_metric.png")
+    plt.close(fig)
+    written.append(out / "fig_p10_vs_metric.png")
+
+    # actual vs inferred PR curves for a few (run, topic) examples: quartiles of the first metric's RMS
+    first = e[e["metric"] == metrics[0]].sort_values(["rms", "run", "topic"]) if metrics else e
+    picks = first.iloc[[int(x * (len(first) - 1)) for x in (0.25, 0.5, 0.75)]] if len(first) else first
+    curves = []
+    by_name = {r.name: r for r in runs}
+    for _, pick in picks.iterrows():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+        lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
+        ranks, valid, R = real_pr_points(lists, t0)
+        k = int(valid.sum())
+        i = np.arange(1, k + 1)
+        curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
+                                    "recall": i / R[0], "precision": i / ranks[0, :k]}))
+        for metric in settings.metric_objects():
+            for t, mt, res in infer(metric, lists, dataclasses.replace(settings, thresholds=(t0,))):
+                q = threshold_probabilities(res.p, t)[0, : lists.lengths[0]]
+                C = np.cumsum(q)
+                n = np.arange(1, len(q) + 1)
+                curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
+                                            "curve": f"inferred from {metric}",
+                                            "recall": C / max(R[0], 1), "precision": C / n}))
+    curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
+        columns=["run", "topic", "curve", "recall", "precision"])
+    _cli.atomic_write_csv(out / "fig_pr_examples.csv", curves)
+    keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
+    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
+    for ax, (r, tp) in zip(axes[0], keys):
+        d = curves[(curves["run"] == r) & (curves["topic"] == tp)]
+        for name, c in d.groupby("curve", sort=False):
+            style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
+            ax.plot(c["recall"], c["precision"], label=name, **style)
+        ax.set(xlabel="recall", ylabel="precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
+        ax.legend(fontsize=7)
+    fig.suptitle(f"actual and inferred precision-recall curves (threshold {t0})")
+    _cli.save_figure(fig, out / "fig_pr_examples.png")
+    plt.close(fig)
+    written.append(out / "fig_pr_examples.png")
+    return written
+
+
+def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds: float) -> None:
+    p10 = "P@10" if "P@10" in settings.predict else settings.predict[0]
+    print(f"MaxEnt informativeness on {name} ({settings.count} counts, {settings.alignment}-aligned PR errors)")
+    head = f"{'metric':<22} {'t':>2} {'inst':>6} {'PR RMS':>8} {'PR MAE':>8} {p10 + ' RMS':>10} {'run RMS':>8} {'run tau':>8}"
+    print(head)
+    print("-" * len(head))
+    for r in summary.itertuples(index=False):
+        d = r._asdict()
+        vals = list(d.values())
+        print(f"{vals[0]:<22} {vals[1]:>2} {vals[2]:>6} {vals[3]:>8.4f} {vals[4]:>8.4f} "
+              f"{vals[5]:>10.4f} {vals[6]:>8.4f} {vals[7]:>8.3f}")
+    print(f"({seconds:.1f} s)")
+
+
+def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args) -> pd.DataFrame:
+    """Analyse every run (one resumable chunk per run, written atomically); all instances."""
+    chunks = _cli.prepare_chunks(out, config, args.resume)
+    todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
+    jobs = [(r, qrels, settings) for r in todo]
+    bar = _cli.progress(None, len(runs), "runs", args.no_progress)
+    bar.update(len(runs) - len(todo))
+    if args.workers > 1 and len(jobs) > 1:
+        with ProcessPoolExecutor(args.workers) as pool:
+            for run_name, frame in pool.map(_job, jobs):
+                _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+                bar.update(1)
+    else:
+        for job in jobs:
+            run_name, frame = _job(job)
+            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+            bar.update(1)
+    bar.close()
+    return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
+                      for r in runs], ignore_index=True)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m analysis.maxent",
+        description="MaxEnt informativeness of IR metrics: inferred PR curves and P@10 from one metric value.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog="examples:\n"
+               "  python -m analysis.maxent\n"
+               "  python -m analysis.maxent --runs ../shared/data/robust03/runs "
+               "--qrels ../shared/data/robust03/qrels/robust03_qrels.txt\n"
+               "  python -m analysis.maxent --metrics 'AP,nDCG,GAP(g=0.5,0.5),P@10' --predict all\n",
+    )
+    p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], help="run files or folders")
+    p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), help="qrels file")
+    p.add_argument("--metrics", default=DEFAULT_METRICS, help="comma-separated measure names")
+    p.add_argument("--threshold", default=None,
+                   help="relevance thresholds to score, comma-separated (default: every grade >= 1 of the qrels)")
+    p.add_argument("--count-constraint", dest="count", choices=("retrieved", "total"), default="retrieved",
+                   help="K per grade: number retrieved (default) or qrels totals capped at the depth")
+    p.add_argument("--alignment", choices=("recall", "rank"), default="recall", help="PR error alignment")
+    p.add_argument("--min-relevant", type=int, default=0,
+                   help="paper 004's selection rule: keep lists with at least this many relevant retrieved at every threshold")
+    p.add_argument("--depth", type=int, default=1000, help="documents per topic kept (trec_eval -M)")
+    p.add_argument("--predict", default="P@10",
+                   help="metrics predicted from each inferred distribution, comma-separated, or 'all'")
+    _cli.add_common(p, "maxent")
+    return p
+
+
+def _body(args) -> int:
+    t_start = time.time()
+    qrels = read_qrels(args.qrels)
+    runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    if args.threshold:
+        try:
+            thresholds = tuple(int(x) for x in args.threshold.split(","))
+        except ValueError:
+            raise ParameterError(f"--threshold: expected integers, got {args.threshold!r}") from None
+    else:
+        thresholds = tuple(range(1, max(qrels.max_grade, 1) + 1))
+    if any(t < 1 for t in thresholds):
+        raise ParameterError("--threshold: thresholds must be >= 1")
+    if args.min_relevant < 0 or args.depth < 1 or args.workers < 1:
+        raise ParameterError("--min-relevant must be >= 0, --depth and --workers >= 1")
+    predict = ALL_PREDICT if args.predict == "all" else split_names(args.predict)
+    metrics = split_names(args.metrics)
+    for m in metrics + predict:
+        if not parse_measure(m).HAS_EXPECTATION:
+            raise ParameterError(f"{m} has no expectation under a relevance distribution")
+    settings = Settings(tuple(str(parse_measure(m)) for m in metrics), thresholds, args.count,
+                        args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict))
+    name = _cli.dataset_name(args.runs, args.dataset)
+    out = args.out or (_cli.ROOT / "results" / "maxent" / name)
+    config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
+                  runs=[r.name for r in runs])
+    inst = run_instances(runs, qrels, settings, out, config, args)
+    _cli.atomic_write_csv(out / "instances.csv", inst)
+    summary = summarize(inst, settings)
+    _cli.atomic_write_csv(out / "summary.csv", summary)
+    if args.predict == "all":
+        _cli.atomic_write_csv(out / "informativeness.csv", informativeness(inst, settings))
+    _figures(inst, settings, runs, qrels, out)
+    _print_summary(summary, settings, name, time.time() - t_start)
+    print(f"results in {out}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _cli.run_main(_body, _parser(), argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""End-to-end tests of ``python -m analysis.maxent`` on a small slice of the bundled data."""
+import gzip
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import maxent as cli
+
+ROOT = Path(__file__).resolve().parents[1]
+BUNDLED = ROOT / "trec_runs"
+RUNS = ["BITEM_df", "T5R1", "bm25_baseline", "jlbase"]
+TOPICS = {"1", "2", "3", "4", "5", "6"}
+
+
+@pytest.fixture(scope="module")
+def slice_dir(tmp_path_factory):
+    """Four bundled runs cut to six topics (one run also lacks topic 6 and has a topic the
+    qrels do not know), with the matching qrels."""
+    d = tmp_path_factory.mktemp("slice")
+    runs = d / "runs"
+    runs.mkdir()
+    for name in RUNS:
+        lines = gzip.open(BUNDLED / "runs" / f"{name}.gz", "rt").read().splitlines()
+        keep = [l for l in lines if l.split()[0] in TOPICS]
+        if name == "jlbase":
+            keep = [l for l in keep if l.split()[0] != "6"] + ["999 Q0 doc1 1 5.0 jlbase"]
+        (runs / name).write_text("\n".join(keep) + "\n")
+    qrels = [l for l in (BUNDLED / "qrels-rnd1.txt").read_text().splitlines() if l.split()[0] in TOPICS]
+    (d / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    return d
+
+
+def _run(slice_dir, out, *extra):
+    return cli.main(["--runs", str(slice_dir / "runs"), "--qrels", str(slice_dir / "qrels.txt"),
+                     "--out", str(out), "--no-progress", "--depth", "200", *extra])
+
+
+@pytest.fixture(scope="module")
+def full(slice_dir, tmp_path_factory):
+    out = tmp_path_factory.mktemp("full")
+    assert _run(slice_dir, out) == 0
+    return out
+
+
+def test_outputs_and_schema(full):
+    inst = pd.read_csv(full / "instances.csv", dtype={"topic": str})
+    for col in ["run", "topic", "metric", "threshold", "value", "depth", "count", "status", "nit",
+                "entropy", "residual", "n_points", "rms", "mae", "eligible", "actual P@10", "pred P@10"]:
+        assert col in inst.columns, col
+    # 4 runs x 6 topics, but jlbase lacks topic 6: 23 lists; AP at t=1,2; nDCG and GAP at t=1,2
+    assert len(inst) == 23 * 3 * 2
+    assert set(inst["metric"]) == {"AP", "nDCG", "GAP"} and set(inst["threshold"]) == {1, 2}
+    assert not inst.duplicated(["run", "topic", "metric", "threshold"]).any()
+    assert "999" not in set(inst["topic"])  # run topic unknown to the qrels is ignored
+    # every eligible instance was solved and its AP value is the library's AP
+    ok = inst[inst["eligible"]]
+    assert ok["status"].isin(["optimal", "boundary"]).all()
+    assert (ok["residual"] < 1e-6).all()
+    assert ok["rms"].between(0, 1).all()
+    summary = pd.read_csv(full / "summary.csv")
+    assert list(summary["metric"]) == ["AP", "AP", "nDCG", "nDCG", "GAP", "GAP"]
+    for f in ["fig_p10_inferred", "fig_p10_vs_metric", "fig_pr_examples"]:
+        assert (full / f"{f}.png").stat().st_size > 1000
+        assert (full / f"{f}.csv").exists()
+
+
+def test_actual_p10_matches_library(full, slice_dir):
+    from maxent import evaluate
+
+    inst = pd.read_csv(full / "instances.csv", dtype={"topic": str})
+    frame = evaluate(str(slice_dir / "qrels.txt"), [str(slice_dir / "runs")], ["P@10"])
+    want = frame.set_index(["run", "topic"])["value"]
+    got = inst[(inst["metric"] == "AP") & (inst["threshold"] == 1)].set_index(["run", "topic"])["actual P@10"]
+    np.testing.assert_allclose(got.sort_index().to_numpy(), want.loc[got.sort_index().index].to_numpy(), atol=1e-9)
+
+
+def test_deterministic(slice_dir, full, tmp_path):
+    assert _run(slice_dir, tmp_path) == 0
+    for f in ["instances.csv", "summary.csv", "fig_p10_inferred.csv", "fig_pr_examples.csv"]:
+        assert (tmp_path / f).read_bytes() == (full / f).read_bytes(), f
+
+
+def test_interrupted_then_resumed_is_identical(slice_dir, full, tmp_path, monkeypatch):
+    calls = {"n": 0}
+    real = cli._job
+
+    def flaky(job):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(job)
+
+    monkeypatch.setattr(cli, "_job", flaky)
+    assert _run(slice_dir, tmp_path) == 130
+    assert len(list((tmp_path / "chunks").glob("*.csv"))) == 2
+    assert not (tmp_path / "instances.csv").exists()
+    monkeypatch.setattr(cli, "_job", real)
+    assert _run(slice_dir, tmp_path, "--resume") == 0
+    for f in ["instances.csv", "summary.csv"]:
+        assert (tmp_path / f).read_bytes() == (full / f).read_bytes(), f
+
+
+def test_killed_process_resumes(slice_dir, full, tmp_path):
+    cmd = [sys.executable, "-m", "analysis.maxent", "--runs", str(slice_dir / "runs"), "--depth", "200",
+           "--qrels", str(slice_dir / "qrels.txt"), "--out", str(tmp_path), "--no-progress"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        if list((tmp_path / "chunks").glob("*.csv")):
+            proc.send_signal(signal.SIGKILL)
+            break
+        time.sleep(0.02)
+    proc.wait()
+    assert not list(tmp_path.glob("chunks/.*.tmp"))  # no partial chunk survives a kill... or is ever read
+    assert _run(slice_dir, tmp_path, "--resume") == 0
+    inst = pd.read_csv(tmp_path / "instances.csv")
+    assert not inst.duplicated(["run", "topic", "metric", "threshold"]).any()
+    assert (tmp_path / "instances.csv").read_bytes() == (full / "instances.csv").read_bytes()
+
+
+def test_resume_refuses_other_settings(slice_dir, full, tmp_path, capsys):
+    assert _run(slice_dir, tmp_path) == 0
+    assert _run(slice_dir, tmp_path, "--resume", "--alignment", "rank") == 1
+    assert "other settings" in capsys.readouterr().err
+
+
+def test_predict_all_and_options(slice_dir, tmp_path):
+    rc = _run(slice_dir, tmp_path, "--metrics", "AP,GAP(g=0.5,0.5),P@10,RR", "--predict", "all",
+              "--threshold", "1", "--count-constraint", "total", "--alignment", "rank", "--min-relevant", "2")
+    assert rc == 0
+    mat = pd.read_csv(tmp_path / "informativeness.csv")
+    assert list(mat["from"]) == ["AP", "GAP(g=0.5,0.5)", "P@10", "RR"]
+    # a binary solve cannot predict graded metrics; a graded one can
+    assert mat.loc[mat["from"] == "AP", "nDCG"].isna().all()
+    assert mat.loc[mat["from"] == "GAP(g=0.5,0.5)", "nDCG"].notna().all()
+    inst = pd.read_csv(tmp_path / "instances.csv")
+    assert (inst.loc[inst["eligible"], "n_points"] >= 2).all()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--metrics", "nDGC"], "unknown measure"),
+    (["--threshold", "x"], "--threshold"),
+    (["--threshold", "0"], "--threshold"),
+    (["--metrics", "bpref"], "no expectation"),
+])
+def test_bad_arguments(slice_dir, tmp_path, capsys, args, message):
+    assert _run(slice_dir, tmp_path, *args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and message in err and "Traceback" not in err
+
+
+def test_missing_qrels_file(tmp_path, capsys):
+    assert cli.main(["--qrels", str(tmp_path / "nope.txt"), "--out", str(tmp_path), "--no-progress"]) == 1
+    assert "nope.txt: no such file" in capsys.readouterr().err
+
+
+def test_split_names():
+    assert cli.split_names("AP,GAP(g=0.5,0.5), nDCG@10(gain=exp)") == ["AP", "GAP(g=0.5,0.5)", "nDCG@10(gain=exp)"]
