@@ -96,25 +96,68 @@ def _naive_lambdas(m, s, y, counts, sigma):
     return lam
 
 
+@pytest.mark.parametrize("method", ["dense", "blocks"])
 @pytest.mark.parametrize("name", ["AP", "AP(rel=2)", "P@3", "nDCG", "nDCG@3(gain=exp)", "RR", "RR(rel=2)",
-                                  "GAP", "GAP(g=0.2,0.3,0.5)", "ERR@4", "nDCG@2(gain=1:5,2:1,3:2)"])
-def test_lambdas_equal_pairwise_definition(name):
+                                  "GAP", "GAP(g=0.2,0.3,0.5)", "ERR@4", "ERR@2", "nDCG@2(gain=1:5,2:1,3:2)"])
+def test_lambdas_equal_pairwise_definition(name, method):
+    """Both kernels (all N x N pairs; grade blocks / top-k strip) against the definition.
+    Lists of up to 16 documents, so the top-k strip (4 k < n) is exercised too."""
     m = parse_measure(name)
     rng = np.random.default_rng(3)
     for _ in range(30):
-        B, N = 3, int(rng.integers(1, 10))
+        B, N = 3, int(rng.integers(1, 17))
         y = rng.integers(0, 4, (B, N))
         s = np.round(rng.standard_normal((B, N)), 1)     # rounded: score ties
         lengths = rng.integers(1, N + 1, B)
         for b in range(B):
             y[b, lengths[b]:] = -1
         counts = np.stack([np.bincount(y[b][y[b] >= 0], minlength=4) for b in range(B)])
-        lam = lambda_gradients(s, y, DeltaContext(m, counts), sigma=0.7)
+        lam = lambda_gradients(s, y, DeltaContext(m, counts), sigma=0.7, method=method)
         for b in range(B):
             n = lengths[b]
             np.testing.assert_allclose(lam[b, :n], _naive_lambdas(m, s[b, :n], y[b, :n], counts[b], 0.7),
                                        atol=1e-12)
             assert not lam[b, n:].any()
+
+
+GRID = ["AP", "P@3", "nDCG", "nDCG@3(gain=exp)", "RR", "GAP", "GAP(g=0.2,0.3,0.5)", "ERR@4", "ERR",
+        "nDCG@2(gain=1:5,2:1,3:2)"]
+
+
+@pytest.mark.parametrize("name", GRID)
+def test_block_kernel_equals_dense_kernel(name):
+    """Oracle: the dense kernel (itself checked against the definition above). Unjudged (-1)
+    documents inside the lists, truncation (strip and block splitting), norm, hessian, sigma."""
+    m = parse_measure(name)
+    rng = np.random.default_rng(11)
+    for _ in range(25):
+        B, N = 2, int(rng.integers(1, 40))
+        y = rng.integers(-1, 4, (B, N))
+        s = np.round(rng.standard_normal((B, N)), 1)
+        lengths = rng.integers(1, N + 1, B)
+        counts = np.stack([np.bincount(np.maximum(y[b], 0), minlength=4) for b in range(B)])
+        ctx = DeltaContext(m, counts)
+        for kw in ({}, {"truncation": 2}, {"truncation": 7}, {"norm": True},
+                   {"return_hessian": True, "sigma": 0.7}):
+            d = lambda_gradients(s, y, ctx, lengths=lengths, method="dense", **kw)
+            bl = lambda_gradients(s, y, ctx, lengths=lengths, method="blocks", **kw)
+            np.testing.assert_allclose(np.asarray(bl), np.asarray(d), rtol=0, atol=1e-12, err_msg=str(kw))
+
+
+def test_block_kernel_long_list_and_wide_scores():
+    """200 documents (auto picks blocks) against the dense kernel; a score range beyond 700 / sigma
+    takes the direct sigmoid and stays exact."""
+    rng = np.random.default_rng(5)
+    y = rng.integers(0, 5, (1, 200))
+    counts = np.bincount(y[0], minlength=5)[None]
+    for scale in (1.0, 400.0):
+        s = scale * rng.standard_normal((1, 200))
+        for name in ("nDCG(gain=exp)", "GAP", "AP", "ERR"):
+            ctx = DeltaContext(parse_measure(name), counts)
+            d, hd = lambda_gradients(s, y, ctx, method="dense", return_hessian=True)
+            b, hb = lambda_gradients(s, y, ctx, return_hessian=True)
+            np.testing.assert_allclose(b, d, rtol=1e-10, atol=1e-13)
+            np.testing.assert_allclose(hb, hd, rtol=1e-10, atol=1e-13)
 
 
 def test_lambda_properties():
@@ -178,3 +221,5 @@ def test_unsupported_metrics_raise():
         metric_family("Rprec")
     with pytest.raises(ParameterError):
         lambda_gradients([[1.0]], [[1]], DeltaContext(parse_measure("AP"), [[0, 1]]), sigma=0)
+    with pytest.raises(ParameterError):
+        lambda_gradients([[1.0]], [[1]], DeltaContext(parse_measure("AP"), [[0, 1]]), method="fast")

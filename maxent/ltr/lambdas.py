@@ -12,10 +12,18 @@ added to the better document i and subtracted from j: :math:`\lambda_i = \sum_j 
 :math:`\lambda_i` pushes document i up, so the model moves by :math:`+\eta \sum_i \lambda_i
 \partial s_i / \partial \theta`.
 
-Everything here is batched over B queries padded to N documents and vectorised over all
-N x N pairs at once; no Python loop runs over documents or pairs. The metric-specific part is
-only the swap delta (:func:`swap_deltas`), computed in O(1) per pair from prefix sums; the
-kernel (:func:`lambda_gradients`) is the same for every metric (STYLE B4).
+Two exact kernels, no Python loop over documents or pairs:
+
+* ``dense`` (short lists): batched over B queries padded to N documents, all N x N pairs at
+  once; the metric-specific part is only the swap delta (:func:`swap_deltas`), O(1) per pair
+  from prefix sums (STYLE B4).
+* ``blocks`` (long lists; :func:`_lambdas_blocks`): per query, only the pairs with
+  l_i > l_j, grouped by grade level. Inside a block of levels (h, l) every delta is an outer
+  sum :math:`p_a + q_c` of rank vectors on either side of the diagonal (prefix sums for AP,
+  per-threshold AP sums for GAP, prefix products for ERR), the pair sigmoid is
+  :math:`e_c / (e_a + e_c)`, and the lambdas are matrix-vector products; the delta matrix is
+  never formed. Cut metrics (nDCG@k, P@k, ERR@k) only need the k x N strip of pairs with a
+  rank <= k.
 
 Supported metric families (read from the metric object of the library, ``maxent.metrics``):
 ``nDCG`` (any cutoff, ``gain`` linear / exp), ``P@k``, ``AP``, ``RR``, ``GAP(g)`` and
@@ -492,9 +500,379 @@ def rank_by_score(scores, lengths=None):
     return np.argsort(-s, axis=1, kind="stable")
 
 
+# ------------------------------------------------------------------------------------------
+# grade-block kernel (one query, pairs grouped by grade level; exact, no N x N temporaries)
+# ------------------------------------------------------------------------------------------
+# "auto" switches to the block kernel from this many documents per list (measured crossover on
+# 2 cores, benchmarks/bench_lambdarank.py: full nDCG and GAP have many grade blocks)
+_BLOCK_MIN_N = {"ndcg": 256, "gap": 256}
+_BLOCK_MIN_N_DEFAULT = 64
+
+
+def _level_groups(level: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """[(level v, ranks with that level in increasing order)] for the levels present."""
+    lo = int(level.min())
+    counts = np.bincount(level - lo)
+    order = np.argsort(level, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    return [(v + lo, order[bounds[v]:bounds[v + 1]]) for v in np.flatnonzero(counts)]
+
+
+def _ap_uv(relb: np.ndarray, r: np.ndarray, scale) -> tuple[np.ndarray, np.ndarray]:
+    r"""Rank vectors U, V with :math:`|\Delta AP_{ab}| = U_a + V_b` (relevant a above
+    non-relevant b) and :math:`V_a + U_b` (relevant a below b), times ``scale`` = 1 / R.
+
+    :math:`U_a = (C(a-1) + 1)/a - S(a)`, :math:`V_b = S(b-1) - C(b)/b` (paper 001 eq. 9).
+    """
+    rel = relb.astype(np.float64)
+    C = np.cumsum(rel)
+    S = np.cumsum(rel / r)
+    U = ((C - rel + 1.0) / r - S) * scale
+    V = (S - rel / r - C / r) * scale
+    return U, V
+
+
+def _query_blocks(ctx: DeltaContext, b: int, y: np.ndarray):
+    r"""Grade blocks of one ranked query with :math:`|\Delta M|` in outer-sum form.
+
+    Returns ``(blocks, K)``. Each block is ``(I, J, p1, q1, p2, q2)``: I are the ranks
+    (0-based, increasing) of the better documents, J those of the worse ones (l_I > l_J, or
+    rel_I > rel_J for binary metrics), and for a in I, c in J
+
+    .. math:: |\Delta M_{ac}| = \begin{cases} p1_a + q1_c & a < c \\ p2_a + q2_c & a > c
+              \end{cases}
+
+    with p, q length-n rank vectors or scalars. Pairs with equal level, or whose delta is
+    identically 0, are left out. ``K``: pairs with both ranks >= K have delta 0 (the metric's
+    cutoff), or None.
+    """
+    fam = ctx.family
+    n = len(y)
+    r = np.arange(1, n + 1, dtype=np.float64)
+    blocks = []
+    if fam in ("precision", "ap", "rr"):
+        relb = y >= ctx.t
+        I = np.flatnonzero(relb)
+        J = np.flatnonzero(~relb)
+        if len(I) == 0 or len(J) == 0:
+            return blocks, None
+        if fam == "precision":
+            # |Delta| = 1/k when exactly one of the two is in the top k, else 0
+            c = 1.0 / ctx.k
+            blocks.append((I[I < ctx.k], J[J >= ctx.k], c, 0.0, 0.0, 0.0))
+            blocks.append((I[I >= ctx.k], J[J < ctx.k], 0.0, 0.0, c, 0.0))
+            return blocks, ctx.k
+        if fam == "ap":
+            R = ctx.R[b]
+            U, V = _ap_uv(relb, r, 1.0 / R if R > 0 else 0.0)
+            blocks.append((I, J, U, V, V, U))
+            return blocks, None
+        # RR (paper 001 eq. 11): f = rank of the first relevant, f2 of the second
+        f = I[0]
+        f2 = I[1] if len(I) > 1 else n
+        Jup = J[J < f]
+        if len(Jup):      # a relevant document moves above the first one: RR 1/(f+1) -> 1/(c+1)
+            blocks.append((I, Jup, 0.0, 0.0, 0.0, 1.0 / r - 1.0 / (f + 1)))
+        Jdn = J[J > f]
+        if len(Jdn):      # the first relevant one moves down to c: new first min(c, f2)
+            blocks.append((I[:1], Jdn, 0.0, 1.0 / (f + 1) - 1.0 / np.minimum(r, f2 + 1), 0.0, 0.0))
+        return blocks, None
+    groups = _level_groups(y)
+    if fam == "ndcg":
+        gz = _gains(ctx.metric, np.array([v for v, _ in groups])) * ctx.inv_norm[b]
+        D = _discount(n, ctx.k)
+        for hi in range(len(groups)):
+            for lo in range(hi):
+                c = abs(gz[hi] - gz[lo])
+                if c == 0:
+                    continue
+                cD = c * D        # |Delta| = |G_h - G_l| (D_a - D_c) with a the upper rank
+                blocks.append((groups[hi][1], groups[lo][1], cD, -cD, -cD, cD))
+        return blocks, ctx.k
+    if fam == "gap":
+        g = ctx.g
+        c = len(g)
+        w = g * ctx.inv_Z[b]
+        Ucum = np.zeros((c + 1, n))
+        Vcum = np.zeros((c + 1, n))
+        for j in range(1, c + 1):     # loop over thresholds (c of them), not documents
+            if w[j - 1] != 0:
+                U, V = _ap_uv(y >= j, r, w[j - 1])
+                Ucum[j] = Ucum[j - 1] + U
+                Vcum[j] = Vcum[j - 1] + V
+            else:
+                Ucum[j], Vcum[j] = Ucum[j - 1], Vcum[j - 1]
+        for hi in range(len(groups)):
+            for lo in range(hi):
+                th, tl = min(groups[hi][0], c), max(groups[lo][0], 0)
+                if th <= tl:
+                    continue
+                # thresholds tl < j <= th separate the pair: |Delta GAP| = sum_j w_j |Delta AP_j|
+                Us = Ucum[th] - Ucum[tl]
+                Vs = Vcum[th] - Vcum[tl]
+                if not (Us.any() or Vs.any()):
+                    continue
+                blocks.append((groups[hi][1], groups[lo][1], Us, Vs, Vs, Us))
+        return blocks, None
+    if fam == "err":
+        rz = ctx.r_of_grade
+        levels = np.array([v for v, _ in groups])
+        rl_of = np.where(levels >= 0, rz[np.clip(levels, 0, len(rz) - 1)], 0.0)
+        if rl_of.max() >= 1.0:
+            return None, None        # a certain stop: the closed form divides by 1 - r
+        R = np.zeros(n)
+        for (v, idx), rv in zip(groups, rl_of):
+            R[idx] = rv
+        P = np.cumprod(np.concatenate(([1.0], 1.0 - R[:-1])))   # P(n) = prod_{m<n} (1 - r_m)
+        inc = (r <= (ctx.k if ctx.k is not None else n)).astype(np.float64)
+        Pr = P / r * inc
+        term = R * Pr
+        E = np.cumsum(term)                                     # E(n)
+        Ep = E - term                                           # E(n - 1)
+        for hi in range(len(groups)):
+            for lo in range(hi):
+                rh, rl = rl_of[hi], rl_of[lo]
+                if rh == rl:
+                    continue
+                sg = -1.0 if rh > rl else 1.0     # ERR rises when the larger r moves up
+                # better doc at the upper rank a, worse at c > a (Ra = rh, Rc = rl)
+                k1 = (rh - rl) / (1.0 - rh)
+                p1 = sg * ((rl - rh) * Pr - E * k1)
+                q1 = sg * (Ep * k1 + Pr * (rh * (1.0 - rl) / (1.0 - rh) - rl))
+                # worse doc at the upper rank c, better at a > c (Rc = rl, Ra = rh)
+                k2 = (rl - rh) / (1.0 - rl)
+                q2 = -sg * ((rh - rl) * Pr - E * k2)
+                p2 = -sg * (Ep * k2 + Pr * (rl * (1.0 - rh) / (1.0 - rl) - rh))
+                blocks.append((groups[hi][1], groups[lo][1], p1, q1, p2, q2))
+        return blocks, ctx.k
+    raise AssertionError(fam)  # pragma: no cover
+
+
+def _weighted_sums(Mx: np.ndarray, wI, wJ, p, q, I: np.ndarray, J: np.ndarray):
+    r"""Row and column sums of :math:`T_{ac} = wI_a\, wJ_c\, M_{ac} (p_a + q_c)`.
+
+    p and q are rank vectors (indexed by I and J) or scalars; wI, wJ are vectors over the
+    block's rows / columns or None (= 1). Matrix-vector products only (BLAS gemv, one read of
+    M each): rows :math:`wI \odot (p \odot M wJ + M (wJ \odot q))`, columns
+    :math:`wJ \odot (q \odot M^T wI + M^T (wI \odot p))`.
+    """
+    pv = isinstance(p, np.ndarray)
+    qv = isinstance(q, np.ndarray)
+    uJ = np.ones(len(J)) if wJ is None else wJ
+    uI = np.ones(len(I)) if wI is None else wI
+    if qv:
+        qJ = q[J]
+        rs = Mx @ uJ
+        rs *= p[I] if pv else p
+        rs += Mx @ (uJ * qJ)
+    else:
+        rs = Mx @ uJ
+        rs *= (p[I] + q) if pv else (p + q)
+    if pv:
+        pI = p[I]
+        cs = uI @ Mx
+        cs *= qJ if qv else q
+        cs += (uI * pI) @ Mx
+    else:
+        cs = uI @ Mx
+        cs *= (qJ + p) if qv else (p + q)
+    if wI is not None:
+        rs *= wI
+    if wJ is not None:
+        cs *= wJ
+    return rs, cs
+
+
+def _diff(u, v):
+    """u - v for rank vectors or scalars."""
+    return u - v
+
+
+def _strip_deltas(ctx: DeltaContext, b: int, y: np.ndarray, K: int):
+    r"""Signed swap deltas :math:`T_{ac}` for upper ranks a < K and all c, (K, n).
+
+    Only entries with c > a are meaningful (the pair {a, c} with a the upper rank); used for
+    the cut metrics nDCG@k, P@k and ERR@k, whose deltas vanish when both ranks are >= k, so
+    that the K x n strip holds every pair that matters (formulas as :func:`swap_deltas`).
+    Returns None when the ERR closed form does not apply (a stop probability of 1).
+    """
+    fam = ctx.family
+    n = len(y)
+    r = np.arange(1, n + 1, dtype=np.float64)
+    if fam in ("ndcg", "precision"):
+        if fam == "ndcg":
+            G = _gains(ctx.metric, y) * ctx.inv_norm[b]
+            D = _discount(n, ctx.k)
+        else:
+            G = (y >= ctx.t) / ctx.k
+            D = (r <= ctx.k).astype(np.float64)
+        return np.subtract.outer(G[:K], G) * np.subtract.outer(D, D[:K]).T
+    # ERR: T_ac = (R_c - R_a) P_a/a + (E(c-1) - E(a)) ((1-R_c)/(1-R_a) - 1)
+    #             + P_c (R_a (1-R_c)/(1-R_a) - R_c)/c      (terms beyond k dropped)
+    rz = ctx.r_of_grade
+    R = np.where(y >= 0, rz[np.clip(y, 0, len(rz) - 1)], 0.0)
+    if R.max(initial=0.0) >= 1.0:
+        return None
+    P = np.cumprod(np.concatenate(([1.0], 1.0 - R[:-1])))
+    inc = (r <= (ctx.k if ctx.k is not None else n)).astype(np.float64)
+    Pr = P / r * inc
+    term = R * Pr
+    E = np.cumsum(term)
+    Ra = R[:K, None]
+    ratio = (1.0 - R)[None, :] / (1.0 - Ra)
+    return (np.subtract.outer(R, R[:K]).T * Pr[:K, None]
+            + np.subtract.outer(E - term, E[:K]).T * (ratio - 1.0)
+            + Pr[None, :] * (Ra * ratio - R[None, :]))
+
+
+def _lambdas_strip(T: np.ndarray, y: np.ndarray, s: np.ndarray, sigma: float, want_h: bool):
+    r"""Lambdas from the K x n strip of signed deltas (pairs {a, c}, a < K, c > a).
+
+    The better document of a pair is the one of higher grade; with
+    :math:`\epsilon = \mathrm{sign}(l_a - l_c)`, :math:`\rho = 1 / (1 + e^{\epsilon \sigma
+    (s_a - s_c)})` and :math:`W = |T| \rho`, a gains :math:`\epsilon W` and c loses it.
+    """
+    K, n = T.shape
+    from scipy.special import expit
+
+    eps = np.sign(np.subtract.outer(y[:K], y)).astype(np.float64)
+    eps *= np.less.outer(np.arange(K), np.arange(n))                 # pairs with c > a
+    W = np.abs(T)
+    x = np.subtract.outer(s[:K], s)
+    x *= -sigma
+    x *= eps
+    rho = expit(x)
+    H = W * rho * (1.0 - rho) * np.abs(eps) if want_h else None
+    W *= rho
+    total = float((W * np.abs(eps)).sum())
+    W *= eps
+    lam = -W.sum(axis=0)
+    lam[:K] += W.sum(axis=1)
+    h = None
+    if want_h:
+        h = H.sum(axis=0)
+        h[:K] += H.sum(axis=1)
+    return lam, h, total
+
+
+def _lambdas_blocks(ctx: DeltaContext, b: int, y: np.ndarray, s: np.ndarray, sigma: float,
+                    truncation, want_h: bool):
+    r"""Unscaled :math:`\sum_j |\Delta M_{ij}| \rho_{ij}` per document of one ranked query.
+
+    Parameters
+    ----------
+    ctx : DeltaContext
+        Already restricted to the batch (``take``); ``b`` is the query's row in it.
+    y, s : ndarray, shape (n,)
+        Grades and scores in ranked order (no padding).
+    sigma : float
+    truncation : int or None
+    want_h : bool
+        Also the second-order terms :math:`\sum_j |\Delta M_{ij}| \rho_{ij}(1 - \rho_{ij})`.
+
+    Returns
+    -------
+    lam, h : ndarray, shape (n,)
+        :math:`\lambda / \sigma` and :math:`h / \sigma^2` (h None unless ``want_h``); lam is
+        None when the closed form does not apply (ERR with a stop probability of 1).
+    total : float
+        :math:`\sum_{pairs} |\Delta M| \rho` (the ``norm`` sum S / sigma).
+
+    Notes
+    -----
+    Only pairs with :math:`l_a > l_c` are visited, block by block of grade levels (G levels
+    give G(G-1)/2 blocks, :math:`\frac12 (N^2 - \sum_z N_z^2)` pairs in all, 40 % of N^2 for
+    five equally frequent grades). In a block the delta is an outer sum, :math:`p_a + q_c`
+    above the diagonal a < c and :math:`p'_a + q'_c` below it (:func:`_query_blocks`).
+    With :math:`e_a = e^{\sigma s_a - m}` (m the mid-range) the pair sigmoid is
+    :math:`\rho_{ac} = e_c Y_{ac}`, :math:`Y_{ac} = 1 / (e_a + e_c)`, and
+    :math:`\rho(1-\rho) = e_a e_c Y_{ac}^2`: the kernel forms Y (one add, one reciprocal; no
+    per-pair exp) and :math:`A = Y \odot [a < c]`, and reduces
+
+    .. math:: \sum_c \rho_{ac} |\Delta_{ac}| = \sum_c e_c \left(Y_{ac} (p'_a + q'_c)
+              + A_{ac} ((p_a - p'_a) + (q_c - q'_c))\right)
+
+    by matrix-vector products (:func:`_weighted_sums`); the delta matrix is never built.
+    Exact in float64 while :math:`\sigma` (score range) < 700; wider ranges compute rho
+    directly (``scipy.special.expit``). Pairs with both ranks >= K (the metric's cutoff or
+    ``truncation``) have delta 0 or are excluded, and are skipped.
+    """
+    n = len(y)
+    K = ctx.k if ctx.family in ("ndcg", "precision", "err") else None
+    if truncation is not None:
+        K = truncation if K is None else min(K, truncation)
+    if K is not None and 4 * K < n and ctx.family in ("ndcg", "precision", "err"):
+        T = _strip_deltas(ctx, b, y, K)          # every pair with a rank < K: a K x n strip
+        if T is None:
+            return None, None, 0.0
+        return _lambdas_strip(T, y, s, sigma, want_h)
+    blocks, K = _query_blocks(ctx, b, y)
+    if blocks is None:
+        return None, None, 0.0
+    if truncation is not None:
+        K = truncation if K is None else min(K, truncation)
+    lam = np.zeros(n)
+    h = np.zeros(n) if want_h else None
+    total = 0.0
+    if not blocks:
+        return lam, h, total
+    x = sigma * s
+    direct = not (x.max() - x.min() < 700.0)
+    if not direct:
+        e = np.exp(x - 0.5 * (x.max() + x.min()))
+    subs = []
+    for I, J, p1, q1, p2, q2 in blocks:
+        if K is not None and K < n:
+            it, jt = np.searchsorted(I, K), np.searchsorted(J, K)
+            subs.append((I[:it], J, p1, q1, p2, q2))
+            subs.append((I[it:], J[:jt], p1, q1, p2, q2))
+        else:
+            subs.append((I, J, p1, q1, p2, q2))
+    for I, J, p1, q1, p2, q2 in subs:
+        if len(I) == 0 or len(J) == 0:
+            continue
+        if direct:
+            from scipy.special import expit
+
+            Y = np.subtract.outer(x[J], x[I]).T          # rho = expit(x_c - x_a)
+            expit(Y, out=Y)
+            mats = [(Y, None, None, lam, -1.0)]
+            if want_h:
+                mats.append((Y * (1.0 - Y), None, None, h, 1.0))
+        else:
+            eI, eJ = e[I], e[J]
+            Y = np.add.outer(eI, eJ)
+            np.reciprocal(Y, out=Y)
+            mats = [(Y, None, eJ, lam, -1.0)]
+            if want_h:
+                mats.append((Y * Y, eI, eJ, h, 1.0))
+        if I[-1] < J[0]:                          # every better document ranked above
+            mixed = None
+            base = (p1, q1)
+        elif I[0] > J[-1]:                        # every better document ranked below
+            mixed = None
+            base = (p2, q2)
+        else:
+            mixed = np.less.outer(I, J)
+            base = (p2, q2)
+            dp, dq = _diff(p1, p2), _diff(q1, q2)
+        for Mx, wI, wJ, acc, sign in mats:
+            rs, cs = _weighted_sums(Mx, wI, wJ, base[0], base[1], I, J)
+            if mixed is not None:
+                Mx *= mixed
+                r2, c2 = _weighted_sums(Mx, wI, wJ, dp, dq, I, J)
+                rs += r2
+                cs += c2
+            acc[I] += rs
+            acc[J] += sign * cs
+            if sign < 0:
+                total += rs.sum()
+    return lam, h, total
+
+
 def lambda_gradients(scores, grades, context: DeltaContext, *, rows=None, lengths=None,
                      sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
-                     return_hessian: bool = False):
+                     return_hessian: bool = False, method: str = "auto"):
     r"""LambdaRank gradients of a batch of queries for the context's metric.
 
     Parameters
@@ -517,6 +895,12 @@ def lambda_gradients(scores, grades, context: DeltaContext, *, rows=None, length
         S = sum over pairs of lambda_ij.
     return_hessian : bool
         Also return :math:`\sum \sigma^2 |\Delta M| \rho (1 - \rho)` per document.
+    method : {"auto", "dense", "blocks"}
+        ``dense``: all N x N pairs of the padded batch at once (fastest for short lists);
+        ``blocks``: per query, grade block by grade block (:func:`_lambdas_blocks`; fastest
+        for long lists); ``auto``: blocks when N >= 256 for nDCG and GAP, N >= 64 for the
+        others (measured crossovers). Both are exact and give the same numbers (tested
+        against each other and against the pairwise definition).
 
     Returns
     -------
@@ -527,6 +911,8 @@ def lambda_gradients(scores, grades, context: DeltaContext, *, rows=None, length
     """
     if not sigma > 0:
         raise ParameterError(f"sigma must be > 0, got {sigma}")
+    if method not in ("auto", "dense", "blocks"):
+        raise ParameterError(f"method must be auto, dense or blocks, got {method!r}")
     s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
     y = np.atleast_2d(np.asarray(grades)).astype(np.int64)
     B, N = s.shape
@@ -539,28 +925,65 @@ def lambda_gradients(scores, grades, context: DeltaContext, *, rows=None, length
     ss = np.where(np.arange(N)[None, :] < lengths[:, None], ss, 0.0)
     valid = np.arange(N)[None, :] < lengths[:, None]
     ctx = context.take(rows)
+    use_blocks = method == "blocks" or (
+        method == "auto" and N >= _BLOCK_MIN_N.get(ctx.family, _BLOCK_MIN_N_DEFAULT))
+    lam = h = None
+    if use_blocks:
+        lam = np.zeros((B, N))
+        h = np.zeros((B, N)) if return_hessian else None
+        S = np.zeros(B)                 # sum over pairs of lambda_ij (for norm)
+        for b in range(B):          # loop over queries; each query is vectorised
+            n = int(lengths[b])
+            if n == 0:
+                continue
+            lb, hb, S[b] = _lambdas_blocks(ctx, b, ys[b, :n], ss[b, :n], sigma, truncation,
+                                           return_hessian)
+            S[b] *= sigma
+            if lb is None:
+                lam = None
+                break
+            lam[b, :n] = lb * sigma
+            if return_hessian:
+                h[b, :n] = hb * (sigma * sigma)
+        if lam is not None and norm:
+            f = np.where(S > 0, np.log2(1.0 + S) / np.where(S > 0, S, 1.0), 1.0)
+            lam *= f[:, None]
+            if return_hessian:
+                h *= f[:, None]
+    if lam is None:
+        lam, h = _lambdas_dense(ctx, ys, ss, valid, sigma, truncation, norm, return_hessian)
+    out = np.empty_like(lam)
+    np.put_along_axis(out, order, lam, axis=1)
+    if not return_hessian:
+        return out
+    hout = np.empty_like(h)
+    np.put_along_axis(hout, order, h, axis=1)
+    return out, hout
+
+
+def _lambdas_dense(ctx, ys, ss, valid, sigma, truncation, norm, return_hessian):
+    """All N x N pairs of the padded batch at once, in ranked order; (B, N) lambdas (and h)."""
+    B, N = ys.shape
     W = _abs_delta_better(ctx, ys, valid)            # |Delta M_ab| on pairs l_a > l_b, else 0
     if truncation is not None:
         top = np.arange(N) < truncation
         W *= top[None, :, None] | top[None, None, :]
     rho = _pair_sigmoid(ss, sigma, valid)            # 1 / (1 + exp(sigma (s_a - s_b)))
+    H = None
     if return_hessian:
         H = W * (sigma * sigma) * rho * (1.0 - rho)
     W *= rho
     if sigma != 1.0:
         W *= sigma
     lam = W.sum(axis=2) - W.sum(axis=1)
+    f = None
     if norm:
         S = W.sum(axis=(1, 2))
         f = np.where(S > 0, np.log2(1.0 + S) / np.where(S > 0, S, 1.0), 1.0)
         lam *= f[:, None]
-    out = np.empty_like(lam)
-    np.put_along_axis(out, order, lam, axis=1)
     if not return_hessian:
-        return out
+        return lam, None
     h = H.sum(axis=2) + H.sum(axis=1)
     if norm:
         h *= f[:, None]
-    hout = np.empty_like(h)
-    np.put_along_axis(hout, order, h, axis=1)
-    return out, hout
+    return lam, h
