@@ -1,0 +1,250 @@
+r"""SoftRank: smoothed metrics as expectations over score noise, and their gradients
+(METHOD.md section 7; Taylor et al. 2008; paper 000 section 4.1; paper 004 section on SoftGAP).
+
+Each score is treated as Gaussian, :math:`S_j \sim N(s_j, \sigma_s^2)`, so document i beats
+document j with probability
+
+.. math:: \pi_{ij} = P(S_i > S_j) = \Phi\left(\frac{s_i - s_j}{\sqrt2\,\sigma_s}\right).
+
+The rank distribution :math:`p_j(r)` (r = 0..N-1 documents ranked above j) follows from
+Taylor et al.'s recursive insertion: start from :math:`p_j^{(0)} = \delta_0` and add the other
+documents one at a time,
+
+.. math:: p_j^{(i)}(r) = p_j^{(i-1)}(r - 1)\,\pi_{ij} + p_j^{(i-1)}(r)\,(1 - \pi_{ij}),
+
+vectorised over all documents j at each insertion step i (the loop runs over the N steps of
+the algorithm, O(N^2) work each). Smoothed metrics:
+
+* SoftNDCG@k :math:`= \frac{1}{IDCG@k} \sum_j G(l_j) \sum_{r < k} D(r + 1) p_j(r)`;
+* SoftPC@k :math:`= \frac1k \sum_j rel_j \sum_{r<k} p_j(r)` (paper 000 section 4.1.1);
+* SoftAP :math:`= \frac1R \sum_j rel_j \frac{rel_j + \sum_{i \ne j} \pi_{ij} rel_i}
+  {1 + \sum_{i \ne j} \pi_{ij}}` (paper 000 section 4.1.2, eq. for SoftAP);
+* SoftGAP :math:`= \frac1Z \sum_j \frac{\delta_{jj} + \sum_{i \ne j} \pi_{ij} \delta_{ij}}
+  {1 + \sum_{i \ne j} \pi_{ij}}`, :math:`\delta_{ij} = \sum_{t \le \min(l_i, l_j)} g_t`,
+  :math:`Z = \sum_t g_t R_{\ge t}` (paper 004's pivot definition with the expected
+  precision of SoftAP; equals :math:`\sum_t g_t R_{\ge t} \mathrm{SoftAP}_{\ge t} / Z`, the
+  METHOD section 2 identity).
+
+Gradients w.r.t. the scores are exact: for SoftNDCG / SoftPC by reverse-mode
+differentiation of the insertion recursion (the adjoint runs the steps backwards, with the
+forward states kept per chunk of documents), for SoftAP / SoftGAP in closed form; then
+:math:`\partial \pi_{ij} / \partial s_i = -\partial \pi_{ij} / \partial s_j =
+\varphi(z_{ij}) / (\sqrt2 \sigma_s)`. As :math:`\sigma_s \to 0` each smoothed metric tends to
+the metric of the ranking by score (tested against ``maxent.metrics``).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from maxent.errors import ParameterError
+from maxent.ltr.lambdas import DeltaContext, _discount, _gains
+
+__all__ = ["beat_probabilities", "rank_distributions", "soft_metric", "softrank_gradients"]
+
+_SQRT2 = np.sqrt(2.0)
+
+
+def beat_probabilities(scores, sigma_s: float):
+    r""":math:`\pi_{ij} = \Phi((s_i - s_j) / (\sqrt2 \sigma_s))` and its derivative.
+
+    Parameters
+    ----------
+    scores : ndarray, shape (N,)
+    sigma_s : float
+        Standard deviation of the score noise, > 0.
+
+    Returns
+    -------
+    pi : ndarray, shape (N, N)
+        ``pi[i, j]`` = P(i beats j); the diagonal is 0 (a document does not beat itself).
+    dpi : ndarray, shape (N, N)
+        :math:`\partial \pi_{ij} / \partial s_i = \varphi(z_{ij}) / (\sqrt2 \sigma_s)`
+        (and :math:`-` that w.r.t. :math:`s_j`); diagonal 0.
+    """
+    from scipy.special import ndtr
+
+    if not sigma_s > 0:
+        raise ParameterError(f"sigma_s must be > 0, got {sigma_s}")
+    s = np.asarray(scores, dtype=np.float64)
+    scale = 1.0 / (_SQRT2 * sigma_s)
+    z = np.subtract.outer(s, s) * scale
+    pi = ndtr(z)
+    dpi = np.exp(-0.5 * z * z) * (scale / np.sqrt(2.0 * np.pi))
+    np.fill_diagonal(pi, 0.0)
+    np.fill_diagonal(dpi, 0.0)
+    return pi, dpi
+
+
+def _insert(pi: np.ndarray, cols: np.ndarray, keep: bool):
+    """Run the insertion recursion for documents ``cols``; (len(cols), N) final p, and the
+    N states before each step (N, len(cols), N) when ``keep``."""
+    N = pi.shape[0]
+    P = np.zeros((len(cols), N))
+    P[:, 0] = 1.0
+    hist = np.empty((N, len(cols), N)) if keep else None
+    for i in range(N):              # the N insertion steps of the algorithm
+        q = pi[i, cols][:, None]    # P(i beats j) for every j in the chunk (0 when i == j)
+        if keep:
+            hist[i] = P
+        shifted = np.zeros_like(P)
+        shifted[:, 1:] = P[:, :-1]
+        P = P * (1.0 - q) + shifted * q
+    return P, hist
+
+
+def _chunk(N: int) -> int:
+    return int(max(1, min(N, 4_000_000 // max(N * N, 1))))
+
+
+def rank_distributions(scores, sigma_s: float) -> np.ndarray:
+    r"""Rank distributions of SoftRank by recursive insertion (Taylor et al. 2008).
+
+    Parameters
+    ----------
+    scores : ndarray, shape (N,)
+    sigma_s : float
+
+    Returns
+    -------
+    ndarray, shape (N, N)
+        ``p[j, r]`` = probability that exactly r documents rank above j (rank r + 1);
+        rows sum to 1.
+    """
+    pi, _ = beat_probabilities(scores, sigma_s)
+    N = len(pi)
+    return _insert(pi, np.arange(N), keep=False)[0]
+
+
+def _rank_weights(ctx: DeltaContext, b: int, y: np.ndarray) -> np.ndarray:
+    """W[j, r]: the metric is sum_j sum_r W[j, r] p_j(r) (SoftNDCG, SoftPC); (n, n)."""
+    n = len(y)
+    if ctx.family == "ndcg":
+        G = _gains(ctx.metric, y) * ctx.inv_norm[b]
+        return G[:, None] * _discount(n, ctx.k)[None, :]
+    rel = (y >= ctx.t).astype(np.float64) / ctx.k
+    return rel[:, None] * (np.arange(n) < ctx.k)[None, :]
+
+
+def _rank_metric(ctx, b, y, s, sigma_s, want_grad):
+    pi, dpi = beat_probabilities(s, sigma_s)
+    W = _rank_weights(ctx, b, y)
+    n = len(y)
+    value = 0.0
+    gpi = np.zeros((n, n)) if want_grad else None      # d metric / d pi[i, j]
+    step = _chunk(n)
+    for a in range(0, n, step):                       # chunks of documents j (memory bound)
+        cols = np.arange(a, min(n, a + step))
+        P, hist = _insert(pi, cols, keep=want_grad)
+        value += float((W[cols] * P).sum())
+        if not want_grad:
+            continue
+        adj = W[cols].copy()                          # adjoint of the final p_j
+        for i in range(n - 1, -1, -1):                # insertion steps backwards
+            Pp = hist[i]
+            q = pi[i, cols][:, None]
+            # d p_new / d q = shift(P) - P ;  adjoint of P: adj (1 - q) + adj[r + 1] q
+            dq = (adj[:, 1:] * Pp[:, :-1]).sum(axis=1) - (adj * Pp).sum(axis=1)
+            gpi[i, cols] = dq
+            nxt = adj * (1.0 - q)
+            nxt[:, :-1] += adj[:, 1:] * q
+            adj = nxt
+    return value, gpi, dpi
+
+
+def _pair_delta(ctx, b, y) -> tuple[np.ndarray, float]:
+    """delta_ij of SoftAP (rel_i rel_j) or SoftGAP (sum_{t <= min(l_i, l_j)} g_t), and Z."""
+    if ctx.family == "ap":
+        rel = (y >= ctx.t).astype(np.float64)
+        return np.multiply.outer(rel, rel), float(ctx.R[b])
+    c = len(ctx.g)
+    gc = np.concatenate(([0.0], np.cumsum(ctx.g)))        # gc[l] = sum_{t <= l} g_t
+    lv = np.clip(y, 0, c)
+    return gc[np.minimum.outer(lv, lv)], float(ctx.Z[b])
+
+
+def _pi_metric(ctx, b, y, s, sigma_s, want_grad):
+    pi, dpi = beat_probabilities(s, sigma_s)
+    delta, Z = _pair_delta(ctx, b, y)
+    if Z <= 0:
+        return 0.0, (np.zeros_like(pi) if want_grad else None), dpi
+    num = np.diagonal(delta) + (pi * delta).sum(axis=0)     # delta_jj + sum_i pi_ij delta_ij
+    den = 1.0 + pi.sum(axis=0)
+    value = float((num / den).sum() / Z)
+    gpi = None
+    if want_grad:
+        gpi = (delta / den[None, :] - (num / den ** 2)[None, :]) / Z
+        np.fill_diagonal(gpi, 0.0)
+    return value, gpi, dpi
+
+
+def soft_metric(context: DeltaContext, scores, grades, *, row: int = 0, sigma_s: float = 1.0,
+                gradient: bool = True):
+    r"""SoftRank value of the context's metric for one query, and its gradient.
+
+    Parameters
+    ----------
+    context : DeltaContext
+        Metric (nDCG / nDCG@k, P@k, AP, GAP) and per-query constants (IDCG, R, GAP weights).
+    scores, grades : ndarray, shape (n,)
+        One query's documents (any order; no padding). Grade -1 = unjudged.
+    row : int
+        The query's row in ``context``.
+    sigma_s : float
+        Score noise standard deviation.
+    gradient : bool
+        Also return :math:`\partial M / \partial s`.
+
+    Returns
+    -------
+    value : float
+    grad : ndarray, shape (n,)
+        Only with ``gradient``.
+    """
+    ctx = context.take(np.array([row]))
+    y = np.asarray(grades).astype(np.int64)
+    s = np.asarray(scores, dtype=np.float64)
+    fam = ctx.family
+    if fam in ("ndcg", "precision"):
+        value, gpi, dpi = _rank_metric(ctx, 0, y, s, sigma_s, gradient)
+    elif fam in ("ap", "gap"):
+        value, gpi, dpi = _pi_metric(ctx, 0, y, s, sigma_s, gradient)
+    else:
+        raise ParameterError(f"SoftRank supports nDCG, P@k, AP and GAP, not {ctx.metric!s}")
+    if not gradient:
+        return value
+    # pi_ij depends on s_i (+dpi) and s_j (-dpi)
+    T = gpi * dpi
+    return value, T.sum(axis=1) - T.sum(axis=0)
+
+
+def softrank_gradients(scores, grades, context: DeltaContext, *, rows=None, lengths=None,
+                       sigma_s: float = 1.0) -> np.ndarray:
+    r"""Gradients :math:`\partial \mathrm{Soft}M / \partial s` of a padded batch (ascent).
+
+    Parameters
+    ----------
+    scores, grades : ndarray, shape (B, N)
+        Input order; grade -1 for padding.
+    context : DeltaContext
+        ``rows`` (B,) selects the batch's queries from it.
+    lengths : ndarray, shape (B,), optional
+    sigma_s : float
+
+    Returns
+    -------
+    ndarray, shape (B, N)
+        Zero on padding. Same calling convention as
+        :func:`maxent.ltr.lambdas.lambda_gradients`, so the trainer can swap them.
+    """
+    s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    y = np.atleast_2d(np.asarray(grades)).astype(np.int64)
+    B, N = s.shape
+    if lengths is None:
+        lengths = (y >= 0).sum(axis=1)
+    rows = np.arange(B) if rows is None else np.asarray(rows)
+    out = np.zeros((B, N))
+    for b in range(B):                 # loop over queries; each query is vectorised
+        n = int(lengths[b])
+        if n:
+            out[b, :n] = soft_metric(context, s[b, :n], y[b, :n], row=int(rows[b]), sigma_s=sigma_s)[1]
+    return out
