@@ -10,7 +10,7 @@ informative and most discriminative, against nDCG (paper [004], Figs. 2 and 3).
    (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
    the same among the top-k runs by the metric.
 
-Writes to ``results/gap_thresholds/<dataset>/``: sweep.csv + fig_informativeness.png,
+Writes to ``results/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + fig_informativeness.png,
 asl.csv + discriminative.csv + fig_asl.png; the best g per threshold on stdout.
 """
 from __future__ import annotations
@@ -227,6 +227,7 @@ def _body(args) -> int:
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
     inst = mx.run_instances(runs, qrels, settings, out, config, args)
+    _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)
     _fig_sweep(table, thresholds, out)
