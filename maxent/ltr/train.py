@@ -1,4 +1,15 @@
-r"""LambdaRank training: epochs, seeds, validation selection, restarts, learning-rate decay.
+r"""Training by LambdaRank, SoftRank or ApproxRank: epochs, seeds, validation selection,
+restarts, learning-rate decay.
+
+The objective's score gradient is one of (``objective=``):
+
+* ``"lambdarank"``: the lambdas of :func:`maxent.ltr.lambdas.lambda_gradients` (``sigma``);
+* ``"softrank"``: :math:`\partial \mathrm{Soft}M / \partial s` of
+  :func:`maxent.ltr.softrank.softrank_gradients` (``sigma_s``; nDCG, P@k, AP, GAP);
+* ``"approxrank"``: :math:`\partial \widehat M / \partial s` of
+  :func:`maxent.ltr.approx.approxrank_gradients` (``alpha``, ``beta``; nDCG, P@k, AP).
+
+All three are ascent directions on the metric, so the update is the same.
 
 Protocol (paper 000 section 5, paper 001 section 7):
 
@@ -25,10 +36,12 @@ import numpy as np
 
 from maxent.errors import ParameterError
 from maxent.letor import RankingData
-from maxent.ltr.lambdas import DeltaContext, lambda_gradients, rank_by_score
+from maxent.ltr.lambdas import DeltaContext, lambda_gradients, metric_family, rank_by_score
 from maxent.ranked import RankedLists
 
-__all__ = ["QuerySet", "TrainResult", "evaluate", "evaluate_many", "train_lambdarank"]
+__all__ = ["OBJECTIVES", "QuerySet", "TrainResult", "evaluate", "evaluate_many", "train_lambdarank"]
+
+OBJECTIVES = ("lambdarank", "softrank", "approxrank")
 
 
 class QuerySet:
@@ -137,12 +150,35 @@ class TrainResult:
     best_train: dict = field(default_factory=dict)
 
 
+def _gradient_function(objective: str, metric, sigma: float, sigma_s: float, alpha: float, beta: float):
+    """(scores, grades, ctx, rows, lengths) -> (b, n) ascent direction of the objective."""
+    if objective == "lambdarank":
+        return lambda s, y, ctx, rows, lengths: lambda_gradients(s, y, ctx, rows=rows, lengths=lengths,
+                                                                 sigma=sigma)
+    if objective == "softrank":
+        from maxent.ltr.softrank import softrank_gradients
+
+        if metric_family(metric) not in ("ndcg", "precision", "ap", "gap"):
+            raise ParameterError(f"softrank supports nDCG, P@k, AP and GAP, not {metric!s}")
+        return lambda s, y, ctx, rows, lengths: softrank_gradients(s, y, ctx, rows=rows, lengths=lengths,
+                                                                   sigma_s=sigma_s)
+    if objective == "approxrank":
+        from maxent.ltr.approx import approxrank_gradients
+
+        if metric_family(metric) not in ("ndcg", "precision", "ap"):
+            raise ParameterError(f"approxrank supports nDCG, P@k and AP, not {metric!s}")
+        return lambda s, y, ctx, rows, lengths: approxrank_gradients(s, y, ctx, rows=rows, lengths=lengths,
+                                                                     alpha=alpha, beta=beta)
+    raise ParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+
+
 def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None = None, track=(),
                      epochs: int = 100, learning_rate: float = 1e-2, sigma: float = 1.0,
                      batch_size: int = 1, seed: int = 0, restart_patience: int | None = None,
                      lr_decay: bool = False, theta0: np.ndarray | None = None,
-                     callback=None) -> TrainResult:
-    """Train ``model`` with LambdaRank gradients of ``metric``.
+                     callback=None, objective: str = "lambdarank", sigma_s: float = 1.0,
+                     alpha: float = 100.0, beta: float = 10.0) -> TrainResult:
+    """Train ``model`` for ``metric`` with LambdaRank, SoftRank or ApproxRank gradients.
 
     Parameters
     ----------
@@ -167,6 +203,12 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
         Initial parameters (default: ``model.init`` from the seed).
     callback : callable, optional
         Called with the history row after each epoch.
+    objective : {"lambdarank", "softrank", "approxrank"}
+        Which score gradient drives the updates (module docstring).
+    sigma_s : float
+        SoftRank score-noise standard deviation (``objective="softrank"``).
+    alpha, beta : float
+        ApproxRank position and truncation scales (paper 002; ``objective="approxrank"``).
 
     Returns
     -------
@@ -174,6 +216,7 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
     """
     if epochs < 0 or not learning_rate > 0 or batch_size < 1:
         raise ParameterError("epochs >= 0, learning_rate > 0 and batch_size >= 1 are required")
+    grad_fn = _gradient_function(objective, metric, sigma, sigma_s, alpha, beta)
     rng = np.random.default_rng(seed)
     theta = model.init(rng) if theta0 is None else np.array(theta0, dtype=np.float64)
     ctx = train.context(metric)
@@ -217,8 +260,7 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
             n = int(train.lengths[rows].max())
             Xb = train.Xp[rows, :n]                              # (b, n, F)
             s = model.score(theta, Xb.reshape(-1, Xb.shape[-1])).reshape(len(rows), n)
-            lam = lambda_gradients(s, train.yp[rows, :n], ctx, rows=rows, lengths=train.lengths[rows],
-                                   sigma=sigma)
+            lam = grad_fn(s, train.yp[rows, :n], ctx, rows, train.lengths[rows])
             theta += lr * model.gradient(theta, Xb.reshape(-1, Xb.shape[-1]), lam.ravel())
         if not np.all(np.isfinite(theta)):
             raise ParameterError(f"training diverged at epoch {epoch} (learning rate {lr} too large?)")
