@@ -1,0 +1,69 @@
+"""``python -m analysis.figures``: regenerate the committed figures in ``figures/``.
+
+Runs the analyses on their default data (the bundled TREC-COVID sample for ``maxent`` and
+``gap_thresholds``; the shared Yahoo LTR sample for ``learning``, skipped when absent) and
+copies every figure with the CSV behind it to ``figures/<tool>/``. ``--only`` picks tools;
+``--resume`` passes through, so an interrupted regeneration continues where it stopped.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+from pathlib import Path
+
+from analysis import _cli
+
+TOOLS = ("maxent", "gap_thresholds", "learning")
+
+
+def _copy_figures(src: Path, dst: Path) -> list[Path]:
+    dst.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for png in sorted(src.glob("*.png")):
+        for f in (png, png.with_suffix(".csv")):
+            if f.exists():
+                shutil.copyfile(f, dst / f.name)
+                copied.append(dst / f.name)
+    return copied
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m analysis.figures", description=__doc__.splitlines()[0],
+                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--only", default=",".join(TOOLS), help="comma-separated tools to regenerate")
+    p.add_argument("--figures", type=Path, default=_cli.ROOT / "figures", help="destination folder")
+    p.add_argument("--resume", action="store_true", help="pass --resume to each analysis")
+    p.add_argument("--workers", type=int, default=1, help="worker processes for each analysis")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return p
+
+
+def _body(args) -> int:
+    from analysis import gap_thresholds, learning, maxent
+
+    common = ["--workers", str(args.workers)] + (["--resume"] if args.resume else [])
+    for tool in args.only.split(","):
+        if tool not in TOOLS:
+            raise SystemExit(f"error: unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
+        out = _cli.ROOT / "results" / "figures" / tool
+        if tool == "maxent":
+            rc = maxent.main(["--out", str(out), "--no-progress", *common])
+        elif tool == "gap_thresholds":
+            rc = gap_thresholds.main(["--out", str(out), "--no-progress", *common])
+        else:
+            rc = learning.main(["--out", str(out), *(["--resume"] if args.resume else [])])
+        if rc != 0:
+            print(f"error: {tool} failed (exit {rc})", file=sys.stderr)
+            return rc
+        copied = _copy_figures(out, args.figures / tool)
+        print(f"{tool}: {len(copied)} files -> {args.figures / tool}")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _cli.run_main(_body, _parser(), argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
