@@ -58,6 +58,8 @@ EPILOG = """examples:
   python -m analysis.learning --dataset artificial --n-queries 2000 --parts table,sweep
   python -m analysis.learning --train a.txt --test b.txt --vali c.txt --dataset mine
   python -m analysis.learning --resume --workers 2 --figures-dir figures/learning
+  python -m analysis.learning --objective softrank --sigma-s 0.5 --train-metrics AP,nDCG,GAP,P@10
+  python -m analysis.learning --objective approxrank --approx-alpha 100 --train-metrics AP,nDCG
 """
 
 
@@ -96,7 +98,12 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--epochs", type=int, default=30, help="epoch budget per run")
     t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
                    help="learning-rate grid (the best per test metric is chosen on validation)")
-    t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma")
+    t.add_argument("--objective", choices=("lambdarank", "softrank", "approxrank"), default="lambdarank",
+                   help="gradient: LambdaRank lambdas, SoftRank (nDCG, P@k, AP, GAP) or ApproxRank (nDCG, P@k, AP)")
+    t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma (lambdarank)")
+    t.add_argument("--sigma-s", type=float, default=1.0, help="SoftRank score-noise standard deviation")
+    t.add_argument("--approx-alpha", type=float, default=100.0, help="ApproxRank position scale alpha (paper: 50-300)")
+    t.add_argument("--approx-beta", type=float, default=10.0, help="ApproxRank truncation scale beta (paper: 1-100)")
     t.add_argument("--batch-size", type=int, default=1, help="queries per update")
     t.add_argument("--restart-patience", type=int, default=16,
                    help="random restart after this many epochs without training improvement (0: off)")
@@ -225,7 +232,9 @@ def run_job(job: dict) -> dict:
     res = train_lambdarank(model, qtr, metric, valid=qva, track=tests, epochs=job["epochs"],
                            learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
                            seed=job["seed"], restart_patience=args.restart_patience or None,
-                           lr_decay=args.lr_decay)
+                           lr_decay=args.lr_decay, objective=getattr(args, "objective", "lambdarank"),
+                           sigma_s=getattr(args, "sigma_s", 1.0), alpha=getattr(args, "approx_alpha", 100.0),
+                           beta=getattr(args, "approx_beta", 10.0))
     seconds = time.perf_counter() - t0
     out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
            "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
@@ -282,6 +291,9 @@ def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
 
 def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0):
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
+    objective = getattr(args, "objective", "lambdarank")
+    if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
+        name = f"{objective}__{name}"
     if tag != "table":
         name += f"__f{n_features}__p{fraction:g}"
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
@@ -504,8 +516,12 @@ def body(args) -> int:
     _DATA.clear()                                          # main() may run twice in one process
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
+    supported = {"softrank": ("ndcg", "precision", "ap", "gap"), "approxrank": ("ndcg", "precision", "ap")}
     for n in args.train_metrics:
-        metric_family(_metric(n, args))                    # ... and on metrics without lambdas
+        fam = metric_family(_metric(n, args))              # ... and on metrics without lambdas
+        if fam not in supported.get(args.objective, (fam,)):
+            raise ParameterError(f"--objective {args.objective} cannot train for {n}; "
+                                 f"supported: {', '.join(supported[args.objective])}")
     out = args.out or (ROOT / "results" / "learning" / args.dataset)
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)

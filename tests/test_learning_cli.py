@@ -48,3 +48,19 @@ def test_errors(tmp_path, capsys):
         main(["--help"])
     assert e.value.code == 0
     assert "default" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("objective,extra", [("softrank", ["--sigma-s", "0.5"]),
+                                             ("approxrank", ["--approx-alpha", "20", "--approx-beta", "5"])])
+def test_objective_option(tmp_path, objective, extra):
+    """--objective trains the table with SoftRank / ApproxRank; run files are named by objective,
+    and a metric the objective cannot smooth is refused."""
+    out = tmp_path / objective
+    args = SMALL + ["--out", str(out), "--parts", "table", "--train-metrics", "AP,nDCG",
+                    "--objective", objective] + extra
+    assert main(args) == 0
+    table = pd.read_csv(out / "table.csv")
+    assert set(table.train) == {"AP", "nDCG"} and table.value.between(0, 100).all()
+    runs = sorted(p.name for p in (out / "runs").glob("*.json"))
+    assert runs and all(r.startswith(objective + "__") for r in runs)
+    assert main(SMALL + ["--out", str(out), "--objective", objective, "--train-metrics", "RR"]) == 1
