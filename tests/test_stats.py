@@ -56,9 +56,28 @@ def test_joint_rule_needs_all_three():
 def test_bootstrap():
     rng = np.random.default_rng(1)
     b = rng.random(30)
-    assert paired_bootstrap(b + 0.2, b, n_resamples=2000) < 0.01
-    d = np.array([0.1, -0.1] * 10)           # mean 0: every resample is at least as extreme
+    assert paired_bootstrap(b + 0.2 + 0.01 * rng.random(30), b, n_resamples=2000) < 0.01
+    d = np.array([0.1, -0.1] * 10)           # mean 0: t = 0, every resample is at least as extreme
     assert paired_bootstrap(d, np.zeros(20), n_resamples=500) == 1.0
+    # maxent.bootstrap's conventions: identical systems -> 1, constant non-zero difference -> 0
+    assert paired_bootstrap(b, b, n_resamples=100) == 1.0
+    assert paired_bootstrap(b + 0.2, b, n_resamples=100) == 0.0
+
+
+def test_bootstrap_is_sakais_studentised_test():
+    """Oracle: maxent.bootstrap.paired_bootstrap_asl (the one implementation), and for a small
+    case a direct count of resampled |t*| >= |t| with the same generator draws."""
+    from maxent.bootstrap import paired_bootstrap_asl
+
+    rng = np.random.default_rng(2)
+    a, b = rng.random(15), rng.random(15)
+    assert paired_bootstrap(a, b, n_resamples=300, seed=5) == paired_bootstrap_asl((a - b)[None], 300, 5)[0]
+    d = a - b
+    t = d.mean() / (d.std(ddof=1) / np.sqrt(15))
+    idx = np.random.default_rng(5).integers(0, 15, size=(300, 15))
+    w = (d - d.mean())[idx]
+    tb = w.mean(axis=1) / (w.std(axis=1, ddof=1) / np.sqrt(15))
+    assert paired_bootstrap(a, b, n_resamples=300, seed=5) == pytest.approx(np.mean(np.abs(tb) >= abs(t) - 1e-12))
 
 
 def test_bad_inputs():
