@@ -5,6 +5,14 @@ The public API is exactly the names in ``__all__`` (``analysis/`` imports nothin
 """
 from __future__ import annotations
 
+import warnings as _warnings
+
+# ``python -m maxent.evaluate`` runs a module that this package has already imported (for
+# the ``evaluate`` function below); runpy then warns. The warning concerns only that module.
+_warnings.filterwarnings(
+    "ignore", message=r"'maxent\.evaluate' found in sys\.modules", category=RuntimeWarning
+)
+
 from maxent.errors import (
     ConvergenceWarning,
     InputError,
