@@ -4,7 +4,8 @@ Every metric, expectation and solver works on :class:`RankedLists`: a batch of B
 lists (one per (run, topic) pair) stored as a B x N array of grades plus side information
 from the qrels. Ranking follows trec_eval's ``form_res_rels.c``: the rank column is
 ignored, documents are sorted by score descending, ties broken by docno descending
-(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default 1000). Negative qrels grades
+(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default 1000). Scores are compared
+in single precision, as trec_eval stores them (``precision`` of :func:`rank_runs`). Negative qrels grades
 (trec_eval: in the pool, unjudged) are stored as ``UNJUDGED`` like unjudged documents.
 """
 from __future__ import annotations
@@ -192,6 +193,7 @@ def rank_runs(
     depth: int = 1000,
     complete: bool = False,
     levels: int | None = None,
+    precision: str = "single",
 ) -> RankedLists:
     """Rank every topic of every run as trec_eval and look up grades in the qrels.
 
@@ -204,6 +206,11 @@ def rank_runs(
         did not retrieve for become empty lists (all metrics 0). Default: only topics in both
         run and qrels, with a :class:`TopicWarning` naming qrels topics the run lacks.
     levels : number of grade levels L (default: max qrels grade + 1)
+    precision : ``single`` (default) ranks by the scores rounded to single precision, as
+        trec_eval does (it stores each score in a C ``float``: ``TEXT_RESULTS.sim`` in
+        ``trec_format.h``), so scores closer than float32 resolution tie and are ordered by
+        docno; pytrec_eval and the official TREC-COVID leaderboard behave the same.
+        ``double`` ranks by the scores as read (float64).
 
     Returns
     -------
@@ -222,6 +229,8 @@ def rank_runs(
     """
     if depth < 1:
         raise ParameterError(f"depth must be >= 1, got {depth}")
+    if precision not in ("single", "double"):
+        raise ParameterError(f"precision must be 'single' or 'double', got {precision!r}")
     T = len(qrels.topics)
     L = qrels.max_grade + 1 if levels is None else int(levels)
     topic_index = {t.encode(): i for i, t in enumerate(qrels.topics)}
@@ -243,6 +252,9 @@ def rank_runs(
             codes, score, docno, dh = codes[keep], run.score[keep], run.docno[keep], run.docno_hash[keep]
         else:
             score, docno, dh = run.score, run.docno, run.docno_hash
+        if precision == "single":
+            with np.errstate(over="ignore"):  # beyond float32 range: +-inf, as C's float
+                score = score.astype(np.float32)
         order = _trec_order(score, codes, docno)
         c_sorted = codes[order]
         bounds = (np.flatnonzero(np.concatenate(([True], c_sorted[1:] != c_sorted[:-1], [True])))

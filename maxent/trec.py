@@ -44,7 +44,8 @@ class Run:
 
     Attributes
     ----------
-    name : run name (the file name without ``.gz``; the tag column is ``tags[0]``)
+    name : run name (the file name without ``.gz``)
+    tag : the run_id column of the last line (as trec_eval prints it)
     path : source path, or None for a run built in memory
     qid, docno : bytes arrays (numpy ``S`` dtype), compared byte-wise as trec_eval's strcmp
     score : float64 array
@@ -441,7 +442,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     score = table.floats(4, "score")
     lines = table.lines.astype(np.int64)
     h = _check_duplicates(path, qid, docno, lines)
-    t0 = table.first[0] + 5
+    t0 = table.first[-1] + 5  # trec_eval keeps the run_id of the last line
     run = Run(
         name=name or _run_name(path),
         path=str(path),
