@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import numpy as np
 import pandas as pd
 
-from maxent.errors import MaxEntError, MeasureNameError
+from maxent.errors import MaxEntError
 from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure, parse_measures
 from maxent.metrics.ap import MIN_GEO_MEAN
 from maxent.ranked import RankedLists, rank_runs

@@ -16,7 +16,7 @@ from typing import Sequence
 
 import numpy as np
 
-from maxent.errors import InputError, ParameterError, TopicMismatchError, TopicWarning
+from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
 from maxent.trec import Qrels, Run, topic_codes, topic_keys
 
 __all__ = ["RankedLists", "rank_runs", "UNJUDGED"]

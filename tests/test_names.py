@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from maxent import MeasureNameError, parse_measure, parse_measures
 from maxent.metrics import (AP, DCG, ERR, GAP, GMAP, METRICS, NDCG, Bpref, IPrec, NumRel,
                             NumRelRet, NumRet, Precision, Recall, RPrec, RR, SetP, SetR, Success)
-from maxent.metrics.names import ALIASES, TREC_NAMES
+from maxent.metrics.names import ALIASES
 
 # non-default instances of every class (defaults are added below)
 EXAMPLES = [

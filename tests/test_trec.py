@@ -2,11 +2,9 @@
 from __future__ import annotations
 
 import gzip
-import warnings
 
 import numpy as np
 import pandas as pd
-import pytest
 
 from maxent import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
 from maxent.trec import hash_strings
