@@ -136,7 +136,8 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         batch = Batch(metric, target[idx], lists.take(idx), counts[idx])
         _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx)
 
-    p = out["P"][:, :, 1] if not metric.GRADED else out["P"]
+    PT = out["P"]
+    p = PT[:, 1].copy() if not metric.GRADED else np.ascontiguousarray(PT.transpose(0, 2, 1))
     status = out["status"]
     n_nc = int((status == Status.NOT_CONVERGED.value).sum())
     if n_nc:
@@ -153,7 +154,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
 
 def _empty(B, N, L, target):
     return {
-        "P": np.zeros((B, N, L)),
+        "P": np.zeros((B, L, N)),   # category-major
         "status": np.full(B, Status.NOT_CONVERGED.value, dtype=object),
         "message": np.full(B, "", dtype=object),
         "nit": np.zeros(B, dtype=np.int64),
@@ -183,8 +184,9 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
     P_top, P_bot = batch.extreme(True), batch.extreme(False)
     e_top, e_bot = batch.expectation(P_top), batch.expectation(P_bot)
     hi, lo = np.maximum(e_top, e_bot), np.minimum(e_top, e_bot)
-    P_hi = np.where((e_top >= e_bot)[:, None, None], P_top, P_bot)
-    P_lo = np.where((e_top >= e_bot)[:, None, None], P_bot, P_top)
+    top_is_hi = (e_top >= e_bot)[:, None, None]
+    P_hi = np.where(top_is_hi, P_top, P_bot)
+    P_lo = np.where(top_is_hi, P_bot, P_top)
     cert_lo, cert_hi = certified_ends(metric)
     at_hi = np.abs(v - hi) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
     at_lo = np.abs(v - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(lo))

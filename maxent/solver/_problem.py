@@ -4,6 +4,9 @@ Internally every problem is graded: a binary metric is the special case of L = 2
 (0 = not relevant, 1 = relevant at the metric's threshold), so one code path serves both.
 Shapes (STYLE B8): B problems, N ranks, L categories (grade levels), K = L + 1 multipliers
 stored as ``theta = [a_0, ..., a_{L-1}, b]`` with a_ref = 0 for the reference category.
+Distributions are held *category-major*, ``PT`` of shape (B, L, N): numpy reduces a short
+last axis slowly, and softmax over L <= 5 categories is then a few whole-array operations.
+The metric sees the (B, N, L) view ``PT.transpose(0, 2, 1)`` (or PT[:, 1] if binary).
 
 The optimum has the exponential form ``p_n(z) = softmax_z(a_z + b W_n(z))`` with
 ``W = dE/dp`` (constant for metrics linear in p; at the solution itself otherwise).
@@ -81,7 +84,10 @@ def certified_ends(metric) -> tuple[bool, bool]:
 
 
 class Batch:
-    """A batch of problems: metric, lists (sub-batch), counts, target, masks."""
+    """A batch of problems: metric, lists (sub-batch), counts, target, masks.
+
+    All distributions and weights are category-major (B, L, N).
+    """
 
     def __init__(self, metric, target, lists: RankedLists, counts: np.ndarray):
         self.metric = metric
@@ -102,29 +108,29 @@ class Batch:
         return Batch(self.metric, self.target[idx], self.lists.take(idx), self.counts[idx])
 
     # ------------------------------------------------------------ metric in category form
-    def to_metric(self, P: np.ndarray) -> np.ndarray:
-        """Categorical P (B, N, L) -> the metric's p: (B, N) binary, (B, N, L) graded."""
-        return P[:, :, 1] if self.binary else P
+    def to_metric(self, PT: np.ndarray) -> np.ndarray:
+        """Category-major PT (B, L, N) -> the metric's p: (B, N) binary, (B, N, L) graded."""
+        return PT[:, 1] if self.binary else PT.transpose(0, 2, 1)
 
-    def expectation(self, P: np.ndarray) -> np.ndarray:
-        return self.metric.expectation(self.to_metric(P), self.lists)
+    def expectation(self, PT: np.ndarray) -> np.ndarray:
+        return self.metric.expectation(self.to_metric(PT), self.lists)
 
-    def features(self, P: np.ndarray) -> np.ndarray:
-        """W = dE/dP in category form (B, N, L), 0 beyond each length; binary: [0, dE/dq]."""
-        g = self.metric.gradient(self.to_metric(P), self.lists)
+    def features(self, PT: np.ndarray) -> np.ndarray:
+        """WT = dE/dp in category form (B, L, N), 0 beyond each length; binary: [0, dE/dq]."""
+        g = self.metric.gradient(self.to_metric(PT), self.lists)
         if self.binary:
-            W = np.zeros(P.shape)
-            W[:, :, 1] = g
+            WT = np.zeros(PT.shape)
+            WT[:, 1] = g * self.active
         else:
-            W = np.array(g, dtype=np.float64)
-        W *= self.active[:, :, None]
-        return W
+            WT = np.ascontiguousarray(np.asarray(g, dtype=np.float64).transpose(0, 2, 1))
+            WT *= self.active[:, None, :]
+        return WT
 
     # ------------------------------------------------------------ simple distributions
     def uniform(self) -> np.ndarray:
-        """The count-only maximum-entropy distribution p_n(z) = K_z / length, (B, N, L)."""
+        """The count-only maximum-entropy distribution p_n(z) = K_z / length, (B, L, N)."""
         length = np.maximum(self.counts.sum(axis=1), 1.0)
-        return (self.counts / length[:, None])[:, None, :] * self.active[:, :, None]
+        return (self.counts / length[:, None])[:, :, None] * self.active[:, None, :]
 
     def theta_uniform(self) -> np.ndarray:
         """Multipliers of :meth:`uniform`: a_z = log(K_z / K_ref), b = 0."""
@@ -137,28 +143,31 @@ class Batch:
 
     def extreme(self, top: bool) -> np.ndarray:
         """The deterministic list that sorts categories by decreasing (top=True) or
-        increasing preference of the metric, one-hot (B, N, L).
+        increasing preference of the metric, one-hot (B, L, N).
 
         Preference of category z: dE/dp_1(z) at the count-only distribution (gain order for
         DCG, satisfaction for ERR, grade for GAP, relevant first for binary metrics).
         """
         B, N = self.active.shape
-        W1 = self.features(self.uniform())[:, 0, :]                           # (B, L)
+        W1 = self.features(self.uniform())[:, :, 0]                           # (B, L)
         order = np.argsort(-W1, axis=1, kind="stable")
         if not top:
             order = order[:, ::-1]
         c = np.take_along_axis(self.counts, order, axis=1)
         cum = np.cumsum(c, axis=1)                                            # (B, L)
         n = np.arange(N, dtype=np.float64)
-        k = (n[None, :, None] >= cum[:, None, :]).sum(axis=2)                 # (B, N) in 0..L
+        k = np.zeros((B, N), dtype=np.int64)
+        for z in range(self.L):                                               # L categories
+            k += n[None, :] >= cum[:, z:z + 1]
         k = np.minimum(k, self.L - 1)
-        z = np.take_along_axis(order, k, axis=1)
-        P = np.zeros((B, N, self.L))
-        np.put_along_axis(P, z[:, :, None], 1.0, axis=2)
-        return P * self.active[:, :, None]
+        zs = np.take_along_axis(order, k, axis=1)                             # (B, N)
+        PT = np.zeros((B, self.L, N))
+        for z in range(self.L):
+            PT[:, z] = (zs == z) & self.active
+        return PT
 
-    def face(self, Pstar: np.ndarray) -> np.ndarray:
-        """Maximum-entropy distribution on the face of a deterministic extreme ``Pstar``.
+    def face(self, PT: np.ndarray) -> np.ndarray:
+        """Maximum-entropy distribution on the face of a deterministic extreme ``PT``.
 
         Consecutive ranks whose gradient rows dE/dp_n(.) (up to a constant per row) are
         equal form a class; every rank of a class gets the class-average composition
@@ -166,48 +175,57 @@ class Batch:
         p with distinct gains this is exactly the maximum-entropy distribution on the
         optimal face; otherwise the caller checks that it still attains the target.
         """
-        B, N, L = Pstar.shape
-        G = self.features(Pstar)
-        G = G - G[:, :, :1]
-        scale = np.abs(G).max(axis=(1, 2), keepdims=True)[:, :, 0] + 1e-300   # (B, 1)
+        B, L, N = PT.shape
+        G = self.features(PT)
+        G = G - G[:, :1]
+        scale = np.abs(G).max(axis=(1, 2))[:, None] + 1e-300                  # (B, 1)
         brk = np.ones((B, N), dtype=bool)
-        brk[:, 1:] = np.abs(G[:, 1:] - G[:, :-1]).max(axis=2) > 1e-12 * scale
+        brk[:, 1:] = np.abs(G[:, :, 1:] - G[:, :, :-1]).max(axis=1) > 1e-12 * scale
         brk[:, 1:] |= self.active[:, 1:] != self.active[:, :-1]
         n = np.arange(N)
         start = np.maximum.accumulate(np.where(brk, n, 0), axis=1)           # (B, N)
         end_brk = np.ones((B, N), dtype=bool)
         end_brk[:, :-1] = brk[:, 1:]
         end = np.minimum.accumulate(np.where(end_brk, n, N - 1)[:, ::-1], axis=1)[:, ::-1]
-        C = np.concatenate((np.zeros((B, 1, L)), np.cumsum(Pstar, axis=1)), axis=1)
-        tot = (np.take_along_axis(C, (end + 1)[:, :, None], axis=1)
-               - np.take_along_axis(C, start[:, :, None], axis=1))
-        return tot / (end - start + 1)[:, :, None] * self.active[:, :, None]
+        C = np.concatenate((np.zeros((B, L, 1)), np.cumsum(PT, axis=2)), axis=2)
+        e = np.broadcast_to((end + 1)[:, None, :], PT.shape)
+        s = np.broadcast_to(start[:, None, :], PT.shape)
+        tot = np.take_along_axis(C, e, axis=2) - np.take_along_axis(C, s, axis=2)
+        return tot / (end - start + 1)[:, None, :] * self.active[:, None, :]
 
-    def residuals(self, P: np.ndarray, E: np.ndarray | None = None) -> np.ndarray:
+    def residuals(self, PT: np.ndarray, E: np.ndarray | None = None) -> np.ndarray:
         """Max |constraint violation| per problem: counts and |E[M](P) - target|."""
         if E is None:
-            E = self.expectation(P)
-        cnt = np.abs(P.sum(axis=1) - self.counts).max(axis=1)
+            E = self.expectation(PT)
+        cnt = np.abs(PT.sum(axis=2) - self.counts).max(axis=1)
         return np.maximum(cnt, np.abs(E - self.target))
 
 
-def entropy(P: np.ndarray) -> np.ndarray:
-    """Entropy in nats of a categorical product distribution (B, N, L) -> (B,)."""
-    return -xlogy(P, P).sum(axis=(1, 2))
+def entropy(PT: np.ndarray) -> np.ndarray:
+    """Entropy in nats of a categorical product distribution (B, L, N) -> (B,)."""
+    return -xlogy(PT, PT).sum(axis=(1, 2))
 
 
-def softmax_theta(theta: np.ndarray, W: np.ndarray, active: np.ndarray, grade_ok: np.ndarray):
-    """P = softmax_z(a_z + b W_nz) over allowed categories, 0 beyond lengths; and log-partition.
+def softmax_theta(theta: np.ndarray, WT: np.ndarray, active: np.ndarray, grade_ok: np.ndarray):
+    """PT = softmax_z(a_z + b W_nz) over allowed categories, 0 beyond lengths; log-partition.
 
-    theta (B, L+1), W (B, N, L) -> P (B, N, L), lse (B, N) (0 at inactive ranks).
+    theta (B, L+1), WT (B, L, N) -> PT (B, L, N), lse (B, N) (0 at inactive ranks).
     """
-    L = W.shape[2]
-    S = theta[:, None, :L] + theta[:, None, L:] * W
-    S = np.where(grade_ok[:, None, :], S, -np.inf)
-    m = S.max(axis=2, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    E = np.exp(S - m)
-    Z = E.sum(axis=2, keepdims=True)
-    P = E / Z * active[:, :, None]
-    lse = (m[:, :, 0] + np.log(Z[:, :, 0])) * active
-    return P, lse
+    B, L, N = WT.shape
+    S = theta[:, L, None, None] * WT
+    S += theta[:, :L, None]
+    if not grade_ok.all():
+        S[~grade_ok] = -np.inf
+    m = S[:, 0].copy()
+    for z in range(1, L):
+        np.maximum(m, S[:, z], out=m)
+    m[~np.isfinite(m)] = 0.0
+    S -= m[:, None, :]
+    S[S < -700.0] = -np.inf   # exp would be subnormal (slow arithmetic); 0 is as exact
+    np.exp(S, out=S)
+    Z = S[:, 0].copy()
+    for z in range(1, L):
+        Z += S[:, z]
+    S *= (active / Z)[:, None, :]
+    lse = (m + np.log(Z)) * active
+    return S, lse

@@ -28,60 +28,59 @@ __all__ = ["newton_dual"]
 _ARMIJO = 1e-4
 
 
-def _state(theta, W, v, counts, active, grade_ok):
-    """P, dual value D, gradient g (B, L+1) and Hessian H (B, L+1, L+1) at theta."""
-    L = W.shape[2]
-    P, lse = softmax_theta(theta, W, active, grade_ok)
-    a = np.where(grade_ok, theta[:, :L], 0.0)
-    D = lse.sum(axis=1) - (a * counts).sum(axis=1) - theta[:, L] * v
-    PW = P * W
-    Wbar = PW.sum(axis=2)                                                     # (B, N)
-    g = np.empty(theta.shape)
-    g[:, :L] = P.sum(axis=1) - counts
-    g[:, L] = PW.sum(axis=(1, 2)) - v
-    B = len(theta)
-    H = np.empty((B, L + 1, L + 1))
-    H[:, :L, :L] = -np.einsum("bnz,bny->bzy", P, P)
-    H[:, np.arange(L), np.arange(L)] += P.sum(axis=1)
-    hab = PW.sum(axis=1) - np.einsum("bnz,bn->bz", P, Wbar)                  # Cov(e_z, W)
-    H[:, :L, L] = hab
-    H[:, L, :L] = hab
-    H[:, L, L] = (PW * W).sum(axis=(1, 2)) - (Wbar * Wbar).sum(axis=1)
-    return P, D, g, H
-
-
-def _dual_value(theta, W, v, counts, active, grade_ok, scale=False):
-    L = W.shape[2]
-    _, lse = softmax_theta(theta, W, active, grade_ok)
+def _state(theta, WT, v, counts, active, grade_ok):
+    """PT, dual value D, its rounding scale, gradient g (B, L+1), Hessian H (B, L+1, L+1)."""
+    L = WT.shape[1]
+    PT, lse = softmax_theta(theta, WT, active, grade_ok)
     a = np.where(grade_ok, theta[:, :L], 0.0)
     aK, bv = (a * counts).sum(axis=1), theta[:, L] * v
     D = lse.sum(axis=1) - aK - bv
-    if scale:  # magnitude of the summands: the rounding floor of D is ~1e-16 of it
-        return D, np.abs(lse).sum(axis=1) + np.abs(aK) + np.abs(bv) + 1.0
-    return D
+    mag = np.abs(lse).sum(axis=1) + np.abs(aK) + np.abs(bv) + 1.0
+    PW = PT * WT
+    Wbar = PW.sum(axis=1)                                                     # (B, N)
+    g = np.empty(theta.shape)
+    g[:, :L] = PT.sum(axis=2) - counts
+    g[:, L] = Wbar.sum(axis=1) - v
+    B = len(theta)
+    H = np.empty((B, L + 1, L + 1))
+    H[:, :L, :L] = -(PT @ PT.transpose(0, 2, 1))
+    H[:, np.arange(L), np.arange(L)] += PT.sum(axis=2)
+    hab = PW.sum(axis=2) - (PT @ Wbar[:, :, None])[:, :, 0]                  # Cov(e_z, W)
+    H[:, :L, L] = hab
+    H[:, L, :L] = hab
+    H[:, L, L] = (PW * WT).sum(axis=(1, 2)) - (Wbar * Wbar).sum(axis=1)
+    return PT, D, mag, g, H
 
 
-def newton_dual(W, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=200,
+def _dual_value(theta, WT, v, counts, active, grade_ok):
+    L = WT.shape[1]
+    _, lse = softmax_theta(theta, WT, active, grade_ok)
+    a = np.where(grade_ok, theta[:, :L], 0.0)
+    return lse.sum(axis=1) - (a * counts).sum(axis=1) - theta[:, L] * v
+
+
+def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=200,
                 free_b=None):
     """Damped Newton on the dual D(theta), batched over problems.
 
     Parameters
     ----------
-    W : (B, N, L) feature weights dE/dp (0 at inactive ranks)
+    WT : (B, L, N) feature weights dE/dp, category-major (0 at inactive ranks)
     v : (B,) target of sum W p
     counts : (B, L) K_z (sum to each length)
     active : (B, N) ranks inside each list;  grade_ok : (B, L) categories with K_z > 0
     theta0 : (B, L+1) starting multipliers [a_0..a_{L-1}, b] (a of the reference = 0)
-    tol : stop when max |dual gradient| (= max constraint residual) <= tol
+    tol : stop when max |dual gradient| (= max constraint residual) <= tol (or, if larger,
+        64 eps (length + |v| + 1), the rounding floor of the sums)
     max_iter : Newton steps at most
     free_b : (B,) bool, whether b is a variable (default all); b = theta0's b otherwise
 
     Returns
     -------
-    theta (B, L+1), P (B, N, L), nit (B,) int, residual (B,), stalled (B,) bool
+    theta (B, L+1), PT (B, L, N), nit (B,) int, residual (B,), stalled (B,) bool
     (line search could not decrease D: rounding floor reached, or the dual is unbounded).
     """
-    B, N, L = W.shape
+    B, L, N = WT.shape
     theta = np.array(theta0, dtype=np.float64)
     ref = np.argmax(grade_ok, axis=1)
     free = np.zeros((B, L + 1), dtype=bool)
@@ -89,53 +88,63 @@ def newton_dual(W, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=2
     free[np.arange(B), ref] = False
     free[:, L] = True if free_b is None else free_b
     theta[:, :L] = np.where(free[:, :L], theta[:, :L], 0.0)
-    P = np.zeros((B, N, L))
+    PT = np.zeros((B, L, N))
     nit = np.zeros(B, dtype=np.int64)
     resid = np.full(B, np.inf)
     stalled = np.zeros(B, dtype=bool)
-    todo = np.arange(B)
     eye = np.eye(L + 1)
+    # never ask for less than the rounding floor of the residual sums (~eps * length)
+    tol_b = np.maximum(tol, 64 * np.finfo(float).eps * (counts.sum(axis=1) + np.abs(v) + 1.0))
+
+    todo = np.arange(B)
+    st = _state(theta, WT, v, counts, active, grade_ok)
     for _ in range(max_iter + 1):
-        if not len(todo):
-            break
-        th, Wt, vt, Kt, at, gt, fr = (theta[todo], W[todo], v[todo], counts[todo],
-                                      active[todo], grade_ok[todo], free[todo])
-        Pt, D, g, H = _state(th, Wt, vt, Kt, at, gt)
-        P[todo] = Pt
+        Pt, D, mag, g, H = st
+        PT[todo] = Pt
         r = np.abs(g).max(axis=1)   # all counts (the reference's too) and the metric
         resid[todo] = r
-        go = (r > tol) & (nit[todo] < max_iter)
+        go = (r > tol_b[todo]) & (nit[todo] < max_iter)
         if not go.any():
             break
         sel = np.flatnonzero(go)
         todo = todo[sel]
-        th, Wt, vt, Kt, at, gt, fr = th[sel], Wt[sel], vt[sel], Kt[sel], at[sel], gt[sel], fr[sel]
-        D, g, H = D[sel], g[sel], H[sel]
+        th, Wt, vt, Kt, at, gt, fr = (theta[todo], WT[todo], v[todo], counts[todo],
+                                      active[todo], grade_ok[todo], free[todo])
+        D, mag, g, H = D[sel], mag[sel], g[sel], H[sel]
         g = np.where(fr, g, 0.0)
-        both = fr[:, :, None] & fr[:, None, :]
-        H = np.where(both, H, eye)
+        H = np.where(fr[:, :, None] & fr[:, None, :], H, eye)
         diag = np.abs(H[:, np.arange(L + 1), np.arange(L + 1)]).max(axis=1)
         H = H + (1e-13 * diag + 1e-300)[:, None, None] * eye
         step = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
         step = np.where(fr, step, 0.0)
         slope = (g * step).sum(axis=1)                                        # < 0
-        t = np.ones(len(todo))
-        accepted = np.zeros(len(todo), dtype=bool)
-        _, mag = _dual_value(th, Wt, vt, Kt, at, gt, scale=True)
         slack = 1e-13 * mag
+        # full step first; its state is kept for the next iteration when accepted
+        new = _state(th + step, Wt, vt, Kt, at, gt)
+        ok = np.isfinite(new[1]) & (new[1] <= D + _ARMIJO * slope + slack)
+        t = np.ones(len(todo))
+        accepted = ok.copy()
         for _ls in range(50):
             pend = np.flatnonzero(~accepted)
             if not len(pend):
                 break
+            t[pend] *= 0.5
             trial = th[pend] + t[pend, None] * step[pend]
             Dt = _dual_value(trial, Wt[pend], vt[pend], Kt[pend], at[pend], gt[pend])
-            ok = np.isfinite(Dt) & (Dt <= D[pend] + _ARMIJO * t[pend] * slope[pend] + slack[pend])
-            accepted[pend[ok]] = True
-            t[pend[~ok]] *= 0.5
+            good = np.isfinite(Dt) & (Dt <= D[pend] + _ARMIJO * t[pend] * slope[pend] + slack[pend])
+            accepted[pend[good]] = True
         stall = ~accepted
         t = np.where(stall, 0.0, t)
         theta[todo] = th + t[:, None] * step
         nit[todo] += 1
         stalled[todo] = stall
-        todo = todo[~stall]
-    return theta, P, nit, resid, stalled
+        back = np.flatnonzero(~ok & accepted)
+        keep = ~stall
+        if len(back):
+            redo = _state(theta[todo[back]], Wt[back], vt[back], Kt[back], at[back], gt[back])
+            new = tuple(np.array(x) for x in new)
+            for x, y in zip(new, redo):
+                x[back] = y
+        todo = todo[keep]
+        st = tuple(x[keep] for x in new)
+    return theta, PT, nit, resid, stalled

@@ -28,12 +28,17 @@ small compared with the entropy's curvature for real targets.
 
 What is guaranteed and checked. Every iterate satisfies the count constraints. The status
 ``optimal`` is given only when, at the returned p (= p_lin, of exact exponential form), the
-constraint residual is <= tol and the stationarity residual
-max |p - softmax(a + b dE/dp(p))| is <= kkt_tol — a certificate, not an assumption. The
+constraint residual is <= tol and the stationarity residual (in log-odds, exact because
+p_lin = softmax(a + b W_k) exactly)
+max_{n,z} |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| with W = dE/dp(p_lin),
+i.e. |b| max |(W(p_lin) - W_k)_n(z) - (W(p_lin) - W_k)_n(ref)|, is <= kkt_tol — a
+certificate, not an assumption. The
 problem is non-convex, so the KKT point is a local maximiser (tests compare it with a
 general-purpose optimiser from random starts on small instances). When the subproblem
-target v_k is outside the range of <W_k, p> the dual is unbounded; its Newton iterations
-are capped and the step still moves towards the target (elastic mode).
+target v_k is outside the range of <W_k, p> the subproblem is infeasible; v_k is then
+clipped just inside [<W_k, p_bot>, <W_k, p_top>] (the two deterministic extreme lists,
+feasible points, so the clipped subproblem is feasible) and the step still moves towards
+the target (elastic mode).
 """
 from __future__ import annotations
 
@@ -44,22 +49,31 @@ from maxent.solver.dual import newton_dual
 
 __all__ = ["linearize"]
 
-_INNER_ITER = 60
+_INNER_ITER = 40
+_ELASTIC = 1e-3   # clipped subproblem targets stay this fraction inside the linear range
 
 
-def _merit_slope(P, d, W, E, v, mu):
-    logP = np.log(np.where(P > 0, P, 1.0))
+def _merit_slope(PT, d, WT, E, v, mu):
+    logP = np.log(np.where(PT > 0, PT, 1.0))
     smooth = (d * logP).sum(axis=(1, 2))                # d/dt of -H(P + t d) at 0
-    lin = (W * d).sum(axis=(1, 2))                      # d/dt of the linearised E
+    lin = (WT * d).sum(axis=(1, 2))                     # d/dt of the linearised E
     s = np.sign(E - v)
     pen = np.where(s != 0, s * lin, np.abs(lin))
     return smooth + mu * pen
 
 
+def stationarity(theta, W_new, W_old, grade_ok, ref):
+    """Log-odds KKT residual of p = softmax(theta, W_old) w.r.t. the gradient W_new, (B,)."""
+    dW = W_new - W_old                                                      # (B, L, N)
+    dW -= np.take_along_axis(dW, ref[:, None, None], axis=1)
+    dW = np.abs(dW) * grade_ok[:, :, None]
+    return np.abs(theta[:, -1]) * dW.max(axis=(1, 2), initial=0.0)
+
+
 def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
     """Solve a batch of (interior) problems by successive linearisation.
 
-    Returns theta (B, L+1), P (B, N, L), nit (B,), converged (B,) bool, stationarity (B,).
+    Returns theta (B, L+1), PT (B, L, N), nit (B,), converged (B,) bool, stationarity (B,).
     """
     B = len(batch)
     v = batch.target
@@ -75,14 +89,19 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
     mu = np.ones(B)
     todo = np.arange(B)
     sub = batch
+    P_top, P_bot = batch.extreme(True), batch.extreme(False)
     for _ in range(max_iter):
         vk = v[todo] - E + (W * P).sum(axis=(1, 2))
+        hi = (W * P_top).sum(axis=(1, 2))
+        lo = (W * P_bot).sum(axis=(1, 2))
+        lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
+        margin = _ELASTIC * (hi - lo)
+        vk = np.where(hi - lo > 0, np.clip(vk, lo + margin, hi - margin), vk)
         th_l, P_l, _, _, _ = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok, theta,
                                          tol=0.1 * tol, max_iter=_INNER_ITER)
         E_l = sub.expectation(P_l)
         W_l = sub.features(P_l)
-        Q, _ = softmax_theta(th_l, W_l, sub.active, sub.grade_ok)
-        st = np.abs(P_l - Q).max(axis=(1, 2), initial=0.0)
+        st = stationarity(th_l, W_l, W, sub.grade_ok, sub.ref)
         cres = sub.residuals(P_l, E_l)
         nit[todo] += 1
         out_P[todo] = P_l
@@ -99,10 +118,10 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
         t = np.ones(len(todo))
         phi_t = -entropy(P_l) + m * np.abs(E_l - v[todo])
         slack = 1e-12 * (np.abs(phi0) + 1.0)
-        ok = (phi_t <= phi0 + 1e-4 * t * np.minimum(slope, 0.0) + slack) | (slope >= 0)
-        Pn, En, Wn = P_l.copy(), E_l.copy(), W_l.copy()
+        ok = (phi_t <= phi0 + 1e-4 * t * np.minimum(slope, 0.0) + slack) | (slope >= 0) | done
+        Pn, En, Wn = P_l, E_l, W_l
         for _ls in range(30):
-            pend = np.flatnonzero(~ok & ~done)
+            pend = np.flatnonzero(~ok)
             if not len(pend):
                 break
             t[pend] *= 0.5
@@ -112,15 +131,14 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
             good = phi_t <= phi0[pend] + 1e-4 * t[pend] * slope[pend] + slack[pend]
             ok[pend[good]] = True
             Pn[pend], En[pend] = Pt, Et
-        moved = t < 1.0
-        if moved.any():
-            idx = np.flatnonzero(moved)
-            Wn[idx] = sub.take(idx).features(Pn[idx])
+        moved = np.flatnonzero(t < 1.0)
+        if len(moved):
+            Wn[moved] = sub.take(moved).features(Pn[moved])
         keep = ~done
-        if not keep.any():
-            todo = todo[keep]
-            break
         todo = todo[keep]
+        if not len(todo):
+            break
         sub = sub.take(np.flatnonzero(keep))
         P, E, W, theta = Pn[keep], En[keep], Wn[keep], th_l[keep]
+        P_top, P_bot = P_top[keep], P_bot[keep]
     return out_theta, out_P, nit, conv, stat

@@ -70,14 +70,14 @@ def solve_cvxpy(batch: Batch, solver: str = "CLARABEL", **options):
     """Solve each problem of ``batch`` with cvxpy (``options`` go to the solver; default
     :data:`TIGHT` for Clarabel).
 
-    Returns theta (B, L+1), P (B, N, L), nit (B,), converged (B,) (cvxpy status
-    ``optimal``).
+    Returns theta (B, L+1), PT (B, L, N) (category-major), nit (B,), converged (B,)
+    (cvxpy status ``optimal`` or ``optimal_inaccurate``; the caller reads the residuals).
     """
     import cvxpy as cp
 
     B, N = batch.active.shape
     L = batch.L
-    W = batch.features(batch.uniform())
+    W = batch.features(batch.uniform()).transpose(0, 2, 1)                   # (B, N, L)
     P = np.zeros((B, N, L))
     theta = np.zeros((B, L + 1))
     nit = np.zeros(B, dtype=np.int64)
@@ -104,4 +104,4 @@ def solve_cvxpy(batch: Batch, solver: str = "CLARABEL", **options):
         stats = prob.solver_stats
         nit[i] = getattr(stats, "num_iters", 0) or 0
         conv[i] = prob.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE)
-    return theta, P, nit, conv
+    return theta, np.ascontiguousarray(P.transpose(0, 2, 1)), nit, conv
