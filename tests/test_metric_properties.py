@@ -179,6 +179,11 @@ def test_gap_is_one_for_every_ordering_by_non_increasing_grade(counts, g, data):
     grades = [z for z in (3, 2, 1, 0) for _ in range(counts[z])]
     grades += [UNJUDGED] * data.draw(st.integers(0, 3))
     lists = RankedLists.from_grades([grades], [counts], lengths=[len(grades)])
+    R_at_least = [sum(counts[j:]) for j in (1, 2, 3)]
+    if sum(p * r for p, r in zip(probs, R_at_least)) == 0:
+        # no user finds any judged document relevant: GAP is undefined, 0 by convention
+        assert GAP(g=probs).value(lists)[0] == 0.0
+        return
     assert GAP(g=probs).value(lists)[0] == pytest.approx(1.0, abs=1e-12)
     assert gap_pivot(lists.grades, lists.rel_counts, probs)[0] == pytest.approx(1.0, abs=1e-12)
     # and below 1 as soon as a more relevant document follows a less relevant one
