@@ -203,7 +203,7 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     for ax, m in zip(axes[0], others):
         ax.scatter(wide[m], wide[p10], s=14)
         ax.set(xlabel=f"{m} (mean over topics)", ylabel=f"{p10} (mean over topics)",
-               title=f"RMS {rms(wide[m], wide[p10]):.3f}, tau {kendall_tau(wide[m], wide[p10]):.3f}")
+               title=f"{m}: RMS {rms(wide[m], wide[p10]):.3f}, tau {kendall_tau(wide[m], wide[p10]):.3f}")
     fig.suptitle(f"{p10} against each metric, per run (threshold {t0})")
     _cli.save_figure(fig, out / "fig_p10_vs_metric.png")
     plt.close(fig)
