@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from maxent.errors import MaxEntError, ParameterError
+from maxent.errors import ConvergenceWarning, ParameterError
 from maxent.inference import kendall_tau, pr_errors, real_pr_points, rms, threshold_probabilities
 from maxent.metrics import Metric, parse_measure
 from maxent.ranked import rank_runs
@@ -102,7 +102,11 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
     targets = [parse_measure(x) for x in settings.predict]
     frames = []
     for metric in settings.metric_objects():
-        for t, mt, res in infer(metric, lists, settings):
+        with warnings.catch_warnings():
+            # statuses are recorded per instance (and counted in summary.csv), not warned about
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            solved = list(infer(metric, lists, settings))
+        for t, mt, res in solved:
             q = threshold_probabilities(res.p, t)
             err = pr_errors(q, lists, t, settings.alignment)
             row = {
@@ -262,6 +266,9 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
         vals = list(d.values())
         print(f"{vals[0]:<22} {vals[1]:>2} {vals[2]:>6} {vals[3]:>8.4f} {vals[4]:>8.4f} "
               f"{vals[5]:>10.4f} {vals[6]:>8.4f} {vals[7]:>8.3f}")
+    unsolved = int(summary["not solved"].sum())
+    if unsolved:
+        print(f"{unsolved} instance(s) without a solution (status in instances.csv) are left out of the means")
     print(f"({seconds:.1f} s)")
 
 
