@@ -36,9 +36,10 @@ certificate, not an assumption. The
 problem is non-convex, so the KKT point is a local maximiser (tests compare it with a
 general-purpose optimiser from random starts on small instances). When the subproblem
 target v_k is outside the range of <W_k, p> the subproblem is infeasible; v_k is then
-clipped just inside [<W_k, p_bot>, <W_k, p_top>] (the two deterministic extreme lists,
-feasible points, so the clipped subproblem is feasible) and the step still moves towards
-the target (elastic mode).
+moved 99% of the way from <W_k, p_k> to the nearer end of [<W_k, p_bot>, <W_k, p_top>]
+(the two deterministic extreme lists are feasible points, so the moved subproblem is
+feasible; a fraction-to-boundary rule as in interior-point methods), and the step still
+moves towards the target (elastic mode).
 """
 from __future__ import annotations
 
@@ -50,7 +51,7 @@ from maxent.solver.dual import newton_dual
 __all__ = ["linearize"]
 
 _INNER_ITER = 40
-_ELASTIC = 1e-3   # clipped subproblem targets stay this fraction inside the linear range
+_ELASTIC = 0.99   # an unreachable subproblem target goes this fraction of the way
 
 
 def _merit_slope(PT, d, WT, E, v, mu):
@@ -91,12 +92,14 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
     sub = batch
     P_top, P_bot = batch.extreme(True), batch.extreme(False)
     for _ in range(max_iter):
-        vk = v[todo] - E + (W * P).sum(axis=(1, 2))
+        cur = (W * P).sum(axis=(1, 2))
+        vk = v[todo] - E + cur
         hi = (W * P_top).sum(axis=(1, 2))
         lo = (W * P_bot).sum(axis=(1, 2))
         lo, hi = np.minimum(lo, hi), np.maximum(lo, hi)
-        margin = _ELASTIC * (hi - lo)
-        vk = np.where(hi - lo > 0, np.clip(vk, lo + margin, hi - margin), vk)
+        # fraction-to-boundary rule: an unreachable subproblem target moves most of the way
+        vk = np.where(vk > hi, cur + _ELASTIC * (hi - cur), vk)
+        vk = np.where(vk < lo, cur + _ELASTIC * (lo - cur), vk)
         th_l, P_l, _, _, _ = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok, theta,
                                          tol=0.1 * tol, max_iter=_INNER_ITER)
         E_l = sub.expectation(P_l)

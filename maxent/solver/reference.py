@@ -28,6 +28,9 @@ def cvxpy_problem(W: np.ndarray, v: float, counts: np.ndarray, binary: bool):
     import cvxpy as cp
 
     n, L = W.shape
+    scale = np.abs(W).max(initial=0.0)
+    if scale > 0:  # the metric constraint in units of its largest weight: better conditioned
+        W, v = W / scale, v / scale
     if binary:
         q = cp.Variable(n)
         obj = cp.Maximize(cp.sum(cp.entr(q)) + cp.sum(cp.entr(1 - q)))

@@ -1,0 +1,111 @@
+"""Speed and memory of the maximum-entropy solver (issue 3, item 5).
+
+Prints, in one run:
+1. per-solve time of this solver and of cvxpy (Clarabel, exponential cone) on the same
+   nDCG and P@10 problems at N = 100 and N = 1000, with both entropies and the speed ratio;
+2. batched throughput for AP, nDCG and GAP at N = 1000 over 100 runs x 50 topics (5000
+   problems), with the peak memory (tracemalloc: numpy allocations).
+
+Real lists are used (trec_covid_r1 runs, truncated to N; topics resampled to reach 5000
+problems); they are read from ``../shared/data`` and never copied.
+
+    python benchmarks/bench_solver.py [--problems 5000] [--cvxpy-repeat 5]
+"""
+from __future__ import annotations
+
+import argparse
+import time
+import tracemalloc
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from maxent.metrics import parse_measure
+from maxent.ranked import RankedLists, rank_runs
+from maxent.solver import solve
+from maxent.trec import read_qrels, read_runs
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def load(collection: str = "trec_covid_r1") -> RankedLists:
+    folder = DATA / collection
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rank_runs(read_runs(folder / "runs"), read_qrels(sorted((folder / "qrels").iterdir())[0]))
+
+
+def full_length(lists: RankedLists, N: int) -> RankedLists:
+    """Lists retrieving at least N documents, cut at N."""
+    return lists.take(np.flatnonzero(lists.lengths >= N)).truncate(N)
+
+
+def per_solve(lists, names, Ns, repeat, rng):
+    print("== per-solve time: this solver (batch of 1) vs cvxpy/Clarabel, same problems ==")
+    print(f"{'metric':8} {'N':>5} {'ours ms':>9} {'cvxpy ms':>9} {'ratio':>7} "
+          f"{'max |dH|':>9} {'max |dp|':>9}")
+    for name in names:
+        m = parse_measure(name)
+        for N in Ns:
+            pool = full_length(lists, N)
+            res_all = solve(m, m.value(pool), pool)
+            ok = np.flatnonzero(res_all.status == "optimal")
+            pick = rng.choice(ok, size=min(repeat, len(ok)), replace=False)
+            t_ours, t_cvx, dH, dp = [], [], [], []
+            for i in pick:
+                one = pool.take([i])
+                v = m.value(one)
+                t0 = time.perf_counter()
+                r = solve(m, v, one)
+                t_ours.append(time.perf_counter() - t0)
+                t0 = time.perf_counter()
+                c = solve(m, v, one, method="cvxpy")
+                t_cvx.append(time.perf_counter() - t0)
+                dH.append(abs(r.entropy[0] - c.entropy[0]))
+                dp.append(np.abs(r.p - c.p).max())
+            a, b = 1e3 * np.median(t_ours), 1e3 * np.median(t_cvx)
+            print(f"{name:8} {N:5d} {a:9.2f} {b:9.1f} {b / a:7.0f} {max(dH):9.1e} {max(dp):9.1e}",
+                  flush=True)
+
+
+def throughput(lists, names, problems, N, rng):
+    print(f"== batched throughput: {problems} problems (100 runs x 50 topics), N = {N} ==")
+    pool = full_length(lists, N)
+    idx = rng.choice(len(pool), size=problems, replace=len(pool) < problems)
+    batch = pool.take(idx)
+    total = 0.0
+    for name in names:
+        m = parse_measure(name)
+        v = m.value(batch)
+        tracemalloc.start()
+        t0 = time.perf_counter()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = solve(m, v, batch)
+        dt = time.perf_counter() - t0
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        total += dt
+        counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
+        print(f"{name:6} {dt:7.1f} s  {problems / dt:7.0f} problems/s  peak {peak / 2**20:6.0f} MiB  "
+              f"mean nit {r.nit.mean():5.1f}  [{counts}]", flush=True)
+    print(f"all three: {total:.1f} s")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                 formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    ap.add_argument("--problems", type=int, default=5000)
+    ap.add_argument("--cvxpy-repeat", type=int, default=5, help="problems timed per (metric, N)")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    rng = np.random.default_rng(args.seed)
+    lists = load()
+    per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng)
+    throughput(lists, ["AP", "nDCG", "GAP"], args.problems, 1000, rng)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
