@@ -71,9 +71,13 @@ class AP(Metric):
         rel = lists.grades >= self.rel
         if self.cutoff is not None:
             rel = rel[:, : self.cutoff]
-        cum = np.cumsum(rel, axis=1)
-        n = np.arange(1, rel.shape[1] + 1)
-        return safe_divide(np.where(rel, cum / n, 0.0).sum(axis=1), lists.n_rel(self.rel))
+        # precision at the relevant ranks only (sparse), summed per list in rank order as
+        # trec_eval does
+        rows, cols = np.nonzero(rel)
+        per_list = rel.sum(axis=1)
+        hits = np.arange(1, len(rows) + 1) - np.repeat(np.cumsum(per_list) - per_list, per_list)
+        prec_sum = np.bincount(rows, weights=hits / (cols + 1.0), minlength=len(rel))
+        return safe_divide(prec_sum, lists.n_rel(self.rel))
 
     def _expectation(self, q, lists):
         return expected_ap(q, lists.n_rel(self.rel), self.cutoff)

@@ -36,8 +36,11 @@ class _Gains:
 
     def _dcg(self, lists) -> np.ndarray:
         gz = self.gains(lists.levels)
-        g = np.where(lists.grades >= 0, gz[np.maximum(lists.grades, 0)], 0.0)
-        return (g * self._rank_weights(lists)[None, :]).sum(axis=1)
+        w = self._rank_weights(lists)
+        # only ranks holding a judged document of non-zero gain contribute (sparse)
+        rows, cols = np.nonzero((lists.grades >= 0) & (gz[np.maximum(lists.grades, 0)] != 0))
+        contrib = gz[lists.grades[rows, cols]] * w[cols]
+        return np.bincount(rows, weights=contrib, minlength=len(lists))
 
     def _norm(self, lists) -> np.ndarray:
         return np.ones(len(lists))
