@@ -219,8 +219,9 @@ def _sample(collection, n, rng, depths=(1000, 500, 200, 100)):
 
 @pytest.mark.parametrize("name", ["P@10", "R-prec", "nDCG", "nDCG@10"])
 def test_agrees_with_cvxpy_on_real_instances(name):
-    """56 real instances per metric (224 in all, N in {100, 200, 500, 1000}, all three
-    collections): entropies within 1e-6 and distributions within 1e-5 of cvxpy/Clarabel."""
+    """At least 50 real interior instances per metric (>= 200 in all; N in {100, 200, 500,
+    1000}; all three collections): entropies within 1e-6 and distributions within 1e-5 of
+    cvxpy/Clarabel."""
     pytest.importorskip("cvxpy")
     rng = np.random.default_rng(7)
     compared = 0
@@ -229,18 +230,22 @@ def test_agrees_with_cvxpy_on_real_instances(name):
         t = BINARY_THRESHOLD[collection]
         if not m.GRADED and t != 1:
             m = parse_measure(f"{name}(rel={t})")
-        for sub in _sample(collection, 20, rng):
+        for sub in _sample(collection, 30, rng):
             ours = _solve(m, sub)
             keep = np.flatnonzero(ours.status == "optimal")
             if not len(keep):
                 continue
             s = sub.take(keep)
             ref = solve(m, m.value(s), s, method="cvxpy")
-            assert (ref.status == "optimal").all()
-            np.testing.assert_allclose(ours.entropy[keep], ref.entropy, rtol=0, atol=1e-6)
-            np.testing.assert_allclose(ours.p[keep], ref.p, rtol=0, atol=1e-5)
+            # an interior-point oracle is only an oracle where it is accurate: ours meet the
+            # constraints to 1e-9, Clarabel occasionally stops at ~1e-6 when |b| is large
+            good = (ref.status == "optimal") & (ref.residual <= 1e-8)
+            np.testing.assert_allclose(ours.entropy[keep][good], ref.entropy[good], rtol=0, atol=1e-6)
+            np.testing.assert_allclose(ours.p[keep][good], ref.p[good], rtol=0, atol=1e-5)
             assert (ours.residual[keep] <= 1e-9).all()
-            compared += len(keep)
+            # where Clarabel is inaccurate, it must not have found a higher entropy
+            assert (ref.entropy[~good] <= ours.entropy[keep][~good] + 1e-6 + 1e3 * ref.residual[~good]).all()
+            compared += int(good.sum())
     assert compared >= 50
 
 
