@@ -49,7 +49,9 @@ def _state(theta, WT, v, counts, active, grade_ok):
     H[:, :L, L] = hab
     H[:, L, :L] = hab
     H[:, L, L] = (PW * WT).sum(axis=(1, 2)) - (Wbar * Wbar).sum(axis=1)
-    return PT, D, mag, g, H
+    # entropy of PT without logarithms: ln p_nz = a_z + b W_nz - lse_n
+    ent = lse.sum(axis=1) - (a * (g[:, :L] + counts)).sum(axis=1) - theta[:, L] * (g[:, L] + v)
+    return PT, D, mag, g, H, ent
 
 
 def _dual_value(theta, WT, v, counts, active, grade_ok):
@@ -60,7 +62,7 @@ def _dual_value(theta, WT, v, counts, active, grade_ok):
 
 
 def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=200,
-                free_b=None):
+                free_b=None, return_entropy=False):
     """Damped Newton on the dual D(theta), batched over problems.
 
     Parameters
@@ -78,7 +80,8 @@ def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=
     Returns
     -------
     theta (B, L+1), PT (B, L, N), nit (B,) int, residual (B,), stalled (B,) bool
-    (line search could not decrease D: rounding floor reached, or the dual is unbounded).
+    (line search could not decrease D: rounding floor reached, or the dual is unbounded),
+    and, with ``return_entropy=True``, the entropy of PT (B,) computed without logarithms.
     """
     B, L, N = WT.shape
     theta = np.array(theta0, dtype=np.float64)
@@ -91,6 +94,7 @@ def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=
     PT = np.zeros((B, L, N))
     nit = np.zeros(B, dtype=np.int64)
     resid = np.full(B, np.inf)
+    ent = np.zeros(B)
     stalled = np.zeros(B, dtype=bool)
     eye = np.eye(L + 1)
     # never ask for less than the rounding floor of the residual sums (~eps * length)
@@ -99,8 +103,9 @@ def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=
     todo = np.arange(B)
     st = _state(theta, WT, v, counts, active, grade_ok)
     for _ in range(max_iter + 1):
-        Pt, D, mag, g, H = st
+        Pt, D, mag, g, H, en = st
         PT[todo] = Pt
+        ent[todo] = en
         r = np.abs(g).max(axis=1)   # all counts (the reference's too) and the metric
         resid[todo] = r
         go = (r > tol_b[todo]) & (nit[todo] < max_iter)
@@ -147,4 +152,6 @@ def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=
                 x[back] = y
         todo = todo[keep]
         st = tuple(x[keep] for x in new)
+    if return_entropy:
+        return theta, PT, nit, resid, stalled, ent
     return theta, PT, nit, resid, stalled

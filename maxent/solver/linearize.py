@@ -54,15 +54,6 @@ _INNER_ITER = 40
 _ELASTIC = 0.99   # an unreachable subproblem target goes this fraction of the way
 
 
-def _merit_slope(PT, d, WT, E, v, mu):
-    logP = np.log(np.where(PT > 0, PT, 1.0))
-    smooth = (d * logP).sum(axis=(1, 2))                # d/dt of -H(P + t d) at 0
-    lin = (WT * d).sum(axis=(1, 2))                     # d/dt of the linearised E
-    s = np.sign(E - v)
-    pen = np.where(s != 0, s * lin, np.abs(lin))
-    return smooth + mu * pen
-
-
 def stationarity(theta, W_new, W_old, grade_ok, ref):
     """Log-odds KKT residual of p = softmax(theta, W_old) w.r.t. the gradient W_new, (B,)."""
     dW = W_new - W_old                                                      # (B, L, N)
@@ -88,6 +79,7 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
     conv = np.zeros(B, dtype=bool)
     stat = np.full(B, np.inf)
     mu = np.ones(B)
+    H = None
     todo = np.arange(B)
     sub = batch
     P_top, P_bot = batch.extreme(True), batch.extreme(False)
@@ -100,8 +92,9 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
         # fraction-to-boundary rule: an unreachable subproblem target moves most of the way
         vk = np.where(vk > hi, cur + _ELASTIC * (hi - cur), vk)
         vk = np.where(vk < lo, cur + _ELASTIC * (lo - cur), vk)
-        th_l, P_l, _, _, _ = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok, theta,
-                                         tol=0.1 * tol, max_iter=_INNER_ITER)
+        th_l, P_l, _, _, _, H_l = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok,
+                                              theta, tol=0.1 * tol, max_iter=_INNER_ITER,
+                                              return_entropy=True)
         E_l = sub.expectation(P_l)
         W_l = sub.features(P_l)
         st = stationarity(th_l, W_l, W, sub.grade_ok, sub.ref)
@@ -112,17 +105,21 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
         stat[todo] = st
         done = (cres <= tol) & (st <= kkt_tol)
         conv[todo[done]] = True
-        # ---- step with an Armijo line search on the exact-penalty merit
+        # ---- step with an Armijo line search on the exact-penalty merit. The reference
+        # slope is the bound (|b| - mu)|E - v| >= phi'(p; d) proven above (no logarithms).
         d = P_l - P
         m = np.maximum(mu[todo], 2.0 * np.abs(th_l[:, -1]) + 1.0)
         mu[todo] = m
-        phi0 = -entropy(P) + m * np.abs(E - v[todo])
-        slope = _merit_slope(P, d, W, E, v[todo], m)
+        if H is None:
+            H = entropy(P)
+        phi0 = -H + m * np.abs(E - v[todo])
+        slope = (np.abs(th_l[:, -1]) - m) * np.abs(E - v[todo])
         t = np.ones(len(todo))
-        phi_t = -entropy(P_l) + m * np.abs(E_l - v[todo])
-        slack = 1e-12 * (np.abs(phi0) + 1.0)
-        ok = (phi_t <= phi0 + 1e-4 * t * np.minimum(slope, 0.0) + slack) | (slope >= 0) | done
-        Pn, En, Wn = P_l, E_l, W_l
+        phi_t = -H_l + m * np.abs(E_l - v[todo])
+        # rounding allowance: entropy sums and a penalty on |E - v| below the tolerance
+        slack = 1e-12 * (np.abs(phi0) + 1.0) + 2.0 * m * tol
+        ok = (phi_t <= phi0 + 1e-4 * slope + slack) | done
+        Pn, En, Wn, Hn = P_l, E_l, W_l, H_l
         for _ls in range(30):
             pend = np.flatnonzero(~ok)
             if not len(pend):
@@ -130,10 +127,11 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
             t[pend] *= 0.5
             Pt = P[pend] + t[pend, None, None] * d[pend]
             Et = sub.take(pend).expectation(Pt)
-            phi_t = -entropy(Pt) + m[pend] * np.abs(Et - v[todo[pend]])
+            Ht = entropy(Pt)
+            phi_t = -Ht + m[pend] * np.abs(Et - v[todo[pend]])
             good = phi_t <= phi0[pend] + 1e-4 * t[pend] * slope[pend] + slack[pend]
             ok[pend[good]] = True
-            Pn[pend], En[pend] = Pt, Et
+            Pn[pend], En[pend], Hn[pend] = Pt, Et, Ht
         moved = np.flatnonzero(t < 1.0)
         if len(moved):
             Wn[moved] = sub.take(moved).features(Pn[moved])
@@ -142,6 +140,6 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
         if not len(todo):
             break
         sub = sub.take(np.flatnonzero(keep))
-        P, E, W, theta = Pn[keep], En[keep], Wn[keep], th_l[keep]
+        P, E, W, theta, H = Pn[keep], En[keep], Wn[keep], th_l[keep], Hn[keep]
         P_top, P_bot = P_top[keep], P_bot[keep]
     return out_theta, out_P, nit, conv, stat
