@@ -90,7 +90,9 @@ class MaxEntResult:
         the single a) and the metric multiplier b, so that
         ``p_n(z) = softmax_z(a_z + b dE/dp_n(z))``. A grade with no document has
         a_z = -inf; if grade 0 has no document the a_z are relative to the lowest populated
-        grade. At ``boundary`` b = +-inf; for ``infeasible``/``undefined`` all are 0.
+        grade. At ``boundary`` b = +inf (maximum) or -inf (minimum) and the a_z are set to 0
+        (b = 0 when the range is a single point); for ``infeasible``/``undefined`` all are 0.
+        ``not_converged`` keeps the last iterate's multipliers. Never NaN.
     target, attained : float arrays (B,)
         The requested metric value and E[M](p) of the returned p.
     method : str
