@@ -72,7 +72,7 @@ def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=
     counts : (B, L) K_z (sum to each length)
     active : (B, N) ranks inside each list;  grade_ok : (B, L) categories with K_z > 0
     theta0 : (B, L+1) starting multipliers [a_0..a_{L-1}, b] (a of the reference = 0)
-    tol : stop when max |dual gradient| (= max constraint residual) <= tol (or, if larger,
+    tol : float or (B,); stop when max |dual gradient| (= max constraint residual) <= tol (or, if larger,
         64 eps (length + |v| + 1), the rounding floor of the sums)
     max_iter : Newton steps at most
     free_b : (B,) bool, whether b is a variable (default all); b = theta0's b otherwise

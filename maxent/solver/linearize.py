@@ -92,8 +92,10 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
         # fraction-to-boundary rule: an unreachable subproblem target moves most of the way
         vk = np.where(vk > hi, cur + _ELASTIC * (hi - cur), vk)
         vk = np.where(vk < lo, cur + _ELASTIC * (lo - cur), vk)
+        # inexact subproblems while far from stationarity, exact ones near the end
+        inner_tol = np.where(stat[todo] > 1e-5, 1e-8, 0.1 * tol)
         th_l, P_l, _, _, _, H_l = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok,
-                                              theta, tol=0.1 * tol, max_iter=_INNER_ITER,
+                                              theta, tol=inner_tol, max_iter=_INNER_ITER,
                                               return_entropy=True)
         E_l = sub.expectation(P_l)
         W_l = sub.features(P_l)
