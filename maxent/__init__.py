@@ -26,6 +26,10 @@ from maxent.errors import (
 from maxent.evaluate import aggregate, evaluate
 from maxent.metrics import METRICS, parse_measure, parse_measures
 from maxent.ranked import RankedLists, rank_runs
+from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
+from maxent.inference import pr_errors, real_pr_points, threshold_probabilities
+from maxent.letor import RankingData, read_letor
+from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
 from maxent.trec import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
 
 __all__ = [
@@ -34,6 +38,11 @@ __all__ = [
     "rank_runs", "RankedLists",
     # metrics and evaluation
     "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
+    # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
+    "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
+    "threshold_probabilities", "real_pr_points", "pr_errors",
+    # discriminative power, learning-to-rank data (trainer: maxent.ltr)
+    "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings
     "MaxEntError", "InputError", "TopicMismatchError", "MeasureNameError", "ParameterError",
     "MaxEntWarning", "TopicWarning", "ConvergenceWarning",
