@@ -25,8 +25,20 @@ def _check_cutoff(m, required=True):
     m._check(isinstance(m.cutoff, int) and m.cutoff >= 1, f"cutoff must be an integer >= 1, got {m.cutoff!r}")
 
 
+class _RankWeighted:
+    """Mix-in for metrics linear in p: E[M] = sum_n w_n q_n with weights ``_weights`` (B, N)."""
+
+    LINEAR_IN_P: ClassVar[bool] = True
+
+    def _expectation(self, q, lists):
+        return (q * self._weights(lists)).sum(axis=1)
+
+    def _gradient(self, q, lists):
+        return np.broadcast_to(self._weights(lists), q.shape).copy()
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Precision(Metric):
+class Precision(_RankWeighted, Metric):
     r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
 
     Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
@@ -38,7 +50,6 @@ class Precision(Metric):
     NAME: ClassVar[str] = "P"
     TREC_NAME: ClassVar[str] = "P"
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
-    LINEAR_IN_P: ClassVar[bool] = True
 
     def validate(self):
         _check_cutoff(self)
@@ -54,15 +65,9 @@ class Precision(Metric):
     def _weights(self, lists):
         return cutoff_mask(lists.depth, self.cutoff)[None, :] / self.cutoff
 
-    def _expectation(self, q, lists):
-        return (q * self._weights(lists)).sum(axis=1)
-
-    def _gradient(self, q, lists):
-        return np.broadcast_to(self._weights(lists), q.shape).copy()
-
 
 @dataclass(frozen=True, eq=False, repr=False)
-class RPrec(Metric):
+class RPrec(_RankWeighted, Metric):
     r"""R-precision: :math:`\frac1R \sum_{n\le R} rel_n`, R = judged relevant documents.
 
     0 when R = 0 (trec_eval ``Rprec``). Linear in p.
@@ -73,7 +78,6 @@ class RPrec(Metric):
     TREC_NAME: ClassVar[str] = "Rprec"
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
-    LINEAR_IN_P: ClassVar[bool] = True
 
     def validate(self):
         _check_rel(self)
@@ -91,15 +95,9 @@ class RPrec(Metric):
         inside = np.arange(lists.depth)[None, :] < R[:, None]
         return safe_divide(((lists.grades >= self.rel) & inside).sum(axis=1), R)
 
-    def _expectation(self, q, lists):
-        return (q * self._weights(lists)).sum(axis=1)
-
-    def _gradient(self, q, lists):
-        return np.broadcast_to(self._weights(lists), q.shape).copy()
-
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Recall(Metric):
+class Recall(_RankWeighted, Metric):
     r"""Recall at cutoff k: :math:`\frac1R \sum_{n\le k} rel_n` (trec_eval ``recall_k``); 0 if R = 0."""
 
     cutoff: int = 1000
@@ -107,7 +105,6 @@ class Recall(Metric):
     NAME: ClassVar[str] = "R"
     TREC_NAME: ClassVar[str] = "recall"
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
-    LINEAR_IN_P: ClassVar[bool] = True
 
     def validate(self):
         _check_cutoff(self)
@@ -122,12 +119,6 @@ class Recall(Metric):
 
     def _weights(self, lists):
         return safe_divide(cutoff_mask(lists.depth, self.cutoff)[None, :], lists.n_rel(self.rel)[:, None])
-
-    def _expectation(self, q, lists):
-        return (q * self._weights(lists)).sum(axis=1)
-
-    def _gradient(self, q, lists):
-        return np.broadcast_to(self._weights(lists), q.shape).copy()
 
 
 @dataclass(frozen=True, eq=False, repr=False)
