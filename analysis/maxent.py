@@ -149,7 +149,8 @@ def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
             f"{p10} rms (runs)": rms(runs.iloc[:, 0], runs.iloc[:, 1]),
             f"{p10} tau (runs)": kendall_tau(runs.iloc[:, 0], runs.iloc[:, 1]),
             "solved": int(g["status"].isin(["optimal", "boundary"]).sum()),
-            "not solved": int((~g["status"].isin(["optimal", "boundary"])).sum()),
+            "undefined": int((g["status"] == "undefined").sum()),
+            "not solved": int((~g["status"].isin(["optimal", "boundary", "undefined"])).sum()),
         })
     return pd.DataFrame(rows)
 
@@ -266,9 +267,12 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
         vals = list(d.values())
         print(f"{vals[0]:<22} {vals[1]:>2} {vals[2]:>6} {vals[3]:>8.4f} {vals[4]:>8.4f} "
               f"{vals[5]:>10.4f} {vals[6]:>8.4f} {vals[7]:>8.3f}")
-    unsolved = int(summary["not solved"].sum())
+    undefined, unsolved = int(summary["undefined"].sum()), int(summary["not solved"].sum())
+    if undefined:
+        print(f"{undefined} instance(s) have no relevant document at their threshold (metric undefined)")
     if unsolved:
-        print(f"{unsolved} instance(s) without a solution (status in instances.csv) are left out of the means")
+        print(f"{unsolved} instance(s) ended infeasible or not_converged (status in instances.csv); "
+              "they are left out of the means")
     print(f"({seconds:.1f} s)")
 
 
