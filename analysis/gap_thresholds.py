@@ -83,7 +83,8 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
         marks = gap[gap["reduces_to"] != ""]
         ax.plot(marks.index, marks["rms"], "s", mfc="none", ms=10, color="k", label="= AP at one threshold")
         step = max(1, len(gap) // 6)
-        ax.set_xticks(x[::step], gap["g"][::step], rotation=45, ha="right", fontsize=7)
+        labels = ["(" + g.replace(",", ", ") + ")" for g in gap["g"]]
+        ax.set_xticks(x[::step], labels[::step], rotation=45, ha="right", fontsize=7)
         ax.set(xlabel="g = (g1, g2, ...)", ylabel="mean RMS of inferred PR curve",
                title=f"PR curve at relevance >= {t}")
         ax.legend(fontsize=7)
