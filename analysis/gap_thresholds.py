@@ -10,8 +10,8 @@ informative and most discriminative, against nDCG (paper [004], Figs. 2 and 3).
    (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
    the same among the top-k runs by the metric.
 
-Writes to ``results/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + fig_informativeness.png,
-asl.csv + discriminative.csv + fig_asl.png; the best g per threshold on stdout.
+Writes to ``results/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (paper 004 Fig. 2),
+asl.csv + asl.png (Fig. 3) + discriminative.csv; the best g per threshold on stdout.
 """
 from __future__ import annotations
 
@@ -89,7 +89,7 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
                title=f"PR curve at relevance >= {t}")
         ax.legend(fontsize=7)
     fig.suptitle("Informativeness of GAP across threshold probabilities g (paper 004 Fig. 2)")
-    _cli.save_figure(fig, out / "fig_informativeness.png")
+    _cli.save_figure(fig, out / "sweep.png")
     plt.close(fig)
 
 
@@ -143,7 +143,7 @@ def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
     ax.set(xlabel="run pairs sorted by ASL", ylabel="achieved significance level",
            title="Discriminative power (paired bootstrap, paper 004 Fig. 3)")
     ax.legend(fontsize=7, loc="lower right")
-    _cli.save_figure(fig, out / "fig_asl.png")
+    _cli.save_figure(fig, out / "asl.png")
     plt.close(fig)
 
 

@@ -75,7 +75,7 @@ def test_end_to_end(slice_dir, tmp_path, capsys):
     assert {"AP", "nDCG"} <= set(power["metric"]) and power["significant"].between(0, 1).all()
     asl = pd.read_csv(tmp_path / "asl.csv")
     assert len(asl) == len(power) * 10  # 5 runs -> 10 pairs per metric
-    for f in ["fig_informativeness.png", "fig_asl.png"]:
+    for f in ["sweep.png", "asl.png"]:
         assert (tmp_path / f).stat().st_size > 1000
 
 
