@@ -8,7 +8,7 @@ import numpy as np
 
 from maxent.metrics._kernels import cutoff_mask, prefix_exclusive, safe_divide
 from maxent.metrics.base import Metric, Param
-from maxent.metrics.precision import REL, _check_cutoff, _check_rel
+from maxent.metrics.precision import REL
 
 __all__ = ["AP", "GMAP", "expected_ap", "expected_ap_gradient", "MIN_GEO_MEAN"]
 
@@ -58,14 +58,8 @@ class AP(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "AP"
     TREC_NAME: ClassVar[str] = "map"
+    TREC_CUT_NAME: ClassVar[str] = "map_cut"
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k (None: whole list)"), "rel": REL}
-
-    def validate(self):
-        _check_cutoff(self, required=False)
-        _check_rel(self)
-
-    def trec_name(self):
-        return "map" if self.cutoff is None else f"map_cut_{self.cutoff}"
 
     def value(self, lists):
         rel = lists.grades >= self.rel
@@ -105,12 +99,6 @@ class GMAP(Metric):
     AGGREGATE: ClassVar[str] = "gmean"
     PER_TOPIC: ClassVar[bool] = False
     HAS_EXPECTATION: ClassVar[bool] = False
-
-    def validate(self):
-        _check_rel(self)
-
-    def trec_name(self):
-        return "gm_map"
 
     def value(self, lists):
         """Per-topic AP, (B,); the geometric mean is taken by the aggregation."""

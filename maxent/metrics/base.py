@@ -55,6 +55,8 @@ class Metric:
 
     NAME: ClassVar[str] = ""
     TREC_NAME: ClassVar[str | None] = None
+    TREC_CUT_NAME: ClassVar[str | None] = None  # trec_eval's name with a cutoff, if not TREC_NAME
+    CUTOFF_REQUIRED: ClassVar[bool] = False
     AT_PARAM: ClassVar[str | None] = "cutoff"
     PARAMS: ClassVar[dict[str, Param]] = {}
     GRADED: ClassVar[bool] = False
@@ -95,8 +97,12 @@ class Metric:
         return hash(str(self))
 
     def trec_name(self) -> str:
-        """The name trec_eval prints for this measure (or the canonical name if none)."""
-        return str(self)
+        """The name trec_eval prints: ``TREC_NAME``, or ``TREC_CUT_NAME_k`` with a cutoff k
+        (``P_10``, ``map_cut_10``); the canonical name for measures trec_eval lacks."""
+        if self.TREC_NAME is None:
+            return str(self)
+        at = getattr(self, "cutoff", None) if self.AT_PARAM == "cutoff" else None
+        return self.TREC_NAME if at is None else f"{self.TREC_CUT_NAME or self.TREC_NAME}_{at}"
 
     def _check(self, cond: bool, msg: str) -> None:
         if not cond:
@@ -112,7 +118,15 @@ class Metric:
         self.validate()
 
     def validate(self) -> None:
-        """Check parameter values; raise ParameterError (overridden by subclasses)."""
+        """Check parameter values; raise ParameterError. Here: ``rel`` (an integer >= 1) and
+        an integer ``cutoff`` >= 1 (required when ``CUTOFF_REQUIRED``); subclasses add more."""
+        if "rel" in self.PARAMS:
+            rel = getattr(self, "rel")
+            self._check(isinstance(rel, int) and rel >= 1, f"rel must be an integer >= 1, got {rel!r}")
+        if "cutoff" in self.PARAMS and self.PARAMS["cutoff"].dtype is int:
+            k = getattr(self, "cutoff")
+            if k is not None or self.CUTOFF_REQUIRED:
+                self._check(isinstance(k, int) and k >= 1, f"cutoff must be an integer >= 1, got {k!r}")
 
     # ------------------------------------------------------------------ maths
     def value(self, lists: RankedLists) -> np.ndarray:

@@ -8,7 +8,7 @@ import numpy as np
 
 from maxent.metrics._kernels import safe_divide
 from maxent.metrics.base import Metric
-from maxent.metrics.precision import REL, _check_rel
+from maxent.metrics.precision import REL
 
 __all__ = ["Bpref"]
 
@@ -33,12 +33,6 @@ class Bpref(Metric):
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
-
-    def validate(self):
-        _check_rel(self)
-
-    def trec_name(self):
-        return "bpref"
 
     def value(self, lists):
         g = lists.grades

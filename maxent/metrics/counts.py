@@ -7,7 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from maxent.metrics.base import Metric
-from maxent.metrics.precision import REL, _check_rel
+from maxent.metrics.precision import REL
 
 __all__ = ["NumRet", "NumRel", "NumRelRet"]
 
@@ -21,11 +21,6 @@ class _Count(Metric):
     INTEGER: ClassVar[bool] = True
     HAS_EXPECTATION: ClassVar[bool] = False
 
-    def validate(self):
-        _check_rel(self)
-
-    def trec_name(self):
-        return self.TREC_NAME
 
 
 @dataclass(frozen=True, eq=False, repr=False)

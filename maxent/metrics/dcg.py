@@ -66,15 +66,15 @@ class DCG(_Gains, Metric):
     discount: str = "log2"
     NAME: ClassVar[str] = "DCG"
     TREC_NAME: ClassVar[str] = "dcg"
+    TREC_CUT_NAME: ClassVar[str] = "dcg_cut"
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "gain": GAIN, "discount": DISCOUNT}
     GRADED: ClassVar[bool] = True
     LINEAR_IN_P: ClassVar[bool] = True
 
     def validate(self):
         _check_gain(self)
+        super().validate()
 
-    def trec_name(self):
-        return "dcg" if self.cutoff is None else f"dcg_cut_{self.cutoff}"
 
     def value(self, lists):
         return self._dcg(lists)
@@ -118,8 +118,7 @@ class NDCG(_Gains, Metric):
 
     def validate(self):
         _check_gain(self)
-        if self.cutoff is not None:
-            self._check(isinstance(self.cutoff, int) and self.cutoff >= 1, f"cutoff must be >= 1, got {self.cutoff!r}")
+        super().validate()
 
     @property
     def ideal_cut(self) -> bool:

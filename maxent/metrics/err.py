@@ -42,6 +42,7 @@ class ERR(Metric):
         _check_gain(self)
         if self.max_grade is not None:
             self._check(isinstance(self.max_grade, int) and self.max_grade >= 1, "max_grade must be >= 1")
+        super().validate()
 
     def satisfaction(self, levels: int) -> np.ndarray:
         """(L,) stopping probability r(z) of each grade level."""

@@ -49,6 +49,7 @@ class GAP(Metric):
             g = np.asarray(self.g)
             self._check(len(g) >= 1 and (g >= 0).all() and abs(g.sum() - 1.0) < 1e-9,
                         f"g must be non-negative and sum to 1, got {self.g}")
+        super().validate()
 
     def weights(self, levels: int) -> np.ndarray:
         """(L,) g_j for thresholds j = 0..L-1 (g_0 = 0)."""

@@ -15,16 +15,6 @@ __all__ = ["Precision", "RPrec", "Recall", "Success", "IPrec", "SetP", "SetR"]
 REL = Param(int, 1, "binary relevance threshold: grade >= rel is relevant (trec_eval -l)")
 
 
-def _check_rel(m):
-    m._check(isinstance(m.rel, int) and m.rel >= 1, f"rel must be an integer >= 1, got {m.rel!r}")
-
-
-def _check_cutoff(m, required=True):
-    if m.cutoff is None and not required:
-        return
-    m._check(isinstance(m.cutoff, int) and m.cutoff >= 1, f"cutoff must be an integer >= 1, got {m.cutoff!r}")
-
-
 class _RankWeighted:
     """Mix-in for metrics linear in p: E[M] = sum_n w_n q_n with weights ``_weights`` (B, N)."""
 
@@ -49,14 +39,8 @@ class Precision(_RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "P"
     TREC_NAME: ClassVar[str] = "P"
+    CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
-
-    def validate(self):
-        _check_cutoff(self)
-        _check_rel(self)
-
-    def trec_name(self):
-        return f"P_{self.cutoff}"
 
     def value(self, lists):
         rel = lists.grades[:, : self.cutoff] >= self.rel
@@ -79,12 +63,6 @@ class RPrec(_RankWeighted, Metric):
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
 
-    def validate(self):
-        _check_rel(self)
-
-    def trec_name(self):
-        return "Rprec"
-
     def _weights(self, lists):
         R = lists.n_rel(self.rel)
         inside = np.arange(lists.depth)[None, :] < R[:, None]
@@ -104,14 +82,8 @@ class Recall(_RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "R"
     TREC_NAME: ClassVar[str] = "recall"
+    CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
-
-    def validate(self):
-        _check_cutoff(self)
-        _check_rel(self)
-
-    def trec_name(self):
-        return f"recall_{self.cutoff}"
 
     def value(self, lists):
         rel = lists.grades[:, : self.cutoff] >= self.rel
@@ -132,14 +104,8 @@ class Success(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "Success"
     TREC_NAME: ClassVar[str] = "success"
+    CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
-
-    def validate(self):
-        _check_cutoff(self)
-        _check_rel(self)
-
-    def trec_name(self):
-        return f"success_{self.cutoff}"
 
     def value(self, lists):
         return (lists.grades[:, : self.cutoff] >= self.rel).any(axis=1).astype(np.float64)
@@ -181,7 +147,7 @@ class IPrec(Metric):
 
     def validate(self):
         self._check(0.0 <= self.cutoff <= 1.0, f"recall level must be in [0, 1], got {self.cutoff}")
-        _check_rel(self)
+        super().validate()
 
     def trec_name(self):
         return f"iprec_at_recall_{self.cutoff:.2f}"
@@ -217,12 +183,6 @@ class SetP(Metric):
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
 
-    def validate(self):
-        _check_rel(self)
-
-    def trec_name(self):
-        return "set_P"
-
     def value(self, lists):
         return safe_divide((lists.grades >= self.rel).sum(axis=1), lists.lengths)
 
@@ -240,12 +200,6 @@ class SetR(Metric):
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
-
-    def validate(self):
-        _check_rel(self)
-
-    def trec_name(self):
-        return "set_recall"
 
     def value(self, lists):
         return safe_divide((lists.grades >= self.rel).sum(axis=1), lists.n_rel(self.rel))

@@ -8,7 +8,7 @@ import numpy as np
 
 from maxent.metrics._kernels import cutoff_mask
 from maxent.metrics.base import Metric, Param
-from maxent.metrics.precision import REL, _check_cutoff, _check_rel
+from maxent.metrics.precision import REL
 
 __all__ = ["RR"]
 
@@ -31,13 +31,6 @@ class RR(Metric):
     NAME: ClassVar[str] = "RR"
     TREC_NAME: ClassVar[str] = "recip_rank"
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k (None: whole list)"), "rel": REL}
-
-    def validate(self):
-        _check_cutoff(self, required=False)
-        _check_rel(self)
-
-    def trec_name(self):
-        return "recip_rank" if self.cutoff is None else f"recip_rank_{self.cutoff}"
 
     def value(self, lists):
         rel = lists.grades >= self.rel
