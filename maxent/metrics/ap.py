@@ -40,7 +40,8 @@ def expected_ap_gradient(q: np.ndarray, R: np.ndarray, cutoff: int | None = None
     mask = cutoff_mask(N, cutoff)
     own = (1.0 + prefix_exclusive(q)) / n * mask
     later = q / n * mask
-    after = np.cumsum(later[:, ::-1], axis=1)[:, ::-1] - later  # sum_{n>j}
+    upto = np.cumsum(later, axis=1)
+    after = upto[:, -1:] - upto  # sum_{n>j} = total - sum_{n<=j} (no reversed copies)
     return safe_divide(own + after, R[:, None])
 
 

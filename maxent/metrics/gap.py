@@ -83,20 +83,25 @@ class GAP(Metric):
             total += safe_divide(coef[:, col] * prec_sum, Rj[:, col])
         return safe_divide(total, Z)
 
+    @staticmethod
+    def _tail_sums(p, js) -> dict:
+        """Q_n(j) = sum_{z>=j} p_n(z) for the thresholds j in use: {j: (B, N)}."""
+        return {int(j): p[:, :, j:].sum(axis=2) for j in js}
+
     def _expectation(self, p, lists):
         js, Rj, coef, Z = self._thresholds(lists)
-        Q = np.cumsum(p[:, :, ::-1], axis=2)[:, :, ::-1]  # Q_n(j) = sum_{z>=j} p_n(z)
+        Q = self._tail_sums(p, js)  # Q_n(j) = sum_{z>=j} p_n(z)
         total = np.zeros(len(p))
         for col, j in enumerate(js):
-            total += coef[:, col] * expected_ap(Q[:, :, j], Rj[:, col], self.cutoff)
+            total += coef[:, col] * expected_ap(Q[j], Rj[:, col], self.cutoff)
         return safe_divide(total, Z)
 
     def _gradient(self, p, lists):
         js, Rj, coef, Z = self._thresholds(lists)
-        Q = np.cumsum(p[:, :, ::-1], axis=2)[:, :, ::-1]
+        Q = self._tail_sums(p, js)
         grad = np.zeros_like(p)
         for col, j in enumerate(js):
-            dq = safe_divide(coef[:, col], Z)[:, None] * expected_ap_gradient(Q[:, :, j], Rj[:, col], self.cutoff)
+            dq = safe_divide(coef[:, col], Z)[:, None] * expected_ap_gradient(Q[j], Rj[:, col], self.cutoff)
             grad[:, :, j:] += dq[:, :, None]  # dQ_n(j)/dp_n(z) = [z >= j]
         return grad
 
