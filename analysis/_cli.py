@@ -34,6 +34,12 @@ def add_common(p: argparse.ArgumentParser, tool: str) -> None:
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
 
 
+def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file") -> None:
+    """--runs and --qrels, defaulting to the bundled TREC-COVID sample."""
+    p.add_argument("--runs", nargs="+", default=[str(BUNDLED_RUNS)], help="run files or folders")
+    p.add_argument("--qrels", default=str(BUNDLED_QRELS), help=qrels_help)
+
+
 def dataset_name(runs: list[str], explicit: str | None) -> str:
     """Name of the dataset: --dataset, else the runs folder's name (its parent's if 'runs')."""
     if explicit:

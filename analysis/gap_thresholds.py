@@ -156,8 +156,7 @@ def _parser() -> argparse.ArgumentParser:
                "  python -m analysis.gap_thresholds --runs ../shared/data/robust03/runs "
                "--qrels ../shared/data/robust03/qrels/robust03_qrels.txt --topics 601-650\n",
     )
-    p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], help="run files or folders")
-    p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), help="qrels file (graded)")
+    _cli.add_data(p, "qrels file (graded)")
     p.add_argument("--topics", default=None, help="topic range lo-hi or comma list to keep (e.g. 601-650)")
     p.add_argument("--step", type=float, default=0.1, help="grid step of g over the simplex")
     p.add_argument("--threshold", default=None, help="thresholds scored (default: every grade >= 1)")

@@ -309,8 +309,7 @@ def _parser() -> argparse.ArgumentParser:
                "--qrels ../shared/data/robust03/qrels/robust03_qrels.txt\n"
                "  python -m analysis.maxent --metrics 'AP,nDCG,GAP(g=0.5,0.5),P@10' --predict all\n",
     )
-    p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], help="run files or folders")
-    p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), help="qrels file")
+    _cli.add_data(p)
     p.add_argument("--metrics", default=DEFAULT_METRICS, help="comma-separated measure names")
     p.add_argument("--threshold", default=None,
                    help="relevance thresholds to score, comma-separated (default: every grade >= 1 of the qrels)")

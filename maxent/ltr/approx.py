@@ -32,7 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.ltr.lambdas import DeltaContext, _gains
+from maxent.ltr.lambdas import DeltaContext, _gains, per_query_gradients
 
 __all__ = ["approx_positions", "approx_metric", "approxrank_gradients"]
 
@@ -152,16 +152,5 @@ def approxrank_gradients(scores, grades, context: DeltaContext, *, rows=None, le
     ndarray, shape (B, N)
         Zero on padding; same convention as :func:`maxent.ltr.lambdas.lambda_gradients`.
     """
-    s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    y = np.atleast_2d(np.asarray(grades)).astype(np.int64)
-    B, N = s.shape
-    if lengths is None:
-        lengths = (y >= 0).sum(axis=1)
-    rows = np.arange(B) if rows is None else np.asarray(rows)
-    out = np.zeros((B, N))
-    for b in range(B):                 # loop over queries; each query is vectorised
-        n = int(lengths[b])
-        if n:
-            out[b, :n] = approx_metric(context, s[b, :n], y[b, :n], row=int(rows[b]), alpha=alpha,
-                                       beta=beta)[1]
-    return out
+    return per_query_gradients(approx_metric, scores, grades, context, rows, lengths,
+                               alpha=alpha, beta=beta)

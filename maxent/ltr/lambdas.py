@@ -987,3 +987,25 @@ def _lambdas_dense(ctx, ys, ss, valid, sigma, truncation, norm, return_hessian):
     if norm:
         h *= f[:, None]
     return lam, h
+
+
+def per_query_gradients(metric_fn, scores, grades, context: "DeltaContext", rows=None, lengths=None,
+                        **options) -> np.ndarray:
+    """Score gradients of a padded batch (B, N) from a one-query function.
+
+    ``metric_fn(context, s, y, row=b, **options)`` returns (value, gradient) for one query's
+    first ``lengths[b]`` documents; SoftRank and ApproxRank share this driver. The loop is
+    over queries (each query is vectorised); padding gets 0.
+    """
+    s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
+    y = np.atleast_2d(np.asarray(grades)).astype(np.int64)
+    B, N = s.shape
+    if lengths is None:
+        lengths = (y >= 0).sum(axis=1)
+    rows = np.arange(B) if rows is None else np.asarray(rows)
+    out = np.zeros((B, N))
+    for b in range(B):
+        n = int(lengths[b])
+        if n:
+            out[b, :n] = metric_fn(context, s[b, :n], y[b, :n], row=int(rows[b]), **options)[1]
+    return out

@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.ltr.lambdas import DeltaContext, _discount, _gains
+from maxent.ltr.lambdas import DeltaContext, _discount, _gains, per_query_gradients
 
 __all__ = ["beat_probabilities", "rank_distributions", "soft_metric", "softrank_gradients"]
 
@@ -236,15 +236,4 @@ def softrank_gradients(scores, grades, context: DeltaContext, *, rows=None, leng
         Zero on padding. Same calling convention as
         :func:`maxent.ltr.lambdas.lambda_gradients`, so the trainer can swap them.
     """
-    s = np.atleast_2d(np.asarray(scores, dtype=np.float64))
-    y = np.atleast_2d(np.asarray(grades)).astype(np.int64)
-    B, N = s.shape
-    if lengths is None:
-        lengths = (y >= 0).sum(axis=1)
-    rows = np.arange(B) if rows is None else np.asarray(rows)
-    out = np.zeros((B, N))
-    for b in range(B):                 # loop over queries; each query is vectorised
-        n = int(lengths[b])
-        if n:
-            out[b, :n] = soft_metric(context, s[b, :n], y[b, :n], row=int(rows[b]), sigma_s=sigma_s)[1]
-    return out
+    return per_query_gradients(soft_metric, scores, grades, context, rows, lengths, sigma_s=sigma_s)
