@@ -49,7 +49,7 @@ from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
 
-METHODS = ("auto", "newton-dual", "linearize", "cvxpy")
+METHODS = ("auto", "newton-dual", "newton-kkt", "linearize", "cvxpy")
 
 _CHUNK_ELEMENTS = 1 << 20   # problems are solved in chunks of about this many B*N*L cells
 
@@ -129,8 +129,12 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"target must have shape ({B},), got {np.shape(target)}")
     if not np.isfinite(target).all():
         raise ParameterError("target must be finite")
+    if method == "newton-kkt" and not _kkt_supports(metric):
+        raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
+                             f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
     if method == "auto":
-        method = "newton-dual" if metric.LINEAR_IN_P else "linearize"
+        method = ("newton-dual" if metric.LINEAR_IN_P
+                  else "newton-kkt" if _kkt_supports(metric) else "linearize")
 
     counts = count_constraints(metric, lists, count)
     L = counts.shape[1]
@@ -264,6 +268,8 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
             st = np.zeros(len(i))
         elif method == "linearize":
             th, Ps, it, conv, st = _linearize(sub, tol, kkt_tol, max_iter)
+        elif method == "newton-kkt":
+            th, Ps, it, conv, st = _newton_kkt(sub, tol, kkt_tol, max_iter)
         else:
             from maxent.solver.reference import solve_cvxpy
 
@@ -274,7 +280,7 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
         stat[i] = st
         mult[i] = _multipliers(th, sub.grade_ok, sub.ref)
         status[i[conv]] = Status.OPTIMAL.value
-        message[i[conv]] = "KKT point" if method == "linearize" else "optimal (convex dual)"
+        message[i[conv]] = "optimal (convex dual)" if method in ("newton-dual", "cvxpy") else "KKT point"
         nc = i[~conv]
         if len(nc):
             # uncertified ends: the solver could not reach a target outside/at the
@@ -319,6 +325,31 @@ def _newton(sub: Batch, W, tol, max_iter):
     th, P, it, _, _ = newton_dual(W, sub.target, sub.counts, sub.active, sub.grade_ok,
                                   sub.theta_uniform(), tol=0.01 * tol, max_iter=max_iter)
     return th, P, it, None, None
+
+
+def _kkt_supports(metric) -> bool:
+    from maxent.solver.newton_kkt import supports
+
+    return supports(metric)
+
+
+_KKT_STEPS = 30   # Newton steps before the remaining problems go to successive linearisation
+_FALLBACK_FACTOR = 10   # the (few) problems handed on get 10 x max_iter linearisation steps
+
+
+def _newton_kkt(sub: Batch, tol, kkt_tol, max_iter):
+    """Newton on the KKT system; problems it does not certify (targets within ~1e-4 of an
+    end of the range, |b| ~ 1e4-1e5, where the start is far from the solution) are solved by
+    successive linearisation from scratch with up to 10 x max_iter steps."""
+    from maxent.solver.newton_kkt import newton_kkt
+
+    th, P, it, conv, st = newton_kkt(sub, tol=tol, kkt_tol=kkt_tol, max_iter=min(max_iter, _KKT_STEPS))
+    rest = np.flatnonzero(~conv)
+    if len(rest):
+        th2, P2, it2, conv2, st2 = _linearize(sub.take(rest), tol, kkt_tol, _FALLBACK_FACTOR * max_iter)
+        th[rest], P[rest], conv[rest], st[rest] = th2, P2, conv2, st2
+        it[rest] += it2
+    return th, P, it, conv, st
 
 
 def _linearize(sub: Batch, tol, kkt_tol, max_iter):
