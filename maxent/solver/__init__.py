@@ -17,8 +17,12 @@ Methods (``method=``): ``newton-dual`` (exact convex dual, metrics linear in p: 
 R-prec, recall, DCG, nDCG; :mod:`maxent.solver.dual`), ``linearize`` (successive
 linearisation with an exact-penalty line search, any metric with an expectation; AP, GAP,
 RR, ERR; :mod:`maxent.solver.linearize`), ``cvxpy`` (exponential-cone reference, linear
-metrics only, one problem at a time; :mod:`maxent.solver.reference`), ``auto`` (the dual
-when ``metric.LINEAR_IN_P``, else linearisation).
+metrics only, one problem at a time; :mod:`maxent.solver.reference`), ``newton-kkt``
+(Newton on the full optimality system with an O(N) banded solve of the prefix-structured
+Hessian, AP and GAP; :mod:`maxent.solver.newton_kkt`; problems it does not certify are
+handed to linearisation with 10 x ``max_iter`` steps), ``auto`` (the dual when
+``metric.LINEAR_IN_P``; Newton-KKT for the binary AP family; else linearisation, where
+the problems not certified within ``max_iter`` steps get a second run of 10 x ``max_iter``).
 
 Count constraint (``count=``, METHOD section 4 **choice**): ``retrieved`` (default) uses
 the number of retrieved documents of each grade (binary: with grade >= t), so the real list
@@ -92,8 +96,9 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     count : ``retrieved`` (default) or ``total``: right-hand side of the count constraints
     method : ``auto`` | ``newton-dual`` | ``linearize`` | ``cvxpy``
     tol : constraint residual required for ``optimal`` (counts and |E[M](p) - v|; at most 1e-9)
-    max_iter : Newton steps (dual) or outer linearisation steps (linearize)
-    kkt_tol : stationarity residual required for ``optimal`` with ``linearize``
+    max_iter : Newton steps (dual) or outer linearisation steps (linearize); see ``method``
+        for the second chance of ``auto`` and ``newton-kkt``
+    kkt_tol : stationarity residual required for ``optimal`` with ``linearize``/``newton-kkt``
     workers : threads solving chunks of about 2^20 B*N*L cells in parallel (default: the
         number of CPUs, at most 4; 1 = sequential). Results do not depend on it.
 
@@ -132,9 +137,13 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     if method == "newton-kkt" and not _kkt_supports(metric):
         raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
                              f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
+    retry = method == "auto"
     if method == "auto":
+        # Newton-KKT where it was measured faster than linearisation (binary AP family;
+        # for GAP its (L-1)-wide banded solves cost more than the steps they save)
         method = ("newton-dual" if metric.LINEAR_IN_P
-                  else "newton-kkt" if _kkt_supports(metric) else "linearize")
+                  else "newton-kkt" if _kkt_supports(metric) and not metric.GRADED
+                  else "linearize")
 
     counts = count_constraints(metric, lists, count)
     L = counts.shape[1]
@@ -145,7 +154,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     def run(s):
         idx = np.arange(s, min(B, s + chunk))
         batch = Batch(metric, target[idx], lists.take(idx), counts[idx])
-        _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx)
+        _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx, retry)
 
     if workers is None:
         workers = min(os.cpu_count() or 1, 4)
@@ -196,7 +205,7 @@ def _multipliers(theta, grade_ok, ref):
     return np.concatenate((a[:, 1:], theta[:, L:]), axis=1)
 
 
-def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
+def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx, retry=False):
     metric, lists, v = batch.metric, batch.lists, batch.target
     B = len(batch)
     t = metric.binary_threshold if not metric.GRADED else 1
@@ -268,6 +277,12 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
             st = np.zeros(len(i))
         elif method == "linearize":
             th, Ps, it, conv, st = _linearize(sub, tol, kkt_tol, max_iter)
+            rest = np.flatnonzero(~conv)
+            if retry and len(rest):   # auto: the few slow ones get 10 x max_iter steps
+                th2, P2, it2, conv2, st2 = _linearize(sub.take(rest), tol, kkt_tol,
+                                                      _FALLBACK_FACTOR * max_iter)
+                th[rest], Ps[rest], conv[rest], st[rest] = th2, P2, conv2, st2
+                it[rest] = it2
         elif method == "newton-kkt":
             th, Ps, it, conv, st = _newton_kkt(sub, tol, kkt_tol, max_iter)
         else:
@@ -333,7 +348,7 @@ def _kkt_supports(metric) -> bool:
     return supports(metric)
 
 
-_KKT_STEPS = 30   # Newton steps before the remaining problems go to successive linearisation
+_KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
 _FALLBACK_FACTOR = 10   # the (few) problems handed on get 10 x max_iter linearisation steps
 
 
