@@ -12,6 +12,9 @@ import warnings as _warnings
 _warnings.filterwarnings(
     "ignore", message=r"'maxent\.evaluate' found in sys\.modules", category=RuntimeWarning
 )
+_warnings.filterwarnings(  # the same for ``python -m maxent.compare``
+    "ignore", message=r"'maxent\.compare' found in sys\.modules", category=RuntimeWarning
+)
 
 from maxent.errors import (
     ConvergenceWarning,
@@ -24,6 +27,7 @@ from maxent.errors import (
     TopicWarning,
 )
 from maxent.evaluate import aggregate, evaluate
+from maxent.compare import Comparison, compare
 from maxent.metrics import METRICS, parse_measure, parse_measures
 from maxent.ranked import RankedLists, rank_runs
 from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
@@ -38,6 +42,8 @@ __all__ = [
     "rank_runs", "RankedLists",
     # metrics and evaluation
     "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
+    # comparing systems: paired tests, corrections, effect sizes (maxent.compare)
+    "compare", "Comparison",
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
     "threshold_probabilities", "real_pr_points", "pr_errors",
