@@ -18,7 +18,6 @@ import dataclasses
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -283,16 +282,9 @@ def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args
     jobs = [(r, qrels, settings) for r in todo]
     bar = _cli.progress(None, len(runs), "runs", args.no_progress)
     bar.update(len(runs) - len(todo))
-    if args.workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            for run_name, frame in pool.map(_job, jobs):
-                _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-                bar.update(1)
-    else:
-        for job in jobs:
-            run_name, frame = _job(job)
-            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-            bar.update(1)
+    for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
+        _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+        bar.update(1)
     bar.close()
     return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
                       for r in runs], ignore_index=True)
