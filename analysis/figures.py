@@ -48,7 +48,7 @@ def _body(args) -> int:
             raise SystemExit(f"error: unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
         out = _cli.ROOT / "results" / "figures" / tool
         if tool == "maxent":
-            rc = maxent.main(["--out", str(out), "--no-progress", *common])
+            rc = maxent.main(["--out", str(out), "--no-progress", "--graded-pr", "uniform", *common])
         elif tool == "gap_thresholds":
             rc = gap_thresholds.main(["--out", str(out), "--no-progress", *common])
         else:

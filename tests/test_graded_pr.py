@@ -116,3 +116,63 @@ def test_worse_distribution_has_larger_error_and_binary_p_is_refused():
     with pytest.raises(ValueError):
         inferred_graded_pr(np.full((2, 5), 0.5))
     assert parse_measure("GAP(g=0.5,0.5)") == GAP(g=(0.5, 0.5))
+
+
+# ----------------------------------------------------------------------- analysis options
+def test_analysis_maxent_graded_pr_option(tmp_path, capsys):
+    import pandas as pd
+
+    from analysis import maxent as mx
+    from analysis._cli import BUNDLED_QRELS, BUNDLED_RUNS
+    from maxent.solver import solve
+    from maxent.trec import read_qrels, read_run
+    from maxent.ranked import rank_runs
+
+    run = BUNDLED_RUNS / "T5R1.gz"
+    args = ["--runs", str(run), "--metrics", "AP,GAP(g=0.5,0.5),nDCG", "--no-progress"]
+    assert mx.main(args + ["--out", str(tmp_path / "g"), "--graded-pr", "0.5,0.5"]) == 0
+    assert "graded PR curve" in capsys.readouterr().out
+    inst = pd.read_csv(tmp_path / "g" / "instances.csv", dtype={"topic": str})
+    assert inst.loc[inst.metric == "AP", "graded rms"].isna().all()          # binary solve: no grades
+    gap = inst[inst.metric == "GAP(g=0.5,0.5)"]
+    assert gap["graded rms"].notna().sum() > 20
+    for t in (1, 2):                                                       # same curve at every threshold
+        assert np.allclose(gap[gap.threshold == t]["graded rms"], gap[gap.threshold == 1]["graded rms"],
+                           equal_nan=True)
+    # wiring: one row against a fresh solve scored directly (g and alignment passed through)
+    lists = rank_runs([read_run(run)], read_qrels(BUNDLED_QRELS))
+    metric = parse_measure("GAP(g=0.5,0.5)")
+    res = solve(metric, metric.value(lists), lists)
+    err = graded_pr_errors(res.p, lists, (0.5, 0.5), "recall")
+    row = gap[gap.threshold == 1].set_index("topic")
+    for b in np.flatnonzero(res.success)[:5]:
+        assert row.loc[lists.topics[b], "graded rms"] == pytest.approx(err.rms[b], abs=1e-8)
+    summary = pd.read_csv(tmp_path / "g" / "summary.csv")
+    s = summary[(summary.metric == "GAP(g=0.5,0.5)") & (summary.threshold == 1)].iloc[0]
+    e = gap[(gap.threshold == 1) & gap.eligible]
+    assert s["graded PR RMS"] == pytest.approx(e["graded rms"].mean())
+    assert (tmp_path / "g" / "fig_graded_pr_examples.png").stat().st_size > 0
+    assert len(pd.read_csv(tmp_path / "g" / "fig_graded_pr_examples.csv"))
+    # without the option: no graded columns, and the settings stamp is unchanged
+    assert mx.main(args + ["--out", str(tmp_path / "plain")]) == 0
+    assert "graded rms" not in pd.read_csv(tmp_path / "plain" / "instances.csv").columns
+    assert "graded_pr" not in (tmp_path / "plain" / "config.json").read_text()
+    assert mx.main(args + ["--out", str(tmp_path / "bad"), "--graded-pr", "0.5,0.6"]) == 1
+    assert capsys.readouterr().err.startswith("error:")
+
+
+def test_gap_thresholds_graded_pr_option(tmp_path, capsys):
+    import pandas as pd
+
+    from analysis import gap_thresholds
+    from analysis._cli import BUNDLED_RUNS
+
+    args = ["--runs", str(BUNDLED_RUNS / "T5R1.gz"), str(BUNDLED_RUNS / "run1.gz"), "--step", "0.5",
+            "--skip-bootstrap", "--min-relevant", "1", "--no-progress", "--graded-pr", "uniform",
+            "--out", str(tmp_path)]
+    assert gap_thresholds.main(args) == 0
+    assert "graded PR curve (g = 0.5,0.5)" in capsys.readouterr().out
+    sweep = pd.read_csv(tmp_path / "sweep.csv")
+    assert {"graded rms", "graded mae", "graded instances"} <= set(sweep.columns)
+    assert sweep.loc[sweep.metric == "GAP", "graded rms"].notna().all()
+    assert (tmp_path / "sweep.png").stat().st_size > 0
