@@ -55,6 +55,8 @@ def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
     rows = []
     names = {g_name(g): g for g in grid}
     e = inst[inst["eligible"]]
+    graded = {k: mx.graded_summary(d, "graded ") for k, d in inst.groupby(["metric", "threshold"], sort=False)
+              } if "graded rms" in inst else {}
     for (metric, t), d in e.groupby(["metric", "threshold"], sort=False):
         g = names.get(metric)
         ap_at = None
@@ -64,8 +66,8 @@ def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
                      **{f"g{j + 1}": (g[j] if g else np.nan) for j in range(c)},
                      "reduces_to": f"AP(rel={ap_at})" if ap_at else "",
                      "threshold": t, "instances": len(d), "rms": d["rms"].mean(), "mae": d["mae"].mean(),
-                     **({"graded instances": int(d["graded rms"].notna().sum()), "graded rms": d["graded rms"].mean(),
-                         "graded mae": d["graded mae"].mean()} if "graded rms" in d else {})})
+                     **{k.replace("RMS", "rms").replace("MAE", "mae"): v
+                        for k, v in graded.get((metric, t), {}).items()}})
     return pd.DataFrame(rows)
 
 

@@ -107,7 +107,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
             # statuses are recorded per instance (and counted in summary.csv), not warned about
             warnings.simplefilter("ignore", ConvergenceWarning)
             solved = list(infer(metric, lists, settings))
-        graded = _graded_pr_columns(res_graded(solved), lists, settings)
+        graded = _graded_pr_columns(res_graded(solved), lists, settings, selected)
         for t, mt, res in solved:
             q = threshold_probabilities(res.p, t)
             err = pr_errors(q, lists, t, settings.alignment)
@@ -137,21 +137,23 @@ def res_graded(solved):
     return res if res is not None and np.ndim(res.p) == 3 else None
 
 
-def _graded_pr_columns(res, lists, settings: Settings) -> dict:
+def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> dict:
     """Graded PR curve errors (paper 004 s3.2) of one metric's graded solve, when asked for.
 
     The graded curve does not depend on the binary threshold: the same values go on every
-    threshold row of the metric. Binary solves carry no grade distribution: NaN.
+    threshold row of the metric. ``graded eligible``: selected by --min-relevant, solved, and
+    with a graded PR point. Binary solves carry no grade distribution: NaN, not eligible.
     """
     if settings.graded_pr is None:
         return {}
     if res is None:
         nan = np.full(len(lists), np.nan)
-        return {"graded n_points": np.zeros(len(lists), dtype=np.int64), "graded rms": nan, "graded mae": nan}
+        return {"graded n_points": np.zeros(len(lists), dtype=np.int64), "graded rms": nan, "graded mae": nan,
+                "graded eligible": np.zeros(len(lists), dtype=bool)}
     err = graded_pr_errors(res.p, lists, settings.graded_pr, settings.alignment)
     ok = res.success
     return {"graded n_points": err.n_points, "graded rms": np.where(ok, err.rms, np.nan),
-            "graded mae": np.where(ok, err.mae, np.nan)}
+            "graded mae": np.where(ok, err.mae, np.nan), "graded eligible": selected & ok & (err.n_points > 0)}
 
 
 def parse_graded_pr(text: str | None, max_grade: int) -> tuple[float, ...] | None:
@@ -192,10 +194,16 @@ def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
             "solved": int(g["status"].isin(["optimal", "boundary"]).sum()),
             "undefined": int((g["status"] == "undefined").sum()),
             "not solved": int((~g["status"].isin(["optimal", "boundary", "undefined"])).sum()),
-            **({"graded PR RMS": e["graded rms"].mean(), "graded PR MAE": e["graded mae"].mean(),
-                "graded instances": int(e["graded rms"].notna().sum())} if "graded rms" in g else {}),
+            **(graded_summary(g, "graded PR ") if "graded rms" in g else {}),
         })
     return pd.DataFrame(rows)
+
+
+def graded_summary(g: pd.DataFrame, prefix: str) -> dict:
+    """Mean graded PR RMS / MAE over the graded-eligible rows of one (metric, threshold) group."""
+    e = g[g["graded eligible"].astype(bool)]
+    return {f"{prefix}RMS": e["graded rms"].mean(), f"{prefix}MAE": e["graded mae"].mean(),
+            "graded instances": len(e)}
 
 
 def informativeness(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:

@@ -149,7 +149,9 @@ def test_analysis_maxent_graded_pr_option(tmp_path, capsys):
         assert row.loc[lists.topics[b], "graded rms"] == pytest.approx(err.rms[b], abs=1e-8)
     summary = pd.read_csv(tmp_path / "g" / "summary.csv")
     s = summary[(summary.metric == "GAP(g=0.5,0.5)") & (summary.threshold == 1)].iloc[0]
-    e = gap[(gap.threshold == 1) & gap.eligible]
+    e = gap[(gap.threshold == 1) & gap["graded eligible"]]
+    s2 = summary[(summary.metric == "GAP(g=0.5,0.5)") & (summary.threshold == 2)].iloc[0]
+    assert s2["graded PR RMS"] == s["graded PR RMS"] and s["graded instances"] == len(e) > 20
     assert s["graded PR RMS"] == pytest.approx(e["graded rms"].mean())
     assert (tmp_path / "g" / "fig_graded_pr_examples.png").stat().st_size > 0
     assert len(pd.read_csv(tmp_path / "g" / "fig_graded_pr_examples.csv"))
