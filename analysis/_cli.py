@@ -154,8 +154,16 @@ def _dask_client(address: str, workers: int):
         raise MaxEntError(f"--scheduler needs dask.distributed, which is not installed; {DASK_HINT} "
                           "(or drop --scheduler: --workers runs a local process pool)") from None
     if address == "local":
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                               dashboard_address=":0")
+        import dask
+
+        # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in their workers, which makes our
+        # NumPy-heavy work units 2-3x slower (measured); None leaves glibc's default.
+        with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
+            try:
+                cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                                       dashboard_address=":0")
+            except Exception as e:  # noqa: BLE001 - any start-up failure becomes one error line
+                raise MaxEntError(f"--scheduler local: could not start a Dask LocalCluster ({e})") from None
         return Client(cluster), cluster
     try:
         return Client(address, timeout="30s"), None
@@ -175,7 +183,8 @@ def parallel_map(fn: Callable, jobs: list, args: argparse.Namespace):
     if scheduler:
         client, cluster = _dask_client(scheduler, workers)
         try:
-            futures = client.map(fn, jobs, pure=False)
+            data = client.scatter(jobs, hash=False)      # job data straight to the workers, not in the graph
+            futures = client.map(fn, data, pure=False)
             for f in futures:
                 yield f.result()
         finally:
