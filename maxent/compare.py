@@ -320,7 +320,7 @@ class Comparison:
             return "\n".join(lines) + f"\n\n{self.legend()}; best in bold.\n"
         if fmt == "latex":
             esc = lambda s: (s.replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&")
-                             .replace("%", "\\%").replace("#", "\\#").replace("@", "@"))
+                             .replace("%", "\\%").replace("#", "\\#"))
             lines = ["\\begin{tabular}{ll" + "r" * len(self.measures) + "}", "\\toprule",
                      " & ".join(["", "run", *[esc(m) for m in self.measures]]) + " \\\\", "\\midrule"]
             lines += [" & ".join([row[0], esc(row[1]), *row[2:]]) + " \\\\" for row in body]
@@ -365,10 +365,13 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
         qrels = read_qrels(qrels)
     if isinstance(runs, (Run, str)) or hasattr(runs, "__fspath__"):
         runs = [runs]
-    loaded = [r if isinstance(r, Run) else None for r in runs]
-    paths = [r for r in runs if not isinstance(r, Run)]
-    loaded = [r for r in loaded if r is not None] + (read_runs(paths) if paths else [])
+    loaded: list = []
+    for r in runs:                                        # keep the order given (report letters)
+        loaded.extend([r] if isinstance(r, Run) else read_runs(r))
     names = [r.name for r in loaded]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ParameterError(f"run names must be unique; given twice: {', '.join(dup)}")
     if len(loaded) < 2:
         raise ParameterError("compare needs at least 2 runs")
     metrics = resolve_measures(measures, rel)

@@ -131,3 +131,23 @@ def test_cli_formats_and_errors(capsys):
     assert "error: baseline 'nope'" in capsys.readouterr().err
     assert main(args + ["-m", "NoSuchMeasure"]) == 1
     assert capsys.readouterr().err.startswith("error:")
+
+
+def test_topics_compared_complete_or_common():
+    """-c semantics: a run missing topics scores 0 there; --common-topics keeps the shared ones."""
+    import dataclasses
+
+    from maxent.trec import read_run
+
+    full = read_run(BUNDLED_RUNS / "T5R1.gz")
+    other = read_run(BUNDLED_RUNS / "run1.gz")
+    keep = np.isin(full.qid, np.unique(full.qid)[:10])
+    part = dataclasses.replace(full, name="T5R1_10", **{f: getattr(full, f)[keep] for f in ("qid", "docno", "score", "line")})
+    res = compare(BUNDLED_QRELS, [part, other], ["AP"], n_permutations=100, n_bootstrap=100)
+    assert int(res.pairs["topics"].iloc[0]) == 30
+    missing = res.values[(res.values.run == "T5R1_10")].sort_values("value")
+    assert (missing["value"].iloc[:20] == 0).all()
+    common = compare(BUNDLED_QRELS, [part, other], ["AP"], n_permutations=100, n_bootstrap=100, complete=False)
+    assert int(common.pairs["topics"].iloc[0]) == 10 and common.runs == ("T5R1_10", "run1")
+    assert common.means().loc["run1", "AP"] == pytest.approx(
+        common.values[common.values.run == "run1"]["value"].mean())
