@@ -288,10 +288,11 @@ class Comparison:
         if fmt == "csv":
             return self.pairs.to_csv(index=False, float_format="%.10g", lineterminator="\n")
         if fmt == "json":
+            means, marks = self.means(), self.marks()
             doc = {"settings": {"test": self.test, "correction": self.correction, "alpha": self.alpha,
                                 "baseline": self.baseline, **self.settings},
-                   "runs": [{"letter": l, "run": r, **{m: float(v) for m, v in self.means().loc[r].items()},
-                             "better_than": {m: self.marks()[(r, m)] for m in self.measures}}
+                   "runs": [{"letter": l, "run": r, **{m: float(v) for m, v in means.loc[r].items()},
+                             "better_than": {m: marks[(r, m)] for m in self.measures}}
                             for l, r in zip(_letters(len(self.runs)), self.runs)],
                    "pairs": json.loads(self.pairs.to_json(orient="records", double_precision=15))}
             return json.dumps(doc, indent=1) + "\n"
