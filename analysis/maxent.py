@@ -107,7 +107,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
             # statuses are recorded per instance (and counted in summary.csv), not warned about
             warnings.simplefilter("ignore", ConvergenceWarning)
             solved = list(infer(metric, lists, settings))
-        graded = _graded_pr_columns(res_graded(solved), lists, settings, selected)
+        graded = _graded_pr_columns(_graded_solve(solved), lists, settings, selected)
         for t, mt, res in solved:
             q = threshold_probabilities(res.p, t)
             err = pr_errors(q, lists, t, settings.alignment)
@@ -131,7 +131,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True)
 
 
-def res_graded(solved):
+def _graded_solve(solved):
     """The graded solve among one metric's results (None for binary solves)."""
     res = solved[0][2] if solved else None
     return res if res is not None and np.ndim(res.p) == 3 else None
