@@ -283,6 +283,31 @@ class Comparison:
         return (f"superscripts: significantly better than the lettered run ({test}, {scope}, "
                 f"{corr} correction, alpha {self.alpha:g}, {topics} topics)")
 
+    def details(self, fmt: str = "terminal", digits: int = 4) -> str:
+        """One line per compared pair: difference and d_z with 95% intervals, every corrected p.
+
+        ``fmt``: ``terminal`` (aligned columns) or ``markdown``.
+        """
+        sig = self.significant()
+        head = ["measure", "run a", "run b", "a - b [95% CI]", "d_z [95% CI]",
+                *[f"p {t}" for t in TESTS], "sig"]
+        rows = []
+        for r, s in zip(self.pairs.itertuples(index=False), sig):
+            rows.append([r.measure, r.run_a, r.run_b,
+                         f"{r.diff:+.{digits}f} [{r.diff_lo:+.{digits}f}, {r.diff_hi:+.{digits}f}]",
+                         f"{r.d:+.2f} [{r.d_lo:+.2f}, {r.d_hi:+.2f}]",
+                         *[f"{getattr(r, f'p_{t}_adj'):.4f}" for t in TESTS], "*" if s else ""])
+        note = (f"p-values {self.correction}-corrected over the pairs of each measure; "
+                f"sig: {self.test} at alpha {self.alpha:g}")
+        if fmt == "markdown":
+            lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 3)) + "|"]
+            return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + f"\n\n{note}\n"
+        if fmt != "terminal":
+            raise ParameterError(f"details are printed as terminal or markdown, got {fmt!r}")
+        width = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(head)]
+        out = ["  ".join(h.ljust(w) for h, w in zip(head, width)), "  ".join("-" * w for w in width)]
+        return "\n".join(out + ["  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows]) + f"\n{note}\n"
+
     def format(self, fmt: str = "terminal", digits: int = 4) -> str:
         """The report as ``terminal``, ``markdown``, ``latex``, ``csv`` (pairs) or ``json``."""
         if fmt == "csv":
@@ -430,6 +455,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("terminal", "markdown", "latex", "csv", "json"), default="terminal",
                    help="output: marked table (terminal/markdown/latex), all pairs (csv), both (json)")
     p.add_argument("--digits", type=int, default=4, help="decimals in the table")
+    p.add_argument("--details", action="store_true",
+                   help="terminal/markdown: also list every pair with effect sizes, intervals and all p-values")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
@@ -444,6 +471,8 @@ def main(argv: list[str] | None = None) -> int:
                       n_permutations=args.permutations, n_bootstrap=args.bootstrap, seed=args.seed,
                       depth=args.depth, rel=args.rel, complete=not args.common_topics)
         sys.stdout.write(res.format(args.format, args.digits))
+        if args.details and args.format in ("terminal", "markdown"):
+            sys.stdout.write("\n" + res.details(args.format, args.digits))
         return 0
     except MaxEntError as e:
         if args.debug:

@@ -127,6 +127,9 @@ def test_cli_formats_and_errors(capsys):
             assert out.splitlines()[0].startswith("measure,run_a,run_b") and len(out.splitlines()) == 7
         else:
             assert ("bm25\\_baseline" if fmt == "latex" else "bm25_baseline") in out and "superscripts" in out
+    assert main(args + ["--details", "--baseline", "bm25_baseline"]) == 0
+    out = capsys.readouterr().out
+    assert "d_z [95% CI]" in out and len([l for l in out.splitlines() if "bm25_baseline  " in l]) >= 4
     assert main(args + ["--baseline", "nope"]) == 1
     assert "error: baseline 'nope'" in capsys.readouterr().err
     assert main(args + ["-m", "NoSuchMeasure"]) == 1
