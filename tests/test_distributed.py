@@ -38,16 +38,25 @@ def test_maxent_on_cluster_is_byte_identical(tmp_path, cluster):
     assert len(local) >= 10 and local == dask
 
 
-def test_gap_thresholds_on_local_cluster_is_byte_identical(tmp_path, cluster):
+def test_gap_thresholds_on_cluster_is_byte_identical(tmp_path, cluster):
     from analysis import gap_thresholds
 
-    common = ["--runs", *RUNS, "--step", "0.5", "--min-relevant", "1", "--bootstrap", "100", "--no-progress"]
+    common = ["--runs", *RUNS[:2], "--step", "0.5", "--min-relevant", "1", "--bootstrap", "100", "--no-progress"]
     assert gap_thresholds.main(common + ["--out", str(tmp_path / "local")]) == 0
-    # --scheduler local: a LocalCluster of --workers processes started by the command itself
-    assert gap_thresholds.main(common + ["--out", str(tmp_path / "dask"), "--scheduler", "local",
-                                         "--workers", "2"]) == 0
+    assert gap_thresholds.main(common + ["--out", str(tmp_path / "dask"), "--scheduler", cluster]) == 0
     local, dask = _files(tmp_path / "local"), _files(tmp_path / "dask")
     assert "sweep.csv" in local and "asl.csv" in local and local == dask
+
+
+def test_scheduler_local_starts_its_own_cluster(tmp_path):
+    """--scheduler local: a LocalCluster of --workers processes started (and closed) by the command."""
+    pytest.importorskip("dask.distributed", reason="the 'distributed' extra is not installed")
+    from analysis import maxent
+
+    common = ["--runs", *RUNS[:2], "--metrics", "AP", "--threshold", "1", "--no-progress"]
+    assert maxent.main(common + ["--out", str(tmp_path / "local")]) == 0
+    assert maxent.main(common + ["--out", str(tmp_path / "dask"), "--scheduler", "local", "--workers", "2"]) == 0
+    assert _files(tmp_path / "local") == _files(tmp_path / "dask")
 
 
 def test_learning_on_cluster_same_records(tmp_path, cluster):
