@@ -116,15 +116,15 @@ def test_compare_bundled_runs_marks_and_means():
 
 def test_cli_formats_and_errors(capsys):
     args = [str(BUNDLED_QRELS), str(BUNDLED_RUNS / "T5R1.gz"), str(BUNDLED_RUNS / "bm25_baseline.gz"),
-            str(BUNDLED_RUNS / "run1.gz"), "-m", "AP", "-m", "GAP", "--permutations", "200", "--bootstrap", "200"]
+            str(BUNDLED_RUNS / "run1.gz"), "-m", "AP", "-m", "GAP", "-m", "RBP", "--permutations", "200", "--bootstrap", "200"]
     for fmt in ("terminal", "markdown", "latex", "csv", "json"):
         assert main(args + ["--format", fmt]) == 0
         out = capsys.readouterr().out
         if fmt == "json":
             doc = json.loads(out)
-            assert len(doc["pairs"]) == 6 and [r["letter"] for r in doc["runs"]] == ["a", "b", "c"]
+            assert len(doc["pairs"]) == 9 and [r["letter"] for r in doc["runs"]] == ["a", "b", "c"]
         elif fmt == "csv":
-            assert out.splitlines()[0].startswith("measure,run_a,run_b") and len(out.splitlines()) == 7
+            assert out.splitlines()[0].startswith("measure,run_a,run_b") and len(out.splitlines()) == 10
         else:
             assert ("bm25\\_baseline" if fmt == "latex" else "bm25_baseline") in out and "superscripts" in out
     assert main(args + ["--details", "--baseline", "bm25_baseline"]) == 0
