@@ -23,19 +23,18 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis._cli import add_common, atomic_write_csv, atomic_write_text, progress, run_main, save_figure
+from analysis._cli import (add_common, atomic_write_csv, atomic_write_text, parallel_map, progress, run_main,
+                           save_figure)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
-from maxent.ltr.lambdas import metric_family
 from maxent.ltr.models import make_model
 from maxent.ltr.optimality import local_optimality
-from maxent.ltr.train import QuerySet, evaluate, train_lambdarank
+from maxent.ltr.train import QuerySet, check_objective, evaluate, train_lambdarank
 from maxent.metrics import parse_measure
 from maxent.stats import paired_tests
 
@@ -99,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
                    help="learning-rate grid (the best per test metric is chosen on validation)")
     t.add_argument("--objective", choices=("lambdarank", "softrank", "approxrank"), default="lambdarank",
-                   help="gradient: LambdaRank lambdas, SoftRank (nDCG, P@k, AP, GAP) or ApproxRank (nDCG, P@k, AP)")
+                   help="gradient: LambdaRank lambdas, SoftRank or ApproxRank (nDCG, P@k, RBP, AP, GAP)")
     t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma (lambdarank)")
     t.add_argument("--sigma-s", type=float, default=1.0, help="SoftRank score-noise standard deviation")
     t.add_argument("--approx-alpha", type=float, default=100.0, help="ApproxRank position scale alpha (paper: 50-300)")
@@ -268,15 +267,9 @@ def _run_all(fn, jobs, args, desc):
         return []
     bar = progress(None, total=len(jobs), desc=desc, disable=args.no_progress)
     results = []
-    if args.workers <= 1:
-        for j in jobs:
-            results.append(fn(j))
-            bar.update(1)
-    else:
-        with ProcessPoolExecutor(max_workers=args.workers) as ex:
-            for r in ex.map(fn, jobs):
-                results.append(r)
-                bar.update(1)
+    for r in parallel_map(fn, jobs, args):      # local, process pool or Dask (--scheduler)
+        results.append(r)
+        bar.update(1)
     bar.close()
     return results
 
@@ -516,12 +509,8 @@ def body(args) -> int:
     _DATA.clear()                                          # main() may run twice in one process
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
-    supported = {"softrank": ("ndcg", "precision", "ap", "gap"), "approxrank": ("ndcg", "precision", "ap")}
     for n in args.train_metrics:
-        fam = metric_family(_metric(n, args))              # ... and on metrics without lambdas
-        if fam not in supported.get(args.objective, (fam,)):
-            raise ParameterError(f"--objective {args.objective} cannot train for {n}; "
-                                 f"supported: {', '.join(supported[args.objective])}")
+        check_objective(args.objective, _metric(n, args))  # ... and on metrics the objective cannot train
     out = args.out or (ROOT / "results" / "learning" / args.dataset)
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
