@@ -137,7 +137,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     if method == "newton-kkt" and not _kkt_supports(metric):
         raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
                              f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
-    retry = method == "auto"
+    retry = method in ("auto", "newton-kkt") and not metric.LINEAR_IN_P
     if method == "auto":
         # Newton-KKT where it was measured faster than linearisation (binary AP family;
         # for GAP its (L-1)-wide banded solves cost more than the steps they save)
@@ -154,7 +154,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     def run(s):
         idx = np.arange(s, min(B, s + chunk))
         batch = Batch(metric, target[idx], lists.take(idx), counts[idx])
-        _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx, retry)
+        _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx)
 
     if workers is None:
         workers = min(os.cpu_count() or 1, 4)
@@ -166,6 +166,18 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     else:
         for s in starts:
             run(s)
+
+    if retry:
+        # second chance, all chunks at once: the few problems not certified (Newton-KKT far
+        # from its start, or linearisation needing more than max_iter steps when |b| ~ 1e5)
+        nc = np.flatnonzero(out["status"] == Status.NOT_CONVERGED.value)
+        if len(nc):
+            first = out["nit"][nc].copy()
+            batch = Batch(metric, target[nc], lists.take(nc), counts[nc])
+            _solve_chunk(batch, "linearize", tol, kkt_tol, _FALLBACK_FACTOR * max_iter, out, nc)
+            out["nit"][nc] += first
+            solved = nc[out["status"][nc] == Status.OPTIMAL.value]
+            out["message"][solved] = "KKT point (second run: successive linearisation)"
 
     PT = out["P"]
     p = PT[:, 1].copy() if not metric.GRADED else np.ascontiguousarray(PT.transpose(0, 2, 1))
@@ -205,7 +217,7 @@ def _multipliers(theta, grade_ok, ref):
     return np.concatenate((a[:, 1:], theta[:, L:]), axis=1)
 
 
-def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx, retry=False):
+def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
     metric, lists, v = batch.metric, batch.lists, batch.target
     B = len(batch)
     t = metric.binary_threshold if not metric.GRADED else 1
@@ -277,12 +289,6 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx, retry=F
             st = np.zeros(len(i))
         elif method == "linearize":
             th, Ps, it, conv, st = _linearize(sub, tol, kkt_tol, max_iter)
-            rest = np.flatnonzero(~conv)
-            if retry and len(rest):   # auto: the few slow ones get 10 x max_iter steps
-                th2, P2, it2, conv2, st2 = _linearize(sub.take(rest), tol, kkt_tol,
-                                                      _FALLBACK_FACTOR * max_iter)
-                th[rest], Ps[rest], conv[rest], st[rest] = th2, P2, conv2, st2
-                it[rest] = it2
         elif method == "newton-kkt":
             th, Ps, it, conv, st = _newton_kkt(sub, tol, kkt_tol, max_iter)
         else:
@@ -349,22 +355,16 @@ def _kkt_supports(metric) -> bool:
 
 
 _KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
-_FALLBACK_FACTOR = 10   # the (few) problems handed on get 10 x max_iter linearisation steps
+_FALLBACK_FACTOR = 10   # the (few) problems of the second run get 10 x max_iter steps
 
 
 def _newton_kkt(sub: Batch, tol, kkt_tol, max_iter):
-    """Newton on the KKT system; problems it does not certify (targets within ~1e-4 of an
-    end of the range, |b| ~ 1e4-1e5, where the start is far from the solution) are solved by
-    successive linearisation from scratch with up to 10 x max_iter steps."""
+    """Newton on the KKT system (at most 12 steps). The problems it does not certify
+    (targets within ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where the start is far from
+    the solution) end not_converged here and :func:`solve` hands them to linearisation."""
     from maxent.solver.newton_kkt import newton_kkt
 
-    th, P, it, conv, st = newton_kkt(sub, tol=tol, kkt_tol=kkt_tol, max_iter=min(max_iter, _KKT_STEPS))
-    rest = np.flatnonzero(~conv)
-    if len(rest):
-        th2, P2, it2, conv2, st2 = _linearize(sub.take(rest), tol, kkt_tol, _FALLBACK_FACTOR * max_iter)
-        th[rest], P[rest], conv[rest], st[rest] = th2, P2, conv2, st2
-        it[rest] += it2
-    return th, P, it, conv, st
+    return newton_kkt(sub, tol=tol, kkt_tol=kkt_tol, max_iter=min(max_iter, _KKT_STEPS))
 
 
 def _linearize(sub: Batch, tol, kkt_tol, max_iter):

@@ -57,6 +57,7 @@ _ELASTIC = 0.99
 _DEBUG = False
 _LS_STEPS = 8
 _P_FLOOR = 1e-250
+_START_TOL = 1e-8   # dual residual of the linearisation steps that make the start
 _MAX_EXP = 30.0     # |dp/p| per step at most this (multiplicative update)
 _PINV_MAX = 1e12    # entropy-Hessian entries 1/p capped here (a modified Newton at tiny p)
 
@@ -241,7 +242,8 @@ def newton_kkt(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=50, start_iter
 
     # ---- start: a few steps of successive linearisation (the first is the linear
     # relaxation); the problems they already certify are done
-    theta, P, nit0, conv0, st0 = linearize(batch, tol=tol, kkt_tol=kkt_tol, max_iter=start_iter)
+    theta, P, nit0, conv0, st0 = linearize(batch, tol=tol, kkt_tol=kkt_tol, max_iter=start_iter,
+                                           far_tol=_START_TOL)
     out_P, out_theta, nit[:], conv[:], stat[:] = P.copy(), theta.copy(), nit0, conv0, st0
     sel = np.flatnonzero(~conv0)
     if not len(sel):
