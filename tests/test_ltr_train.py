@@ -77,6 +77,37 @@ def test_training_is_deterministic_and_learns(art):
     assert r1.best["AP"]["value"] == max(vals) and r1.best["AP"]["epoch"] == int(np.argmax(vals))
 
 
+def test_early_stopping_by_validation_patience(art):
+    """Oracles: the run without patience (same seed) is the same trajectory, so the stopped run's
+    history is its prefix; and it stops exactly ``patience`` epochs after the last epoch at
+    which a selection metric reached its best (read off the full run's validation curves)."""
+    tr, va = art
+    m = parse_measure("AP")
+    track = [m, parse_measure("P@5")]
+    kw = dict(valid=va, track=track, learning_rate=0.3, seed=2)
+    full = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, **kw)
+    assert full.stop_reason == "epoch_cap" and full.stopped_epoch == 40
+    for patience in (1, 3):
+        r = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, patience=patience, **kw)
+        assert r.history == full.history[:len(r.history)]
+        # brute force: first epoch e with no running-best improvement of any metric in (e-p, e]
+        curves = np.array([[h[f"valid:{t}"] for h in full.history] for t in track])
+        runmax = np.maximum.accumulate(curves, axis=1)
+        improved = np.r_[True, (curves[:, 1:] > runmax[:, :-1]).any(axis=0)]
+        last_imp = np.maximum.accumulate(np.where(improved, np.arange(41), 0))
+        hits = [e for e in range(1, 41) if e - last_imp[e] >= patience]
+        expect = hits[0] if hits else 40
+        assert r.stopped_epoch == expect == len(r.history) - 1
+        assert r.stop_reason == ("patience" if hits else "epoch_cap")
+        for t in track:                           # selected weights are the prefix's best epoch
+            vals = [h[f"valid:{t}"] for h in r.history]
+            assert r.best[str(t)]["epoch"] == int(np.argmax(vals))
+    short = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, patience=1, **kw)
+    assert short.stop_reason == "patience" and short.stopped_epoch < 40     # the case is exercised
+    with pytest.raises(ParameterError):
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=3, patience=0)
+
+
 @pytest.mark.parametrize("name", ["AP", "P@5", "RR", "GAP", "nDCG(gain=exp)", "ERR@5"])
 def test_every_objective_trains(art, name):
     tr, va = art
