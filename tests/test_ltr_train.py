@@ -194,6 +194,27 @@ def test_monte_carlo_local_optimality():
     assert worst[0]["improved_eps"] > 0
 
 
+def test_shift_profile_and_directions(art):
+    """Oracle: evaluate() at each shifted parameter vector, one at a time."""
+    from maxent.ltr.optimality import shift_profile, unit_directions
+
+    tr, _ = art
+    model = TwoLayerNet(tr.X.shape[1], hidden=3)
+    th = model.init(np.random.default_rng(0))
+    V = unit_directions(model.n_params, "random", n=4, seed=1)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 1.0)
+    W = unit_directions(model.n_params, "weights")
+    assert W.shape == (2 * model.n_params, model.n_params) and (np.abs(W).sum(axis=1) == 1).all()
+    m = parse_measure("AP")
+    steps = [0.0, 0.5, 1.0]
+    prof = shift_profile(model, th, tr, m, np.concatenate([V, W[:3]]), steps)
+    for k, v in enumerate(np.concatenate([V, W[:3]])):
+        for j, eta in enumerate(steps):
+            assert prof[k, j] == pytest.approx(evaluate(model, th + eta * v, tr, [m])["AP"].mean(), abs=1e-12)
+    with pytest.raises(ParameterError):
+        unit_directions(3, "sideways")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not LTR.exists(), reason=f"shared LTR data not found at {LTR}")
 def test_anchor_against_lightgbm():
