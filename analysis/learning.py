@@ -8,11 +8,18 @@ Reproduces, on a shared learning-to-rank sample, the experiments of paper 000 se
   AP and nDCG rows significantly different (paired t, Wilcoxon and sign test all at 95%);
 * ``curves``: learning curves per epoch (paper 000 Fig. 5);
 * ``sweep``: training-set size x feature count (paper 000 Fig. 4);
-* ``optimality``: Monte-Carlo local-optimality counts (paper 000 Table 5);
+* ``optimality``: Monte-Carlo local-optimality counts (paper 000 Table 5): each table cell's
+  model, 459 random unit directions x steps 0.1..1.0, alterations improving the test metric
+  by > 0 and by > epsilon on train and test;
+* ``optimality001``: paper 001's protocol: each model at the weights validation selects for
+  its own training metric, that metric on the training set along random directions (step-size
+  curves, Figs. 1-4) and along per-weight directions +-e_j;
 * ``anchor``: LightGBM lambdarank on the same split (needs the ``bench`` extra).
 
 Outputs go to ``results/learning/<dataset>/`` (CSV behind every table and figure); per-run
-results are kept under ``runs/`` so ``--resume`` skips finished training runs. Only
+results are kept under ``runs/`` so ``--resume`` skips finished training runs. Every run
+stops when validation has not improved for ``--patience`` epochs (``--epochs`` is the cap),
+and every downstream number uses validation-selected weights. Only
 orchestration lives here; the mathematics is in ``maxent.letor``, ``maxent.ltr`` and
 ``maxent.stats``.
 """
@@ -48,7 +55,7 @@ DATASETS = {
     "mq2008": ("mq2008_fold1/vali.txt", "mq2008_fold1/test.txt", None),
     "mslr": ("mslr_web10k_5k/msn1.fold1.train.5k.txt", "mslr_web10k_5k/msn1.fold1.test.5k.txt", None),
 }
-PARTS = ("table", "curves", "sweep", "optimality", "anchor")
+PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "anchor")
 # (training metric, test metric) pairs of paper 000 Fig. 4, Fig. 5 and Table 5
 PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))
 
@@ -95,7 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
     t = p.add_argument_group("training")
     t.add_argument("--model", choices=("net", "linear"), default="net", help="two-layer tanh net or linear")
     t.add_argument("--hidden", type=int, default=10, help="hidden units of the net")
-    t.add_argument("--epochs", type=int, default=30, help="epoch budget per run")
+    t.add_argument("--epochs", type=int, default=30, help="epoch cap per run")
+    t.add_argument("--patience", type=int, default=5,
+                   help="early stopping: end a run when no validation metric has improved for this many "
+                        "epochs (0: train to the cap)")
     t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
                    help="learning-rate grid (the best per test metric is chosen on validation)")
     t.add_argument("--objective", choices=("lambdarank", "softrank", "approxrank"), default="lambdarank",
@@ -120,6 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sweep-epochs", type=int, default=None, help="sweep epoch budget (default --epochs)")
     e.add_argument("--mc-directions", type=int, default=459, help="optimality: random unit directions")
     e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
+    e.add_argument("--mc-weights", type=int, default=50,
+                   help="optimality001: weights moved alone (+-e_j), a random sample; 0 = every weight")
+    e.add_argument("--n-boot", type=int, default=10000, help="table: bootstrap resamples of the 95%% CIs")
+    e.add_argument("--power", type=float, default=0.8, help="table: power of the minimum detectable effect")
     e.add_argument("--alpha", type=float, default=0.05, help="significance level of the three paired tests")
     e.add_argument("--figures-dir", type=Path, default=None,
                    help="also copy the curves and sweep figures (PNG + CSV) here, e.g. figures/learning")
@@ -221,28 +235,34 @@ def _sets(args, features=None, fraction=1.0):
 
 
 def run_job(job: dict) -> dict:
-    """Train one model and evaluate it; returns the record written to ``runs/<name>.json``."""
+    """Train one model and evaluate it; returns the record written to ``runs/<name>.json``.
+
+    Tracked (and selected on validation): every test metric and the training metric itself.
+    """
     args = job["args"]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0))
     metric = _metric(job["train"], args)
-    tests = [_metric(n, args) for n in job["tests"]]
+    names = list(dict.fromkeys([*job["tests"], job["train"]]))
+    tracked = [_metric(n, args) for n in names]
     model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
     t0 = time.perf_counter()
-    res = train_lambdarank(model, qtr, metric, valid=qva, track=tests, epochs=job["epochs"],
+    res = train_lambdarank(model, qtr, metric, valid=qva, track=tracked, epochs=job["epochs"],
                            learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
                            seed=job["seed"], restart_patience=args.restart_patience or None,
                            lr_decay=args.lr_decay, objective=getattr(args, "objective", "lambdarank"),
                            sigma_s=getattr(args, "sigma_s", 1.0), alpha=getattr(args, "approx_alpha", 100.0),
-                           beta=getattr(args, "approx_beta", 10.0))
+                           beta=getattr(args, "approx_beta", 10.0),
+                           patience=getattr(args, "patience", 0) or None)
     seconds = time.perf_counter() - t0
     out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
            "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
            "seconds": seconds, "epochs": job["epochs"], "restarts": res.restarts,
+           "stopped_epoch": res.stopped_epoch, "stop_reason": res.stop_reason,
            "history": res.history, "selected": {}}
     thetas = {"final": res.theta, "best_train": res.best_train["theta"]}
     out["best_train_epoch"] = res.best_train["epoch"]
-    for m, name in zip(tests, job["tests"]):
+    for m, name in zip(tracked, names):
         b = res.best[str(m)]
         test_vals = evaluate(model, b["theta"], qte, [m])[str(m)]
         out["selected"][name] = {"epoch": b["epoch"], "valid": b["value"], "test": test_vals.tolist()}
@@ -291,6 +311,8 @@ def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
 
 def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0):
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
+    if getattr(args, "patience", 0):     # early-stopped runs differ from fixed-budget ones (--resume)
+        name += f"__pat{args.patience}"
     objective = getattr(args, "objective", "lambdarank")
     if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
         name = f"{objective}__{name}"
@@ -320,7 +342,21 @@ def _test_values(records: list[dict], test: str) -> np.ndarray:
 # ------------------------------------------------------------------------------------------
 # parts
 # ------------------------------------------------------------------------------------------
+def cell_marks(row) -> str:
+    """The marks of one table cell from its CSV flags: ``*`` (sig_vs_self), ``o`` (sig_ap_ndcg).
+
+    The flags may be numpy/pandas booleans or NaN (no test for that cell): only a true value marks.
+    """
+    def flag(key):
+        v = row.get(key, False)
+        return bool(v) if isinstance(v, (bool, np.bool_)) else (v == 1 if isinstance(v, (int, float)) else False)
+
+    return ("*" if flag("sig_vs_self") else "") + ("o" if flag("sig_ap_ndcg") else "")
+
+
 def part_table(args, out: Path, runs_dir: Path):
+    from maxent.stats import bootstrap_ci, minimum_detectable_effect
+
     tests = args.test_metrics
     jobs = [_job(args, tr, tests, lr, s, args.epochs)
             for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds]
@@ -331,15 +367,22 @@ def part_table(args, out: Path, runs_dir: Path):
     for te in tests:
         for tr in args.train_metrics:
             v = vals[(tr, te)]
+            sel = _select(by_train[tr], te)[args.seeds[0]]
             row = {"train": tr, "test": te, "value": 100 * v.mean(), "n_queries": len(v),
-                   "lr": _select(by_train[tr], te)[args.seeds[0]]["lr"],
-                   "epoch": _select(by_train[tr], te)[args.seeds[0]]["selected"][te]["epoch"]}
+                   "lr": sel["lr"], "epoch": sel["selected"][te]["epoch"],
+                   "stopped_epoch": sel.get("stopped_epoch", np.nan), "stop_reason": sel.get("stop_reason", "")}
             if te in args.train_metrics and tr != te:
+                d = v - vals[(te, te)]
                 pt = paired_tests(v, vals[(te, te)], alpha=args.alpha)
-                row.update(diff_vs_self=100 * pt.difference, p_t=pt.p_t, p_wilcoxon=pt.p_wilcoxon,
-                           p_sign=pt.p_sign, sig_vs_self=pt.significant)
+                lo, hi = bootstrap_ci(d, level=1 - args.alpha, n_resamples=args.n_boot, seed=args.split_seed)
+                sd = float(np.std(d, ddof=1))
+                row.update(diff_vs_self=100 * pt.difference, ci_low=100 * lo, ci_high=100 * hi,
+                           sd_diff=100 * sd,
+                           mde=100 * minimum_detectable_effect(sd, len(d), alpha=args.alpha, power=args.power),
+                           p_t=pt.p_t, p_wilcoxon=pt.p_wilcoxon, p_sign=pt.p_sign, sig_vs_self=pt.significant)
             else:
-                row.update(diff_vs_self=0.0, p_t=np.nan, p_wilcoxon=np.nan, p_sign=np.nan, sig_vs_self=False)
+                row.update(diff_vs_self=0.0, ci_low=np.nan, ci_high=np.nan, sd_diff=np.nan, mde=np.nan,
+                           p_t=np.nan, p_wilcoxon=np.nan, p_sign=np.nan, sig_vs_self=False)
             if tr in ("AP", "nDCG") and {"AP", "nDCG"} <= set(args.train_metrics):
                 other = "nDCG" if tr == "AP" else "AP"
                 pt = paired_tests(v, vals[(other, te)], alpha=args.alpha)
@@ -348,21 +391,41 @@ def part_table(args, out: Path, runs_dir: Path):
             rows.append(row)
     table = pd.DataFrame(rows)
     atomic_write_csv(out / "table.csv", table)
-    wide = table.pivot(index="train", columns="test", values="value").loc[args.train_metrics, tests]
+    text = table_text(table, args.train_metrics, tests, args.alpha, args.power)
+    atomic_write_text(out / "table.txt", text + "\n")
+    return by_train, text
+
+
+def table_text(table: pd.DataFrame, trains: list[str], tests: list[str], alpha: float, power: float) -> str:
+    """table.txt: values with marks (from the CSV flags), then differences to the diagonal with
+    their bootstrap CIs, then the minimum detectable effect."""
+    cell = {(r["train"], r["test"]): r for r in table.to_dict("records")}
     text = ["train \\ test".ljust(14) + "".join(f"{c:>12}" for c in tests)]
-    for tr in args.train_metrics:
-        cells = []
-        for te in tests:
-            r = table[(table.train == tr) & (table.test == te)].iloc[0]
-            mark = ("*" if r.get("sig_vs_self", False) is True else "") + \
-                   ("o" if r.get("sig_ap_ndcg", False) is True else "")
-            cells.append(f"{wide.loc[tr, te]:10.2f}{mark:<2}")
-        text.append(tr.ljust(14) + "".join(cells))
+    for tr in trains:
+        text.append(tr.ljust(14) + "".join(f"{cell[(tr, te)]['value']:10.2f}{cell_marks(cell[(tr, te)]):<2}"
+                                           for te in tests))
+    n = int(table.n_queries.iloc[0])
     text.append("* significantly different from training on the test metric; o AP vs nDCG significant "
-                f"(better row marked); paired t, Wilcoxon and sign test all at {1 - args.alpha:.0%}, "
-                f"{int(table.n_queries.iloc[0])} test queries")
-    atomic_write_text(out / "table.txt", "\n".join(text) + "\n")
-    return by_train, "\n".join(text)
+                f"(better row marked); paired t, Wilcoxon and sign test all at {1 - alpha:.0%}, {n} test queries")
+    if "ci_low" in table and table.ci_low.notna().any():
+        text.append("")
+        text.append(f"Difference to the diagonal (train on the test metric), points [{1 - alpha:.0%} bootstrap CI]; "
+                    "p = largest of the three p-values")
+        text.append("train \\ test".ljust(14) + "".join(f"{c:>26}" for c in tests))
+        for tr in trains:
+            cells = []
+            for te in tests:
+                r = cell[(tr, te)]
+                if np.isnan(r["ci_low"]):
+                    cells.append(f"{'-':>26}")
+                else:
+                    p = max(r["p_t"], r["p_wilcoxon"], r["p_sign"])
+                    cells.append(f"{r['diff_vs_self']:+6.2f} [{r['ci_low']:+6.2f},{r['ci_high']:+6.2f}] p={p:.2f}".rjust(26))
+            text.append(tr.ljust(14) + "".join(cells))
+        mde = table.mde.dropna()
+        text.append(f"minimum detectable effect (paired t, alpha {alpha:g}, power {power:.0%}, {n} test queries): "
+                    f"median {mde.median():.2f} points over the cells (range {mde.min():.2f}-{mde.max():.2f})")
+    return "\n".join(text)
 
 
 def part_curves(args, out: Path, by_train: dict):
@@ -376,7 +439,9 @@ def part_curves(args, out: Path, by_train: dict):
         for h in rec["history"]:
             rows.append({"train": tr, "test": te, "lr": rec["lr"], "epoch": h["epoch"],
                          "train_objective": h[f"train:{obj}"], "test_metric_on_train": h[f"train:{tem}"],
-                         "test_metric_on_valid": h[f"valid:{tem}"], "restarts": h["restarts"]})
+                         "test_metric_on_valid": h[f"valid:{tem}"], "restarts": h["restarts"],
+                         "selected_epoch": rec["selected"][te]["epoch"],
+                         "stopped_epoch": rec.get("stopped_epoch", rec["history"][-1]["epoch"])})
     if not rows:
         return None
     df = pd.DataFrame(rows)
@@ -391,10 +456,14 @@ def part_curves(args, out: Path, by_train: dict):
         ax.plot(d.epoch, d.train_objective, ":", color="tab:blue", label=f"{tr} (train set)")
         ax.plot(d.epoch, d.test_metric_on_train, "-", color="tab:red", label=f"{te} (train set)")
         ax.plot(d.epoch, d.test_metric_on_valid, "-.", color="tab:green", label=f"{te} (validation)")
-        ax.set_title(f"train {tr}, test {te}", fontsize=9)
+        sel = int(d.selected_epoch.iloc[0])
+        ax.axvline(sel, color="k", lw=0.8, ls="--", label=f"selected epoch {sel}")
+        ax.plot([sel], [d.test_metric_on_valid[d.epoch == sel].iloc[0]], "k*", ms=9)
+        ax.set_title(f"train {tr}, test {te} (stopped at {int(d.stopped_epoch.iloc[0])})", fontsize=9)
         ax.set_xlabel("epoch")
         ax.legend(fontsize=7)
-    fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; paper 000 Fig. 5)", fontsize=10)
+    fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; paper 000 Fig. 5); dashed line: epoch "
+                 f"validation selects; patience {args.patience}, cap {args.epochs}", fontsize=9)
     save_figure(fig, out / "curves.png")
     plt.close(fig)
     return df
@@ -467,19 +536,93 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
 
 
 def part_optimality(args, out: Path, by_train: dict):
+    """Paper 000 Table 5 on each (train, test) pair's table-cell model (validation-selected by the test metric)."""
     jobs = []
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        # the run (learning rate) validation picks for the training metric itself, and its
-        # weights at the best training objective (the learned optimum paper 001 section 5 tests)
-        rec = _select(by_train[tr], tr if tr in args.test_metrics else te)[args.seeds[0]]
-        jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"]["best_train"],
-                     "epoch": rec["best_train_epoch"], "seed": args.split_seed})
+        rec = _select(by_train[tr], te)[args.seeds[0]]
+        jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"][te],
+                     "epoch": rec["selected"][te]["epoch"], "seed": args.split_seed})
     rows = [r for rs in _run_all(run_optimality, jobs, args, "optimality") for r in rs]
     df = pd.DataFrame(rows)[["train_metric", "test_metric", "epoch", "set", "base", "alterations", "improved",
                              "improved_eps", "best_gain"]]
     atomic_write_csv(out / "optimality.csv", df)
+    return df
+
+
+def run_optimality001(job: dict) -> dict:
+    """Paper 001's test for one model: its own metric on train along random and per-weight directions."""
+    from maxent.ltr.optimality import shift_profile, unit_directions
+
+    args = job["args"]
+    qtr, _, _ = _sets(args)
+    model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+    theta = np.asarray(job["theta"])
+    metric = _metric(job["train"], args)
+    steps = np.round(np.arange(0, 11) / 10, 1)
+    out = {}
+    W = unit_directions(theta.size, "weights")
+    if args.mc_weights and args.mc_weights < theta.size:
+        pick = np.sort(np.random.default_rng(args.split_seed).choice(theta.size, args.mc_weights, replace=False))
+        W = np.concatenate([W[pick], W[theta.size + pick]])
+    for kind, V in (("random", unit_directions(theta.size, "random", n=args.mc_directions, seed=args.split_seed)),
+                    ("weights", W)):
+        out[kind] = shift_profile(model, theta, qtr, metric, V, steps)
+    return {"train": job["train"], "epoch": job["epoch"], "steps": steps, **out}
+
+
+def part_optimality001(args, out: Path, by_train: dict):
+    """Paper 001 section 5 (Figs. 1-4): step-size curves of each objective's own metric on train."""
+    jobs = []
+    for tr in args.train_metrics:
+        rec = _select(by_train[tr], tr)[args.seeds[0]]
+        jobs.append({"args": args, "train": tr, "theta": rec["thetas"][tr], "epoch": rec["selected"][tr]["epoch"]})
+    res = _run_all(run_optimality001, jobs, args, "optimality001")
+    rows, curves = [], []
+    for r in res:
+        steps = r["steps"]
+        for kind in ("random", "weights"):
+            P = r[kind]
+            gain = P - P[:, :1]
+            for j, eta in enumerate(steps):
+                if eta == 0:
+                    continue
+                rows.append({"train_metric": r["train"], "epoch": r["epoch"], "directions": kind,
+                             "n_directions": len(P), "step": eta, "base": P[0, 0],
+                             "improved": int((gain[:, j] > 1e-12).sum()),
+                             "improved_eps": int((gain[:, j] > args.mc_eps).sum()),
+                             "mean_value": float(P[:, j].mean()), "best_gain": float(gain[:, j].max())})
+        for k in range(min(4, len(r["random"]))):            # the 4 plotted directions of Figs. 1-4
+            for j, eta in enumerate(steps):
+                curves.append({"train_metric": r["train"], "direction": k, "step": eta, "value": r["random"][k, j]})
+    df = pd.DataFrame(rows)
+    atomic_write_csv(out / "optimality001_counts.csv", df)
+    cdf = pd.DataFrame(curves)
+    atomic_write_csv(out / "optimality001.csv", cdf)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    trains = list(dict.fromkeys(df.train_metric))
+    fig, axes = plt.subplots(2, len(trains), figsize=(3.2 * len(trains), 5.6), squeeze=False)
+    for i, tr in enumerate(trains):
+        ax = axes[0, i]
+        for k, d in cdf[cdf.train_metric == tr].groupby("direction"):
+            ax.plot(d.step, d.value, marker=".", label=f"direction {k + 1}")
+        ax.set_title(f"LambdaRank-{tr}: {tr} on train", fontsize=8)
+        ax.set_xlabel("step size eta")
+        ax.legend(fontsize=6)
+        ax = axes[1, i]
+        for kind, d in df[df.train_metric == tr].groupby("directions"):
+            ax.plot(d.step, 100 * d.improved / d.n_directions, marker="o",
+                    label=f"{kind} ({int(d.n_directions.iloc[0])})")
+        ax.set_ylabel("% directions improving", fontsize=8)
+        ax.set_xlabel("step size eta")
+        ax.legend(fontsize=6)
+    fig.suptitle(f"Local optimality of validation-selected weights ({args.dataset}, {args.model}; "
+                 "paper 001 Figs. 1-4)", fontsize=9)
+    save_figure(fig, out / "optimality001.png")
+    plt.close(fig)
     return df
 
 
@@ -552,6 +695,13 @@ def body(args) -> int:
         piv = df.pivot_table(index=["train_metric", "test_metric"], columns="set",
                              values=["improved", "improved_eps"], sort=False)
         print(piv.to_string())
+    if "optimality001" in args.parts:
+        df = part_optimality001(args, out, by_train)
+        print("\nPaper 001 local optimality (optimality001_counts.csv, optimality001.png): directions "
+              "improving each model's own training metric on train, by step size")
+        piv = df.pivot_table(index=["train_metric", "directions", "n_directions"], columns="step",
+                             values="improved", sort=False)
+        print(piv.to_string())
     if "anchor" in args.parts:
         df = part_anchor(args, out, by_train)
         if df is not None:
@@ -559,7 +709,8 @@ def body(args) -> int:
             print(df.round(4).to_string(index=False))
     if args.figures_dir is not None:
         args.figures_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv"):
+        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
+                     "optimality001.csv"):
             if (out / name).exists():
                 (args.figures_dir / name).write_bytes((out / name).read_bytes())
     wall = time.perf_counter() - t0

@@ -64,3 +64,84 @@ def test_objective_option(tmp_path, objective, extra):
     runs = sorted(p.name for p in (out / "runs").glob("*.json"))
     assert runs and all(r.startswith(objective + "__") for r in runs)
     assert main(SMALL + ["--out", str(out), "--objective", objective, "--train-metrics", "RR"]) == 1
+
+
+def _marks_in_text(text: str, trains, tests) -> dict:
+    """Marks per (train, test) read back from the first block of table.txt (12-char cells)."""
+    lines = text.splitlines()
+    out = {}
+    for tr, line in zip(trains, lines[1:1 + len(trains)]):
+        assert line.startswith(tr)
+        for k, te in enumerate(tests):
+            cell = line[14 + 12 * k: 14 + 12 * (k + 1)]
+            out[(tr, te)] = cell[10:].strip()
+    return out
+
+
+def _marks_in_csv(table: pd.DataFrame) -> dict:
+    flag = lambda v: str(v) == "True"                      # CSV text, independent of the code's parsing
+    return {(r.train, r.test): ("*" if flag(r.sig_vs_self) else "") +
+            ("o" if "sig_ap_ndcg" in table and flag(r.sig_ap_ndcg) else "") for r in table.itertuples()}
+
+
+def test_marks_agree_with_csv_flags(tmp_path):
+    """Regression (issue 10): numpy booleans once printed no marks. A table whose flags are numpy
+    bools, NaN and plain bools, round-tripped through CSV, prints exactly the CSV's marks."""
+    import numpy as np
+
+    from analysis.learning import cell_marks, table_text
+
+    trains, tests = ["AP", "nDCG", "P@10"], ["AP", "P@10"]
+    rng = np.random.default_rng(0)
+    rows = []
+    for te in tests:
+        for tr in trains:
+            rows.append({"train": tr, "test": te, "value": 50 + rng.random(), "n_queries": 50,
+                         "diff_vs_self": 0.0, "ci_low": np.nan, "ci_high": np.nan, "mde": np.nan,
+                         "p_t": np.nan, "p_wilcoxon": np.nan, "p_sign": np.nan,
+                         "sig_vs_self": np.bool_(tr != te and rng.random() < 0.6),
+                         "sig_ap_ndcg": np.bool_(rng.random() < 0.5) if tr in ("AP", "nDCG") else np.nan})
+    table = pd.DataFrame(rows)
+    assert table.sig_vs_self.any() and table.sig_ap_ndcg.eq(True).any()
+    table.to_csv(tmp_path / "t.csv", index=False)
+    back = pd.read_csv(tmp_path / "t.csv")
+    for t in (table, back):
+        marks = _marks_in_text(table_text(t, trains, tests, 0.05, 0.8), trains, tests)
+        assert marks == _marks_in_csv(back)
+        assert any(marks.values())
+    assert cell_marks({"sig_vs_self": np.bool_(True), "sig_ap_ndcg": np.nan}) == "*"
+
+
+def test_table_power_patience_and_optimality001(tmp_path, capsys):
+    """End to end: marks in table.txt = flags in table.csv; every off-diagonal cell has a
+    bootstrap CI around its difference and an MDE; runs stop by patience or the cap; curves mark
+    the selected epoch; paper 001's protocol writes its counts, curves and figure."""
+    out = tmp_path / "res"
+    figs = tmp_path / "figs"
+    args = ["--dataset", "artificial", "--n-queries", "120", "--docs-per-query", "8", "--n-features", "5",
+            "--epochs", "6", "--patience", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG,P@10",
+            "--test-metrics", "AP,P@10,nDCG@10", "--mc-directions", "5", "--mc-weights", "3", "--n-boot", "500",
+            "--workers", "1", "--no-progress", "--parts", "table,curves,optimality,optimality001",
+            "--out", str(out), "--figures-dir", str(figs)]
+    assert main(args) == 0
+    stdout = capsys.readouterr().out
+    assert "minimum detectable effect" in stdout and "Paper 001" in stdout
+    table = pd.read_csv(out / "table.csv")
+    text = (out / "table.txt").read_text()
+    assert _marks_in_text(text, ["AP", "nDCG", "P@10"], ["AP", "P@10", "nDCG@10"]) == _marks_in_csv(table)
+    off = table[(table.train != table.test) & table.test.isin(["AP", "P@10"])]
+    assert len(off) == 4 and (off.ci_low <= off.diff_vs_self + 1e-9).all() and (off.diff_vs_self <= off.ci_high + 1e-9).all()
+    assert (off.mde >= 0).all() and (off.mde > 0).any() and ((off.mde == 0) == (off.sd_diff == 0)).all()
+    assert set(table.stop_reason) <= {"patience", "epoch_cap"} and (table.epoch <= table.stopped_epoch).all()
+    curves = pd.read_csv(out / "curves.csv")
+    for _, d in curves.groupby(["train", "test"]):
+        assert d.epoch.max() == d.stopped_epoch.iloc[0] and d.selected_epoch.iloc[0] <= d.epoch.max()
+        # the selected epoch is the best validation value of the test metric (first on ties)
+        assert d.selected_epoch.iloc[0] == d.epoch.iloc[int(d.test_metric_on_valid.values.argmax())]
+    counts = pd.read_csv(out / "optimality001_counts.csv")
+    assert set(counts.train_metric) == {"AP", "nDCG", "P@10"}
+    assert set(counts.directions) == {"random", "weights"}
+    assert (counts[counts.directions == "weights"].n_directions == 6).all()
+    assert (counts.improved <= counts.n_directions).all() and (counts.improved_eps <= counts.improved).all()
+    for name in ("optimality001.png", "optimality001.csv", "curves.png"):
+        assert (figs / name).stat().st_size > 0
