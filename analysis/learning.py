@@ -55,6 +55,13 @@ DATASETS = {
     "mq2008": ("mq2008_fold1/vali.txt", "mq2008_fold1/test.txt", None),
     "mslr": ("mslr_web10k_5k/msn1.fold1.train.5k.txt", "mslr_web10k_5k/msn1.fold1.test.5k.txt", None),
 }
+# TREC collections turned into MQ2007-agg-style learning sets (maxent.trecltr): name ->
+# (runs folder, qrels file) under the data root's parent (../shared/data)
+TREC_SETS = {
+    "robust03": ("robust03/runs", "robust03/qrels/robust03_qrels.txt"),
+    "dl2019": ("trec_dl19_passage/runs", "trec_dl19_passage/qrels/qrels.dl19-passage.txt"),
+    "covid": ("trec_covid_r1/runs", "trec_covid_r1/qrels/qrels-rnd1.txt"),
+}
 PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "anchor")
 # (training metric, test metric) pairs of paper 000 Fig. 4, Fig. 5 and Table 5
 PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))
@@ -63,6 +70,7 @@ EPILOG = """examples:
   python -m analysis.learning                              # Yahoo sample, all parts
   python -m analysis.learning --dataset mq2008 --model linear --epochs 60
   python -m analysis.learning --dataset artificial --n-queries 2000 --parts table,sweep
+  python -m analysis.learning --dataset robust03 --model linear --parts table,curves   # TREC runs as features
   python -m analysis.learning --train a.txt --test b.txt --vali c.txt --dataset mine
   python -m analysis.learning --resume --workers 2 --figures-dir figures/learning
   python -m analysis.learning --objective softrank --sigma-s 0.5 --train-metrics AP,nDCG,GAP,P@10
@@ -81,11 +89,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(dataset="yahoo", workers=2)
     d = p.add_argument_group("data")
     d.add_argument("--data-root", type=Path, default=default_data_root(),
-                   help="folder holding the shared LTR samples (yahoo, mq2008, mslr; or 'artificial')")
+                   help="folder holding the shared LTR samples (yahoo, mq2008, mslr; or 'artificial'); "
+                        "the TREC sets (robust03, dl2019, covid) are read from its parent")
     d.add_argument("--train", type=Path, help="training file (LETOR/SVMlight, or LibSVM + .query)")
     d.add_argument("--vali", type=Path, help="validation file (default: hold out --vali-fraction of train)")
     d.add_argument("--test", type=Path, help="test file (default: the dataset's test file)")
     d.add_argument("--vali-fraction", type=float, default=0.25, help="queries of train held out for validation")
+    d.add_argument("--folds", type=int, default=1,
+                   help="artificial and TREC sets: k-fold cross-validation (k >= 3; test = fold k, validation = "
+                        "fold k+1); the table pools the test queries of all folds. 1 = one 60/20/20 split")
     d.add_argument("--normalize", choices=("zscore", "query-minmax", "query-zscore", "none"), default="zscore",
                    help="feature scaling: global z-score fitted on train, or per query")
     d.add_argument("--n-queries", type=int, default=1000, help="artificial: queries (train+vali+test)")
@@ -158,11 +170,32 @@ def _metric(name: str, args) -> object:
     return m
 
 
-def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
-    """(train, validation, test) as RankingData, normalised as asked."""
-    if args.dataset == "artificial" and args.train is None:
-        full = make_artificial(args.n_queries, args.docs_per_query, args.n_features, seed=args.split_seed)
-        tr, va, te = split_queries(full, (0.6, 0.2, 0.2), seed=args.split_seed)
+def fold_split(data: RankingData, k: int, fold: int, *, seed: int = 0):
+    """LETOR-style fold ``fold`` of k: queries permuted by ``seed`` into k groups; test = group
+    ``fold``, validation = group ``fold + 1`` (mod k), train = the other k - 2."""
+    if k < 3:
+        raise ParameterError(f"--folds must be 1 (one split) or >= 3, got {k}")
+    groups = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), k)
+    te, va = groups[fold], groups[(fold + 1) % k]
+    tr = np.concatenate([g for i, g in enumerate(groups) if i not in (fold, (fold + 1) % k)])
+    return tuple(data.subset(np.sort(g)) for g in (tr, va, te))
+
+
+def load_splits(args, fold: int = 0) -> tuple[RankingData, RankingData, RankingData]:
+    """(train, validation, test) as RankingData (fold ``fold`` with --folds), normalised as asked."""
+    pooled = args.train is None and (args.dataset == "artificial" or args.dataset in TREC_SETS)
+    if args.folds > 1 and not pooled:
+        raise ParameterError("--folds applies to pooled data sets (artificial, robust03, dl2019, covid); "
+                             f"{args.dataset} has fixed train/test files")
+    if pooled:
+        if args.dataset == "artificial":
+            full = make_artificial(args.n_queries, args.docs_per_query, args.n_features, seed=args.split_seed)
+        else:
+            full = trec_learning_set(args)
+        if args.folds > 1:
+            tr, va, te = fold_split(full, args.folds, fold, seed=args.split_seed)
+        else:
+            tr, va, te = split_queries(full, (0.6, 0.2, 0.2), seed=args.split_seed)
     else:
         if args.train is not None:
             ftr, fte, fva = args.train, args.test, args.vali
@@ -174,7 +207,7 @@ def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
             if args.vali is not None:
                 fva = args.vali
         else:
-            raise ParameterError(f"unknown dataset {args.dataset!r}; use one of {sorted(DATASETS)}, "
+            raise ParameterError(f"unknown dataset {args.dataset!r}; use one of {sorted([*DATASETS, *TREC_SETS])}, "
                                  "'artificial', or give --train/--test")
         if not Path(ftr).exists():
             raise ParameterError(f"{ftr} not found (the shared data is expected under {args.data_root})")
@@ -202,6 +235,31 @@ def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
     return tr, va, te
 
 
+def out_dir(args) -> Path:
+    return args.out or (ROOT / "results" / "learning" / args.dataset)
+
+
+def trec_learning_set(args) -> RankingData:
+    """The MQ2007-agg-style set of a TREC collection (maxent.trecltr), cached as learning_set.npz
+    in the output folder (building it reads every run)."""
+    from maxent.trec import read_qrels, read_runs
+    from maxent.trecltr import learning_set_from_runs
+
+    cache = out_dir(args) / "learning_set.npz"
+    if cache.exists():
+        z = np.load(cache, allow_pickle=False)
+        return RankingData(z["X"], z["y"], z["offsets"], z["qids"].astype(object), source=str(z["source"]))
+    runs_dir, qrels = (args.data_root.parent / p for p in TREC_SETS[args.dataset])
+    if not runs_dir.exists():
+        raise ParameterError(f"{runs_dir} not found (the shared TREC data is expected under {args.data_root.parent})")
+    data = learning_set_from_runs(read_runs(runs_dir), read_qrels(qrels))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(".learning_set.tmp.npz")
+    np.savez(tmp, X=data.X, y=data.y, offsets=data.offsets, qids=data.qids.astype(str), source=data.source)
+    os.replace(tmp, cache)
+    return data
+
+
 def top_features(data: RankingData, k: int) -> np.ndarray:
     """The k features with the largest |Pearson correlation| with the grade (constant ones last)."""
     X = data.X - data.X.mean(axis=0)
@@ -217,12 +275,14 @@ def top_features(data: RankingData, k: int) -> np.ndarray:
 _DATA: dict = {}
 
 
-def _sets(args, features=None, fraction=1.0):
-    key = (tuple(features) if features is not None else None, fraction)
-    if "splits" not in _DATA:
-        _DATA["splits"] = load_splits(args)
+def _sets(args, features=None, fraction=1.0, fold=0):
+    key = (tuple(features) if features is not None else None, fraction, fold)
+    if ("splits", fold) not in _DATA:
+        _DATA[("splits", fold)] = load_splits(args, fold)
+        if fold == 0:
+            _DATA["splits"] = _DATA[("splits", 0)]
     if key not in _DATA:
-        tr, va, te = _DATA["splits"]
+        tr, va, te = _DATA[("splits", fold)]
         if fraction < 1.0:
             n = max(2, int(round(fraction * tr.n_queries)))
             pick = np.sort(np.random.default_rng(args.split_seed).permutation(tr.n_queries)[:n])
@@ -241,7 +301,7 @@ def run_job(job: dict) -> dict:
     """
     args = job["args"]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0))
+    qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0), job.get("fold", 0))
     metric = _metric(job["train"], args)
     names = list(dict.fromkeys([*job["tests"], job["train"]]))
     tracked = [_metric(n, args) for n in names]
@@ -256,6 +316,7 @@ def run_job(job: dict) -> dict:
                            patience=getattr(args, "patience", 0) or None)
     seconds = time.perf_counter() - t0
     out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
+           "fold": job.get("fold", 0),
            "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
            "seconds": seconds, "epochs": job["epochs"], "restarts": res.restarts,
            "stopped_epoch": res.stopped_epoch, "stop_reason": res.stop_reason,
@@ -309,10 +370,12 @@ def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
     return {j["name"]: json.loads((runs_dir / f"{j['name']}.json").read_text()) for j in jobs}
 
 
-def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0):
+def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0, fold=0):
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
     if getattr(args, "patience", 0):     # early-stopped runs differ from fixed-budget ones (--resume)
         name += f"__pat{args.patience}"
+    if getattr(args, "folds", 1) > 1:
+        name += f"__fold{fold}of{args.folds}"
     objective = getattr(args, "objective", "lambdarank")
     if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
         name = f"{objective}__{name}"
@@ -320,23 +383,27 @@ def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_fea
         name += f"__f{n_features}__p{fraction:g}"
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
     return {"args": args, "name": name, "train": train, "tests": list(tests), "lr": lr, "seed": seed,
-            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction}
+            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction, "fold": fold}
 
 
 def _select(records: list[dict], test: str) -> dict:
-    """Per seed, the run (learning rate) with the best validation value of ``test``."""
-    by_seed: dict = {}
+    """Per (seed, fold), the run (learning rate) with the best validation value of ``test``."""
+    by_key: dict = {}
     for r in records:
+        k = (r["seed"], r.get("fold", 0))
         s = r["selected"][test]
-        if r["seed"] not in by_seed or s["valid"] > by_seed[r["seed"]]["selected"][test]["valid"]:
-            by_seed[r["seed"]] = r
-    return by_seed
+        if k not in by_key or s["valid"] > by_key[k]["selected"][test]["valid"]:
+            by_key[k] = r
+    return by_key
 
 
 def _test_values(records: list[dict], test: str) -> np.ndarray:
-    """Per-query test values of ``test`` for the validation-selected runs, mean over seeds."""
+    """Per-query test values of ``test`` for the validation-selected runs: mean over seeds, the
+    test queries of every fold concatenated in fold order."""
     sel = _select(records, test)
-    return np.mean([np.asarray(r["selected"][test]["test"]) for r in sel.values()], axis=0)
+    folds = sorted({f for _, f in sel})
+    return np.concatenate([np.mean([np.asarray(r["selected"][test]["test"]) for (s, f), r in sel.items() if f == k],
+                                   axis=0) for k in folds])
 
 
 # ------------------------------------------------------------------------------------------
@@ -358,8 +425,9 @@ def part_table(args, out: Path, runs_dir: Path):
     from maxent.stats import bootstrap_ci, minimum_detectable_effect
 
     tests = args.test_metrics
-    jobs = [_job(args, tr, tests, lr, s, args.epochs)
-            for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds]
+    jobs = [_job(args, tr, tests, lr, s, args.epochs, fold=k)
+            for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds
+            for k in range(max(1, args.folds))]
     recs = _run_training(jobs, runs_dir, args, "table runs")
     by_train = {tr: [recs[j["name"]] for j in jobs if j["train"] == tr] for tr in args.train_metrics}
     vals = {(tr, te): _test_values(by_train[tr], te) for tr in args.train_metrics for te in tests}
@@ -367,7 +435,7 @@ def part_table(args, out: Path, runs_dir: Path):
     for te in tests:
         for tr in args.train_metrics:
             v = vals[(tr, te)]
-            sel = _select(by_train[tr], te)[args.seeds[0]]
+            sel = _select(by_train[tr], te)[(args.seeds[0], 0)]
             row = {"train": tr, "test": te, "value": 100 * v.mean(), "n_queries": len(v),
                    "lr": sel["lr"], "epoch": sel["selected"][te]["epoch"],
                    "stopped_epoch": sel.get("stopped_epoch", np.nan), "stop_reason": sel.get("stop_reason", "")}
@@ -433,7 +501,7 @@ def part_curves(args, out: Path, by_train: dict):
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        rec = _select(by_train[tr], te)[args.seeds[0]]
+        rec = _select(by_train[tr], te)[(args.seeds[0], 0)]
         obj = str(_metric(tr, args))
         tem = str(_metric(te, args))
         for h in rec["history"]:
@@ -489,7 +557,7 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
                 # learning rate: the one validation chose in the table runs, else the grid's first
                 lr = args.learning_rates[0]
                 if by_train and tr in by_train:
-                    lr = _select(by_train[tr], tests[0])[args.seeds[0]]["lr"]
+                    lr = _select(by_train[tr], tests[0])[(args.seeds[0], 0)]["lr"]
                 for s in args.seeds:
                     jobs.append(_job(args, tr, tests, lr, s, epochs, tag="sweep", features=cols,
                                      n_features=k, fraction=frac))
@@ -541,10 +609,14 @@ def part_optimality(args, out: Path, by_train: dict):
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        rec = _select(by_train[tr], te)[args.seeds[0]]
+        rec = _select(by_train[tr], te)[(args.seeds[0], 0)]
         jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"][te],
                      "epoch": rec["selected"][te]["epoch"], "seed": args.split_seed})
     rows = [r for rs in _run_all(run_optimality, jobs, args, "optimality") for r in rs]
+    if not rows:
+        print("optimality skipped: no (train, test) pair of paper 000 Table 5 among the metrics asked",
+              file=sys.stderr)
+        return None
     df = pd.DataFrame(rows)[["train_metric", "test_metric", "epoch", "set", "base", "alterations", "improved",
                              "improved_eps", "best_gain"]]
     atomic_write_csv(out / "optimality.csv", df)
@@ -576,7 +648,7 @@ def part_optimality001(args, out: Path, by_train: dict):
     """Paper 001 section 5 (Figs. 1-4): step-size curves of each objective's own metric on train."""
     jobs = []
     for tr in args.train_metrics:
-        rec = _select(by_train[tr], tr)[args.seeds[0]]
+        rec = _select(by_train[tr], tr)[(args.seeds[0], 0)]
         jobs.append({"args": args, "train": tr, "theta": rec["thetas"][tr], "epoch": rec["selected"][tr]["epoch"]})
     res = _run_all(run_optimality001, jobs, args, "optimality001")
     rows, curves = [], []
@@ -665,7 +737,7 @@ def body(args) -> int:
         if fam not in supported.get(args.objective, (fam,)):
             raise ParameterError(f"--objective {args.objective} cannot train for {n}; "
                                  f"supported: {', '.join(supported[args.objective])}")
-    out = args.out or (ROOT / "results" / "learning" / args.dataset)
+    out = out_dir(args)
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     tr, va, te = _sets(args)
@@ -688,8 +760,7 @@ def body(args) -> int:
         print("\nTraining-set size x features (sweep.csv/png; paper 000 Fig. 4):")
         piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value", sort=False)
         print(piv.round(2).to_string())
-    if "optimality" in args.parts:
-        df = part_optimality(args, out, by_train)
+    if "optimality" in args.parts and (df := part_optimality(args, out, by_train)) is not None:
         print("\nMonte-Carlo local optimality (optimality.csv; paper 000 Table 5): "
               f"{args.mc_directions} directions x 10 steps")
         piv = df.pivot_table(index=["train_metric", "test_metric"], columns="set",

@@ -145,3 +145,30 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     assert (counts.improved <= counts.n_directions).all() and (counts.improved_eps <= counts.improved).all()
     for name in ("optimality001.png", "optimality001.csv", "curves.png"):
         assert (figs / name).stat().st_size > 0
+
+
+def test_folds_pool_every_query_once(tmp_path):
+    """k-fold: the test groups partition the queries; train, validation and test are disjoint;
+    the table pools the test queries of all folds (n_queries = all of them)."""
+    import numpy as np
+
+    from analysis.learning import fold_split
+    from maxent.letor import make_artificial
+
+    data = make_artificial(31, 5, 3, seed=0)
+    tests = []
+    for k in range(4):
+        tr, va, te = fold_split(data, 4, k, seed=1)
+        assert not (set(tr.qids) & set(va.qids)) and not (set(tr.qids) & set(te.qids)) and not (set(va.qids) & set(te.qids))
+        assert tr.n_queries + va.n_queries + te.n_queries == 31
+        tests.extend(te.qids)
+    assert sorted(tests) == sorted(data.qids)
+    out = tmp_path / "f"
+    assert main(["--dataset", "artificial", "--n-queries", "45", "--docs-per-query", "6", "--n-features", "4",
+                 "--epochs", "2", "--folds", "3", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG",
+                 "--test-metrics", "AP,nDCG", "--parts", "table", "--n-boot", "200", "--workers", "1",
+                 "--no-progress", "--out", str(out)]) == 0
+    table = pd.read_csv(out / "table.csv")
+    assert (table.n_queries == 45).all()
+    assert len(list((out / "runs").glob("*fold*of3.json"))) == 2 * 3
+    assert main(["--dataset", "yahoo", "--folds", "3", "--out", str(out), "--no-progress"]) == 1
