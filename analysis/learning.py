@@ -124,14 +124,19 @@ def build_parser() -> argparse.ArgumentParser:
                    help="gradient: LambdaRank lambdas, SoftRank (nDCG, P@k, AP, GAP) or ApproxRank (nDCG, P@k, AP)")
     t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma (lambdarank)")
     t.add_argument("--sigma-s", type=float, default=1.0, help="SoftRank score-noise standard deviation")
-    t.add_argument("--approx-alpha", type=float, default=100.0, help="ApproxRank position scale alpha (paper: 50-300)")
-    t.add_argument("--approx-beta", type=float, default=10.0, help="ApproxRank truncation scale beta (paper: 1-100)")
+    t.add_argument("--approx-alpha", type=lambda s: [float(x) for x in _csv_list(s)], default=[100.0],
+                   help="ApproxRank position scale alpha; a list is a grid chosen on validation (paper 002: 50-300)")
+    t.add_argument("--approx-beta", type=lambda s: [float(x) for x in _csv_list(s)], default=[10.0],
+                   help="ApproxRank truncation scale beta; a list is a grid chosen on validation (paper 002: 1-100)")
     t.add_argument("--batch-size", type=int, default=1, help="queries per update")
     t.add_argument("--restart-patience", type=int, default=16,
                    help="random restart after this many epochs without training improvement (0: off)")
     t.add_argument("--lr-decay", action="store_true", help="paper 001 decay: x0.8 w.p. 0.3 after a worse epoch")
     t.add_argument("--seeds", type=lambda s: [int(x) for x in _csv_list(s)], default=[0],
-                   help="training seeds (per-query test values are averaged over seeds)")
+                   help="training seeds (per-query test values are averaged over seeds, unless --best-restart)")
+    t.add_argument("--best-restart", action="store_true",
+                   help="paper 002: the seeds are K random restarts and validation picks the best one "
+                        "(instead of averaging the seeds' test values)")
     t.add_argument("--split-seed", type=int, default=0, help="seed of the validation split and the sweeps")
     e = p.add_argument_group("experiments")
     e.add_argument("--parts", type=_csv_list, default=list(PARTS), help=f"parts to run, from {','.join(PARTS)}")
@@ -273,6 +278,7 @@ def top_features(data: RankingData, k: int) -> np.ndarray:
 # jobs (run in worker processes; each loads the data once)
 # ------------------------------------------------------------------------------------------
 _DATA: dict = {}
+_BEST_RESTART = [False]          # --best-restart, set by body() (selection happens in the main process)
 
 
 def _sets(args, features=None, fraction=1.0, fold=0):
@@ -311,11 +317,13 @@ def run_job(job: dict) -> dict:
                            learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
                            seed=job["seed"], restart_patience=args.restart_patience or None,
                            lr_decay=args.lr_decay, objective=getattr(args, "objective", "lambdarank"),
-                           sigma_s=getattr(args, "sigma_s", 1.0), alpha=getattr(args, "approx_alpha", 100.0),
-                           beta=getattr(args, "approx_beta", 10.0),
+                           sigma_s=getattr(args, "sigma_s", 1.0),
+                           alpha=job["alpha"] if job.get("alpha") is not None else args.approx_alpha[0],
+                           beta=job["beta"] if job.get("beta") is not None else args.approx_beta[0],
                            patience=getattr(args, "patience", 0) or None)
     seconds = time.perf_counter() - t0
     out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
+           "alpha": job.get("alpha"), "beta": job.get("beta"),
            "fold": job.get("fold", 0),
            "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
            "seconds": seconds, "epochs": job["epochs"], "restarts": res.restarts,
@@ -370,12 +378,22 @@ def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
     return {j["name"]: json.loads((runs_dir / f"{j['name']}.json").read_text()) for j in jobs}
 
 
-def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0, fold=0):
+def _approx_grid(args) -> list[tuple[float, float]]:
+    """(alpha, beta) pairs to train: the --approx-alpha x --approx-beta grid for ApproxRank."""
+    if getattr(args, "objective", "lambdarank") != "approxrank":
+        return [(None, None)]
+    return [(a, b) for a in args.approx_alpha for b in args.approx_beta]
+
+
+def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0, fold=0,
+         alpha=None, beta=None):
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
     if getattr(args, "patience", 0):     # early-stopped runs differ from fixed-budget ones (--resume)
         name += f"__pat{args.patience}"
     if getattr(args, "folds", 1) > 1:
         name += f"__fold{fold}of{args.folds}"
+    if alpha is not None:
+        name += f"__a{alpha:g}__b{beta:g}"
     objective = getattr(args, "objective", "lambdarank")
     if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
         name = f"{objective}__{name}"
@@ -383,14 +401,17 @@ def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_fea
         name += f"__f{n_features}__p{fraction:g}"
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
     return {"args": args, "name": name, "train": train, "tests": list(tests), "lr": lr, "seed": seed,
-            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction, "fold": fold}
+            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction, "fold": fold,
+            "alpha": alpha, "beta": beta}
 
 
-def _select(records: list[dict], test: str) -> dict:
-    """Per (seed, fold), the run (learning rate) with the best validation value of ``test``."""
+def _select(records: list[dict], test: str, best_restart: bool = False) -> dict:
+    """Per (seed, fold), the run (learning rate; alpha, beta) with the best validation value of
+    ``test``; with ``best_restart`` the seeds compete too (key (first seed, fold))."""
     by_key: dict = {}
+    first = records[0]["seed"]                            # jobs list the seeds in --seeds order
     for r in records:
-        k = (r["seed"], r.get("fold", 0))
+        k = (first if best_restart else r["seed"], r.get("fold", 0))
         s = r["selected"][test]
         if k not in by_key or s["valid"] > by_key[k]["selected"][test]["valid"]:
             by_key[k] = r
@@ -400,7 +421,7 @@ def _select(records: list[dict], test: str) -> dict:
 def _test_values(records: list[dict], test: str) -> np.ndarray:
     """Per-query test values of ``test`` for the validation-selected runs: mean over seeds, the
     test queries of every fold concatenated in fold order."""
-    sel = _select(records, test)
+    sel = _select(records, test, _BEST_RESTART[0])
     folds = sorted({f for _, f in sel})
     return np.concatenate([np.mean([np.asarray(r["selected"][test]["test"]) for (s, f), r in sel.items() if f == k],
                                    axis=0) for k in folds])
@@ -425,9 +446,9 @@ def part_table(args, out: Path, runs_dir: Path):
     from maxent.stats import bootstrap_ci, minimum_detectable_effect
 
     tests = args.test_metrics
-    jobs = [_job(args, tr, tests, lr, s, args.epochs, fold=k)
+    jobs = [_job(args, tr, tests, lr, s, args.epochs, fold=k, alpha=a, beta=b)
             for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds
-            for k in range(max(1, args.folds))]
+            for k in range(max(1, args.folds)) for a, b in _approx_grid(args)]
     recs = _run_training(jobs, runs_dir, args, "table runs")
     by_train = {tr: [recs[j["name"]] for j in jobs if j["train"] == tr] for tr in args.train_metrics}
     vals = {(tr, te): _test_values(by_train[tr], te) for tr in args.train_metrics for te in tests}
@@ -435,9 +456,10 @@ def part_table(args, out: Path, runs_dir: Path):
     for te in tests:
         for tr in args.train_metrics:
             v = vals[(tr, te)]
-            sel = _select(by_train[tr], te)[(args.seeds[0], 0)]
+            sel = _select(by_train[tr], te, args.best_restart)[(args.seeds[0], 0)]
             row = {"train": tr, "test": te, "value": 100 * v.mean(), "n_queries": len(v),
-                   "lr": sel["lr"], "epoch": sel["selected"][te]["epoch"],
+                   "lr": sel["lr"], "alpha": sel.get("alpha"), "beta": sel.get("beta"), "seed": sel["seed"],
+                   "epoch": sel["selected"][te]["epoch"],
                    "stopped_epoch": sel.get("stopped_epoch", np.nan), "stop_reason": sel.get("stop_reason", "")}
             if te in args.train_metrics and tr != te:
                 d = v - vals[(te, te)]
@@ -501,7 +523,7 @@ def part_curves(args, out: Path, by_train: dict):
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        rec = _select(by_train[tr], te)[(args.seeds[0], 0)]
+        rec = _select(by_train[tr], te, args.best_restart)[(args.seeds[0], 0)]
         obj = str(_metric(tr, args))
         tem = str(_metric(te, args))
         for h in rec["history"]:
@@ -557,7 +579,7 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
                 # learning rate: the one validation chose in the table runs, else the grid's first
                 lr = args.learning_rates[0]
                 if by_train and tr in by_train:
-                    lr = _select(by_train[tr], tests[0])[(args.seeds[0], 0)]["lr"]
+                    lr = _select(by_train[tr], tests[0], args.best_restart)[(args.seeds[0], 0)]["lr"]
                 for s in args.seeds:
                     jobs.append(_job(args, tr, tests, lr, s, epochs, tag="sweep", features=cols,
                                      n_features=k, fraction=frac))
@@ -609,7 +631,7 @@ def part_optimality(args, out: Path, by_train: dict):
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        rec = _select(by_train[tr], te)[(args.seeds[0], 0)]
+        rec = _select(by_train[tr], te, args.best_restart)[(args.seeds[0], 0)]
         jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"][te],
                      "epoch": rec["selected"][te]["epoch"], "seed": args.split_seed})
     rows = [r for rs in _run_all(run_optimality, jobs, args, "optimality") for r in rs]
@@ -648,7 +670,7 @@ def part_optimality001(args, out: Path, by_train: dict):
     """Paper 001 section 5 (Figs. 1-4): step-size curves of each objective's own metric on train."""
     jobs = []
     for tr in args.train_metrics:
-        rec = _select(by_train[tr], tr)[(args.seeds[0], 0)]
+        rec = _select(by_train[tr], tr, args.best_restart)[(args.seeds[0], 0)]
         jobs.append({"args": args, "train": tr, "theta": rec["thetas"][tr], "epoch": rec["selected"][tr]["epoch"]})
     res = _run_all(run_optimality001, jobs, args, "optimality001")
     rows, curves = [], []
@@ -729,6 +751,7 @@ def body(args) -> int:
     if unknown:
         raise ParameterError(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS)}")
     _DATA.clear()                                          # main() may run twice in one process
+    _BEST_RESTART[0] = args.best_restart
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
     supported = {"softrank": ("ndcg", "precision", "ap", "gap"), "approxrank": ("ndcg", "precision", "ap")}

@@ -172,3 +172,28 @@ def test_folds_pool_every_query_once(tmp_path):
     assert (table.n_queries == 45).all()
     assert len(list((out / "runs").glob("*fold*of3.json"))) == 2 * 3
     assert main(["--dataset", "yahoo", "--folds", "3", "--out", str(out), "--no-progress"]) == 1
+
+
+def test_paper002_grid_and_best_restart(tmp_path):
+    """Paper 002's protocol: alpha x beta grid and K restarts, all chosen on validation. Oracle:
+    brute force over the run files: the table cell is the test mean of the run with the best
+    validation value of the test metric (first in job order on ties)."""
+    import json
+
+    import numpy as np
+
+    out = tmp_path / "p2"
+    assert main(["--dataset", "artificial", "--n-queries", "40", "--docs-per-query", "6", "--n-features", "4",
+                 "--epochs", "2", "--learning-rates", "0.05", "--objective", "approxrank",
+                 "--approx-alpha", "10,50", "--approx-beta", "5", "--seeds", "0,1", "--best-restart",
+                 "--train-metrics", "AP,nDCG", "--test-metrics", "AP,nDCG", "--parts", "table", "--n-boot", "100",
+                 "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    table = pd.read_csv(out / "table.csv")
+    runs = [json.loads(p.read_text()) for p in sorted((out / "runs").glob("*.json"))]
+    assert len(runs) == 2 * 2 * 2 and {r["alpha"] for r in runs} == {10, 50}
+    order = {(a, s): i for i, (s, a) in enumerate((s, a) for s in (0, 1) for a in (10, 50))}   # job order
+    for r in table.itertuples():
+        cand = sorted((x for x in runs if x["train"] == r.train), key=lambda x: order[(x["alpha"], x["seed"])])
+        best = max(cand, key=lambda x: x["selected"][r.test]["valid"])   # max keeps the first on ties
+        assert r.value == pytest.approx(100 * np.mean(best["selected"][r.test]["test"]))
+        assert (r.alpha, r.seed) == (best["alpha"], best["seed"])
