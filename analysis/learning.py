@@ -14,6 +14,9 @@ Reproduces, on a shared learning-to-rank sample, the experiments of paper 000 se
 * ``optimality001``: paper 001's protocol: each model at the weights validation selects for
   its own training metric, that metric on the training set along random directions (step-size
   curves, Figs. 1-4) and along per-weight directions +-e_j;
+* ``approx_error``: paper 002 Figs. 1-2: ApproxNDCG / ApproxAP / ApproxP@10 of real TREC run
+  lists (``--approx-runs``, default the bundled TREC-COVID sample) against the true metric as
+  alpha grows;
 * ``anchor``: LightGBM lambdarank on the same split (needs the ``bench`` extra).
 
 Outputs go to ``results/learning/<dataset>/`` (CSV behind every table and figure); per-run
@@ -62,7 +65,8 @@ TREC_SETS = {
     "dl2019": ("trec_dl19_passage/runs", "trec_dl19_passage/qrels/qrels.dl19-passage.txt"),
     "covid": ("trec_covid_r1/runs", "trec_covid_r1/qrels/qrels-rnd1.txt"),
 }
-PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "anchor")
+PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "approx_error", "anchor")
+TRAINING_PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "anchor")
 # (training metric, test metric) pairs of paper 000 Fig. 4, Fig. 5 and Table 5
 PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))
 
@@ -149,6 +153,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
     e.add_argument("--mc-weights", type=int, default=50,
                    help="optimality001: weights moved alone (+-e_j), a random sample; 0 = every weight")
+    e.add_argument("--approx-runs", nargs="+", default=[str(ROOT / "trec_runs" / "runs")],
+                   help="approx_error: TREC run files or folders (real ranked lists)")
+    e.add_argument("--approx-qrels", default=str(ROOT / "trec_runs" / "qrels-rnd1.txt"), help="approx_error: qrels")
+    e.add_argument("--approx-alphas", type=lambda s: [float(x) for x in _csv_list(s)],
+                   default=[1, 3, 10, 30, 100, 300, 1000, 3000], help="approx_error: alpha grid (scores min-max "
+                   "normalised per list)")
+    e.add_argument("--approx-depth", type=int, default=100, help="approx_error: top documents of each list")
     e.add_argument("--n-boot", type=int, default=10000, help="table: bootstrap resamples of the 95%% CIs")
     e.add_argument("--power", type=float, default=0.8, help="table: power of the minimum detectable effect")
     e.add_argument("--alpha", type=float, default=0.05, help="significance level of the three paired tests")
@@ -720,6 +731,59 @@ def part_optimality001(args, out: Path, by_train: dict):
     return df
 
 
+def part_approx_error(args, out: Path):
+    """Paper 002 Figs. 1-2: approximation error of ApproxRank metrics on real run lists vs alpha."""
+    from maxent.ltr.approx import approx_values
+    from maxent.ltr.lambdas import DeltaContext
+    from maxent.ranked import RankedLists
+    from maxent.trec import read_qrels, read_runs
+    from maxent.trecltr import run_lists
+
+    runs = read_runs(args.approx_runs)
+    qrels = read_qrels(args.approx_qrels)
+    L = int(max(1, max(int(g.max()) for g in qrels.grades.values())) + 1)
+    lists = [run_lists(r, qrels, depth=args.approx_depth, levels=L) for r in runs]
+    S = np.concatenate([x[1] for x in lists])
+    G = np.concatenate([x[2] for x in lists])
+    lengths = np.concatenate([x[3] for x in lists])
+    rc = np.concatenate([x[4] for x in lists])
+    rows = []
+    names = ["nDCG", "nDCG@10", "P@10", "AP"]
+    bar = progress(None, total=len(names), desc="approx_error", disable=args.no_progress)
+    for name in names:
+        m = _metric(name, args)
+        true = m.value(RankedLists.from_grades(G, rc, lengths))
+        approx = approx_values(DeltaContext(m, rc), S, G, lengths, args.approx_alphas, beta=args.approx_beta[0])
+        for a, alpha in enumerate(args.approx_alphas):
+            err = approx[a] - true
+            rows.append({"metric": name, "alpha": alpha, "beta": args.approx_beta[0], "n_lists": len(true),
+                         "true_mean": true.mean(), "approx_mean": approx[a].mean(),
+                         "mean_abs_error": np.abs(err).mean(), "max_abs_error": np.abs(err).max()})
+        bar.update(1)
+    bar.close()
+    df = pd.DataFrame(rows)
+    atomic_write_csv(out / "approx_error.csv", df)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for name, d in df.groupby("metric", sort=False):
+        axes[0].loglog(d.alpha, d.mean_abs_error, marker="o", label=name)
+        axes[1].semilogx(d.alpha, d.approx_mean, marker="o", label=f"Approx{name}")
+        axes[1].axhline(d.true_mean.iloc[0], color=axes[1].lines[-1].get_color(), ls=":", lw=0.8)
+    axes[0].set_xlabel("alpha")
+    axes[0].set_ylabel("mean |approx - true| per list")
+    axes[1].set_xlabel("alpha")
+    axes[1].set_ylabel("mean over lists (dotted: true metric)")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.suptitle(f"ApproxRank approximation error on {len(runs)} TREC runs, top {args.approx_depth} per topic, "
+                 f"beta {args.approx_beta[0]:g} (paper 002 Figs. 1-2)", fontsize=9)
+    save_figure(fig, out / "approx_error.png")
+    plt.close(fig)
+    return df
+
+
 def part_anchor(args, out: Path, by_train: dict):
     """LightGBM lambdarank (bench extra) on the same split, vs our LambdaRank-nDCG."""
     try:
@@ -767,7 +831,7 @@ def body(args) -> int:
     print(f"dataset {args.dataset}: train {tr.n_queries} queries / {tr.X.shape[0]} docs, "
           f"validation {va.n_queries}, test {te.n_queries}, {tr.X.shape[1]} features; model {args.model}")
     by_train = None
-    need_table = any(p in args.parts for p in PARTS)      # the sweep reuses the table's learning rates
+    need_table = any(p in args.parts for p in TRAINING_PARTS)   # the sweep reuses the table's learning rates
     if need_table:
         by_train, text = part_table(args, out, runs_dir)
         if "table" in args.parts:
@@ -796,6 +860,12 @@ def body(args) -> int:
         piv = df.pivot_table(index=["train_metric", "directions", "n_directions"], columns="step",
                              values="improved", sort=False)
         print(piv.to_string())
+    if "approx_error" in args.parts:
+        df = part_approx_error(args, out)
+        print("\nApproxRank approximation error (approx_error.csv/png; paper 002 Figs. 1-2): mean |approx - true| "
+              f"over {int(df.n_lists.iloc[0])} run lists, by alpha")
+        print(df.pivot_table(index="metric", columns="alpha", values="mean_abs_error", sort=False)
+              .round(4).to_string())
     if "anchor" in args.parts:
         df = part_anchor(args, out, by_train)
         if df is not None:
@@ -804,7 +874,7 @@ def body(args) -> int:
     if args.figures_dir is not None:
         args.figures_dir.mkdir(parents=True, exist_ok=True)
         for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
-                     "optimality001.csv"):
+                     "optimality001.csv", "approx_error.png", "approx_error.csv"):
             if (out / name).exists():
                 (args.figures_dir / name).write_bytes((out / name).read_bytes())
     wall = time.perf_counter() - t0

@@ -25,7 +25,7 @@ from maxent.errors import InputError
 from maxent.letor import RankingData
 from maxent.trec import Qrels, Run, hash_strings, topic_codes, topic_keys
 
-__all__ = ["learning_set_from_runs", "feature_names"]
+__all__ = ["learning_set_from_runs", "feature_names", "run_lists"]
 
 
 def feature_names(runs: list[Run]) -> list[str]:
@@ -115,3 +115,38 @@ def _exact_join(topic, docno, tc, rd):
         good = (k < b) & (sd[np.minimum(k, len(sd) - 1)] == rd[m])
         pos[np.flatnonzero(m)[good]] = order[k[good]]
     return pos, pos >= 0
+
+
+def run_lists(run: Run, qrels: Qrels, *, depth: int = 100, levels: int | None = None):
+    """The run's ranked lists on the judged topics, top ``depth``, padded (trec_eval order).
+
+    Returns ``(topics, scores, grades, lengths, rel_counts)``: scores are min-max normalised
+    per topic over the run's whole list (as in :func:`learning_set_from_runs`), grades are the
+    qrels grades (unjudged and negative: 0), padding has score -inf and grade -1;
+    ``rel_counts`` (B, L) are the qrels' grade counts (the metric's ideal ranking).
+    """
+    code = {t.encode(): i for i, t in enumerate(qrels.topics)}
+    index, topic, docno, grade = qrels.lookup
+    rq, rd, norm, rr = _run_features(run)
+    tc = topic_codes(rq, code)
+    rank = np.rint(1.0 / rr).astype(np.int64)
+    ok = (tc >= 0) & (rank <= depth)
+    rd, norm, tc, rank = rd[ok], norm[ok], tc[ok], rank[ok]
+    if index is not None:
+        pos = index.get_indexer(topic_keys(hash_strings(rd), tc))
+        hit = pos >= 0
+        hit[hit] = docno[pos[hit]] == rd[hit]
+    else:
+        pos, hit = _exact_join(topic, docno, tc, rd)
+    g = np.zeros(len(rd), dtype=np.int64)
+    g[hit] = np.maximum(grade[pos[hit]], 0)
+    topics, row = np.unique(tc, return_inverse=True)
+    B = len(topics)
+    scores = np.full((B, depth), -np.inf)
+    grades = np.full((B, depth), -1, dtype=np.int64)
+    scores[row, rank - 1] = norm
+    grades[row, rank - 1] = g
+    lengths = np.bincount(row, minlength=B)
+    L = levels or int(max(1, grade.max()) + 1)
+    rel_counts = np.stack([qrels.level_counts(qrels.topics[t], L) for t in topics])
+    return [qrels.topics[t] for t in topics], scores, grades, lengths, rel_counts

@@ -197,3 +197,21 @@ def test_paper002_grid_and_best_restart(tmp_path):
         best = max(cand, key=lambda x: x["selected"][r.test]["valid"])   # max keeps the first on ties
         assert r.value == pytest.approx(100 * np.mean(best["selected"][r.test]["test"]))
         assert (r.alpha, r.seed) == (best["alpha"], best["seed"])
+
+
+def test_approx_error_part(tmp_path):
+    """approx_error on two bundled runs: the error shrinks as alpha grows (paper 002 theorems
+    1-2) and the true mean equals the library's metric on the same lists."""
+    from pathlib import Path
+
+    runs = sorted((Path(__file__).resolve().parents[1] / "trec_runs" / "runs").glob("*.gz"))[:2]
+    out = tmp_path / "ae"
+    assert main(["--dataset", "artificial", "--n-queries", "20", "--parts", "approx_error", "--approx-runs",
+                 *map(str, runs), "--approx-alphas", "1,30,3000", "--approx-depth", "20", "--no-progress",
+                 "--out", str(out), "--figures-dir", str(tmp_path / "figs")]) == 0
+    df = pd.read_csv(out / "approx_error.csv")
+    assert set(df.metric) == {"nDCG", "nDCG@10", "P@10", "AP"} and (df.n_lists == 60).all()
+    for _, d in df.groupby("metric"):
+        err = d.sort_values("alpha").mean_abs_error.values
+        assert err[-1] < err[0] and err[-1] < 0.01
+    assert (tmp_path / "figs" / "approx_error.png").stat().st_size > 0

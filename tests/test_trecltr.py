@@ -75,3 +75,27 @@ def test_dl19_learning_set():
     assert data.n_queries == 43 and data.n_docs == n_lines and data.n_features == 6
     assert ((data.X >= 0) & (data.X <= 1)).all()
     assert set(np.unique(data.y)) == {0, 1, 2, 3}
+
+
+def test_run_lists_matches_brute_force(tmp_path):
+    """run_lists: top-depth lists in trec_eval order with normalised scores and qrels grades
+    (oracle: the dict-based brute force above, which ranks and normalises per topic)."""
+    from maxent.trecltr import run_lists
+
+    rng = np.random.default_rng(1)
+    docs = [f"d{i}" for i in range(15)]
+    rows = [(q, d, float(rng.integers(0, 5))) for q in ("1", "2", "9") for d in rng.choice(docs, 9, replace=False)]
+    run = run_from_frame(pd.DataFrame(rows, columns=["qid", "docno", "score"]), name="r")
+    qrows = [(q, d, int(rng.integers(0, 3))) for q in ("1", "2") for d in rng.choice(docs, 10, replace=False)]
+    (tmp_path / "q.txt").write_text("".join(f"{q} 0 {d} {g}\n" for q, d, g in qrows))
+    qrels = read_qrels(tmp_path / "q.txt")
+    grade = {(q, d): g for q, d, g in qrows}
+    topics, S, G, L, rc = run_lists(run, qrels, depth=6, levels=3)
+    assert topics == ["1", "2"] and (L == 6).all()                # topic 9 is not judged
+    for b, q in enumerate(topics):
+        docs_q = [(d, s) for qq, d, s in rows if qq == q]
+        ranked = sorted(sorted(docs_q, key=lambda x: x[0], reverse=True), key=lambda x: -x[1])[:6]
+        lo, hi = min(s for _, s in docs_q), max(s for _, s in docs_q)
+        np.testing.assert_allclose(S[b], [(s - lo) / (hi - lo) for _, s in ranked])
+        assert list(G[b]) == [grade.get((q, d), 0) for d, _ in ranked]
+        assert list(rc[b]) == [sum(1 for qq, _, g in qrows if qq == q and g == k) for k in range(3)]
