@@ -42,10 +42,9 @@ import pandas as pd
 from analysis._cli import add_common, atomic_write_csv, atomic_write_text, progress, run_main, save_figure
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
-from maxent.ltr.lambdas import metric_family
 from maxent.ltr.models import make_model
 from maxent.ltr.optimality import local_optimality
-from maxent.ltr.train import QuerySet, evaluate, train_lambdarank
+from maxent.ltr.train import QuerySet, check_objective, evaluate, train_ranker
 from maxent.metrics import parse_measure
 from maxent.stats import paired_tests
 
@@ -324,7 +323,7 @@ def run_job(job: dict) -> dict:
     tracked = [_metric(n, args) for n in names]
     model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
     t0 = time.perf_counter()
-    res = train_lambdarank(model, qtr, metric, valid=qva, track=tracked, epochs=job["epochs"],
+    res = train_ranker(model, qtr, metric, valid=qva, track=tracked, epochs=job["epochs"],
                            learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
                            seed=job["seed"], restart_patience=args.restart_patience or None,
                            lr_decay=args.lr_decay, objective=getattr(args, "objective", "lambdarank"),
@@ -818,12 +817,8 @@ def body(args) -> int:
     _BEST_RESTART[0] = args.best_restart
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
-    supported = {"softrank": ("ndcg", "precision", "ap", "gap"), "approxrank": ("ndcg", "precision", "ap")}
     for n in args.train_metrics:
-        fam = metric_family(_metric(n, args))              # ... and on metrics without lambdas
-        if fam not in supported.get(args.objective, (fam,)):
-            raise ParameterError(f"--objective {args.objective} cannot train for {n}; "
-                                 f"supported: {', '.join(supported[args.objective])}")
+        check_objective(args.objective, _metric(n, args))  # ... and on metrics the objective cannot train
     out = out_dir(args)
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
