@@ -14,6 +14,8 @@ Reproduces, on a shared learning-to-rank sample, the experiments of paper 000 se
 * ``optimality001``: paper 001's protocol: each model at the weights validation selects for
   its own training metric, that metric on the training set along random directions (step-size
   curves, Figs. 1-4) and along per-weight directions +-e_j;
+* ``pairs``: paper 001 Fig. 5: effective training pairs (non-zero lambda) of each training
+  metric vs the test value of ``--pairs-target`` (MRR), over the ``--fractions`` training sizes;
 * ``approx_error``: paper 002 Figs. 1-2: ApproxNDCG / ApproxAP / ApproxP@10 of real TREC run
   lists (``--approx-runs``, default the bundled TREC-COVID sample) against the true metric as
   alpha grows;
@@ -64,8 +66,8 @@ TREC_SETS = {
     "dl2019": ("trec_dl19_passage/runs", "trec_dl19_passage/qrels/qrels.dl19-passage.txt"),
     "covid": ("trec_covid_r1/runs", "trec_covid_r1/qrels/qrels-rnd1.txt"),
 }
-PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "approx_error", "anchor")
-TRAINING_PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "anchor")
+PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "approx_error", "anchor")
+TRAINING_PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "anchor")
 # (training metric, test metric) pairs of paper 000 Fig. 4, Fig. 5 and Table 5
 PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))
 
@@ -152,6 +154,9 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
     e.add_argument("--mc-weights", type=int, default=50,
                    help="optimality001: weights moved alone (+-e_j), a random sample; 0 = every weight")
+    e.add_argument("--pairs-train", type=_csv_list, default=_csv_list("nDCG,nDCG@10,AP,RR"),
+                   help="pairs: training metrics (paper 001 Fig. 5: NDCG, NDCG@10, MAP, MRR)")
+    e.add_argument("--pairs-target", default="RR", help="pairs: the test metric (paper 001 Fig. 5: MRR)")
     e.add_argument("--approx-runs", nargs="+", default=[str(ROOT / "trec_runs" / "runs")],
                    help="approx_error: TREC run files or folders (real ranked lists)")
     e.add_argument("--approx-qrels", default=str(ROOT / "trec_runs" / "qrels-rnd1.txt"), help="approx_error: qrels")
@@ -730,6 +735,54 @@ def part_optimality001(args, out: Path, by_train: dict):
     return df
 
 
+def part_pairs(args, out: Path, runs_dir: Path):
+    """Paper 001 Fig. 5: effective pairs of each training metric vs the target's test value."""
+    from maxent.ltr.pairs import candidate_pairs, effective_pairs
+
+    target = args.pairs_target
+    jobs = [_job(args, tr, [target], args.learning_rates[0] if len(args.learning_rates) == 1 else lr, s,
+                 args.sweep_epochs or args.epochs, tag="pairs", n_features="all", fraction=frac)
+            for frac in args.fractions for tr in args.pairs_train for lr in args.learning_rates for s in args.seeds]
+    jobs = list({j["name"]: j for j in jobs}.values())
+    recs = _run_training(jobs, runs_dir, args, "pairs runs")
+    rows = []
+    ref = {}
+    for frac in args.fractions:
+        qtr = _sets(args, None, frac)[0]
+        for tr in args.pairs_train:
+            rs = [recs[j["name"]] for j in jobs if j["train"] == tr and j["fraction"] == frac]
+            v = _test_values(rs, target)
+            sel = _select(rs, target, args.best_restart)
+            model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+            m = _metric(tr, args)
+            eff = np.mean([effective_pairs(model, np.asarray(r["thetas"][target]), qtr, m).sum() for r in sel.values()])
+            rows.append({"train": tr, "test": target, "fraction": frac, "n_train_queries": qtr.n_queries,
+                         "effective_pairs": eff, "candidate_pairs": int(candidate_pairs(qtr).sum()),
+                         "value": 100 * v.mean(), "n_test_queries": len(v)})
+            ref[(tr, frac)] = v
+    df = pd.DataFrame(rows)
+    if target in args.pairs_train:
+        for i, r in df.iterrows():
+            if r.train != target:
+                pt = paired_tests(ref[(r.train, r.fraction)], ref[(target, r.fraction)], alpha=args.alpha)
+                df.loc[i, "diff_vs_target_trained"] = 100 * pt.difference
+                df.loc[i, "significant"] = pt.significant
+    atomic_write_csv(out / "pairs.csv", df)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for tr, d in df.groupby("train", sort=False):
+        ax.plot(np.log10(np.maximum(d.effective_pairs, 1)), d.value, marker="o", label=f"train {tr}")
+    ax.set_xlabel("log10 effective training pairs (non-zero lambda, at the selected weights)")
+    ax.set_ylabel(f"test {target} (0-100)")
+    ax.legend(fontsize=7)
+    ax.set_title(f"Effective pairs vs test {target} ({args.dataset}; paper 001 Fig. 5)", fontsize=9)
+    save_figure(fig, out / "pairs.png")
+    plt.close(fig)
+    return df
+
+
 def part_approx_error(args, out: Path):
     """Paper 002 Figs. 1-2: approximation error of ApproxRank metrics on real run lists vs alpha."""
     from maxent.ltr.approx import approx_values
@@ -855,6 +908,10 @@ def body(args) -> int:
         piv = df.pivot_table(index=["train_metric", "directions", "n_directions"], columns="step",
                              values="improved", sort=False)
         print(piv.to_string())
+    if "pairs" in args.parts:
+        df = part_pairs(args, out, runs_dir)
+        print("\nEffective training pairs vs test (pairs.csv/png; paper 001 Fig. 5):")
+        print(df.round(3).to_string(index=False))
     if "approx_error" in args.parts:
         df = part_approx_error(args, out)
         print("\nApproxRank approximation error (approx_error.csv/png; paper 002 Figs. 1-2): mean |approx - true| "
@@ -869,7 +926,7 @@ def body(args) -> int:
     if args.figures_dir is not None:
         args.figures_dir.mkdir(parents=True, exist_ok=True)
         for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
-                     "optimality001.csv", "approx_error.png", "approx_error.csv"):
+                     "optimality001.csv", "approx_error.png", "approx_error.csv", "pairs.png", "pairs.csv"):
             if (out / name).exists():
                 (args.figures_dir / name).write_bytes((out / name).read_bytes())
     wall = time.perf_counter() - t0

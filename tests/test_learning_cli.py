@@ -215,3 +215,19 @@ def test_approx_error_part(tmp_path):
         err = d.sort_values("alpha").mean_abs_error.values
         assert err[-1] < err[0] and err[-1] < 0.01
     assert (tmp_path / "figs" / "approx_error.png").stat().st_size > 0
+
+
+def test_pairs_part(tmp_path):
+    """pairs (paper 001 Fig. 5): one row per (training metric, size); effective pairs bounded by the
+    candidate pairs; MRR learns from fewer pairs than nDCG; the training size grows with --fractions."""
+    out = tmp_path / "pairs"
+    assert main(["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
+                 "--epochs", "2", "--learning-rates", "0.05", "--fractions", "0.5,1", "--parts", "pairs",
+                 "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    df = pd.read_csv(out / "pairs.csv")
+    assert len(df) == 4 * 2 and (df.effective_pairs <= df.candidate_pairs).all()
+    for _, d in df.groupby("fraction"):
+        e = d.set_index("train").effective_pairs
+        assert e["RR"] < e["nDCG"]
+    assert df.groupby("fraction").n_train_queries.first().is_monotonic_increasing
+    assert (out / "pairs.png").stat().st_size > 0
