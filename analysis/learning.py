@@ -735,15 +735,23 @@ def part_optimality001(args, out: Path, by_train: dict):
     return df
 
 
-def part_pairs(args, out: Path, runs_dir: Path):
-    """Paper 001 Fig. 5: effective pairs of each training metric vs the target's test value."""
+def part_pairs(args, out: Path, runs_dir: Path, by_train: dict | None):
+    """Paper 001 Fig. 5: effective pairs of each training metric vs the target's test value.
+
+    Learning rate: the one validation chose for the training metric in the table runs (else the
+    grid's first), as in the sweep."""
     from maxent.ltr.pairs import candidate_pairs, effective_pairs
 
     target = args.pairs_target
-    jobs = [_job(args, tr, [target], args.learning_rates[0] if len(args.learning_rates) == 1 else lr, s,
-                 args.sweep_epochs or args.epochs, tag="pairs", n_features="all", fraction=frac)
-            for frac in args.fractions for tr in args.pairs_train for lr in args.learning_rates for s in args.seeds]
-    jobs = list({j["name"]: j for j in jobs}.values())
+
+    def lr_for(tr):
+        if by_train and tr in by_train:
+            return _select(by_train[tr], tr, args.best_restart)[(args.seeds[0], 0)]["lr"]
+        return args.learning_rates[0]
+
+    jobs = [_job(args, tr, [target], lr_for(tr), s, args.sweep_epochs or args.epochs, tag="pairs",
+                 n_features="all", fraction=frac)
+            for frac in args.fractions for tr in args.pairs_train for s in args.seeds]
     recs = _run_training(jobs, runs_dir, args, "pairs runs")
     rows = []
     ref = {}
@@ -909,7 +917,7 @@ def body(args) -> int:
                              values="improved", sort=False)
         print(piv.to_string())
     if "pairs" in args.parts:
-        df = part_pairs(args, out, runs_dir)
+        df = part_pairs(args, out, runs_dir, by_train)
         print("\nEffective training pairs vs test (pairs.csv/png; paper 001 Fig. 5):")
         print(df.round(3).to_string(index=False))
     if "approx_error" in args.parts:
