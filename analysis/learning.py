@@ -516,16 +516,16 @@ def table_text(table: pd.DataFrame, trains: list[str], tests: list[str], alpha: 
         text.append("")
         text.append(f"Difference to the diagonal (train on the test metric), points [{1 - alpha:.0%} bootstrap CI]; "
                     "p = largest of the three p-values")
-        text.append("train \\ test".ljust(14) + "".join(f"{c:>26}" for c in tests))
+        text.append("train \\ test".ljust(14) + "".join(f"{c:>30}" for c in tests))
         for tr in trains:
             cells = []
             for te in tests:
                 r = cell[(tr, te)]
                 if np.isnan(r["ci_low"]):
-                    cells.append(f"{'-':>26}")
+                    cells.append(f"{'-':>30}")
                 else:
                     p = max(r["p_t"], r["p_wilcoxon"], r["p_sign"])
-                    cells.append(f"{r['diff_vs_self']:+6.2f} [{r['ci_low']:+6.2f},{r['ci_high']:+6.2f}] p={p:.2f}".rjust(26))
+                    cells.append((" " + f"{r['diff_vs_self']:+.2f} [{r['ci_low']:+.2f},{r['ci_high']:+.2f}] p={p:.2f}").rjust(30))
             text.append(tr.ljust(14) + "".join(cells))
         mde = table.mde.dropna()
         text.append(f"minimum detectable effect (paired t, alpha {alpha:g}, power {power:.0%}, {n} test queries): "
