@@ -496,9 +496,41 @@ def part_table(args, out: Path, runs_dir: Path):
             rows.append(row)
     table = pd.DataFrame(rows)
     atomic_write_csv(out / "table.csv", table)
+    claims = claim_rows(vals, args)
+    if len(claims):
+        atomic_write_csv(out / "claims.csv", claims)
     text = table_text(table, args.train_metrics, tests, args.alpha, args.power)
     atomic_write_text(out / "table.txt", text + "\n")
     return by_train, text
+
+
+# the learning claims of papers 000 (Tables 2-4, section 5.1) and 004 (Tables 1-2):
+# (paper, claimed better training metric, compared training metric, test metric)
+CLAIMS = (
+    ("000", "AP", "P@10", "P@10"), ("000", "nDCG", "nDCG@10", "nDCG@10"),
+    ("000", "AP", "nDCG", "AP"), ("000", "AP", "nDCG", "P@10"),
+    ("004", "GAP", "nDCG", "nDCG@10"), ("004", "GAP", "nDCG", "nDCG"), ("004", "GAP", "AP", "AP"),
+    ("004", "GAP", "AP", "P@10"), ("004", "GAP", "nDCG", "P@10"), ("004", "GAP", "AP", "nDCG@10"),
+)
+
+
+def claim_rows(vals: dict, args) -> pd.DataFrame:
+    """claims.csv: each paper claim the table can test: mean paired difference (better - compared),
+    its bootstrap CI, the three p-values and a verdict (reproduces / reversed / not significant)."""
+    from maxent.stats import bootstrap_ci
+
+    rows = []
+    for paper, better, worse, test in CLAIMS:
+        if (better, test) not in vals or (worse, test) not in vals:
+            continue
+        a, b = vals[(better, test)], vals[(worse, test)]
+        pt = paired_tests(a, b, alpha=args.alpha)
+        lo, hi = bootstrap_ci(a - b, level=1 - args.alpha, n_resamples=args.n_boot, seed=args.split_seed)
+        verdict = ("not significant" if not pt.significant else "reproduces" if pt.difference > 0 else "reversed")
+        rows.append({"paper": paper, "claim": f"train {better} > train {worse} on test {test}",
+                     "diff": 100 * pt.difference, "ci_low": 100 * lo, "ci_high": 100 * hi, "p_t": pt.p_t,
+                     "p_wilcoxon": pt.p_wilcoxon, "p_sign": pt.p_sign, "n_queries": len(a), "verdict": verdict})
+    return pd.DataFrame(rows)
 
 
 def table_text(table: pd.DataFrame, trains: list[str], tests: list[str], alpha: float, power: float) -> str:

@@ -133,6 +133,12 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     assert len(off) == 4 and (off.ci_low <= off.diff_vs_self + 1e-9).all() and (off.diff_vs_self <= off.ci_high + 1e-9).all()
     assert (off.mde >= 0).all() and (off.mde > 0).any() and ((off.mde == 0) == (off.sd_diff == 0)).all()
     assert set(table.stop_reason) <= {"patience", "epoch_cap"} and (table.epoch <= table.stopped_epoch).all()
+    # claims.csv: paper 000's AP-vs-P@10 claim is the table's off-diagonal cell (same difference, p-values)
+    claims = pd.read_csv(out / "claims.csv")
+    c = claims[claims.claim == "train AP > train P@10 on test P@10"].iloc[0]
+    cell = table[(table.train == "AP") & (table.test == "P@10")].iloc[0]
+    assert c["diff"] == pytest.approx(cell.diff_vs_self) and c.p_t == pytest.approx(cell.p_t, nan_ok=True)
+    assert set(claims.verdict) <= {"reproduces", "reversed", "not significant"}
     curves = pd.read_csv(out / "curves.csv")
     for _, d in curves.groupby(["train", "test"]):
         assert d.epoch.max() == d.stopped_epoch.iloc[0] and d.selected_epoch.iloc[0] <= d.epoch.max()
