@@ -55,7 +55,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from maxent.errors import ParameterError
+from maxent.errors import MaxEntError, ParameterError
 from maxent.ltr.lambdas import DeltaContext, lambda_gradients, metric_family, rank_by_score
 from maxent.metrics._kernels import ideal_dcg
 from maxent.ranked import RankedLists
@@ -68,6 +68,8 @@ __all__ = [
     "lightgbm_metric",
     "xgboost_objective",
     "xgboost_metric",
+    "BoostingResult",
+    "train_lambdamart",
     "LIGHTGBM_INSTALL",
     "XGBOOST_INSTALL",
 ]
@@ -105,14 +107,19 @@ class QueryGroups:
     rel_counts: np.ndarray
 
     @classmethod
-    def from_sizes(cls, labels, sizes) -> "QueryGroups":
+    def from_sizes(cls, labels, sizes, n_levels: int | None = None) -> "QueryGroups":
         """From labels (D,) and group sizes (Q,) (LightGBM ``group`` / ``.query`` file)."""
         sizes = np.asarray(sizes, dtype=np.int64).ravel()
-        return cls.from_offsets(labels, np.concatenate(([0], np.cumsum(sizes))))
+        return cls.from_offsets(labels, np.concatenate(([0], np.cumsum(sizes))), n_levels)
 
     @classmethod
-    def from_offsets(cls, labels, offsets) -> "QueryGroups":
-        """From labels (D,) and group boundaries (Q + 1,) (XGBoost ``group_ptr``)."""
+    def from_offsets(cls, labels, offsets, n_levels: int | None = None) -> "QueryGroups":
+        """From labels (D,) and group boundaries (Q + 1,) (XGBoost ``group_ptr``).
+
+        ``n_levels`` fixes the number of grade levels L of ``rel_counts`` (GAP's default
+        thresholds and ERR's maximum grade depend on it: use the same L for training,
+        validation and test); default the largest label + 1.
+        """
         raw = np.asarray(labels, dtype=np.float64).ravel()
         offsets = np.asarray(offsets, dtype=np.int64).ravel()
         if len(offsets) < 2 or offsets[0] != 0 or offsets[-1] != len(raw) or np.any(np.diff(offsets) <= 0):
@@ -130,6 +137,10 @@ class QueryGroups:
         grades = np.full((Q, N), -1, dtype=np.int64)
         grades[rows, cols] = y
         L = int(y.max(initial=0)) + 1
+        if n_levels is not None:
+            if int(n_levels) < L:
+                raise ParameterError(f"n_levels={n_levels} but a label is {L - 1}")
+            L = int(n_levels)
         rel_counts = np.bincount(rows * L + y, minlength=Q * L).reshape(Q, L)
         return cls(y, offsets, rows, cols, grades, sizes, rel_counts)
 
@@ -279,32 +290,39 @@ class _PerDataset:
         return self._groups
 
 
-def _lgb_groups(data) -> QueryGroups:
-    group = data.get_group()
-    if group is None:
-        raise ParameterError("the LightGBM Dataset has no query groups: pass group=sizes to lightgbm.Dataset")
-    return QueryGroups.from_sizes(data.get_label(), group)
+def _lgb_groups(n_levels):
+    def build(data) -> QueryGroups:
+        group = data.get_group()
+        if group is None:
+            raise ParameterError("the LightGBM Dataset has no query groups: pass group=sizes to lightgbm.Dataset")
+        return QueryGroups.from_sizes(data.get_label(), group, n_levels)
+
+    return build
 
 
-def _xgb_groups(dmat) -> QueryGroups:
-    ptr = dmat.get_uint_info("group_ptr")
-    if ptr is None or len(ptr) < 2:
-        raise ParameterError("the XGBoost DMatrix has no query groups: pass qid= or group= to xgboost.DMatrix")
-    return QueryGroups.from_offsets(dmat.get_label(), ptr)
+def _xgb_groups(n_levels):
+    def build(dmat) -> QueryGroups:
+        ptr = dmat.get_uint_info("group_ptr")
+        if ptr is None or len(ptr) < 2:
+            raise ParameterError("the XGBoost DMatrix has no query groups: pass qid= or group= to xgboost.DMatrix")
+        return QueryGroups.from_offsets(dmat.get_label(), ptr, n_levels)
+
+    return build
 
 
 def lightgbm_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
-                       ideal_cutoff: int | None = None):
+                       ideal_cutoff: int | None = None, n_levels: int | None = None):
     """A LightGBM custom objective ``f(preds, train_data) -> (grad, hess)`` for ``metric``.
 
     Pass it as ``params["objective"]`` of ``lightgbm.train`` (LightGBM >= 4); the Dataset
     must carry ``group`` (query sizes). Parameters as :class:`LambdaMARTObjective`. To
     reproduce LightGBM's ``lambdarank`` with ``lambdarank_norm=False``: metric
     ``nDCG(gain=exp)`` (LightGBM's default ``label_gain`` 2^l - 1), ``truncation`` =
-    ``ideal_cutoff`` = ``lambdarank_truncation_level``, ``sigma`` = ``sigmoid``.
+    ``ideal_cutoff`` = ``lambdarank_truncation_level``, ``sigma`` = ``sigmoid``. ``n_levels``
+    as :meth:`QueryGroups.from_offsets`.
     """
     obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm, ideal_cutoff=ideal_cutoff)
-    groups = _PerDataset(_lgb_groups)
+    groups = _PerDataset(_lgb_groups(n_levels))
 
     def objective(preds, train_data):
         return obj.gradients(preds, groups(train_data))
@@ -313,13 +331,13 @@ def lightgbm_objective(metric, *, sigma: float = 1.0, truncation: int | None = N
     return objective
 
 
-def lightgbm_metric(metric, name: str | None = None):
+def lightgbm_metric(metric, name: str | None = None, n_levels: int | None = None):
     """A LightGBM custom evaluation ``f(preds, eval_data) -> (name, mean value, True)``.
 
     Pass it as ``feval=`` of ``lightgbm.train`` (higher is better; early stopping works).
     """
     label = name or str(metric)
-    groups = _PerDataset(_lgb_groups)
+    groups = _PerDataset(_lgb_groups(n_levels))
 
     def feval(preds, eval_data):
         return label, float(metric_values(metric, preds, groups(eval_data)).mean()), True
@@ -331,7 +349,7 @@ def lightgbm_metric(metric, name: str | None = None):
 # XGBoost
 # ---------------------------------------------------------------------------------------
 def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
-                      hessian_factor: float = 2.0):
+                      hessian_factor: float = 2.0, n_levels: int | None = None):
     """An XGBoost custom objective ``f(predt, dtrain) -> (grad, hess)`` for ``metric``.
 
     Pass it as ``obj=`` of ``xgboost.train``; the DMatrix must carry query groups
@@ -342,7 +360,7 @@ def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = No
     """
     obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm,
                               hessian_factor=hessian_factor)
-    groups = _PerDataset(_xgb_groups)
+    groups = _PerDataset(_xgb_groups(n_levels))
 
     def objective(predt, dtrain):
         return obj.gradients(predt, groups(dtrain))
@@ -351,16 +369,106 @@ def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = No
     return objective
 
 
-def xgboost_metric(metric, name: str | None = None):
+def xgboost_metric(metric, name: str | None = None, n_levels: int | None = None):
     """An XGBoost custom metric ``f(predt, dtrain) -> (name, mean value)``.
 
     Pass it as ``custom_metric=`` of ``xgboost.train`` with ``maximize=True`` for early
     stopping (higher is better).
     """
     label = name or str(metric)
-    groups = _PerDataset(_xgb_groups)
+    groups = _PerDataset(_xgb_groups(n_levels))
 
     def custom_metric(predt, dtrain):
         return label, float(metric_values(metric, predt, groups(dtrain)).mean())
 
     return custom_metric
+
+
+# ---------------------------------------------------------------------------------------
+# training protocol (LightGBM), as maxent.ltr.train's for the nets
+# ---------------------------------------------------------------------------------------
+def import_lightgbm():
+    """``lightgbm``, or a :class:`~maxent.errors.MaxEntError` saying how to install it."""
+    try:
+        import lightgbm
+    except ImportError as e:
+        raise MaxEntError(LIGHTGBM_INSTALL) from e
+    return lightgbm
+
+
+@dataclass(frozen=True, eq=False)
+class BoostingResult:
+    """A LambdaMART run: the booster, per-iteration history and per-metric selection.
+
+    Attributes
+    ----------
+    booster : lightgbm.Booster
+    history : list of dict
+        One entry per boosting iteration: ``epoch`` (= number of trees), ``train:<metric>``
+        and ``valid:<metric>`` (mean over queries) for the training metric and every tracked
+        metric, ``restarts`` (always 0; kept for the nets' record format).
+    best : dict
+        ``str(metric)`` -> ``{"epoch": trees, "value": validation value}``: the iteration
+        with the best validation value of that metric (first one on ties; training values
+        when no validation set is given).
+    """
+
+    booster: object
+    history: list
+    best: dict
+
+    def predict(self, X, metric=None) -> np.ndarray:
+        """Scores (D,) with the trees selected for ``metric`` (all trees when None)."""
+        k = None if metric is None else int(self.best[str(metric)]["epoch"])
+        return self.booster.predict(X, num_iteration=k)
+
+
+def train_lambdamart(train, metric, *, valid=None, track=(), num_trees: int = 100, learning_rate: float = 0.1,
+                     num_leaves: int = 31, min_data_in_leaf: int = 20, sigma: float = 1.0,
+                     truncation: int | None = None, seed: int = 0, n_levels: int | None = None,
+                     num_threads: int = 1) -> BoostingResult:
+    """LambdaMART (LightGBM trees, our lambdas for ``metric``) with selection per validation metric.
+
+    Parameters
+    ----------
+    train, valid : maxent.letor.RankingData
+    metric : metric object with a swap delta (the training objective).
+    track : metric objects evaluated on train and valid after every tree; each selects its
+        own best iteration on ``valid`` (paper 000 section 5: a model trained for X and
+        tested on Y is selected by Y).
+    num_trees, learning_rate, num_leaves, min_data_in_leaf, seed, num_threads :
+        LightGBM parameters (deterministic, row-wise histograms).
+    sigma, truncation : as :class:`LambdaMARTObjective`.
+    n_levels : grade levels L for the metrics' ``rel_counts`` (same for every set).
+    """
+    lgb = import_lightgbm()
+    L = n_levels or int(max(train.y.max(), 0 if valid is None else valid.y.max())) + 1
+    tracked = list({str(m): m for m in [metric, *track]}.values())
+    params = {"objective": lightgbm_objective(metric, sigma=sigma, truncation=truncation, n_levels=L),
+              "learning_rate": learning_rate, "num_leaves": num_leaves, "min_data_in_leaf": min_data_in_leaf,
+              "seed": seed, "deterministic": True, "num_threads": num_threads, "verbose": -1,
+              "force_row_wise": True, "metric": "None"}
+    dtr = lgb.Dataset(train.X, train.y.astype(np.float64), group=np.diff(train.offsets), free_raw_data=False)
+    sets, names = [dtr], ["train"]
+    if valid is not None:
+        sets.append(lgb.Dataset(valid.X, valid.y.astype(np.float64), group=np.diff(valid.offsets),
+                                reference=dtr, free_raw_data=False))
+        names.append("valid")
+    rec: dict = {}
+    booster = lgb.train(params, dtr, num_boost_round=num_trees, valid_sets=sets, valid_names=names,
+                        feval=[lightgbm_metric(m, n_levels=L) for m in tracked],
+                        callbacks=[lgb.record_evaluation(rec)])
+    history = []
+    for i in range(num_trees):
+        h = {"epoch": i + 1, "restarts": 0}
+        for set_name in names:
+            for m in tracked:
+                h[f"{set_name}:{m}"] = float(rec[set_name][str(m)][i])
+        history.append(h)
+    sel = names[-1]
+    best = {}
+    for m in tracked:
+        v = np.asarray(rec[sel][str(m)])
+        k = int(np.argmax(v))
+        best[str(m)] = {"epoch": k + 1, "value": float(v[k])}
+    return BoostingResult(booster, history, best)
