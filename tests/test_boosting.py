@@ -356,3 +356,53 @@ def test_trains_like_xgboost_rank_map():
         results[kind] = rec["test"][str(target)][-1]
     print("test MAP", results)
     assert results["ours"] == pytest.approx(results["builtin"], abs=0.01), results
+
+
+# ---------------------------------------------------------------------------------------
+# python -m analysis.learning --model lambdamart
+# ---------------------------------------------------------------------------------------
+LM = ["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "5",
+      "--model", "lambdamart", "--trees", "6", "--min-data-in-leaf", "5", "--train-metrics", "AP,nDCG,GAP,ERR@5",
+      "--test-metrics", "AP,nDCG@10", "--workers", "1", "--no-progress"]
+
+
+def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
+    """The table exists for boosted models; its (nDCG, nDCG@10) cell = 100 x the mean test
+    nDCG@10 of train_lambdamart re-run on the same split with the selected rate and trees."""
+    pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
+    import argparse
+
+    from analysis.learning import build_parser, load_splits, main
+    from maxent.ltr.boosting import train_lambdamart
+
+    out = tmp_path / "res"
+    assert main(LM + ["--out", str(out), "--parts", "table,curves,optimality"]) == 0
+    captured = capsys.readouterr()
+    assert "Tables 2-4" in captured.out and "optimality skipped" in captured.err
+    import pandas as pd
+
+    table = pd.read_csv(out / "table.csv")
+    assert len(table) == 4 * 2 and set(table.lr) <= {0.05, 0.1} and table.value.between(0, 100).all()
+    assert set(pd.read_csv(out / "curves.csv").epoch) == set(range(1, 7))
+    cell = table[(table.train == "nDCG") & (table.test == "nDCG@10")].iloc[0]
+    args = build_parser().parse_args(LM)
+    assert isinstance(args, argparse.Namespace)
+    tr, va, te = load_splits(args)
+    L = int(max(d.y.max() for d in (tr, va, te))) + 1
+    target = parse_measure("nDCG(gain=exp)@10")
+    r = train_lambdamart(tr, parse_measure("nDCG(gain=exp)"), valid=va, track=[target], num_trees=6,
+                         learning_rate=cell.lr, min_data_in_leaf=5, n_levels=L)
+    v = metric_values(target, r.predict(te.X, target), QueryGroups.from_offsets(te.y, te.offsets, L))
+    assert cell.value == pytest.approx(100 * v.mean(), abs=1e-6)       # CSV keeps ~10 digits
+    assert cell.epoch == r.best[str(target)]["epoch"]
+
+
+def test_learning_cli_lambdamart_without_lightgbm(tmp_path, capsys, monkeypatch):
+    """Without the extra: one line saying how to install it, exit 1."""
+    import sys
+
+    from analysis.learning import main
+
+    monkeypatch.setitem(sys.modules, "lightgbm", None)       # import lightgbm -> ImportError
+    assert main(LM + ["--out", str(tmp_path / "r")]) == 1
+    assert 'error: LightGBM is an optional extra: pip install -e ".[lightgbm]"' in capsys.readouterr().err
