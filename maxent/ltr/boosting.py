@@ -56,7 +56,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from maxent.errors import MaxEntError, ParameterError
-from maxent.ltr.lambdas import DeltaContext, lambda_gradients, metric_family, rank_by_score
+from maxent.ltr.lambdas import DeltaContext, check_lambda_metric, lambda_gradients, rank_by_score
 from maxent.metrics._kernels import ideal_dcg
 from maxent.ranked import RankedLists
 
@@ -203,13 +203,13 @@ class LambdaMARTObjective:
 
     def __init__(self, metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
                  ideal_cutoff: int | None = None, hessian_factor: float = 1.0):
-        metric_family(metric)                           # raises for metrics without a swap delta
+        check_lambda_metric(metric)                     # raises for metrics without a swap delta
         if not sigma > 0:
             raise ParameterError(f"sigma must be > 0, got {sigma}")
         if truncation is not None and int(truncation) < 1:
             raise ParameterError(f"truncation must be >= 1, got {truncation}")
         if ideal_cutoff is not None:
-            if metric_family(metric) != "ndcg":
+            if getattr(type(metric), "NAME", None) != "nDCG":
                 raise ParameterError(f"ideal_cutoff applies to nDCG only, not {metric!s}")
             if int(ideal_cutoff) < 1:
                 raise ParameterError(f"ideal_cutoff must be >= 1, got {ideal_cutoff}")
@@ -237,8 +237,8 @@ class LambdaMARTObjective:
             m = self.metric
             gains = np.asarray(m.gains(groups.rel_counts.shape[1]), dtype=np.float64)
             own_cut = m.cutoff if getattr(m, "ideal_cut", False) else None
-            own = ideal_dcg(groups.rel_counts, gains, own_cut)
-            wanted = ideal_dcg(groups.rel_counts, gains, self.ideal_cutoff)
+            own = ideal_dcg(groups.rel_counts, gains, own_cut, m.discount)
+            wanted = ideal_dcg(groups.rel_counts, gains, self.ideal_cutoff, m.discount)
             scale = np.divide(own, wanted, out=np.zeros_like(own), where=wanted > 0)
         self._cache = (groups, context, scale)
         return context, scale
