@@ -93,20 +93,21 @@ def test_gradient_and_hessian_against_finite_differences(name, rng):
                 assert h[lo + i] == pytest.approx((cp - 2 * c0 + cm) / e ** 2, abs=1e-4)
 
 
+@pytest.mark.parametrize("norm", [False, True])
 @pytest.mark.parametrize("name", METRICS)
-def test_objective_is_minus_our_lambdarank_lambdas(name, rng):
-    """Flat (D,) objective = -lambdas of the padded kernel, per query, any metric."""
+def test_objective_is_minus_our_lambdarank_lambdas(name, norm, rng):
+    """Flat (D,) objective = -lambdas of the kernel run query by query, any metric."""
     metric = parse_measure(name)
     sizes = rng.integers(1, 30, 12)
     y = rng.integers(0, 5, sizes.sum())
     s = np.round(rng.normal(size=len(y)), 1)          # ties included
-    groups = QueryGroups.from_sizes(y, sizes)
-    g, h = LambdaMARTObjective(metric, sigma=1.5, truncation=10).gradients(s, groups)
+    groups = QueryGroups.from_sizes(y, sizes, n_levels=5)
+    g, h = LambdaMARTObjective(metric, sigma=1.5, truncation=10, norm=norm).gradients(s, groups)
     for q in range(len(sizes)):
         lo, hi = groups.offsets[q], groups.offsets[q + 1]
         rc = np.bincount(y[lo:hi], minlength=5)[None]
         lam, hq = lambda_gradients(s[None, lo:hi], y[None, lo:hi], DeltaContext(metric, rc), sigma=1.5,
-                                   truncation=10, return_hessian=True, method="dense")
+                                   truncation=10, norm=norm, return_hessian=True, method="dense")
         np.testing.assert_allclose(g[lo:hi], -lam[0], atol=1e-12)
         np.testing.assert_allclose(h[lo:hi], hq[0], atol=1e-12)
 
@@ -395,6 +396,29 @@ def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
     v = metric_values(target, r.predict(te.X, target), QueryGroups.from_offsets(te.y, te.offsets, L))
     assert cell.value == pytest.approx(100 * v.mean(), abs=1e-6)       # CSV keeps ~10 digits
     assert cell.epoch == r.best[str(target)]["epoch"]
+
+
+def test_train_lambdamart_selects_per_validation_metric():
+    """best[m] is the first maximum of the recorded validation values, and that recorded value
+    is the metric recomputed from booster.predict(valid, num_iteration=best)."""
+    pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
+    from maxent.letor import make_artificial, split_queries
+    from maxent.ltr.boosting import train_lambdamart
+
+    tr, va = split_queries(make_artificial(80, 10, 6, seed=3), (0.7, 0.3), seed=0)
+    L = int(max(tr.y.max(), va.y.max())) + 1
+    track = [parse_measure("P@5"), parse_measure("nDCG@5")]
+    r = train_lambdamart(tr, parse_measure("AP"), valid=va, track=track, num_trees=8, min_data_in_leaf=5,
+                         n_levels=L)
+    assert len(r.history) == 8 and {"train:AP", "valid:AP", "valid:P@5", "valid:nDCG@5"} <= set(r.history[0])
+    vg = QueryGroups.from_offsets(va.y, va.offsets, L)
+    for m in [parse_measure("AP"), *track]:
+        vals = [h[f"valid:{m}"] for h in r.history]
+        k = r.best[str(m)]["epoch"]
+        assert k == int(np.argmax(vals)) + 1 and r.best[str(m)]["value"] == max(vals)
+        recomputed = metric_values(m, r.booster.predict(va.X, num_iteration=k), vg).mean()
+        assert recomputed == pytest.approx(max(vals), abs=1e-12)
+        np.testing.assert_array_equal(r.predict(va.X, m), r.booster.predict(va.X, num_iteration=k))
 
 
 def test_learning_cli_lambdamart_without_lightgbm(tmp_path, capsys, monkeypatch):
