@@ -363,8 +363,9 @@ def test_trains_like_xgboost_rank_map():
 # python -m analysis.learning --model lambdamart
 # ---------------------------------------------------------------------------------------
 LM = ["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "5",
-      "--model", "lambdamart", "--trees", "6", "--min-data-in-leaf", "5", "--train-metrics", "AP,nDCG,GAP,ERR@5",
-      "--test-metrics", "AP,nDCG@10", "--workers", "1", "--no-progress"]
+      "--model", "lambdamart", "--trees", "6", "--min-data-in-leaf", "5",
+      "--train-metrics", "AP,P@10,nDCG,nDCG@10,GAP,ERR@5", "--test-metrics", "AP,P@10,nDCG@10", "--workers", "1",
+      "--no-progress"]
 
 
 def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
@@ -377,14 +378,17 @@ def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
     from maxent.ltr.boosting import train_lambdamart
 
     out = tmp_path / "res"
-    assert main(LM + ["--out", str(out), "--parts", "table,curves,optimality"]) == 0
+    assert main(LM + ["--out", str(out), "--parts", "table,curves,sweep,optimality", "--fractions", "0.5,1",
+                      "--features", "2,all"]) == 0
     captured = capsys.readouterr()
     assert "Tables 2-4" in captured.out and "optimality skipped" in captured.err
     import pandas as pd
 
     table = pd.read_csv(out / "table.csv")
-    assert len(table) == 4 * 2 and set(table.lr) <= {0.05, 0.1} and table.value.between(0, 100).all()
+    assert len(table) == 6 * 3 and set(table.lr) <= {0.05, 0.1} and table.value.between(0, 100).all()
     assert set(pd.read_csv(out / "curves.csv").epoch) == set(range(1, 7))
+    sweep = pd.read_csv(out / "sweep.csv")
+    assert set(sweep.features) == {2, 5} and set(sweep.fraction) == {0.5, 1.0} and sweep.value.between(0, 100).all()
     cell = table[(table.train == "nDCG") & (table.test == "nDCG@10")].iloc[0]
     args = build_parser().parse_args(LM)
     assert isinstance(args, argparse.Namespace)

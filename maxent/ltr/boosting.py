@@ -373,7 +373,8 @@ def xgboost_metric(metric, name: str | None = None, n_levels: int | None = None)
     """An XGBoost custom metric ``f(predt, dtrain) -> (name, mean value)``.
 
     Pass it as ``custom_metric=`` of ``xgboost.train`` with ``maximize=True`` for early
-    stopping (higher is better).
+    stopping (higher is better), and ``disable_default_eval_metric=1`` in the parameters
+    when it is the only metric wanted (a custom objective otherwise also gets ``rmse``).
     """
     label = name or str(metric)
     groups = _PerDataset(_xgb_groups(n_levels))
