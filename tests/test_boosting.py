@@ -330,6 +330,27 @@ def test_reproduces_xgboost_rank_map_gradients_on_yahoo(init):
 
 
 @needs_yahoo
+@pytest.mark.parametrize("init", ["equal", "random"])
+def test_reproduces_xgboost_rank_ndcg_gradients_on_yahoo(init):
+    """nDCG(gain=exp) with truncation = ideal_cutoff = 5 vs rank:ndcg (topk, 5 pairs per
+    sample, ndcg_exp_gain, no normalisation)."""
+    xgb = pytest.importorskip("xgboost", minversion="3.0", reason='XGBoost is an optional extra: pip install -e ".[xgboost]"')
+    tr, _ = _yahoo()
+    margin = np.zeros(tr.n_docs) if init == "equal" else np.random.default_rng(3).normal(size=tr.n_docs)
+    margin = margin.astype(np.float32).astype(np.float64)
+    G, H, leaf = _xgboost_leaf_sums(xgb, tr.y, tr.offsets, margin, dict(
+        objective="rank:ndcg", lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=5,
+        ndcg_exp_gain=True, lambdarank_normalization=False, lambdarank_score_normalization=False))
+    assert len(G) > tr.n_docs / 3
+    d = xgb.DMatrix(tr.X, label=tr.y.astype(np.float64))
+    d.set_group(np.diff(tr.offsets))
+    g, h = xgboost_objective(parse_measure("nDCG(gain=exp)"), truncation=5, ideal_cutoff=5)(margin, d)
+    assert np.abs(g).max() > 0.2
+    np.testing.assert_allclose(np.bincount(leaf, g, minlength=len(G)), G, atol=1e-6)
+    np.testing.assert_allclose(np.bincount(leaf, h, minlength=len(G)), H, atol=1e-6)
+
+
+@needs_yahoo
 def test_trains_like_xgboost_rank_map():
     """Custom AP objective vs built-in rank:map (same settings, 50 trees): same test MAP
     within 0.01; our custom metric equals XGBoost's map- evaluation at every iteration."""

@@ -349,16 +349,19 @@ def lightgbm_metric(metric, name: str | None = None, n_levels: int | None = None
 # XGBoost
 # ---------------------------------------------------------------------------------------
 def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
-                      hessian_factor: float = 2.0, n_levels: int | None = None):
+                      ideal_cutoff: int | None = None, hessian_factor: float = 2.0,
+                      n_levels: int | None = None):
     """An XGBoost custom objective ``f(predt, dtrain) -> (grad, hess)`` for ``metric``.
 
     Pass it as ``obj=`` of ``xgboost.train``; the DMatrix must carry query groups
     (``qid=`` or ``group=``). ``hessian_factor=2`` is XGBoost's own lambdarank Hessian. To
     reproduce ``rank:map``: metric ``AP`` on binary labels, ``lambdarank_pair_method="topk"``
     with ``lambdarank_num_pair_per_sample`` = ``truncation`` (>= the longest query for all
-    pairs), ``lambdarank_normalization=False``, ``lambdarank_score_normalization=False``.
+    pairs), ``lambdarank_normalization=False``, ``lambdarank_score_normalization=False``;
+    ``rank:ndcg``: metric ``nDCG(gain=exp)`` (``ndcg_exp_gain``) and ``truncation`` =
+    ``ideal_cutoff`` = ``lambdarank_num_pair_per_sample`` (its ideal DCG is cut there too).
     """
-    obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm,
+    obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm, ideal_cutoff=ideal_cutoff,
                               hessian_factor=hessian_factor)
     groups = _PerDataset(_xgb_groups(n_levels))
 
