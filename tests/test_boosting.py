@@ -32,7 +32,25 @@ from maxent.ranked import RankedLists
 YAHOO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ltr" / "yahoo_lightgbm_sample"
 needs_yahoo = pytest.mark.skipif(not YAHOO.is_dir(), reason=f"shared Yahoo LTR sample not found at {YAHOO}")
 
-METRICS = ["nDCG(gain=exp)", "nDCG@5", "P@3", "AP", "AP(rel=2)", "RR", "GAP", "ERR@5"]
+
+
+def _registry_metrics() -> list[str]:
+    """One name per registered metric class with a swap delta (a cutoff of 3 when it needs one)."""
+    from maxent.metrics import METRICS as REGISTRY
+
+    names = []
+    for cls in REGISTRY:
+        if not getattr(cls, "HAS_SWAP_DELTA", False):
+            continue
+        for name in (cls.NAME, f"{cls.NAME}@3"):
+            if parse_measure(name).delta_unsupported() is None:
+                names.append(name)
+                break
+    return names
+
+
+# every metric of the registry with a swap delta, plus variants (gains, cutoffs, thresholds)
+METRICS = list(dict.fromkeys(_registry_metrics() + ["nDCG(gain=exp)", "nDCG@5", "P@3", "AP(rel=2)", "ERR@5"]))
 
 
 # ---------------------------------------------------------------------------------------
