@@ -165,11 +165,11 @@ def _yahoo():
     return tr, te
 
 
-def _lightgbm_leaf_sums(lgb, y, sizes, init, params):
+def _lightgbm_leaf_sums(lgb, y, sizes, init, params, weight=None):
     """LightGBM's built-in (G, H) per leaf of a one-document-per-leaf tree, and leaf of each doc."""
     n = len(y)
     X = np.arange(n, dtype=np.float64)[:, None]     # a feature that tells every document apart
-    ds = lgb.Dataset(X, y.astype(np.float64), group=sizes, init_score=init,
+    ds = lgb.Dataset(X, y.astype(np.float64), group=sizes, init_score=init, weight=weight,
                      params={"max_bin": n + 1, "min_data_in_bin": 1, "verbose": -1})
     p = dict(params, num_leaves=n, min_data_in_leaf=1, min_sum_hessian_in_leaf=1e-12, lambda_l2=0.0,
              learning_rate=1.0, num_threads=1, verbose=-1, deterministic=True, force_row_wise=True)
@@ -277,6 +277,58 @@ def test_reproduces_lightgbm_lambdarank_gradients_on_yahoo(init, T):
 
 
 @needs_yahoo
+def test_weights_as_lightgbm_and_xgboost_apply_them():
+    """Per-document Dataset weights (LightGBM) and per-query DMatrix weights (XGBoost, scaled
+    by queries / sum of weights): the built-in gradients and Hessians to 1e-6 at equal scores."""
+    lgb = pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
+    tr, _ = _yahoo()
+    sizes = np.diff(tr.offsets)
+    rng = np.random.default_rng(5)
+    s = np.zeros(tr.n_docs)
+    w = rng.uniform(0.2, 3.0, tr.n_docs)
+    G, H, leaf = _lightgbm_leaf_sums(lgb, tr.y, sizes, s, dict(objective="lambdarank", lambdarank_norm=False,
+                                                                  lambdarank_truncation_level=30), weight=w)
+    ds = lgb.Dataset(tr.X, tr.y.astype(float), group=sizes, weight=w)
+    g, h = lightgbm_objective(parse_measure("nDCG(gain=exp)"), truncation=30, ideal_cutoff=30)(s, ds)
+    np.testing.assert_allclose(np.bincount(leaf, g, minlength=len(G)), G, atol=1e-6)
+    np.testing.assert_allclose(np.bincount(leaf, h, minlength=len(G)), H, atol=1e-6)
+    xgb = pytest.importorskip("xgboost", minversion="3.0", reason='XGBoost is an optional extra: pip install -e ".[xgboost]"')
+    wq = rng.uniform(0.2, 3.0, len(sizes))
+    ybin = (tr.y >= 2).astype(np.int64)
+    G, H, leaf = _xgboost_leaf_sums(xgb, ybin, tr.offsets, s, dict(
+        objective="rank:map", lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=int(sizes.max()),
+        lambdarank_normalization=False, lambdarank_score_normalization=False), weight=wq)
+    d = xgb.DMatrix(tr.X, label=ybin.astype(float), weight=wq)
+    d.set_group(sizes)
+    g, h = xgboost_objective(parse_measure("AP"))(s, d)
+    np.testing.assert_allclose(np.bincount(leaf, g, minlength=len(G)), G, atol=1e-6)
+    np.testing.assert_allclose(np.bincount(leaf, h, minlength=len(G)), H, atol=1e-6)
+
+
+@needs_yahoo
+@pytest.mark.filterwarnings("ignore:The argument 'eval_set' is deprecated")   # eval_X/eval_y need lightgbm 4.7
+def test_lgbmranker_sklearn_api_matches_lightgbm_train():
+    """LGBMRanker(objective=lightgbm_ranker_objective(m)) = lgb.train with lightgbm_objective(m)
+    (same trees: identical predictions), and its eval_metric = lightgbm_ranker_metric."""
+    lgb = pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
+    from maxent.ltr.boosting import lightgbm_ranker_metric, lightgbm_ranker_objective
+
+    tr, te = _yahoo()
+    m = parse_measure("GAP")
+    kw = dict(learning_rate=0.1, num_leaves=15, min_child_samples=20, n_estimators=10, random_state=0,
+              deterministic=True, n_jobs=1, verbose=-1, force_row_wise=True)
+    ranker = lgb.LGBMRanker(objective=lightgbm_ranker_objective(m), **kw)
+    ranker.fit(tr.X, tr.y, group=np.diff(tr.offsets), eval_set=[(te.X, te.y)], eval_group=[np.diff(te.offsets)],
+               eval_metric=lightgbm_ranker_metric(m))
+    params = dict(objective=lightgbm_objective(m), learning_rate=0.1, num_leaves=15, min_data_in_leaf=20, seed=0,
+                  deterministic=True, num_threads=1, verbose=-1, force_row_wise=True, metric="None")
+    b = lgb.train(params, lgb.Dataset(tr.X, tr.y.astype(float), group=np.diff(tr.offsets)), num_boost_round=10)
+    np.testing.assert_allclose(ranker.predict(te.X), b.predict(te.X), atol=1e-12)
+    tg = QueryGroups.from_offsets(te.y, te.offsets)
+    assert ranker.evals_result_["valid_0"][str(m)][-1] == pytest.approx(metric_values(m, b.predict(te.X), tg).mean())
+
+
+@needs_yahoo
 def test_trains_like_lightgbm_lambdarank():
     """Custom objective vs built-in lambdarank (lambdarank_norm=False), 100 trees of the
     example's train.conf settings: the same test nDCG@10 within 0.01, and our custom metric
@@ -306,11 +358,11 @@ def test_trains_like_lightgbm_lambdarank():
 # ---------------------------------------------------------------------------------------
 # XGBoost
 # ---------------------------------------------------------------------------------------
-def _xgboost_leaf_sums(xgb, y, offsets, margin, params):
+def _xgboost_leaf_sums(xgb, y, offsets, margin, params, weight=None):
     """XGBoost's built-in (G, H) per leaf of a one-document-per-leaf tree, and leaf of each doc."""
     n = len(y)
     X = np.arange(n, dtype=np.float64)[:, None]
-    d = xgb.DMatrix(X, label=y.astype(np.float64), base_margin=margin)
+    d = xgb.DMatrix(X, label=y.astype(np.float64), base_margin=margin, weight=weight)
     d.set_group(np.diff(offsets))
     p = dict(params, tree_method="hist", max_bin=n + 1, max_depth=0, grow_policy="lossguide", max_leaves=0, min_child_weight=0,
              reg_lambda=0.0, eta=1.0, gamma=0.0, nthread=1, base_score=0.0)

@@ -40,6 +40,9 @@ rank_objective.hpp`` ``LambdarankNDCG``; XGBoost ``src/objective/lambdarank_obj.
 * XGBoost's Hessian is twice the one above (``hessian_factor=2`` in
   :func:`xgboost_objective`) and floors :math:`\rho(1-\rho)` at 1e-16 per pair.
 * Both peers return float32 gradients; ours are float64.
+* Weights: LightGBM ``Dataset`` weights multiply each document's gradient and Hessian;
+  XGBoost's per-query weights multiply the query's, times (number of queries / sum of
+  weights), as both peers do.
 
 Evaluation metrics (:func:`lightgbm_metric`, :func:`xgboost_metric`) are the library's
 ``metric.value`` averaged over queries, with the same tie rule. A query without any
@@ -66,6 +69,8 @@ __all__ = [
     "metric_values",
     "lightgbm_objective",
     "lightgbm_metric",
+    "lightgbm_ranker_objective",
+    "lightgbm_ranker_metric",
     "xgboost_objective",
     "xgboost_metric",
     "BoostingResult",
@@ -243,8 +248,12 @@ class LambdaMARTObjective:
         self._cache = (groups, context, scale)
         return context, scale
 
-    def gradients(self, scores, groups: QueryGroups) -> tuple[np.ndarray, np.ndarray]:
-        """Gradient and Hessian per document, both (D,), in data order (descent sign)."""
+    def gradients(self, scores, groups: QueryGroups, weights=None) -> tuple[np.ndarray, np.ndarray]:
+        """Gradient and Hessian per document, both (D,), in data order (descent sign).
+
+        ``weights`` (D,) multiplies both per document, as LightGBM does with Dataset weights
+        (per-query weights: repeat them over the query's documents).
+        """
         context, scale = self._prepare(groups)
         lam, hess = _lambda_kernel(groups.pad(scores), groups.grades, context, groups.lengths,
                                    self.sigma, self.truncation, self.norm)
@@ -255,6 +264,12 @@ class LambdaMARTObjective:
         hess = hess[groups.rows, groups.cols]
         if self.hessian_factor != 1.0:
             hess *= self.hessian_factor
+        if weights is not None:
+            w = np.asarray(weights, dtype=np.float64).ravel()
+            if w.shape != grad.shape:
+                raise ParameterError(f"got {w.size} weights for {grad.size} documents")
+            grad *= w
+            hess *= w
         return grad, hess
 
 
@@ -325,10 +340,58 @@ def lightgbm_objective(metric, *, sigma: float = 1.0, truncation: int | None = N
     groups = _PerDataset(_lgb_groups(n_levels))
 
     def objective(preds, train_data):
-        return obj.gradients(preds, groups(train_data))
+        return obj.gradients(preds, groups(train_data), train_data.get_weight())
 
     objective.objective = obj
     return objective
+
+
+def lightgbm_ranker_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
+                              ideal_cutoff: int | None = None, n_levels: int | None = None):
+    """The same objective for LightGBM's scikit-learn API: ``LGBMRanker(objective=...)``.
+
+    Signature ``f(y_true, y_pred, weight, group) -> (grad, hess)``, ``group`` = query sizes
+    (what ``LGBMRanker.fit(..., group=)`` passes on). Parameters as :func:`lightgbm_objective`.
+    """
+    obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm, ideal_cutoff=ideal_cutoff)
+    groups = _PerArrays(n_levels)
+
+    def objective(y_true, y_pred, weight, group):
+        return obj.gradients(y_pred, groups(y_true, group), weight)
+
+    objective.objective = obj
+    return objective
+
+
+def lightgbm_ranker_metric(metric, name: str | None = None, n_levels: int | None = None):
+    """The custom metric for ``LGBMRanker.fit(..., eval_metric=...)``: ``f(y_true, y_pred,
+    weight, group) -> (name, mean value, True)`` (weights are ignored)."""
+    label = name or str(metric)
+    groups = _PerArrays(n_levels)
+
+    def feval(y_true, y_pred, weight, group):
+        return label, float(metric_values(metric, y_pred, groups(y_true, group)).mean()), True
+
+    return feval
+
+
+class _PerArrays:
+    """QueryGroups of (labels, sizes) arrays, rebuilt only when their contents change."""
+
+    def __init__(self, n_levels):
+        self.n_levels = n_levels
+        self._key = None
+        self._groups = None
+
+    def __call__(self, labels, sizes) -> QueryGroups:
+        if sizes is None:
+            raise ParameterError("no query groups: pass group=sizes to LGBMRanker.fit")
+        labels, sizes = np.asarray(labels), np.asarray(sizes)
+        key = self._key
+        if key is None or not (np.array_equal(key[0], labels) and np.array_equal(key[1], sizes)):
+            self._groups = QueryGroups.from_sizes(labels, sizes, self.n_levels)
+            self._key = (labels.copy(), sizes.copy())
+        return self._groups
 
 
 def lightgbm_metric(metric, name: str | None = None, n_levels: int | None = None):
@@ -366,7 +429,16 @@ def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = No
     groups = _PerDataset(_xgb_groups(n_levels))
 
     def objective(predt, dtrain):
-        return obj.gradients(predt, groups(dtrain))
+        g = groups(dtrain)
+        w = dtrain.get_weight()
+        if w is not None and len(w):                 # one weight per query, normalised to mean 1
+            w = np.asarray(w, dtype=np.float64)
+            if len(w) != g.n_queries:
+                raise ParameterError(f"XGBoost ranking weights are per query: got {len(w)} for {g.n_queries} queries")
+            w = (w * (len(w) / w.sum()))[g.rows]
+        else:
+            w = None
+        return obj.gradients(predt, g, w)
 
     objective.objective = obj
     return objective
