@@ -315,6 +315,14 @@ def _lgb_groups(n_levels):
     return build
 
 
+def _lgb_weight(data):
+    """Per-document weights of a LightGBM Dataset (None without), constructed or not."""
+    try:
+        return data.get_weight()
+    except Exception:                   # LightGBM raises on an unconstructed Dataset
+        return getattr(data, "weight", None)
+
+
 def _xgb_groups(n_levels):
     def build(dmat) -> QueryGroups:
         ptr = dmat.get_uint_info("group_ptr")
@@ -340,7 +348,7 @@ def lightgbm_objective(metric, *, sigma: float = 1.0, truncation: int | None = N
     groups = _PerDataset(_lgb_groups(n_levels))
 
     def objective(preds, train_data):
-        return obj.gradients(preds, groups(train_data), train_data.get_weight())
+        return obj.gradients(preds, groups(train_data), _lgb_weight(train_data))
 
     objective.objective = obj
     return objective
