@@ -182,8 +182,8 @@ class LambdaMARTObjective:
     Parameters
     ----------
     metric : metric object
-        Any metric with a swap delta (``maxent.metrics.parse_measure``: nDCG, P@k, AP, RR,
-        GAP, ERR).
+        Any metric with a swap delta (``maxent.metrics.parse_measure``; ``HAS_SWAP_DELTA``:
+        nDCG, DCG, P@k, R@k, AP, RR, GAP, ERR, RBP).
     sigma : float
         RankNet sigma (LightGBM ``sigmoid``), > 0.
     truncation : int, optional
@@ -195,14 +195,15 @@ class LambdaMARTObjective:
         the peers' options of the same name also do).
     ideal_cutoff : int, optional
         nDCG only: divide the DCG deltas by the ideal DCG at this depth instead of the
-        metric's own ideal (LightGBM: ``ideal_cutoff = lambdarank_truncation_level``).
+        metric's own ideal (LightGBM: ``ideal_cutoff = lambdarank_truncation_level``); a
+        per-query factor applied after ``norm``.
     hessian_factor : float
         Multiplies the Hessian (XGBoost uses 2).
 
     Notes
     -----
     Per-query constants (the metric's :class:`~maxent.ltr.lambdas.DeltaContext`, the padded
-    layout) are built once per data set and cached by the identity of the groups' labels.
+    layout) are built once per data set: the last :class:`QueryGroups` seen is kept.
     ``gradients`` is vectorised over queries: one call of the batched lambda kernel.
     """
 
