@@ -275,12 +275,26 @@ class LambdaMARTObjective:
 
 
 def _lambda_kernel(scores, grades, context, lengths, sigma, truncation, norm):
-    """The one call of the generic batched LambdaRank kernel (issue 9's interface).
+    """The one use of the generic batched LambdaRank kernel (issue 9's interface).
 
-    Returns lambdas (ascent) and Hessians, both (Q, N).
+    Queries are batched by length bucket (ceil log2 of the length), so that short queries
+    are not padded to the longest one and each bucket gets the kernel method that suits its
+    length (``method="auto"``: dense all-pairs for short lists, grade blocks for long ones);
+    exact either way. Returns lambdas (ascent) and Hessians, both (Q, N).
     """
-    return lambda_gradients(scores, grades, context, lengths=lengths, sigma=sigma, truncation=truncation,
-                            norm=norm, return_hessian=True, method="auto")
+    Q, N = scores.shape
+    bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    levels = np.unique(bucket)
+    kw = dict(sigma=sigma, truncation=truncation, norm=norm, return_hessian=True, method="auto")
+    if len(levels) == 1:
+        return lambda_gradients(scores, grades, context, lengths=lengths, **kw)
+    lam, hess = np.zeros((Q, N)), np.zeros((Q, N))
+    for level in levels:
+        rows = np.flatnonzero(bucket == level)
+        n = int(lengths[rows].max())
+        lam[rows, :n], hess[rows, :n] = lambda_gradients(scores[rows, :n], grades[rows, :n], context, rows=rows,
+                                                         lengths=lengths[rows], **kw)
+    return lam, hess
 
 
 # ---------------------------------------------------------------------------------------
