@@ -351,17 +351,17 @@ def newton_kkt(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=50, start_iter
         ell -= ((Po * ell).sum(axis=1) / np.maximum(Po.sum(axis=1), 1e-300))[:, None, :]
         rel_ = np.zeros_like(P)
         np.put_along_axis(rel_, red.order[:, :, None], np.where(okc, ell, 0.0), axis=1)
-        # ---- Armijo backtracking on the squared KKT residual
+        # ---- Armijo backtracking on the squared KKT residual; the full step's arrays
+        # become the new state (no copies), rows of rejected steps are restored/overwritten
         t = np.ones(len(todo))
         acc = np.zeros(len(todo), dtype=bool)
-        newP, newE, newW = P.copy(), E.copy(), W.copy()
-        new_res = [F.copy(), G.copy(), c.copy(), e.copy(), merit.copy(), phi.copy(), plo.copy()]
-        na, nb = alpha.copy(), b.copy()
+        old = (P, E, W, alpha, b, F, G, c, e, merit, phi, plo)
+        new = None
         for _ls in range(_LS_STEPS):
             pend = np.flatnonzero(~acc)
             if not len(pend):
                 break
-            whole = len(pend) == len(todo)   # the first trial: no copies of the batch
+            whole = new is None   # the first trial: every problem, no copies of the batch
             sp = sub if whole else sub.take(pend)
             rp_red = red if whole else _take(red, pend)
             Pt = P[pend] * np.exp(np.clip(t[pend, None, None] * rel_[pend], -_MAX_EXP, _MAX_EXP))
@@ -373,16 +373,22 @@ def newton_kkt(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=50, start_iter
             Et, Wt = sp.expectation(Pt), sp.features(Pt)
             rp = _residual(Pt, Wt, Et, at, bt, sp, rp_red)
             good = np.isfinite(rp[4]) & (rp[4] <= (1.0 - 2e-4 * t[pend]) * merit[pend] + 1e-28)
-            g = pend[good]
-            acc[g] = True
-            newP[g], newE[g], newW[g], na[g], nb[g] = Pt[good], Et[good], Wt[good], at[good], bt[good]
-            for x, y in zip(new_res, rp):
-                x[g] = y[good]
+            trial = (Pt, Et, Wt, at, bt) + tuple(rp)
+            if whole:
+                new = list(trial)
+                bad = np.flatnonzero(~good)
+                for x, y in zip(new, old):
+                    x[bad] = y[bad]
+            else:
+                g = pend[good]
+                for x, y in zip(new, trial):
+                    x[g] = y[good]
+            acc[pend[good]] = True
             t[pend[~good]] *= 0.5
         # stalled line searches keep their iterate and are polished next (then handed on)
         stalled = ~acc
-        P, E, W, alpha, b = newP, newE, newW, na, nb
-        F, G, c, e, merit, phi, plo = new_res
+        P, E, W, alpha, b, F, G, c, e, merit, phi, plo = new
+        del old, new, trial, rp, Pt, Wt, rel_, X, XF, X1, XG, dQ, rhs, ones
     return out_theta, out_P, nit, conv, stat
 
 
