@@ -14,3 +14,9 @@ __all__ = [
     "OrderedLogit", "CumulativeForest", "uniform_probs", "make_model", "MODELS",
     "query_costs", "instrumental", "simulate", "estimate", "SampleCounts", "METHODS",
 ]
+from maxent.active.pool import TREC_FEATURES, Pool, compact, drop_fraction, letor_pool, trec_pool
+from maxent.active.evaluation import (absolute_errors, crossfit_probabilities, fitted_probabilities, effort_saved, sampling_table, selection_errors,
+                                      update_errors)
+
+__all__ += ["Pool", "trec_pool", "letor_pool", "compact", "drop_fraction", "TREC_FEATURES",
+            "absolute_errors", "crossfit_probabilities", "fitted_probabilities", "selection_errors", "update_errors", "sampling_table", "effort_saved"]

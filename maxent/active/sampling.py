@@ -113,14 +113,17 @@ def _first_occurrence(draws: np.ndarray, m: int) -> np.ndarray:
 
 
 def simulate(q: np.ndarray, cost: np.ndarray, budgets, repetitions: int,
-             rng: np.random.Generator) -> SampleCounts:
+             rng: np.random.Generator, *, max_draws: int | None = None, block: int = 256) -> SampleCounts:
     """Algorithm 1 of [003], for every budget and repetition at once.
 
     Queries are drawn i.i.d. from ``q`` with replacement; a query drawn again reuses its
     labels at no cost; the first new query whose cost exceeds what remains of the budget
     ends the sample (the budget is exhausted). One sequence of draws per repetition serves
-    every budget (common random numbers). If the whole pool gets labelled within the budget
-    the re-draws are free and never end: the counts are then set to their limit, q.
+    every budget (common random numbers). When the budget covers every query q can draw,
+    the process never ends (re-draws are free): the counts are then set to their limit, q.
+    A sample is otherwise cut after ``max_draws`` draws (default 64 times the draws the
+    largest budget buys at the mean cost under q; only reached when every unlabelled query
+    left has a tiny q). Repetitions are simulated in blocks of ``block``.
 
     Raises
     ------
@@ -143,36 +146,48 @@ def simulate(q: np.ndarray, cost: np.ndarray, budgets, repetitions: int,
     if repetitions < 1:
         raise ParameterError(f"repetitions must be >= 1, got {repetitions}")
     R, nb = int(repetitions), len(budgets)
-    T = int(max(16, 4 * budgets[-1] / max(float(cost @ q), 1e-12)))
+    support = q > 0
+    never_stops = cost[support].sum() <= budgets          # (nb,) the whole support is affordable
+    T0 = int(max(16, 4 * budgets[-1] / max(float(cost @ q), 1e-12)))
+    T_max = max(T0, 64 * T0 if max_draws is None else int(max_draws))
     cq = np.cumsum(q)
     cq[-1] = 1.0
+    parts = [_simulate_block(cq, support, cost, budgets, never_stops, min(block, R - s), T0, T_max, rng)
+             for s in range(0, R, block)]
+    return SampleCounts(*(np.concatenate([getattr(p, f) for p in parts], axis=1)
+                          for f in ("counts", "labelled", "spent", "draws")))
+
+
+def _simulate_block(cq, support, cost, budgets, never_stops, R, T, T_max, rng) -> SampleCounts:
+    m, nb = len(cq), len(budgets)
+    q = np.diff(np.concatenate(([0.0], cq)))
     while True:
         draws = np.minimum(np.searchsorted(cq, rng.random((R, T)), side="right"), m - 1)
+        draws = np.where(support[draws], draws, np.argmax(support))  # guard against rounding at q = 0
         first = _first_occurrence(draws, m)
         paid = np.where(first, cost[draws], 0.0)
         cum = np.cumsum(paid, axis=1)
         n_new = np.cumsum(first, axis=1)
         over = cum[None, :, :] > budgets[:, None, None]               # (nb, R, T)
         stopped = over.any(axis=2)
-        complete = n_new[:, -1] == m
-        if (stopped | complete[None, :]).all():
+        if (stopped | never_stops[:, None]).all() or T >= T_max:
             break
-        T *= 2
+        T = min(2 * T, T_max)
     stop = np.where(stopped, over.argmax(axis=2), T)                  # draws kept: [0, stop)
-    everything = ~stopped                                             # whole pool labelled
+    everything = np.broadcast_to(never_stops[:, None], stopped.shape)  # limit of endless free re-draws
     counts = np.zeros((nb, R, m))
     t = np.arange(T)
+    rows = np.broadcast_to(np.arange(R)[:, None], draws.shape)
     for b in range(nb):
         keep = t[None, :] < stop[b][:, None]
-        rows = np.broadcast_to(np.arange(R)[:, None], draws.shape)
         np.add.at(counts[b], (rows[keep], draws[keep]), 1.0)
     counts[everything] = q
     idx = np.clip(stop - 1, 0, T - 1)
     rr = np.arange(R)[None, :]
     labelled = np.where(stop > 0, n_new[rr, idx], 0)
     spent = np.where(stop > 0, cum[rr, idx], 0.0)
-    labelled = np.where(everything, m, labelled)
-    spent = np.where(everything, cost.sum(), spent)
+    labelled = np.where(everything, support.sum(), labelled)
+    spent = np.where(everything, cost[support].sum(), spent)
     return SampleCounts(counts, labelled, spent, np.where(everything, np.inf, stop))
 
 
