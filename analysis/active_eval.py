@@ -223,7 +223,8 @@ def _plot_sampling(df, errors, path):
     import matplotlib.pyplot as plt
 
     metrics = list(dict.fromkeys(df["metric"]))
-    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(5 * (len(metrics) + 1), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(5.5 * (len(metrics) + 1), 3.8), squeeze=False,
+                             layout="constrained")
     for ax, metric in zip(axes[0], metrics):
         g = df[df["metric"] == metric]
         sc = ax.scatter(g["cost"], g["expected"], c=g["q_active"], cmap="viridis", s=30)

@@ -155,6 +155,7 @@ def trec_pool(runs: list[Run], qrels: Qrels, *, depth: int = 100) -> Pool:
         r[tp, d["rank"].to_numpy() - 1] = idx
         rankings[run.name] = r
     levels = max(qrels.max_grade, int(grades.max(initial=0))) + 1
+    _check_size(Q)
     return Pool(np.asarray([qrels.topics[t] for t in topics], dtype=object), grades, features,
                 doc_cost, rankings, max(levels, 2))
 
@@ -191,7 +192,14 @@ def letor_pool(data, scores: dict, *, length_feature: int | None = None, levels:
         order = np.argsort(-S, axis=1, kind="stable")
         rankings[name] = np.where(np.arange(N)[None, :] < lengths[:, None], order, -1)
     G = int(data.y.max()) + 1 if levels is None else int(levels)
+    _check_size(Q)
     return Pool(np.asarray(data.qids, dtype=object), np.where(valid, yp, -1), Xp, cost, rankings, max(G, 2))
+
+
+def _check_size(Q: int) -> None:
+    if Q < 2:
+        raise ParameterError(f"the pool has {Q} quer{'y' if Q == 1 else 'ies'}; active evaluation "
+                             "samples from a pool of at least 2 queries")
 
 
 def compact(P: np.ndarray, *docs: np.ndarray):
