@@ -277,6 +277,9 @@ def _summary(errors, selection, update):
                        saved=effort_saved(r.loc["active", "rmse"], r.loc["passive", "rmse"]),
                        saved_uniD=effort_saved(r.loc["active_uniD", "rmse"], r.loc["passive", "rmse"]),
                        saved_uniC=effort_saved(r.loc["active_uniC", "rmse"], r.loc["passive", "rmse"]))
+            a, q = r.loc["active"], r.loc["passive"]
+            ratio = a["rmse"] / q["rmse"]
+            row["saved_se"] = 2 * ratio ** 2 * np.hypot(a["rmse_se"] / a["rmse"], q["rmse_se"] / q["rmse"])
             if "wrong_rate" in r:
                 row.update(wrong_active=r.loc["active", "wrong_rate"], wrong_passive=r.loc["passive", "wrong_rate"])
             rows.append(row)
@@ -382,10 +385,11 @@ def _body(args) -> int:
     summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"))
     if len(summary):
         _cli.atomic_write_csv(out / "summary.csv", summary)
-        cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "saved",
+        cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "saved", "saved_se",
                             "saved_uniD", "saved_uniC", "wrong_active", "wrong_passive") if c in summary]
         print(f"{dataset}: {pool.n_queries} pool queries, {len(names)} rankers, {len(pairs)} pairs, "
-              f"{args.repetitions} repetitions; saved = 1 - (rmse_active/rmse_passive)^2")
+              f"{args.repetitions} repetitions; saved = 1 - (rmse_active/rmse_passive)^2 "
+              "(labelling effort saved at equal error if MSE ~ 1/budget), saved_se its standard error")
         print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(f"results in {out}")
     return 0

@@ -154,13 +154,17 @@ def selection_errors(metric, pool: Pool, P_model, pairs, budgets, repetitions, r
     df = pd.DataFrame(rows)
     if df.empty:
         raise ParameterError("every pair of rankers has the same true mean metric: nothing to select")
-    agg = df.groupby(["method", "metric", "budget"], sort=False).agg(
-        wrong_rate=("wrong_rate", "mean"), rmse=("rmse", lambda x: np.sqrt((x ** 2).mean())),
-        mean_abs=("mean_abs", "mean"), queries=("queries", "mean"), spent=("spent", "mean")).reset_index()
-    agg["wrong_se"] = df.groupby(["method", "metric", "budget"], sort=False)["wrong_se"].apply(
-        lambda x: np.sqrt((x ** 2).sum()) / len(x)).to_numpy()
-    agg["pair"] = "all"
-    return pd.concat([df, agg], ignore_index=True)
+    keys = ["method", "metric", "budget"]
+    g = df.groupby(keys, sort=False)
+    wrong = g["wrong_rate"].mean().to_frame()
+    wrong["wrong_se"] = g["wrong_se"].apply(lambda x: np.sqrt((x ** 2).sum()) / len(x))
+    out = _with_all(df.drop(columns=["wrong_rate", "wrong_se", "true_delta"]), "pair")
+    out = out.merge(df[keys + ["pair", "wrong_rate", "wrong_se", "true_delta"]], on=keys + ["pair"], how="left")
+    alls = out["pair"] == "all"
+    idx = pd.MultiIndex.from_frame(out.loc[alls, keys])
+    out.loc[alls, "wrong_rate"] = wrong["wrong_rate"].reindex(idx).to_numpy()
+    out.loc[alls, "wrong_se"] = wrong["wrong_se"].reindex(idx).to_numpy()
+    return out
 
 
 def update_errors(metric, pool: Pool, P_model, rankers, budgets, repetitions, rng, *, fraction: float = 0.1,
