@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from maxent.metrics._deltas import PositionalDeltas
 from maxent.metrics._kernels import cutoff_mask, safe_divide
 from maxent.metrics.base import Metric, Param
 
@@ -19,6 +20,7 @@ class _RankWeighted:
     """Mix-in for metrics linear in p: E[M] = sum_n w_n q_n with weights ``_weights`` (B, N)."""
 
     LINEAR_IN_P: ClassVar[bool] = True
+    CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
 
     def _expectation(self, q, lists):
         return (q * self._weights(lists)).sum(axis=1)
@@ -27,8 +29,29 @@ class _RankWeighted:
         return np.broadcast_to(self._weights(lists), q.shape).copy()
 
 
+class _CutCount(PositionalDeltas):
+    """Swap deltas of P@k and recall@k: u = [grade >= rel] (/ R for recall), D(n) = [n <= k]
+    (/ k for precision); LambdaRank's |Delta| is 1/k (1/R) when exactly one of a relevant and
+    a non-relevant document is in the top k."""
+
+    LAMBDA_BLOCK_MIN_N: ClassVar[int] = 64
+
+    def utility_table(self, levels: int) -> np.ndarray:
+        return (np.arange(levels) >= self.rel).astype(np.float64)
+
+    def smooth_discount(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        return np.full(x.shape, self._per_rank()), np.zeros(x.shape)
+
+    def rank_discount(self, N: int) -> np.ndarray:
+        return cutoff_mask(N, self.cutoff) * self._per_rank()
+
+    def _per_rank(self) -> float:
+        return 1.0
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Precision(_RankWeighted, Metric):
+class Precision(_CutCount, _RankWeighted, Metric):
     r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
 
     Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
@@ -39,12 +62,17 @@ class Precision(_RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "P"
     TREC_NAME: ClassVar[str] = "P"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (9,)
     CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
 
     def value(self, lists):
         rel = lists.grades[:, : self.cutoff] >= self.rel
         return rel.sum(axis=1) / self.cutoff
+
+    def _per_rank(self) -> float:
+        return 1.0 / self.cutoff
 
     def _weights(self, lists):
         return cutoff_mask(lists.depth, self.cutoff)[None, :] / self.cutoff
@@ -60,6 +88,8 @@ class RPrec(_RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "R-prec"
     TREC_NAME: ClassVar[str] = "Rprec"
+    ALIASES: ClassVar[tuple] = ("RPrec", "R-Prec")
+    TREC_ORDER: ClassVar[tuple] = (5,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
 
@@ -75,13 +105,16 @@ class RPrec(_RankWeighted, Metric):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Recall(_RankWeighted, Metric):
+class Recall(_CutCount, _RankWeighted, Metric):
     r"""Recall at cutoff k: :math:`\frac1R \sum_{n\le k} rel_n` (trec_eval ``recall_k``); 0 if R = 0."""
 
     cutoff: int = 1000
     rel: int = 1
     NAME: ClassVar[str] = "R"
     TREC_NAME: ClassVar[str] = "recall"
+    ALIASES: ClassVar[tuple] = ("Recall",)
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (11,)
     CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
 
@@ -91,6 +124,9 @@ class Recall(_RankWeighted, Metric):
 
     def _weights(self, lists):
         return safe_divide(cutoff_mask(lists.depth, self.cutoff)[None, :], lists.n_rel(self.rel)[:, None])
+
+    def _utility_scale(self, rel_counts):
+        return safe_divide(1.0, rel_counts[:, self.rel:].sum(axis=1))
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -104,6 +140,8 @@ class Success(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "Success"
     TREC_NAME: ClassVar[str] = "success"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (15,)
     CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
 
@@ -138,6 +176,8 @@ class IPrec(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "IPrec"
     TREC_NAME: ClassVar[str] = "iprec_at_recall"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (8,)
     PARAMS: ClassVar = {"cutoff": Param(float, None, "recall level x in [0, 1]"), "rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
 
@@ -179,6 +219,7 @@ class SetP(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "SetP"
     TREC_NAME: ClassVar[str] = "set_P"
+    TREC_ORDER: ClassVar[tuple] = (16,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
@@ -197,6 +238,7 @@ class SetR(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "SetR"
     TREC_NAME: ClassVar[str] = "set_recall"
+    TREC_ORDER: ClassVar[tuple] = (17,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
