@@ -219,28 +219,34 @@ def _plot_curves(df, key, value, err, ylabel, title, path):
 
 
 def _plot_sampling(df, errors, path):
+    """Fig. 6: q over cost and expected value, one panel per (ranker or pair, metric)."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    metrics = list(dict.fromkeys(df["metric"]))
-    fig, axes = plt.subplots(1, len(metrics) + 1, figsize=(5.5 * (len(metrics) + 1), 3.8), squeeze=False,
-                             layout="constrained")
-    for ax, metric in zip(axes[0], metrics):
-        g = df[df["metric"] == metric]
+    groups = list(df.groupby(["ranker", "metric"], sort=False))
+    n = len(groups) + 1
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    flat = list(axes.ravel())
+    for ax, ((ranker, metric), g) in zip(flat, groups):
         sc = ax.scatter(g["cost"], g["expected"], c=g["q_active"], cmap="viridis", s=30)
-        fig.colorbar(sc, ax=ax, label="q(x), eq. 16")
-        ax.set_xlabel("query cost lambda(x)")
-        ax.set_ylabel("E[L | x; theta]")
-        ax.set_title(f"sampling distribution, {g['ranker'].iloc[0]}: {metric}")
-    ax = axes[0][-1]
+        fig.colorbar(sc, ax=ax, label="q(x)")
+        pair = "|" in ranker
+        ax.set_xlabel("query cost lambda(x)" + (" (union of both top k)" if pair else ""))
+        ax.set_ylabel("E[delta | x; theta]" if pair else "E[L | x; theta]")
+        ax.set_title(f"{'eq. 17' if pair else 'eq. 16'}, {ranker}: {metric}", fontsize=9)
+    ax = flat[len(groups)]
     if errors is not None:
-        e = errors[(errors["ranker"] == "all") & (errors["metric"] == metrics[0])]
+        e = errors[(errors["ranker"] == "all") & (errors["metric"] == groups[0][0][1])]
         b = sorted(e["budget"].unique())[len(e["budget"].unique()) // 2]
         e = e[e["budget"] == b]
         ax.bar(e["method"], e["queries"])
-        ax.set_ylabel(f"distinct queries labelled at budget {b:g}")
+        ax.set_ylabel(f"distinct queries labelled, budget {b:g}")
         ax.tick_params(axis="x", rotation=20)
+    for extra in flat[len(groups) + 1:]:
+        extra.set_visible(False)
     _cli.save_figure(fig, path)
     plt.close(fig)
 
@@ -363,7 +369,9 @@ def _body(args) -> int:
     if hasattr(bar, "close"):
         bar.close()
     if "sampling" in experiments:
-        samp = pd.concat([sampling_table(m, pool, P, names[0], mix=args.mix) for m in metrics], ignore_index=True)
+        samp = pd.concat([sampling_table(m, pool, P, names[0], mix=args.mix) for m in metrics]
+                         + [sampling_table(m, pool, P, *pairs[0], mix=args.mix) for m in metrics if pairs],
+                         ignore_index=True)
         _cli.atomic_write_csv(out / "sampling.csv", samp)
         k = max((m.cutoff or pool.rankings[names[0]].shape[1]) for m in metrics)
         tops = [pool.rankings[n][:, :k] for n in names]

@@ -86,3 +86,22 @@ def test_letor_pool_sorts_by_score_and_costs_log_length():
         r = pool.rankings["f0"][q][: lengths[q]]
         assert (np.diff(Xp[q, r, 0]) <= 0).all()
     np.testing.assert_allclose(pool.doc_cost[yp >= 0], np.log(2 + np.maximum(Xp[yp >= 0][:, 1], 0)))
+
+
+def test_sampling_table_single_and_pair(bundled):
+    from maxent.active import sampling_table
+
+    runs, qrels, pool = bundled
+    P = crossfit_probabilities(pool, "logit", folds=3, seed=0)
+    m = parse_measure("ERR@10")
+    a, b = runs[0].name, runs[1].name
+    one = sampling_table(m, pool, P, a)
+    two = sampling_table(m, pool, P, a, b)
+    other = sampling_table(m, pool, P, b)
+    np.testing.assert_allclose(two["truth"], one["truth"] - other["truth"], atol=1e-12)
+    for t in (one, two):
+        for method in ("active", "active_uniD", "active_uniC", "passive"):
+            assert t[f"q_{method}"].sum() == pytest.approx(1.0)
+        assert t["cost"].mean() == pytest.approx(1.0)
+    # the union of two top-10 lists holds 10..20 documents
+    assert ((two["n_docs"] >= one["n_docs"]) & (two["n_docs"] <= one["n_docs"] + other["n_docs"])).all()

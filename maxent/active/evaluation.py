@@ -188,21 +188,33 @@ def update_errors(metric, pool: Pool, P_model, rankers, budgets, repetitions, rn
     return _with_all(pd.DataFrame(rows).drop(columns=["wrong_rate", "wrong_se"]), "ranker")
 
 
-def sampling_table(metric, pool: Pool, P_model, ranker, *, mix: float = 0.0):
-    """Fig. 6 / Fig. 1: per query its cost, documents to label, expected metric under the
-    model, true metric and each method's sampling probability (eq. 16)."""
+def sampling_table(metric, pool: Pool, P_model, ranker, other=None, *, mix: float = 0.0):
+    """Fig. 6 / Fig. 1: per query its cost, documents to label, expected metric (or, with
+    ``other``, expected difference ranker - other) under the model, the true value and each
+    method's sampling probability (eq. 16, or eq. 17 with ``other``)."""
     import pandas as pd
 
     docs = top(metric, pool.rankings[ranker])
-    P_small, d = compact(P_model, docs)
-    O_small, _ = compact(pool.oracle(), docs)
-    cost = query_costs(pool.doc_cost, docs)
-    raw = query_costs(pool.doc_cost, docs, normalize=False)
-    mean, _ = metric_moments(metric, P_small, d)
-    out = dict(query=pool.queries, metric=str(metric), ranker=ranker, n_docs=(docs >= 0).sum(axis=1),
-               raw_cost=raw, cost=cost, expected=mean, truth=metric_moments(metric, O_small, d)[0])
+    if other is None:
+        P_small, d = compact(P_model, docs)
+        O_small, _ = compact(pool.oracle(), docs)
+        moments = lambda P: metric_moments(metric, P, d)
+        lists, label = (docs,), ranker
+    else:
+        docs2 = top(metric, pool.rankings[other])
+        P_small, d, d2 = compact(P_model, docs, docs2)
+        O_small, _, _ = compact(pool.oracle(), docs, docs2)
+        moments = lambda P: delta_moments(metric, P, d, d2)[2:]
+        lists, label = (docs, docs2), f"{ranker}|{other}"
+    cost = query_costs(pool.doc_cost, *lists)
+    raw = query_costs(pool.doc_cost, *lists, normalize=False)
+    used = np.zeros((pool.n_queries, pool.grades.shape[1] + 1), dtype=bool)
+    for l in lists:
+        used[np.arange(pool.n_queries)[:, None], np.where(l >= 0, l, -1)] = True
+    out = dict(query=pool.queries, metric=str(metric), ranker=label, n_docs=used[:, :-1].sum(axis=1),
+               raw_cost=raw, cost=cost, expected=moments(P_small)[0], truth=moments(O_small)[0])
     for method in METHODS:
-        out[f"q_{method}"] = _q(method, cost, lambda P: metric_moments(metric, P, d), P_small, mix)
+        out[f"q_{method}"] = _q(method, cost, moments, P_small, mix)
     return pd.DataFrame(out)
 
 
