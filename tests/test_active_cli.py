@@ -51,7 +51,8 @@ def test_outputs_have_the_promised_columns(small_run):
     for name in ("errors", "selection", "update", "sampling", "costs"):
         assert (small_run / f"{name}.png").exists()
     samp = pd.read_csv(small_run / "sampling.csv")
-    for m, g in samp.groupby("metric"):
+    assert samp["ranker"].str.contains("|", regex=False).any()      # eq. 17 rows for a pair
+    for m, g in samp.groupby(["ranker", "metric"]):
         assert g["q_active"].sum() == pytest.approx(1.0)
 
 
