@@ -25,7 +25,6 @@ import argparse
 import itertools
 import json
 import sys
-import warnings
 from pathlib import Path
 
 import numpy as np
@@ -323,9 +322,7 @@ def _body(args) -> int:
     _cli.atomic_write_text(stamp, json.dumps(config, indent=1, sort_keys=True))
     done = lambda name: args.resume and same and (out / f"{name}.csv").exists()
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=UserWarning) if False else None
-        pool, P = _letor(args, metrics) if args.letor else _trec(args)
+    pool, P = _letor(args, metrics) if args.letor else _trec(args)
     names = list(pool.rankings)
     if args.rankers:
         want = [r.strip() for r in args.rankers.split(",") if r.strip()]

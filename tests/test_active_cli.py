@@ -98,3 +98,13 @@ def test_ranker_with_no_retrieved_documents(capsys, tmp_path):
     err = _error(["--runs", str(RUNS[0]), str(run), "--qrels", str(QRELS), "--depth", "20",
                   "--repetitions", "5", "--no-progress", "--out", str(tmp_path / "o")], capsys)
     assert "empty_run" in err and "no document" in err
+
+
+def test_resume_keeps_finished_experiments(tmp_path):
+    argv = [*SMALL, "--metric", "ERR@10", "--budgets", "3", "--out", str(tmp_path), "--experiments", "errors"]
+    assert active_eval.main(argv) == 0
+    first = (tmp_path / "errors.csv").stat().st_mtime_ns
+    assert active_eval.main([*argv, "--resume"]) == 0
+    assert (tmp_path / "errors.csv").stat().st_mtime_ns == first          # not recomputed
+    assert active_eval.main([*argv[:-2], "--experiments", "errors", "--seed", "5", "--resume"]) == 0
+    assert (tmp_path / "errors.csv").stat().st_mtime_ns != first          # other settings: redone
