@@ -108,3 +108,17 @@ def test_resume_keeps_finished_experiments(tmp_path):
     assert (tmp_path / "errors.csv").stat().st_mtime_ns == first          # not recomputed
     assert active_eval.main([*argv[:-2], "--experiments", "errors", "--seed", "5", "--resume"]) == 0
     assert (tmp_path / "errors.csv").stat().st_mtime_ns != first          # other settings: redone
+
+
+@pytest.mark.slow
+def test_letor_mode_on_mslr(shared_data, tmp_path):
+    """LETOR mode end to end: rankers trained on the MSLR 5k training file, pool = its test file."""
+    folder = shared_data / "ltr" / "mslr_web10k_5k"
+    rc = active_eval.main(["--letor", str(folder), "--budgets", "5", "--repetitions", "10", "--max-pairs", "2",
+                           "--no-progress", "--out", str(tmp_path)])
+    assert rc == 0
+    errors = pd.read_csv(tmp_path / "errors.csv")
+    assert {"logit", "lambdarank"} <= set(errors["ranker"])
+    costs = pd.read_csv(tmp_path / "costs.csv")
+    assert costs["cost_union"].mean() == pytest.approx(1.0)
+    assert costs["cost_union"].std() > 0          # document-length costs vary across queries
