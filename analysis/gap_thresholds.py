@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from analysis import maxent as mx
+from analysis._instances import Settings, run_instances
 from maxent.bootstrap import discriminative_power
 from maxent.errors import ParameterError
 from maxent.metrics import parse_measure
@@ -221,12 +221,12 @@ def _body(args) -> int:
     thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
     grid = simplex_grid(c, args.step)
     metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
-    settings = mx.Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",))
+    settings = Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",))
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
-    inst = mx.run_instances(runs, qrels, settings, out, config, args)
+    inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)

@@ -18,122 +18,27 @@ import dataclasses
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from maxent.errors import ConvergenceWarning, ParameterError
-from maxent.inference import kendall_tau, pr_errors, real_pr_points, rms, threshold_probabilities
-from maxent.metrics import Metric, parse_measure
+from analysis._instances import Settings, analyse_run, infer, run_instances, split_names  # noqa: F401
+from maxent.errors import ParameterError
+from maxent.inference import expected_pr_curve, kendall_tau, real_pr_curve, rms, threshold_probabilities
+from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
-from maxent.solver import solve
+from maxent.solver import HAS_SOLUTION, Status
 from maxent.trec import read_qrels, read_runs
 
 DEFAULT_METRICS = "AP,nDCG,GAP"
 ALL_PREDICT = ["P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP"]
 
 
-def split_names(text: str) -> list[str]:
-    """Split a comma-separated list of measure names, keeping commas inside parentheses."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
+_SOLVED = {s.value for s in HAS_SOLUTION}
 
 
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    metrics: tuple[str, ...]
-    thresholds: tuple[int, ...]
-    count: str
-    alignment: str
-    min_relevant: int
-    depth: int
-    predict: tuple[str, ...]
-
-    def metric_objects(self) -> list[Metric]:
-        return [parse_measure(m) for m in self.metrics]
-
-
-def _at_threshold(m: Metric, t: int) -> Metric:
-    return dataclasses.replace(m, rel=t) if "rel" in m.PARAMS else m
-
-
-def infer(metric: Metric, lists, settings: Settings):
-    """Solve the MaxEnt problems of one metric; yield (threshold, q, result) per threshold."""
-    if metric.GRADED:
-        res = solve(metric, metric.value(lists), lists, count=settings.count)
-        for t in settings.thresholds:
-            yield t, metric, res
-    else:
-        for t in settings.thresholds:
-            mt = _at_threshold(metric, t)
-            yield t, mt, solve(mt, mt.value(lists), lists, count=settings.count)
-
-
-def _counts_text(metric: Metric, lists, t: int, count: str) -> np.ndarray:
-    if count == "retrieved":
-        K = lists.retrieved_counts()
-    else:
-        K = np.minimum(lists.rel_counts, lists.lengths[:, None])
-    if metric.GRADED:
-        return np.array([";".join(str(int(k)) for k in row[1:]) for row in K], dtype=object)
-    return K[:, t:].sum(axis=1).astype(str).astype(object)
-
-
-def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
-    """All instances of one run: one row per (topic, metric, threshold)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lists = rank_runs([run], qrels, depth=settings.depth)
-    relret = {t: (lists.grades >= t).sum(axis=1) for t in settings.thresholds}
-    selected = np.logical_and.reduce([relret[t] >= settings.min_relevant for t in settings.thresholds])
-    targets = [parse_measure(x) for x in settings.predict]
-    frames = []
-    for metric in settings.metric_objects():
-        with warnings.catch_warnings():
-            # statuses are recorded per instance (and counted in summary.csv), not warned about
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            solved = list(infer(metric, lists, settings))
-        for t, mt, res in solved:
-            q = threshold_probabilities(res.p, t)
-            err = pr_errors(q, lists, t, settings.alignment)
-            row = {
-                "run": lists.runs, "topic": lists.topics, "metric": str(metric), "threshold": t,
-                "value": mt.value(lists), "depth": lists.lengths,
-                "count": _counts_text(mt, lists, t, settings.count),
-                "status": res.status, "nit": res.nit, "entropy": res.entropy,
-                "residual": res.residual, "n_points": err.n_points, "rms": err.rms, "mae": err.mae,
-                "eligible": selected & (err.n_points > 0) & res.success,
-            }
-            for x in targets:
-                xt = _at_threshold(x, t)
-                row[f"actual {x}"] = xt.value(lists)
-                if xt.GRADED and np.ndim(res.p) != 3:
-                    row[f"pred {x}"] = np.nan  # a binary solve says nothing about grades
-                else:
-                    row[f"pred {x}"] = xt.expectation(res.p if xt.GRADED else q, lists)
-            frames.append(pd.DataFrame(row))
-    return pd.concat(frames, ignore_index=True)
-
-
-def _job(args):
-    run, qrels, settings = args
-    return run.name, analyse_run(run, qrels, settings)
-
-
-# ------------------------------------------------------------------ summaries and figures
 def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
     """Paper 000 Table 1 layout: per metric and threshold, mean RMS / MAE of the inferred
     PR curves, and P@10 prediction RMS per topic, RMS and Kendall tau of per-run means."""
@@ -148,9 +53,9 @@ def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
             f"{p10} rms (topics)": rms(e[f"actual {p10}"], e[f"pred {p10}"]),
             f"{p10} rms (runs)": rms(runs.iloc[:, 0], runs.iloc[:, 1]),
             f"{p10} tau (runs)": kendall_tau(runs.iloc[:, 0], runs.iloc[:, 1]),
-            "solved": int(g["status"].isin(["optimal", "boundary"]).sum()),
-            "undefined": int((g["status"] == "undefined").sum()),
-            "not solved": int((~g["status"].isin(["optimal", "boundary", "undefined"])).sum()),
+            "solved": int(g["status"].isin(_SOLVED).sum()),
+            "undefined": int((g["status"] == Status.UNDEFINED.value).sum()),
+            "not solved": int((~g["status"].isin(_SOLVED | {Status.UNDEFINED.value})).sum()),
         })
     return pd.DataFrame(rows)
 
@@ -224,19 +129,16 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
             warnings.simplefilter("ignore")
             lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
         lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
-        ranks, valid, R = real_pr_points(lists, t0)
-        k = int(valid.sum())
-        i = np.arange(1, k + 1)
+        rec, prec, valid = real_pr_curve(lists, t0)
         curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
-                                    "recall": i / R[0], "precision": i / ranks[0, :k]}))
+                                    "recall": rec[0][valid[0]], "precision": prec[0][valid[0]]}))
         for metric in settings.metric_objects():
             for t, mt, res in infer(metric, lists, dataclasses.replace(settings, thresholds=(t0,))):
-                q = threshold_probabilities(res.p, t)[0, : lists.lengths[0]]
-                C = np.cumsum(q)
-                n = np.arange(1, len(q) + 1)
+                q = threshold_probabilities(res.p, t)[:, : lists.lengths[0]]
+                erec, eprec = expected_pr_curve(q, lists.n_rel(t))
                 curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                             "curve": f"inferred from {metric}",
-                                            "recall": C / max(R[0], 1), "precision": C / n}))
+                                            "recall": erec[0], "precision": eprec[0]}))
     curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
     _cli.atomic_write_csv(out / "fig_pr_examples.csv", curves)
@@ -274,28 +176,6 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
         print(f"{unsolved} instance(s) ended infeasible or not_converged (status in instances.csv); "
               "they are left out of the means")
     print(f"({seconds:.1f} s)")
-
-
-def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args) -> pd.DataFrame:
-    """Analyse every run (one resumable chunk per run, written atomically); all instances."""
-    chunks = _cli.prepare_chunks(out, config, args.resume)
-    todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
-    jobs = [(r, qrels, settings) for r in todo]
-    bar = _cli.progress(None, len(runs), "runs", args.no_progress)
-    bar.update(len(runs) - len(todo))
-    if args.workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            for run_name, frame in pool.map(_job, jobs):
-                _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-                bar.update(1)
-    else:
-        for job in jobs:
-            run_name, frame = _job(job)
-            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-            bar.update(1)
-    bar.close()
-    return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
-                      for r in runs], ignore_index=True)
 
 
 def _parser() -> argparse.ArgumentParser:

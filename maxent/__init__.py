@@ -27,7 +27,7 @@ from maxent.evaluate import aggregate, evaluate
 from maxent.metrics import METRICS, parse_measure, parse_measures
 from maxent.ranked import RankedLists, rank_runs
 from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
-from maxent.inference import pr_errors, real_pr_points, threshold_probabilities
+from maxent.inference import expected_pr_curve, pr_errors, real_pr_curve, real_pr_points, threshold_probabilities
 from maxent.letor import RankingData, read_letor
 from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
 from maxent.trec import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
@@ -40,7 +40,7 @@ __all__ = [
     "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
-    "threshold_probabilities", "real_pr_points", "pr_errors",
+    "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings
