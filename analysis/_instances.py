@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -16,13 +15,14 @@ import pandas as pd
 
 from analysis import _cli
 from analysis._cli import split_names  # noqa: F401  (re-exported)
-from maxent.errors import ConvergenceWarning
-from maxent.inference import pr_errors, threshold_probabilities
+from maxent.errors import ConvergenceWarning, ParameterError
+from maxent.inference import graded_pr_errors, pr_errors, threshold_probabilities
 from maxent.metrics import Metric, parse_measure
 from maxent.ranked import rank_runs
 from maxent.solver import solve
 
-__all__ = ["split_names", "Settings", "at_threshold", "infer", "counts_text", "analyse_run", "run_instances"]
+__all__ = ["split_names", "Settings", "at_threshold", "infer", "counts_text", "analyse_run",
+           "parse_graded_pr", "graded_summary", "run_instances"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -34,6 +34,7 @@ class Settings:
     min_relevant: int
     depth: int
     predict: tuple[str, ...]
+    graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored (paper 004 s3.2)
 
     def metric_objects(self) -> list[Metric]:
         return [parse_measure(m) for m in self.metrics]
@@ -78,6 +79,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
             # statuses are recorded per instance (and counted in summary.csv), not warned about
             warnings.simplefilter("ignore", ConvergenceWarning)
             solved = list(infer(metric, lists, settings))
+        graded = _graded_pr_columns(_graded_solve(solved), lists, settings, selected)
         for t, mt, res in solved:
             q = threshold_probabilities(res.p, t)
             err = pr_errors(q, lists, t, settings.alignment)
@@ -96,16 +98,54 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
                     row[f"pred {x}"] = np.nan  # a binary solve says nothing about grades
                 else:
                     row[f"pred {x}"] = xt.expectation(res.p if xt.GRADED else q, lists)
+            row.update(graded)
             frames.append(pd.DataFrame(row))
     return pd.concat(frames, ignore_index=True)
+
+
+def _graded_solve(solved):
+    """The graded solve among one metric's results (None for binary solves)."""
+    res = solved[0][2] if solved else None
+    return res if res is not None and np.ndim(res.p) == 3 else None
+
+
+def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> dict:
+    """Graded PR curve errors (paper 004 s3.2) of one metric's graded solve, when asked for.
+
+    The graded curve does not depend on the binary threshold: the same values go on every
+    threshold row of the metric. ``graded eligible``: selected by --min-relevant, solved, and
+    with a graded PR point. Binary solves carry no grade distribution: NaN, not eligible.
+    """
+    if settings.graded_pr is None:
+        return {}
+    if res is None:
+        nan = np.full(len(lists), np.nan)
+        return {"graded n_points": np.zeros(len(lists), dtype=np.int64), "graded rms": nan, "graded mae": nan,
+                "graded eligible": np.zeros(len(lists), dtype=bool)}
+    err = graded_pr_errors(res.p, lists, settings.graded_pr, settings.alignment)
+    ok = res.success
+    return {"graded n_points": err.n_points, "graded rms": np.where(ok, err.rms, np.nan),
+            "graded mae": np.where(ok, err.mae, np.nan), "graded eligible": selected & ok & (err.n_points > 0)}
+
+
+def parse_graded_pr(text: str | None, max_grade: int) -> tuple[float, ...] | None:
+    """--graded-pr: 'uniform' or comma-separated g_1..g_c (validated as GAP's g)."""
+    if text is None:
+        return None
+    if text == "uniform":
+        c = max(max_grade, 1)
+        return tuple([1.0 / c] * c)
+    try:
+        g = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise ParameterError(f"--graded-pr: expected 'uniform' or numbers g1,g2,..., got {text!r}") from None
+    parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")")      # same checks as GAP's g
+    return g
 
 
 def _job(args):
     run, qrels, settings = args
     return run.name, analyse_run(run, qrels, settings)
-
-
-# ------------------------------------------------------------------ summaries and figures
 
 
 def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args) -> pd.DataFrame:
@@ -115,16 +155,16 @@ def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args
     jobs = [(r, qrels, settings) for r in todo]
     bar = _cli.progress(None, len(runs), "runs", args.no_progress)
     bar.update(len(runs) - len(todo))
-    if args.workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            for run_name, frame in pool.map(_job, jobs):
-                _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-                bar.update(1)
-    else:
-        for job in jobs:
-            run_name, frame = _job(job)
-            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-            bar.update(1)
+    for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
+        _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+        bar.update(1)
     bar.close()
     return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
                       for r in runs], ignore_index=True)
+
+
+def graded_summary(g: pd.DataFrame, prefix: str) -> dict:
+    """Mean graded PR RMS / MAE over the graded-eligible rows of one (metric, threshold) group."""
+    e = g[g["graded eligible"].astype(bool)]
+    return {f"{prefix}RMS": e["graded rms"].mean(), f"{prefix}MAE": e["graded mae"].mean(),
+            "graded instances": len(e)}

@@ -23,13 +23,13 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from analysis._cli import add_common, atomic_write_csv, atomic_write_text, progress, run_main, save_figure, split_names
+from analysis._cli import (add_common, atomic_write_csv, atomic_write_text, parallel_map, progress, run_main,
+                           save_figure, split_names)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
 from maxent.ltr.models import make_model
@@ -267,15 +267,9 @@ def _run_all(fn, jobs, args, desc):
         return []
     bar = progress(None, total=len(jobs), desc=desc, disable=args.no_progress)
     results = []
-    if args.workers <= 1:
-        for j in jobs:
-            results.append(fn(j))
-            bar.update(1)
-    else:
-        with ProcessPoolExecutor(max_workers=args.workers) as ex:
-            for r in ex.map(fn, jobs):
-                results.append(r)
-                bar.update(1)
+    for r in parallel_map(fn, jobs, args):      # local, process pool or Dask (--scheduler)
+        results.append(r)
+        bar.update(1)
     bar.close()
     return results
 

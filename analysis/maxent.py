@@ -24,18 +24,21 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from analysis._instances import Settings, analyse_run, infer, run_instances, split_names  # noqa: F401
+from analysis._instances import (Settings, analyse_run, graded_summary, infer, parse_graded_pr,  # noqa: F401
+                                 run_instances, split_names)
 from maxent.errors import ParameterError
-from maxent.inference import expected_pr_curve, kendall_tau, real_pr_curve, rms, threshold_probabilities
+from maxent.inference import (expected_pr_curve, graded_pr_points, inferred_graded_pr, kendall_tau,
+                              real_pr_curve, rms, threshold_probabilities)
 from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
-from maxent.solver import HAS_SOLUTION, Status
+from maxent.solver import HAS_SOLUTION, Status, solve
 from maxent.trec import read_qrels, read_runs
 
 DEFAULT_METRICS = "AP,nDCG,GAP"
 ALL_PREDICT = ["P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP"]
 
 
+# ------------------------------------------------------------------ summaries and figures
 _SOLVED = {s.value for s in HAS_SOLUTION}
 
 
@@ -56,6 +59,7 @@ def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
             "solved": int(g["status"].isin(_SOLVED).sum()),
             "undefined": int((g["status"] == Status.UNDEFINED.value).sum()),
             "not solved": int((~g["status"].isin(_SOLVED | {Status.UNDEFINED.value})).sum()),
+            **(graded_summary(g, "graded PR ") if "graded rms" in g else {}),
         })
     return pd.DataFrame(rows)
 
@@ -155,7 +159,54 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     _cli.save_figure(fig, out / "fig_pr_examples.png")
     plt.close(fig)
     written.append(out / "fig_pr_examples.png")
+    if settings.graded_pr is not None:
+        written.append(_figure_graded_pr(picks, settings, runs, qrels, out))
     return written
+
+
+def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path:
+    """Actual and inferred graded PR curves (paper 004 s3.2) for the example (run, topic) picks."""
+    import matplotlib.pyplot as plt
+
+    g = settings.graded_pr
+    curves = []
+    by_name = {r.name: r for r in runs}
+    for _, pick in picks.iterrows():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+        lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
+        pts = graded_pr_points(lists, g)
+        k = pts.valid[0]
+        curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
+                                    "recall": pts.recall[0, k], "precision": pts.precision[0, k]}))
+        for metric in settings.metric_objects():
+            if not metric.GRADED:
+                continue
+            res = solve(metric, metric.value(lists), lists, count=settings.count)
+            n = lists.lengths[0]
+            W, GP = inferred_graded_pr(res.p, g)
+            curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
+                                        "curve": f"inferred from {metric}",
+                                        "recall": W[0, :n] / max(pts.Z[0], 1e-300), "precision": GP[0, :n]}))
+    curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
+        columns=["run", "topic", "curve", "recall", "precision"])
+    _cli.atomic_write_csv(out / "fig_graded_pr_examples.csv", curves)
+    keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
+    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
+    for ax, (r, tp) in zip(axes[0], keys):
+        d = curves[(curves["run"] == r) & (curves["topic"] == tp)]
+        for name, c in d.groupby("curve", sort=False):
+            style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
+            ax.plot(c["recall"], c["precision"], label=name, **style)
+        ax.set(xlabel="graded recall", ylabel="graded precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
+        ax.legend(fontsize=7)
+    fig.suptitle("actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
+                 + ", ".join("%.3g" % x for x in g) + ")")
+    path = out / "fig_graded_pr_examples.png"
+    _cli.save_figure(fig, path)
+    plt.close(fig)
+    return path
 
 
 def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds: float) -> None:
@@ -175,6 +226,15 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
     if unsolved:
         print(f"{unsolved} instance(s) ended infeasible or not_converged (status in instances.csv); "
               "they are left out of the means")
+    if "graded PR RMS" in summary:
+        g = ",".join("%.4g" % x for x in settings.graded_pr)
+        print(f"graded PR curve (paper 004 s3.2, g = {g}; graded solves only, biased towards GAP(g)):")
+        for r in summary.drop_duplicates("metric").itertuples(index=False):
+            d = r._asdict()
+            vals = list(d.values())
+            gi = list(summary.columns).index("graded PR RMS")
+            if vals[gi + 2]:
+                print(f"  {vals[0]:<22} {vals[gi + 2]:>6} lists  RMS {vals[gi]:.4f}  MAE {vals[gi + 1]:.4f}")
     print(f"({seconds:.1f} s)")
 
 
@@ -201,6 +261,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=1000, help="documents per topic kept (trec_eval -M)")
     p.add_argument("--predict", default="P@10",
                    help="metrics predicted from each inferred distribution, comma-separated, or 'all'")
+    p.add_argument("--graded-pr", default=None, metavar="G",
+                   help="also score the graded PR curve of paper 004 s3.2 with threshold probabilities "
+                        "G = 'uniform' or g1,g2,... (graded solves: nDCG, GAP)")
     _cli.add_common(p, "maxent")
     return p
 
@@ -226,11 +289,14 @@ def _body(args) -> int:
         if not parse_measure(m).HAS_EXPECTATION:
             raise ParameterError(f"{m} has no expectation under a relevance distribution")
     settings = Settings(tuple(str(parse_measure(m)) for m in metrics), thresholds, args.count,
-                        args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict))
+                        args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict),
+                        parse_graded_pr(args.graded_pr, qrels.max_grade))
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
                   runs=[r.name for r in runs])
+    if settings.graded_pr is None:
+        del config["graded_pr"]            # unchanged settings stamp (and --resume) without the option
     inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     summary = summarize(inst, settings)

@@ -12,6 +12,9 @@ import warnings as _warnings
 _warnings.filterwarnings(
     "ignore", message=r"'maxent\.evaluate' found in sys\.modules", category=RuntimeWarning
 )
+_warnings.filterwarnings(  # the same for ``python -m maxent.compare``
+    "ignore", message=r"'maxent\.compare' found in sys\.modules", category=RuntimeWarning
+)
 
 from maxent.errors import (
     ConvergenceWarning,
@@ -24,10 +27,12 @@ from maxent.errors import (
     TopicWarning,
 )
 from maxent.evaluate import aggregate, evaluate
+from maxent.compare import Comparison, compare
 from maxent.metrics import METRICS, parse_measure, parse_measures
 from maxent.ranked import RankedLists, rank_runs
 from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
 from maxent.inference import expected_pr_curve, pr_errors, real_pr_curve, real_pr_points, threshold_probabilities
+from maxent.inference import graded_pr_errors, graded_pr_points, inferred_graded_pr
 from maxent.letor import RankingData, read_letor
 from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
 from maxent.trec import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
@@ -38,9 +43,12 @@ __all__ = [
     "rank_runs", "RankedLists",
     # metrics and evaluation
     "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
+    # comparing systems: paired tests, corrections, effect sizes (maxent.compare)
+    "compare", "Comparison",
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
     "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
+    "graded_pr_points", "inferred_graded_pr", "graded_pr_errors",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings
