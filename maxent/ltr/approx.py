@@ -41,7 +41,7 @@ import numpy as np
 from maxent.errors import ParameterError
 from maxent.ltr.lambdas import DeltaContext, per_query_gradients
 
-__all__ = ["approx_positions", "approx_metric", "approxrank_gradients"]
+__all__ = ["approx_positions", "approx_metric", "approxrank_gradients", "approx_values"]
 
 
 def approx_positions(scores, alpha: float):
@@ -165,3 +165,33 @@ def approxrank_gradients(scores, grades, context: DeltaContext, *, rows=None, le
     """
     return per_query_gradients(approx_metric, scores, grades, context, rows, lengths,
                                alpha=alpha, beta=beta)
+
+
+def approx_values(context: DeltaContext, scores, grades, lengths, alphas, *, beta: float = 10.0) -> np.ndarray:
+    r"""ApproxRank values of the context's metric for a padded batch at several alphas.
+
+    The approximation-error curves of paper 002 (Figs. 1-2) compare these with the metric of
+    the ranking by score as :math:`\alpha` grows.
+
+    Parameters
+    ----------
+    context : DeltaContext
+        One row per list (same order as ``scores``).
+    scores, grades : ndarray, shape (B, N)
+        Padded lists (padding beyond ``lengths``).
+    lengths : ndarray, shape (B,)
+    alphas : sequence of float
+    beta : float
+
+    Returns
+    -------
+    ndarray, shape (len(alphas), B)
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    out = np.empty((len(alphas), len(scores)))
+    for b in range(len(scores)):                       # per list (each is an n x n computation)
+        n = int(lengths[b])
+        for a, alpha in enumerate(alphas):
+            out[a, b] = approx_metric(context, scores[b, :n], grades[b, :n], row=b, alpha=alpha, beta=beta,
+                                      gradient=False)
+    return out
