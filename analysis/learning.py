@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 
 from analysis._cli import (add_common, atomic_write_csv, atomic_write_text, parallel_map, progress, run_main,
-                           save_figure)
+                           save_figure, split_names)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
 from maxent.ltr.models import make_model
@@ -90,7 +90,7 @@ EPILOG = """examples:
 
 
 def _csv_list(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",") if x.strip()]
+    return split_names(s)          # commas inside parentheses stay: GAP(g=0.5,0.5)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,7 +31,7 @@ from maxent.compare import Comparison, compare
 from maxent.metrics import METRICS, parse_measure, parse_measures
 from maxent.ranked import RankedLists, rank_runs
 from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
-from maxent.inference import pr_errors, real_pr_points, threshold_probabilities
+from maxent.inference import expected_pr_curve, pr_errors, real_pr_curve, real_pr_points, threshold_probabilities
 from maxent.inference import graded_pr_errors, graded_pr_points, inferred_graded_pr
 from maxent.letor import RankingData, read_letor
 from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
@@ -47,7 +47,7 @@ __all__ = [
     "compare", "Comparison",
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
-    "threshold_probabilities", "real_pr_points", "pr_errors",
+    "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
     "graded_pr_points", "inferred_graded_pr", "graded_pr_errors",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",

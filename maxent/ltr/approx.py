@@ -17,7 +17,7 @@ truncation functions, scale :math:`\beta`):
 * ApproxAP :math:`= \frac1R \sum_y \frac{rel_y}{\hat\pi(y)} \left(1 + \sum_{x \ne y} rel_x\,
   \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\right)` (eq. 7 with the truncation
   1{pi(x) < pi(y)} approximated);
-* generally, for a metric of pairwise form (``metric.pair_form``: AP, GAP)
+* generally, for a metric of pairwise form (``metric.pair_factors``: AP, GAP)
   :math:`\frac1Z \sum_y \frac{1}{\hat\pi(y)}\big(\delta_{yy} + \sum_{x \ne y} \delta_{yx}
   \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\big)` (ApproxAP with
   :math:`\delta = rel\,rel^T`, Z = R; ApproxGAP with paper [004]'s pivot
@@ -122,19 +122,21 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
     elif form == "pairwise":
         # M = (1/Z) sum_y (delta_yy + sum_{x != y} delta_yx T_yx) / pi_hat(y), T_yx the smooth
         # indicator that x ranks before y (AP: delta = rel rel^T, Z = R; GAP: pivot deltas)
-        delta, Z = metric.pair_form(y, ctx.side, 0)
+        V, w, Z = metric.pair_factors(y, ctx.side, 0)   # delta = sum_k w_k v_k v_k^T (K rows)
         if Z <= 0:
             return (0.0, np.zeros_like(ph)) if gradient else 0.0
         T = expit(beta * np.subtract.outer(ph, ph))       # T[y, x]: x ranked before y
         np.fill_diagonal(T, 0.0)
-        A = np.diagonal(delta) + (delta * T).sum(axis=1)
+        Vt = V.T                                          # (n, K)
+        A = Vt @ w + (Vt * (T @ Vt)) @ w                  # delta_yy + sum_x delta_yx T_yx
         value = float((A / ph).sum() / Z)
         dT = beta * T * (1.0 - T)
         np.fill_diagonal(dT, 0.0)
         c = 1.0 / ph
-        dd = delta * dT
         # d/d ph_y: -A_y / ph_y^2 + c_y sum_x delta_yx dT_yx - sum_y' c_y' delta_y'y dT_y'y
-        g = (-A / ph ** 2 + c * dd.sum(axis=1) - c @ dd) / Z
+        own = (Vt * (dT @ Vt)) @ w
+        other = (Vt * (dT.T @ (c[:, None] * Vt))) @ w
+        g = (-A / ph ** 2 + c * own - other) / Z
     else:
         raise ParameterError(f"ApproxRank needs a position-additive or pairwise metric (nDCG, P@k, "
                              f"RBP, AP, GAP), not {metric!s}")
