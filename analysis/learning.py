@@ -540,8 +540,30 @@ def part_table(args, out: Path, runs_dir: Path):
     if len(claims):
         atomic_write_csv(out / "claims.csv", claims)
     text = table_text(table, args.train_metrics, tests, args.alpha, args.power)
+    stop = stopping_summary([recs[j["name"]] for j in jobs], by_train, tests, args)
+    if stop:
+        text += "\n" + stop
     atomic_write_text(out / "table.txt", text + "\n")
     return by_train, text
+
+
+def stopping_summary(recs: list[dict], by_train: dict, tests: list[str], args) -> str:
+    """Two lines on convergence: how many training runs stopped by patience and how many hit the
+    epoch cap, how many validation selections (per cell and fold) kept the untrained epoch 0, and
+    how often each learning rate was chosen (a grid edge chosen often: widen the grid)."""
+    reasons = [r.get("stop_reason") for r in recs if r.get("stop_reason")]
+    if not reasons:                                       # LambdaMART records have no stop reason
+        return ""
+    n_pat, n_cap = reasons.count("patience"), reasons.count("epoch_cap")
+    sels = [r for tr in args.train_metrics for te in tests
+            for r in _select(by_train[tr], te, args.best_restart).values()]
+    at0 = sum(r["selected"][te]["epoch"] == 0 for tr in args.train_metrics for te in tests
+              for r in _select(by_train[tr], te, args.best_restart).values())
+    chosen = ", ".join(f"{lr:g}: {sum(r['lr'] == lr for r in sels)}" for lr in sorted(set(args.learning_rates)))
+    last = max(int(r.get("stopped_epoch") or 0) for r in recs)
+    return (f"training runs: {n_pat} stopped by patience ({args.patience} epochs), {n_cap} hit the epoch cap "
+            f"({args.epochs}); latest stop at epoch {last}\nvalidation selections (cell x fold x seed): "
+            f"{len(sels)}, {at0} kept epoch 0 (untrained); learning rates chosen: {chosen}")
 
 
 # the learning claims of papers 000 (Tables 2-4, section 5.1) and 004 (Tables 1-2):

@@ -133,6 +133,16 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     assert len(off) == 4 and (off.ci_low <= off.diff_vs_self + 1e-9).all() and (off.diff_vs_self <= off.ci_high + 1e-9).all()
     assert (off.mde >= 0).all() and (off.mde > 0).any() and ((off.mde == 0) == (off.sd_diff == 0)).all()
     assert set(table.stop_reason) <= {"patience", "epoch_cap"} and (table.epoch <= table.stopped_epoch).all()
+    # the convergence lines of table.txt count the run records (oracle: runs/*.json read here)
+    import json
+    import re
+    recs = [json.loads(p.read_text()) for p in (out / "runs").glob("table__*.json")]
+    n_pat = sum(r["stop_reason"] == "patience" for r in recs)
+    m = re.search(r"training runs: (\d+) stopped by patience \(2 epochs\), (\d+) hit the epoch cap \(6\)", text)
+    assert m and (int(m[1]), int(m[2])) == (n_pat, len(recs) - n_pat) and len(recs) == 3
+    m = re.search(r"validation selections \(cell x fold x seed\): (\d+), (\d+) kept epoch 0 .*chosen: 0.05: (\d+)", text)
+    assert m and int(m[1]) == int(m[3]) == len(table) == 9
+    assert int(m[2]) == int((table.epoch == 0).sum())     # one fold: the CSV's selected epochs
     # claims.csv: paper 000's AP-vs-P@10 claim is the table's off-diagonal cell (same difference, p-values)
     claims = pd.read_csv(out / "claims.csv")
     c = claims[claims.claim == "train AP > train P@10 on test P@10"].iloc[0]
