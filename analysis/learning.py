@@ -411,12 +411,16 @@ def run_optimality(job: dict) -> list[dict]:
     return rows
 
 
-def _run_all(fn, jobs, args, desc):
+def _run_all(fn, jobs, args, desc, on_result=None):
+    """``fn`` over the jobs in job order; ``on_result(r)`` is called as each result arrives (so
+    finished work is saved before the next job starts, and --resume keeps it after a crash)."""
     if not jobs:
         return []
     bar = progress(None, total=len(jobs), desc=desc, disable=args.no_progress)
     results = []
     for r in parallel_map(fn, jobs, args):      # local, process pool or Dask (--scheduler)
+        if on_result is not None:
+            on_result(r)
         results.append(r)
         bar.update(1)
     bar.close()
@@ -426,8 +430,8 @@ def _run_all(fn, jobs, args, desc):
 def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
     """Run the training jobs not already on disk (--resume) and load all their records."""
     todo = [j for j in jobs if not (args.resume and (runs_dir / f"{j['name']}.json").exists())]
-    for rec in _run_all(run_job, todo, args, desc):
-        atomic_write_text(runs_dir / f"{rec['name']}.json", json.dumps(rec))
+    _run_all(run_job, todo, args, desc,
+             on_result=lambda rec: atomic_write_text(runs_dir / f"{rec['name']}.json", json.dumps(rec)))
     return {j["name"]: json.loads((runs_dir / f"{j['name']}.json").read_text()) for j in jobs}
 
 

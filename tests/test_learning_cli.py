@@ -247,3 +247,32 @@ def test_pairs_part(tmp_path):
         assert e["RR"] < e["nDCG"]
     assert df.groupby("fraction").n_train_queries.first().is_monotonic_increasing
     assert (out / "pairs.png").stat().st_size > 0
+
+
+def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
+    """A crash in the third training run keeps the two finished records on disk (they used to be
+    written only after the last run), and --resume then trains only the missing ones."""
+    import analysis.learning as learning
+
+    out = tmp_path / "crash"
+    args = ["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
+            "--epochs", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG,P@10",
+            "--test-metrics", "AP,P@10", "--workers", "1", "--no-progress", "--parts", "table", "--out", str(out)]
+    real, calls = learning.run_job, []
+
+    def failing(job):
+        calls.append(job["name"])
+        if len(calls) == 3:
+            raise RuntimeError("worker died")
+        return real(job)
+
+    monkeypatch.setattr(learning, "run_job", failing)
+    with pytest.raises(RuntimeError, match="worker died"):
+        learning.body(learning.build_parser().parse_args(args))
+    saved = sorted(p.stem for p in (out / "runs").glob("*.json"))
+    assert saved == sorted(calls[:2])
+    stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
+    calls.clear()
+    assert main(args + ["--resume"]) == 0
+    assert len(calls) == 1 and calls[0] not in saved                # only the missing run is trained
+    assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json") if p.name in stamps} == stamps
