@@ -23,14 +23,38 @@ from maxent.errors import (
     TopicMismatchError,
     TopicWarning,
 )
-from maxent.evaluate import aggregate, evaluate
-from maxent.metrics import METRICS, parse_measure, parse_measures
-from maxent.ranked import RankedLists, rank_runs
-from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
-from maxent.inference import pr_errors, real_pr_points, threshold_probabilities
-from maxent.letor import RankingData, read_letor
-from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
-from maxent.trec import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
+
+# Everything else loads on first use (module-level __getattr__, PEP 562), so that
+# ``python -m maxent.evaluate`` does not pay for pandas, scipy and the solver at start-up.
+_LAZY = {
+    "evaluate": "maxent.evaluate", "aggregate": "maxent.evaluate",
+    "METRICS": "maxent.metrics", "parse_measure": "maxent.metrics", "parse_measures": "maxent.metrics",
+    "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
+    "discriminative_power": "maxent.bootstrap", "paired_bootstrap_asl": "maxent.bootstrap",
+    "pr_errors": "maxent.inference", "real_pr_points": "maxent.inference",
+    "threshold_probabilities": "maxent.inference",
+    "RankingData": "maxent.letor", "read_letor": "maxent.letor",
+    "HAS_SOLUTION": "maxent.solver", "NO_SOLUTION": "maxent.solver", "MaxEntResult": "maxent.solver",
+    "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
+    "Qrels": "maxent.trec", "Run": "maxent.trec", "read_qrels": "maxent.trec", "read_run": "maxent.trec",
+    "read_runs": "maxent.trec", "run_from_frame": "maxent.trec",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'maxent' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     # TREC input and ranking

@@ -8,6 +8,13 @@ Qrels: ``qid iter docno grade``, exactly four columns; ``#`` lines are comments;
 are read as trec_eval's ``atol`` does (the leading integer part, so ``1.5`` is 1 and
 ``0.9`` is 0); negative grades are non-relevant and, as in trec_eval (its "in the pool
 but unjudged"), count at no grade level: in ranked lists they look like unjudged documents.
+Grades above :data:`MAX_GRADE` (255) are refused with an InputError: every grade level gets
+a column of counts per ranked list (and a probability per document in graded inference),
+so memory would grow with the largest grade rather than with the input; 255 also keeps the
+exponential gain 2^g - 1 finite.
+
+A UTF-8 byte-order mark at the start of a file (as some editors write) is read through:
+it is not part of the first line's first token.
 
 Parsing is vectorised: token boundaries come from one numpy pass over the bytes, columns
 are gathered into fixed-width byte arrays and scores are parsed by an exact vectorised
@@ -30,7 +37,11 @@ import numpy as np
 from maxent.errors import InputError
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
-           "hash_strings", "topic_keys", "topic_codes"]
+           "hash_strings", "topic_keys", "topic_codes", "MAX_GRADE"]
+
+MAX_GRADE = 255
+"""Largest qrels grade accepted (see the module docstring)."""
+_BOM = b"\xef\xbb\xbf"
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() and C isspace() split on
@@ -104,18 +115,33 @@ class Qrels:
 
         Returns ``(index, topic, docno, grade)``: ``topic`` (int, position in
         :attr:`topics`), ``docno`` (bytes) and ``grade`` are flat arrays over every
-        judgement; ``index`` is a :class:`pandas.Index` of their
-        :func:`topic_keys` hashes (None if two judgements share a hash, which sends
-        lookups to the exact per-topic path).
+        judgement; ``index`` is a :class:`_KeyIndex` of their :func:`topic_keys` hashes
+        (None if two judgements share a hash, which sends lookups to the exact per-topic
+        path).
         """
-        import pandas as pd
-
         sizes = [len(self.docnos[t]) for t in self.topics]
         topic = np.repeat(np.arange(len(self.topics)), sizes)
         docno = np.concatenate([self.docnos[t] for t in self.topics]) if sizes else np.zeros(0, "S1")
         grade = np.concatenate([self.grades[t] for t in self.topics]) if sizes else np.zeros(0, np.int64)
-        index = pd.Index(topic_keys(hash_strings(docno), topic))
+        index = _KeyIndex(topic_keys(hash_strings(docno), topic))
         return (index if index.is_unique else None), topic, docno, grade
+
+
+class _KeyIndex:
+    """Positions of 64-bit keys by binary search over the sorted keys (numpy only, so
+    reading and ranking never import pandas)."""
+
+    def __init__(self, keys: np.ndarray):
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+        self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
+
+    def get_indexer(self, query: np.ndarray) -> np.ndarray:
+        """Position of each query key in the original keys, -1 where absent."""
+        if len(self.sorted) == 0:
+            return np.full(len(query), -1, dtype=np.int64)
+        i = np.minimum(np.searchsorted(self.sorted, query), len(self.sorted) - 1)
+        return np.where(self.sorted[i] == query, self.order[i], -1)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -133,6 +159,8 @@ def _read_bytes(path: Path) -> bytes:
             data = gzip.decompress(data)
         except (OSError, EOFError, zlib.error) as e:
             raise InputError(path, None, f"corrupt gzip data ({e})") from None
+    if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
+        data = data[len(_BOM):]
     return data
 
 
@@ -207,6 +235,16 @@ class _Table:
         value, ok = _decimal_fast_path(mat)
         if not ok.all():
             slow = np.flatnonzero(~ok)
+            sub = mat[slow]                      # right-aligned: move each token to the left
+            W = sub.shape[1]
+            lead = W - np.count_nonzero(sub, axis=1)
+            cols = np.arange(W)[None, :] + lead[:, None]
+            left = np.where(cols < W, np.take_along_axis(sub, np.minimum(cols, W - 1), axis=1), 0)
+            try:  # numpy's bytes -> float64 cast parses as float() does (correctly rounded)
+                value[slow] = np.ascontiguousarray(left).view(f"S{W}").ravel().astype(np.float64)
+                slow = slow[:0]
+            except ValueError:
+                pass                             # find the culprit one by one, for its line
             texts = [mat[i].tobytes().lstrip(b"\0") for i in slow]
             for i, t in zip(slow, texts):
                 try:
@@ -225,22 +263,23 @@ class _Table:
 
 
 def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse plain decimals ``[+-]digits[.digits]`` of at most 15 bytes, vectorised.
+    """Parse plain decimals ``[+-]digits[.digits]`` of at most 20 bytes whose digits, read as
+    one integer, are below 2^53 (so up to 15 digits always, 16 mostly), vectorised.
 
     ``mat`` is an (n, W) byte matrix of whitespace-free tokens, right-aligned (zero bytes
     on the left). Removing the dot (the bytes before it move right by one) leaves the
     digits of the mantissa m at their place values; m is read by Horner's rule over the
-    byte positions and the value is m / 10^f, f = digits after the dot. m < 10^15 < 2^53
-    and 10^f are exact doubles, so the single division is the correctly rounded decimal:
+    byte positions and the value is m / 10^f, f = digits after the dot. m < 2^53 (checked)
+    and 10^f (f <= 19) are exact doubles, so the single division is the correctly rounded decimal:
     the same double as ``float(text)`` or C's strtod (Clinger's fast path). Works on the transpose (W, n) so that reductions run over
     contiguous rows. Returns the values and a mask of the rows parsed; the caller parses
     the others (exponents, nan, inf, long tokens, garbage) one by one.
     """
     n, W = mat.shape
     too_long = None
-    if W > 15:  # only the last 15 bytes take the fast path
-        too_long = (mat[:, : W - 15] != 0).any(axis=1)
-        mat, W = mat[:, W - 15:], 15
+    if W > 20:  # only the last 20 bytes take the fast path
+        too_long = (mat[:, : W - 20] != 0).any(axis=1)
+        mat, W = mat[:, W - 20:], 20
     m = np.ascontiguousarray(mat.T)                   # (W, n); row j is at distance W-1-j
     cols = np.arange(n)
     sub = m - np.uint8(48)                            # digits -> 0..9; other bytes >= 10
@@ -271,6 +310,7 @@ def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for j in range(W):                                 # Horner over the W byte rows
         mant *= 10.0
         mant += digits[j]
+    ok &= mant < 2.0 ** 53  # exact mantissa (Horner's partial sums are then exact too)
     value = mant / 10.0 ** f
     return np.where(neg, -value, value), ok
 
@@ -518,20 +558,30 @@ def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Ru
 def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
     """Grades as trec_eval 10 reads them with ``atol``: the leading integer part
     (``1.5`` -> 1, ``0.9`` -> 0, ``-0.5`` -> 0, ``2e3`` -> 2). A token that is not a number
-    at all raises InputError (trec_eval would silently read it as 0)."""
+    at all raises InputError (trec_eval would silently read it as 0); so does a grade above
+    :data:`MAX_GRADE`. Negative grades (non-relevant) are kept down to -MAX_GRADE; lower ones
+    are stored as -MAX_GRADE, which means the same."""
     try:
-        return tokens.astype(np.int64)  # the common case: plain integers
-    except ValueError:
-        pass
-    out = np.empty(len(tokens), dtype=np.int64)
-    for i, t in enumerate(tokens):
-        if not _GRADE.match(t):
-            raise InputError(
-                path, int(lines[i]), f"grade {t.decode('utf-8', 'replace')!r} is not a number"
-            )
-        digits = _LEADING_INT.match(t).group()
-        out[i] = int(digits) if digits.strip(b"+-") else 0
-    return out
+        out = tokens.astype(np.int64)  # the common case: plain integers
+    except (ValueError, OverflowError):
+        out = np.empty(len(tokens), dtype=np.int64)
+        for i, t in enumerate(tokens):
+            if not _GRADE.match(t):
+                raise InputError(
+                    path, int(lines[i]), f"grade {t.decode('utf-8', 'replace')!r} is not a number"
+                )
+            digits = _LEADING_INT.match(t).group()
+            v = int(digits) if digits.strip(b"+-") else 0
+            out[i] = min(max(v, -MAX_GRADE), MAX_GRADE + 1)  # Python int: no overflow
+    high = out > MAX_GRADE
+    if high.any():
+        i = int(np.argmax(high))
+        raise InputError(
+            path, int(lines[i]),
+            f"grade {tokens[i].decode('utf-8', 'replace')!r} is out of range: grades above "
+            f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)",
+        )
+    return np.maximum(out, -MAX_GRADE)
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
