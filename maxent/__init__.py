@@ -23,11 +23,14 @@ from maxent.errors import (
     TopicMismatchError,
     TopicWarning,
 )
+# eager: the function ``evaluate`` must shadow the submodule of the same name (a lazy
+# attribute would be replaced by the module as soon as ``maxent.evaluate`` is imported);
+# maxent.evaluate itself imports only numpy and the metric classes.
+from maxent.evaluate import aggregate, evaluate
 
 # Everything else loads on first use (module-level __getattr__, PEP 562), so that
 # ``python -m maxent.evaluate`` does not pay for pandas, scipy and the solver at start-up.
 _LAZY = {
-    "evaluate": "maxent.evaluate", "aggregate": "maxent.evaluate",
     "METRICS": "maxent.metrics", "parse_measure": "maxent.metrics", "parse_measures": "maxent.metrics",
     "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
     "discriminative_power": "maxent.bootstrap", "paired_bootstrap_asl": "maxent.bootstrap",
