@@ -7,6 +7,7 @@ No mathematics lives here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -20,6 +21,16 @@ import pandas as pd
 from maxent.errors import MaxEntError
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_FILE_MODE = _umask_mode()
+"""Mode of written files: what ``open(path, "w")`` would give under the process umask."""
 BUNDLED_RUNS = ROOT / "trec_runs" / "runs"
 BUNDLED_QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 
@@ -59,6 +70,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", newline="") as f:
             f.write(text)
+        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; outputs follow the umask as open() would
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -77,6 +89,7 @@ def save_figure(fig, path: Path) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -89,6 +102,16 @@ def config_key(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _check_config(out: Path, config: dict, resume: bool) -> str:
+    """config.json's text for ``config``; with --resume, other settings there are refused."""
+    stamp = out / "config.json"
+    text = json.dumps(config, sort_keys=True, indent=1, default=str)
+    if resume and stamp.exists() and stamp.read_text() != text:
+        raise MaxEntError(f"{stamp}: results there were made with other settings; "
+                          "run without --resume to start again")
+    return text
+
+
 def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     """The chunk folder for ``config``; without --resume, earlier chunks are cleared.
 
@@ -96,10 +119,7 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     """
     chunks = out / "chunks"
     stamp = out / "config.json"
-    text = json.dumps(config, sort_keys=True, indent=1, default=str)
-    if resume and stamp.exists() and stamp.read_text() != text:
-        raise MaxEntError(f"{stamp}: results there were made with other settings; "
-                          "run without --resume to start again")
+    text = _check_config(out, config, resume)
     if not resume and chunks.exists():
         for f in chunks.glob("*.csv"):
             f.unlink()
@@ -130,3 +150,71 @@ def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.Argumen
     except KeyboardInterrupt:
         print("interrupted: finished chunks are kept; re-run with --resume", file=sys.stderr)
         return 130
+
+
+# ------------------------------------------------------------ help, output folder ownership
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """``--help`` that keeps the epilog's lines and appends "(default: X)" only where the
+    help text does not already state a default and the default is a value."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        if ("default" in text or action.default in (None, False, argparse.SUPPRESS)
+                or not action.option_strings):
+            return text
+        return text + " (default: %(default)s)"
+
+
+def describe(doc: str) -> str:
+    """A module or class docstring as plain text for ``--help`` (no reStructuredText)."""
+    from maxent.evaluate import plain_text
+
+    return plain_text(doc)
+
+
+@contextlib.contextmanager
+def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, resume: bool = False):
+    """Hold ``out`` for this process, and clear the outputs an earlier run left there.
+
+    An exclusive ``flock`` on ``out/.lock`` (released when the process ends, even by
+    SIGKILL) makes a second analysis on the same folder fail at once with a clear error
+    instead of mixing its results with the first one's. ``outputs`` (glob patterns of the
+    tool's final tables and figures) are deleted before any work, so none of them can
+    outlive the settings that made them (e.g. an informativeness.csv of an earlier
+    ``--predict all``, or old tables beside the config.json of a killed re-run); every
+    one this run produces is written again from its (resumable) chunks. With ``config``
+    and ``resume``, settings that differ from the folder's config.json are refused first,
+    before anything is deleted.
+    """
+    import fcntl
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = out / ".lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise MaxEntError(f"{out}: output folder in use by another analysis (pid {holder}); "
+                          "wait for it to finish or choose another --out") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        if config is not None:
+            _check_config(out, config, resume)
+        for pattern in outputs:
+            for f in out.glob(pattern):
+                if f.is_file():
+                    f.unlink()
+        yield out
+    finally:
+        os.close(fd)  # releases the lock; the file stays (removing it would race a waiter)
+
+
+def report_resumed(done: list[str], total: int, what: str) -> None:
+    """Say on stderr what ``--resume`` skipped."""
+    if done:
+        names = ", ".join(done[:10]) + (" ..." if len(done) > 10 else "")
+        print(f"resume: {len(done)} of {total} {what} already done, skipped: {names}", file=sys.stderr)

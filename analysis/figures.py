@@ -29,8 +29,8 @@ def _copy_figures(src: Path, dst: Path) -> list[Path]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m analysis.figures", description=__doc__.splitlines()[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m analysis.figures", description=_cli.describe(__doc__.splitlines()[0]),
+                                formatter_class=_cli.HelpFormatter)
     p.add_argument("--only", default=",".join(TOOLS), help="comma-separated tools to regenerate")
     p.add_argument("--figures", type=Path, default=_cli.ROOT / "figures", help="destination folder")
     p.add_argument("--resume", action="store_true", help="pass --resume to each analysis")

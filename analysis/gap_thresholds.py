@@ -32,6 +32,9 @@ from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
 from maxent.trec import read_qrels, read_runs
 
+OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")
+"""Final outputs (cleared at the start of every run, see _cli.own_output)."""
+
 
 def simplex_grid(c: int, step: float) -> list[tuple[float, ...]]:
     """All g = (g_1..g_c) with g_j in {0, step, 2 step, .., 1} and sum g_j = 1, ordered
@@ -151,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m analysis.gap_thresholds",
         description="Which threshold probabilities g make GAP most informative and discriminative?",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_cli.HelpFormatter,
         epilog="examples:\n  python -m analysis.gap_thresholds\n"
                "  python -m analysis.gap_thresholds --runs ../shared/data/robust03/runs "
                "--qrels ../shared/data/robust03/qrels/robust03_qrels.txt --topics 601-650\n",
@@ -226,6 +229,11 @@ def _body(args) -> int:
     out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
+    with _cli.own_output(out, OUTPUTS, config, args.resume):
+        return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
+
+
+def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
     inst = mx.run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)

@@ -32,6 +32,8 @@ from maxent.ranked import rank_runs
 from maxent.solver import solve
 from maxent.trec import read_qrels, read_runs
 
+OUTPUTS = ("instances.csv", "summary.csv", "informativeness.csv", "fig_*.csv", "fig_*.png")
+"""Final outputs (cleared at the start of every run, see _cli.own_output)."""
 DEFAULT_METRICS = "AP,nDCG,GAP"
 ALL_PREDICT = ["P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP"]
 
@@ -208,7 +210,7 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     for ax, m in zip(axes[0], others):
         ax.scatter(wide[m], wide[p10], s=14)
         ax.set(xlabel=f"{m} (mean over topics)", ylabel=f"{p10} (mean over topics)",
-               title=f"{m}: RMS {rms(wide[m], wide[p10]):.3f}, tau {kendall_tau(wide[m], wide[p10]):.3f}")
+               title=f"{m}: Kendall tau with {p10} {kendall_tau(wide[m], wide[p10]):.3f}")
     fig.suptitle(f"{p10} against each metric, per run (threshold {t0})")
     _cli.save_figure(fig, out / "fig_p10_vs_metric.png")
     plt.close(fig)
@@ -280,6 +282,7 @@ def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args
     """Analyse every run (one resumable chunk per run, written atomically); all instances."""
     chunks = _cli.prepare_chunks(out, config, args.resume)
     todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
+    _cli.report_resumed([r.name for r in runs if r not in todo], len(runs), "runs")
     jobs = [(r, qrels, settings) for r in todo]
     bar = _cli.progress(None, len(runs), "runs", args.no_progress)
     bar.update(len(runs) - len(todo))
@@ -302,7 +305,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m analysis.maxent",
         description="MaxEnt informativeness of IR metrics: inferred PR curves and P@10 from one metric value.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_cli.HelpFormatter,
         epilog="examples:\n"
                "  python -m analysis.maxent\n"
                "  python -m analysis.maxent --runs ../shared/data/robust03/runs "
@@ -342,6 +345,8 @@ def _body(args) -> int:
         raise ParameterError("--min-relevant must be >= 0, --depth and --workers >= 1")
     predict = ALL_PREDICT if args.predict == "all" else split_names(args.predict)
     metrics = split_names(args.metrics)
+    if not metrics or not predict:
+        raise ParameterError("--metrics and --predict need at least one measure name")
     for m in metrics + predict:
         if not parse_measure(m).HAS_EXPECTATION:
             raise ParameterError(f"{m} has no expectation under a relevance distribution")
@@ -351,13 +356,14 @@ def _body(args) -> int:
     out = args.out or (_cli.ROOT / "results" / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
                   runs=[r.name for r in runs])
-    inst = run_instances(runs, qrels, settings, out, config, args)
-    _cli.atomic_write_csv(out / "instances.csv", inst)
-    summary = summarize(inst, settings)
-    _cli.atomic_write_csv(out / "summary.csv", summary)
-    if args.predict == "all":
-        _cli.atomic_write_csv(out / "informativeness.csv", informativeness(inst, settings))
-    _figures(inst, settings, runs, qrels, out)
+    with _cli.own_output(out, OUTPUTS, config, args.resume):
+        inst = run_instances(runs, qrels, settings, out, config, args)
+        _cli.atomic_write_csv(out / "instances.csv", inst)
+        summary = summarize(inst, settings)
+        _cli.atomic_write_csv(out / "summary.csv", summary)
+        if args.predict == "all":
+            _cli.atomic_write_csv(out / "informativeness.csv", informativeness(inst, settings))
+        _figures(inst, settings, runs, qrels, out)
     _print_summary(summary, settings, name, time.time() - t_start)
     print(f"results in {out}")
     return 0

@@ -43,6 +43,29 @@ MAX_GRADE = 255
 """Largest qrels grade accepted (see the module docstring)."""
 _BOM = b"\xef\xbb\xbf"
 
+LONG_TOKEN = 128
+"""Docnos (and qids) longer than this many bytes are stored as a fixed-width surrogate:
+their first LONG_TOKEN bytes, a 0xFF byte and an 8-byte BLAKE2 digest of the whole token.
+Without it, one 100 KB docno would make every docno of the file take 100 KB (numpy bytes
+arrays have one width). Equality is kept (up to a 2^-64 digest collision), so is the order
+against every other token except between two long tokens whose first 128 bytes are equal
+(trec_eval's docno tie-break between two such documents of equal score may then differ).
+"""
+_SURROGATE_WIDTH = LONG_TOKEN + 9
+
+
+def _surrogate(token: bytes) -> bytes:
+    import hashlib
+
+    return token[:LONG_TOKEN] + b"\xff" + hashlib.blake2b(token, digest_size=8).digest()
+
+
+def compact_long(tokens: list[bytes]) -> np.ndarray:
+    """A bytes (``S``) array of ``tokens`` with every token longer than :data:`LONG_TOKEN`
+    replaced by its surrogate (see there), so the width is at most LONG_TOKEN + 9."""
+    return np.array([t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens], dtype=bytes) \
+        if tokens else np.zeros(0, dtype="S1")
+
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() and C isspace() split on
 _LEADING_INT = re.compile(rb"^[+-]?\d*")
@@ -222,9 +245,30 @@ class _Table:
         return mat
 
     def strings(self, c: int) -> np.ndarray:
-        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp."""
-        mat = self.matrix(c)
-        return mat.view(f"S{mat.shape[1]}").ravel()
+        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp.
+
+        Tokens longer than :data:`LONG_TOKEN` bytes are stored as their surrogate
+        (:func:`compact_long`), so the array's width, and memory, stay bounded whatever one
+        line holds.
+        """
+        tok = self.first + c
+        length = self.ends[tok] - self.starts[tok]
+        long = np.flatnonzero(length > LONG_TOKEN)
+        if len(long) == 0:
+            mat = self.matrix(c)
+            return mat.view(f"S{mat.shape[1]}").ravel()
+        short_ends = self.ends[tok].copy()
+        short_ends[long] = self.starts[tok][long]     # empty tokens while building the matrix
+        saved, self.ends = self.ends, self.ends.copy()
+        self.ends[tok] = short_ends
+        try:
+            mat = self.matrix(c)
+        finally:
+            self.ends = saved
+        out = mat.view(f"S{mat.shape[1]}").ravel().astype(f"S{_SURROGATE_WIDTH}")
+        out[long] = [_surrogate(self.buf[a: e].tobytes())
+                     for a, e in zip(self.starts[tok][long], self.ends[tok][long])]
+        return out
 
     def floats(self, c: int, what: str) -> np.ndarray:
         """Column c parsed as finite float64, the same doubles as ``float(text)``.
@@ -513,7 +557,7 @@ def run_from_frame(frame, name: str = "run") -> Run:
         score = np.asarray(frame["score"], dtype=np.float64)
     if len(score) == 0:
         raise InputError(None, None, f"run {name!r} is empty")
-    qid_a, docno_a = np.array(qid), np.array(docno)
+    qid_a, docno_a = compact_long(qid), compact_long(docno)
     lines = np.arange(1, len(score) + 1)
     bad = ~np.isfinite(score)
     if bad.any():
