@@ -49,6 +49,10 @@ def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file") -> None
     """--runs and --qrels, defaulting to the bundled TREC-COVID sample."""
     p.add_argument("--runs", nargs="+", default=[str(BUNDLED_RUNS)], help="run files or folders")
     p.add_argument("--qrels", default=str(BUNDLED_QRELS), help=qrels_help)
+    p.add_argument("--score-precision", choices=("single", "double"), default="single",
+                   help="how run scores are compared when ranking: single = as C floats (trec_eval "
+                        "9.x, pytrec_eval, official TREC results; default), double = as C doubles "
+                        "(trec_eval 10.0)")
 
 
 def dataset_name(runs: list[str], explicit: str | None) -> str:

@@ -96,11 +96,11 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
     plt.close(fig)
 
 
-def per_topic_values(runs, qrels, metrics, depth):
+def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
     """(R, n) per-topic values of each metric over the topics every run retrieved for."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lists = rank_runs(runs, qrels, depth=depth, complete=True)
+        lists = rank_runs(runs, qrels, depth=depth, complete=True, score_precision=score_precision)
     names = [r.name for r in runs]
     topics = list(dict.fromkeys(lists.topics))
     out = {}
@@ -224,10 +224,12 @@ def _body(args) -> int:
     thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
     grid = simplex_grid(c, args.step)
     metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
-    settings = mx.Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",))
+    settings = mx.Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
+                           args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
+                  score_precision=args.score_precision,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
     with _cli.own_output(out, OUTPUTS, config, args.resume):
         return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
@@ -260,7 +262,7 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
         else:
             gs = [tuple([1.0 / c] * c)] + [tuple(float(x) for x in v.split(",")) for v in best.values()]
         boot_metrics = list(dict.fromkeys([parse_measure(g_name(g)) for g in gs] + [parse_measure("AP"), parse_measure(args.reference)]))
-        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth)
+        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
         asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
         _cli.atomic_write_csv(out / "asl.csv", asl)
         _cli.atomic_write_csv(out / "discriminative.csv", power)

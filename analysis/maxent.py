@@ -63,6 +63,7 @@ class Settings:
     min_relevant: int
     depth: int
     predict: tuple[str, ...]
+    score_precision: str = "single"
 
     def metric_objects(self) -> list[Metric]:
         return [parse_measure(m) for m in self.metrics]
@@ -98,7 +99,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
     """All instances of one run: one row per (topic, metric, threshold)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lists = rank_runs([run], qrels, depth=settings.depth)
+        lists = rank_runs([run], qrels, depth=settings.depth, score_precision=settings.score_precision)
     relret = {t: (lists.grades >= t).sum(axis=1) for t in settings.thresholds}
     selected = np.logical_and.reduce([relret[t] >= settings.min_relevant for t in settings.thresholds])
     targets = [parse_measure(x) for x in settings.predict]
@@ -224,7 +225,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     for _, pick in picks.iterrows():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
+                              score_precision=settings.score_precision)
         lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
         ranks, valid, R = real_pr_points(lists, t0)
         k = int(valid.sum())
@@ -351,7 +353,8 @@ def _body(args) -> int:
         if not parse_measure(m).HAS_EXPECTATION:
             raise ParameterError(f"{m} has no expectation under a relevance distribution")
     settings = Settings(tuple(str(parse_measure(m)) for m in metrics), thresholds, args.count,
-                        args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict))
+                        args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict),
+                        args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),

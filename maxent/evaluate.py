@@ -194,26 +194,40 @@ def _print_trec(lists: RankedLists, measures, runs, per_topic, out) -> None:
         out.write("".join(lines))
 
 
+_TEX = (
+    (r"\\Big", ""), (r"\\big", ""), (r"\\left", ""), (r"\\right", ""), (r"\\,", " "),
+    (r"\\partial", "d"), (r"\\delta", "delta"), (r"\\exp", "exp"), (r"\\ln", "ln"),
+    (r"\\log", "log"), (r"\\max", "max"), (r"\\min", "min"), (r"\\sum", "sum"),
+    (r"\\prod", "prod"), (r"\\le", "<="), (r"\\ge", ">="), (r"\\cdot", "*"),
+    (r"\\infty", "inf"), (r"\\mathrm", ""), (r"\\text", ""),
+)
+
+
 def plain_text(doc: str) -> str:
     """A numpydoc/reStructuredText docstring as plain terminal text: ``.. math::`` blocks
-    become indented formulas, roles and literals lose their markup, LaTeX commands become
-    readable symbols."""
+    become indented formulas, roles and literals lose their markup, LaTeX becomes readable
+    (``\\frac{a}{b}`` -> ``(a)/(b)``, ``\\sum_{n\\le k}`` -> ``sum_(n<=k)``)."""
     import inspect
     import re
 
     text = inspect.cleandoc(doc or "")
-    text = re.sub(r"^(\s*)\.\. math::\s*(.*)$", lambda m: m.group(1) + "    " + m.group(2), text,
-                  flags=re.M)
+    text = re.sub(r"^(\s*)\.\. math::\s*(.*)$", lambda m: m.group(1) + "    " + m.group(2), text, flags=re.M)
     text = re.sub(r":(?:math|func|class|meth|data|attr|mod):`~?([^`]*)`", r"\1", text)
     text = re.sub(r"``([^`]*)``", r"\1", text)
     text = re.sub(r"`([^`]*)`", r"\1", text)
-    text = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1) / (\2)", text)
-    for tex, plain in ((r"\ge", ">="), (r"\le", "<="), (r"\sum", "sum"), (r"\prod", "prod"),
-                       (r"\log", "log"), (r"\cdot", "*"), (r"\infty", "inf"), (r"\min", "min"),
-                       (r"\max", "max"), (r"\left", ""), (r"\right", ""), (r"\,", " "),
-                       (r"\mathrm", ""), (r"\text", "")):
-        text = text.replace(tex, plain)
-    return text.replace("{", "").replace("}", "")
+    text = re.sub(r"(?<=[A-Za-z0-9)\]])\\(sum|prod|exp|ln|log|max|min|delta|partial)(?![A-Za-z])",
+                  r" \\\1", text)                          # keep a space before words
+    for tex, plain in _TEX:
+        text = re.sub(tex + r"(?![A-Za-z])", plain, text)
+    for _ in range(3):                                      # innermost braces first
+        text = re.sub(r"_\{([^{}]*)\}", r"_(\1)", text)
+        text = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", text)
+    text = re.sub(r"\\frac\s*([A-Za-z0-9])\s*([A-Za-z0-9])", r"\1/\2 ", text)  # \frac1R
+    text = re.sub(r"\\frac\s*([A-Za-z0-9])\s*\{", r"\1/{", text)
+    for _ in range(3):
+        text = re.sub(r"\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1) / (\2)", text)
+    text = text.replace("{", "(").replace("}", ")").replace("\\", "")
+    return re.sub(r"(?<=\S)  +(?=\S)", " ", text)             # spaces left by removed macros
 
 
 def _describe(name: str) -> str:
