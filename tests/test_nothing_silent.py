@@ -343,3 +343,12 @@ def test_metric_vs_p10_titles_state_a_correlation(small, tmp_path, monkeypatch):
 def test_empty_metric_list_is_a_clear_error(small, tmp_path, capsys):
     assert _analysis(small, tmp_path, "--metrics", "") == 1
     assert capsys.readouterr().err == "error: --metrics and --predict need at least one measure name\n"
+
+
+def test_analysis_with_a_huge_grade_is_a_clear_error(tmp_path, capsys):
+    # qrels `1 0 d1 40000` ended in an 11.9 GiB MemoryError in analysis.maxent
+    from analysis import maxent as mx
+
+    assert mx.main(["--runs", str(BAD / "run_d1_first.txt"), "--qrels", str(BAD / "qrels_grade_40000.txt"),
+                    "--out", str(tmp_path), "--no-progress"]) == 1
+    assert capsys.readouterr().err.startswith(f"error: {BAD / 'qrels_grade_40000.txt'}:1: grade '40000' is out of range")
