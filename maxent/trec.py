@@ -306,15 +306,21 @@ class _Table:
         return value
 
 
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63       # x87 80-bit long double (x86 Linux)
+_POW10_LD = np.array([np.longdouble(np.uint64(5 ** k)) * np.longdouble(2) ** k for k in range(28)],
+                     dtype=np.longdouble)                # 10^k, exact for k <= 27
+
+
 def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse plain decimals ``[+-]digits[.digits]`` of at most 20 bytes whose digits, read as
-    one integer, are below 2^53 (so up to 15 digits always, 16 mostly), vectorised.
+    """Parse plain decimals ``[+-]digits[.digits]`` of at most 20 bytes and 19 digits,
+    vectorised (digits read as one integer below 2^53 always; up to 10^19 where the
+    platform's long double has a 64-bit mantissa).
 
     ``mat`` is an (n, W) byte matrix of whitespace-free tokens, right-aligned (zero bytes
     on the left). Removing the dot (the bytes before it move right by one) leaves the
     digits of the mantissa m at their place values; m is read by Horner's rule over the
-    byte positions and the value is m / 10^f, f = digits after the dot. m < 2^53 (checked)
-    and 10^f (f <= 19) are exact doubles, so the single division is the correctly rounded decimal:
+    byte positions (in uint64) and the value is m / 10^f, f = digits after the dot. For
+    m < 2^53, m and 10^f (f <= 19) are exact doubles, so the single division is the correctly rounded decimal:
     the same double as ``float(text)`` or C's strtod (Clinger's fast path). Works on the transpose (W, n) so that reductions run over
     contiguous rows. Returns the values and a mask of the rows parsed; the caller parses
     the others (exponents, nan, inf, long tokens, garbage) one by one.
@@ -350,12 +356,26 @@ def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     shifted[1:] = m[:-1]
     digits = np.where(above, shifted, m) - np.uint8(48)
     digits[digits >= 10] = 0                           # sign, padding
-    mant = np.zeros(n)
+    ok &= n_dig <= 19                                  # m < 10^19 < 2^64: exact in uint64
+    mant = np.zeros(n, dtype=np.uint64)
     for j in range(W):                                 # Horner over the W byte rows
-        mant *= 10.0
+        mant *= _U(10)
         mant += digits[j]
-    ok &= mant < 2.0 ** 53  # exact mantissa (Horner's partial sums are then exact too)
-    value = mant / 10.0 ** f
+    small = mant < _U(2 ** 53)
+    value = mant.astype(np.float64) / 10.0 ** f        # exact operands: correctly rounded
+    if _EXTENDED and not small.all():
+        big = np.flatnonzero(ok & ~small)
+        # 16-19 digits: m and 10^f are exact in x87 extended precision (64-bit mantissa),
+        # so m / 10^f is correctly rounded there; rounding that to double is the correctly
+        # rounded double unless the extended result lies exactly half-way between two
+        # doubles (double rounding), which is detected and left to the exact slow path.
+        x = mant[big].astype(np.longdouble) / _POW10_LD[f[big]]
+        frac, _ = np.frexp(x)
+        low = (frac * np.longdouble(2) ** 64).astype(np.uint64) & _U(0x7FF)
+        value[big] = x.astype(np.float64)
+        ok[big[low == _U(0x400)]] = False
+    else:
+        ok &= small
     return np.where(neg, -value, value), ok
 
 

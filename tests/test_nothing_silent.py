@@ -352,3 +352,45 @@ def test_analysis_with_a_huge_grade_is_a_clear_error(tmp_path, capsys):
     assert mx.main(["--runs", str(BAD / "run_d1_first.txt"), "--qrels", str(BAD / "qrels_grade_40000.txt"),
                     "--out", str(tmp_path), "--no-progress"]) == 1
     assert capsys.readouterr().err.startswith(f"error: {BAD / 'qrels_grade_40000.txt'}:1: grade '40000' is out of range")
+
+
+# ------------------------------------------------------------------------------ 4. start-up
+def test_import_and_trec_cli_path_load_neither_pandas_nor_scipy():
+    code = ("import sys, maxent, maxent.evaluate\n"
+            "from maxent.evaluate import main\n"
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main([{str(BAD / 'qrels_ok.txt')!r}, {str(BAD / 'run_ok.txt')!r}, '-m', 'map'])\n"
+            "print(sorted(m for m in ('pandas', 'scipy', 'maxent.solver', 'maxent.inference') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    from maxent import evaluate as fn  # the function, not the submodule of the same name
+    assert callable(fn) and fn.__module__ == "maxent.evaluate"
+
+
+def test_score_parsing_fast_path_equals_float():
+    # the vectorised parser (now also for 16-19 digit scores, most of the bundled runs'
+    # slow cases) must give exactly float(text); oracle: Python's correctly rounded float()
+    from maxent.trec import _decimal_fast_path
+
+    rng = np.random.default_rng(13)
+    texts = []
+    for _ in range(20000):
+        nd = int(rng.integers(1, 20))
+        digits = "".join(map(str, rng.integers(0, 10, nd)))
+        k = int(rng.integers(0, nd + 1))
+        t = digits[:k] + "." + digits[k:] if rng.random() < 0.9 else digits
+        texts.append(("-" if rng.random() < 0.3 else "") + t)
+    # exact half-way cases between two doubles must not be rounded twice
+    texts += ["9007199254740993", "0.9007199254740993", "4503599627370497.5", "1.000000000000000111",
+              "0.16666666666666666", "-0.48203300482513390", "9999999999999999999"]
+    W = max(map(len, texts))
+    mat = np.zeros((len(texts), W), dtype=np.uint8)
+    for i, t in enumerate(texts):
+        b = t.encode()
+        mat[i, W - len(b):] = np.frombuffer(b, dtype=np.uint8)
+    value, ok = _decimal_fast_path(mat)
+    expected = np.array([float(t) if t.strip("-.") else np.nan for t in texts])
+    assert ok.mean() > 0.95
+    assert np.array_equal(value[ok], expected[ok])
+    assert not ok[texts.index("9007199254740993")]  # a half-way case goes to the exact path
