@@ -222,3 +222,17 @@ def report_resumed(done: list[str], total: int, what: str) -> None:
     if done:
         names = ", ".join(done[:10]) + (" ..." if len(done) > 10 else "")
         print(f"resume: {len(done)} of {total} {what} already done, skipped: {names}", file=sys.stderr)
+
+
+def report_unknown_topics(runs, qrels) -> None:
+    """Say on stderr which run topics the qrels lack (their lines are not used), per run."""
+    import numpy as np
+
+    known = np.array(sorted(t.encode() for t in qrels.topics)) if qrels.topics else np.zeros(0, "S1")
+    for run in runs:
+        topics = np.unique(run.qid)
+        unknown = topics[~np.isin(topics, known)]
+        if len(unknown):
+            names = [q.decode("utf-8", "replace") for q in unknown]
+            print(f"warning: run {run.name}: {len(names)} topic(s) not in the qrels, ignored: "
+                  + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""), file=sys.stderr)

@@ -217,6 +217,7 @@ def _body(args) -> int:
     t0 = time.time()
     qrels = read_qrels(args.qrels)
     runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    _cli.report_unknown_topics(runs, qrels)
     runs, qrels = _restrict(runs, qrels, _topic_filter(args.topics))
     c = qrels.max_grade
     if c < 2:

@@ -334,6 +334,7 @@ def _body(args) -> int:
     t_start = time.time()
     qrels = read_qrels(args.qrels)
     runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    _cli.report_unknown_topics(runs, qrels)
     if args.threshold:
         try:
             thresholds = tuple(int(x) for x in args.threshold.split(","))

@@ -394,3 +394,13 @@ def test_score_parsing_fast_path_equals_float():
     assert ok.mean() > 0.95
     assert np.array_equal(value[ok], expected[ok])
     assert not ok[texts.index("9007199254740993")]  # a half-way case goes to the exact path
+
+
+def test_analysis_reports_run_topics_it_ignores(tmp_path, capsys):
+    from analysis import maxent as mx
+
+    run = tmp_path / "run.txt"
+    run.write_text("1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n7 Q0 d1 1 2.0 r\n")
+    assert mx.main(["--runs", str(run), "--qrels", str(BAD / "qrels_bom.txt"), "--out", str(tmp_path / "out"),
+                    "--no-progress", "--metrics", "AP"]) == 0
+    assert "warning: run run.txt: 1 topic(s) not in the qrels, ignored: 7" in capsys.readouterr().err
