@@ -190,15 +190,24 @@ def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, 
     and ``resume``, settings that differ from the folder's config.json are refused first,
     before anything is deleted.
     """
-    import fcntl
+    import errno
 
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no advisory locks (outputs are still cleared)
+        fcntl = None
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     lock = out / ".lock"
     fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            os.close(fd)
+            raise MaxEntError(f"{out}: cannot lock the output folder ({e.strerror}); "
+                              "choose an --out on a local file system") from None
         holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
         os.close(fd)
         raise MaxEntError(f"{out}: output folder in use by another analysis (pid {holder}); "
