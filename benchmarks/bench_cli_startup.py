@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         import pytrec_eval  # noqa: F401  (the peer: pip install pytrec-eval-terrier)
     except ImportError:
-        print("pytrec_eval is needed: pip install -e '.[peers]'", file=sys.stderr)
+        print("pytrec_eval is needed: pip install -e '.[bench]'", file=sys.stderr)
         return 1
     env_check = _means(_time(_cmd_ours())[1], True), _means(_time(_cmd_peer())[1], False)
     if env_check[0] != env_check[1]:
