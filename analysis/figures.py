@@ -35,6 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--figures", type=Path, default=_cli.ROOT / "figures", help="destination folder")
     p.add_argument("--resume", action="store_true", help="pass --resume to each analysis")
     p.add_argument("--workers", type=int, default=1, help="worker processes for each analysis")
+    p.add_argument("--score-precision", choices=("single", "double"), default="single",
+                   help="passed to maxent and gap_thresholds: single = trec_eval 9.x ranking, "
+                        "double = trec_eval 10.0")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
@@ -42,7 +45,8 @@ def _parser() -> argparse.ArgumentParser:
 def _body(args) -> int:
     from analysis import gap_thresholds, learning, maxent
 
-    common = ["--workers", str(args.workers)] + (["--resume"] if args.resume else [])
+    common = (["--workers", str(args.workers), "--score-precision", args.score_precision]
+              + (["--resume"] if args.resume else []))
     for tool in args.only.split(","):
         if tool not in TOOLS:
             raise SystemExit(f"error: unknown tool {tool!r}; choose from {', '.join(TOOLS)}")

@@ -199,10 +199,11 @@ def test_describe_is_plain_text(name, capsys):
 
 
 def test_every_cli_offers_score_precision():
-    from analysis import gap_thresholds, maxent as mx
+    from analysis import figures, gap_thresholds, maxent as mx
     from maxent.evaluate import _parser
 
-    for parser in (_parser(), mx._parser(), gap_thresholds._parser()):
+    # (analysis.learning ranks by model scores, not run files: no such option there)
+    for parser in (_parser(), mx._parser(), gap_thresholds._parser(), figures._parser()):
         action = next(a for a in parser._actions if "--score-precision" in a.option_strings)
         assert action.default == "single" and tuple(action.choices) == ("single", "double")
 
