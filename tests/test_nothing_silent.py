@@ -367,6 +367,13 @@ def test_import_and_trec_cli_path_load_neither_pandas_nor_scipy():
     assert out.stdout.strip() == "[]"
     from maxent import evaluate as fn  # the function, not the submodule of the same name
     assert callable(fn) and fn.__module__ == "maxent.evaluate"
+    import maxent
+
+    for name in maxent.__all__:  # every lazy export resolves to the object of its module
+        obj = getattr(maxent, name)
+        assert obj is not None and not isinstance(obj, type(maxent)), name
+    with pytest.raises(AttributeError):
+        maxent.no_such_name
 
 
 def test_score_parsing_fast_path_equals_float():
