@@ -23,7 +23,6 @@ decimal fast path, so no Python object is made per line. Every problem raises
 """
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import zlib
@@ -167,6 +166,21 @@ class _KeyIndex:
         return np.where(self.sorted[i] == query, self.order[i], -1)
 
 
+def _gunzip(data: bytes) -> bytes:
+    """gzip.decompress with zlib alone (the gzip module costs import time): every member of
+    a multi-member file, trailing zero padding allowed."""
+    parts = []
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        parts.append(d.decompress(data))
+        if not d.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        data = d.unused_data
+        if not data.strip(b"\x00"):
+            break
+    return b"".join(parts)
+
+
 def _read_bytes(path: Path) -> bytes:
     try:
         with open(path, "rb") as f:
@@ -179,7 +193,7 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            data = _gunzip(data)
         except (OSError, EOFError, zlib.error) as e:
             raise InputError(path, None, f"corrupt gzip data ({e})") from None
     if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
