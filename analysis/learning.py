@@ -33,10 +33,9 @@ from analysis._cli import (HelpFormatter, add_common, atomic_write_csv, atomic_w
                            own_output, progress, report_resumed, run_main, save_figure)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
-from maxent.ltr.lambdas import metric_family
 from maxent.ltr.models import make_model
 from maxent.ltr.optimality import local_optimality
-from maxent.ltr.train import QuerySet, evaluate, train_lambdarank
+from maxent.ltr.train import QuerySet, check_objective, evaluate, train_lambdarank
 from maxent.metrics import parse_measure
 from maxent.stats import paired_tests
 
@@ -518,12 +517,8 @@ def body(args) -> int:
     _DATA.clear()                                          # main() may run twice in one process
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
-    supported = {"softrank": ("ndcg", "precision", "ap", "gap"), "approxrank": ("ndcg", "precision", "ap")}
     for n in args.train_metrics:
-        fam = metric_family(_metric(n, args))              # ... and on metrics without lambdas
-        if fam not in supported.get(args.objective, (fam,)):
-            raise ParameterError(f"--objective {args.objective} cannot train for {n}; "
-                                 f"supported: {', '.join(supported[args.objective])}")
+        check_objective(args.objective, _metric(n, args))  # ... and on metrics the objective cannot train
     out = args.out or (ROOT / "results" / "learning" / args.dataset)
     with own_output(out, OUTPUTS):
         return _run_parts(args, out, t0)

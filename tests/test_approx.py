@@ -15,7 +15,8 @@ from maxent.ltr.lambdas import DeltaContext, rank_by_score
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists
 
-METRICS = ["nDCG", "nDCG(gain=exp)", "nDCG@3", "P@3", "AP", "AP(rel=2)"]
+METRICS = ["nDCG", "nDCG(gain=exp)", "nDCG@3", "P@3", "AP", "AP(rel=2)", "GAP", "GAP(g=0.2,0.3,0.5)",
+           "nDCG@3(discount=jk)", "R@4"]
 
 
 def _case(rng, n=None):
@@ -102,6 +103,6 @@ def test_batch_equals_per_query():
 
 def test_unsupported():
     with pytest.raises(ParameterError):
-        approx_metric(DeltaContext(parse_measure("GAP"), [[1, 1]]), [0.0, 1.0], [0, 1])
+        approx_metric(DeltaContext(parse_measure("RR"), [[1, 1]]), [0.0, 1.0], [0, 1])
     with pytest.raises(ParameterError):
         approx_positions([0.0], 0.0)

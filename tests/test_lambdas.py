@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from maxent.errors import ParameterError
-from maxent.ltr.lambdas import DeltaContext, lambda_gradients, metric_family, rank_by_score, swap_deltas
+from maxent.ltr.lambdas import DeltaContext, lambda_gradients, rank_by_score, swap_deltas
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists
 
@@ -217,8 +217,10 @@ def test_rank_by_score_ties_and_padding():
 def test_unsupported_metrics_raise():
     with pytest.raises(ParameterError):
         DeltaContext(parse_measure("AP@10"), [[1, 1]])
-    with pytest.raises(ParameterError):
-        metric_family("Rprec")
+    with pytest.raises(ParameterError, match="no LambdaRank swap delta"):
+        DeltaContext(parse_measure("Rprec"), [[1, 1]])
+    with pytest.raises(ParameterError, match="metric object"):
+        DeltaContext("AP", [[1, 1]])
     with pytest.raises(ParameterError):
         lambda_gradients([[1.0]], [[1]], DeltaContext(parse_measure("AP"), [[0, 1]]), sigma=0)
     with pytest.raises(ParameterError):

@@ -127,8 +127,12 @@ def test_unknown_objective_and_unsupported_metric(art):
         train_lambdarank(LinearModel(tr.X.shape[1]), tr, parse_measure("AP"), objective="listnet")
     with pytest.raises(ParameterError):
         train_lambdarank(LinearModel(tr.X.shape[1]), tr, parse_measure("RR"), objective="softrank")
-    with pytest.raises(ParameterError):
-        train_lambdarank(LinearModel(tr.X.shape[1]), tr, parse_measure("GAP"), objective="approxrank")
+    with pytest.raises(ParameterError, match="position-additive or pairwise"):
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, parse_measure("ERR@10"), objective="approxrank")
+    with pytest.raises(ParameterError, match="no LambdaRank swap delta"):     # no delta: refused
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, parse_measure("Rprec"))
+    with pytest.raises(ParameterError, match="no LambdaRank swap delta"):
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, parse_measure("AP@10"), objective="softrank")
 
 
 def test_restarts_and_decay(art):

@@ -16,7 +16,14 @@ truncation functions, scale :math:`\beta`):
 * ApproxPrecision@k :math:`= \frac1k \sum_x rel_x t_k(x)` (eq. 5);
 * ApproxAP :math:`= \frac1R \sum_y \frac{rel_y}{\hat\pi(y)} \left(1 + \sum_{x \ne y} rel_x\,
   \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\right)` (eq. 7 with the truncation
-  1{pi(x) < pi(y)} approximated).
+  1{pi(x) < pi(y)} approximated);
+* generally, for a metric of pairwise form (``metric.pair_form``: AP, GAP)
+  :math:`\frac1Z \sum_y \frac{1}{\hat\pi(y)}\big(\delta_{yy} + \sum_{x \ne y} \delta_{yx}
+  \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\big)` (ApproxAP with
+  :math:`\delta = rel\,rel^T`, Z = R; ApproxGAP with paper [004]'s pivot
+  :math:`\delta_{yx} = \sum_{j \le \min(l_x, l_y)} g_j`), and for a position-additive metric
+  (``metric.positional_form``: nDCG, P@k, RBP) :math:`\sum_x u_x D(\hat\pi(x)) t_k(x)` with the
+  metric's smooth discount D.
 
 Paper 002 tunes :math:`\alpha \in \{50, \dots, 300\}` and :math:`\beta \in \{1, \dots, 100\}`
 (defaults here: alpha 100, beta 10). As alpha and beta grow, the approximations tend to
@@ -32,7 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.ltr.lambdas import DeltaContext, _gains, per_query_gradients
+from maxent.ltr.lambdas import DeltaContext, per_query_gradients
 
 __all__ = ["approx_positions", "approx_metric", "approxrank_gradients"]
 
@@ -73,7 +80,8 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
     Parameters
     ----------
     context : DeltaContext
-        Metric (nDCG, nDCG@k, P@k, AP) and per-query constants (IDCG, R).
+        Metric with ``SMOOTH_FORM`` "positional" (nDCG, P@k, RBP) or "pairwise" (AP, GAP)
+        and its per-query constants (IDCG, R).
     scores, grades : ndarray, shape (n,)
         One query (any order, no padding); grade -1 = unjudged.
     row : int
@@ -93,19 +101,17 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
     if not beta > 0:
         raise ParameterError(f"beta must be > 0, got {beta}")
     ctx = context.take(np.array([row]))
+    metric = ctx.metric
     y = np.asarray(grades).astype(np.int64)
     ph, S = approx_positions(scores, alpha)
-    fam = ctx.family
-    k = ctx.k
-    if fam in ("ndcg", "precision"):
-        if fam == "ndcg":
-            G = _gains(ctx.metric, y) * ctx.inv_norm[0]
-            L = np.log2(1.0 + ph)
-            f = G / L
-            df = -G / (L * L * np.log(2.0) * (1.0 + ph))
-        else:
-            f = (y >= ctx.t) / ctx.k
-            df = np.zeros_like(ph)
+    form = metric.SMOOTH_FORM
+    if form == "positional":
+        # M = sum_x u_x D(pi_hat(x)) t_k(x): smooth discount D and truncation t_k
+        u, _ = metric.positional_form(y, ctx.side, 0)
+        D, dD = metric.smooth_discount(ph)
+        f = u * D
+        df = u * dD
+        k = metric.delta_depth()
         if k is not None:
             t = expit(beta * (k + 0.5 - ph))
             g = df * t - f * beta * t * (1.0 - t)
@@ -113,22 +119,25 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
         else:
             g = df
         value = float(f.sum())
-    elif fam == "ap":
-        R = float(ctx.R[0])
-        rel = (y >= ctx.t).astype(np.float64)
-        if R <= 0:
+    elif form == "pairwise":
+        # M = (1/Z) sum_y (delta_yy + sum_{x != y} delta_yx T_yx) / pi_hat(y), T_yx the smooth
+        # indicator that x ranks before y (AP: delta = rel rel^T, Z = R; GAP: pivot deltas)
+        delta, Z = metric.pair_form(y, ctx.side, 0)
+        if Z <= 0:
             return (0.0, np.zeros_like(ph)) if gradient else 0.0
         T = expit(beta * np.subtract.outer(ph, ph))       # T[y, x]: x ranked before y
         np.fill_diagonal(T, 0.0)
-        A = 1.0 + T @ rel                                 # 1 + sum_{x != y} rel_x T_yx
-        value = float((rel * A / ph).sum() / R)
+        A = np.diagonal(delta) + (delta * T).sum(axis=1)
+        value = float((A / ph).sum() / Z)
         dT = beta * T * (1.0 - T)
         np.fill_diagonal(dT, 0.0)
-        c = rel / ph                                      # weight of row y
-        # d/d ph_y: -rel_y A_y / ph_y^2 + c_y sum_x rel_x dT_yx - rel_y sum_{y'} c_y' dT_y'y
-        g = (-rel * A / ph ** 2 + c * (dT @ rel) - rel * (c @ dT)) / R
+        c = 1.0 / ph
+        dd = delta * dT
+        # d/d ph_y: -A_y / ph_y^2 + c_y sum_x delta_yx dT_yx - sum_y' c_y' delta_y'y dT_y'y
+        g = (-A / ph ** 2 + c * dd.sum(axis=1) - c @ dd) / Z
     else:
-        raise ParameterError(f"ApproxRank supports nDCG, P@k and AP, not {ctx.metric!s}")
+        raise ParameterError(f"ApproxRank needs a position-additive or pairwise metric (nDCG, P@k, "
+                             f"RBP, AP, GAP), not {metric!s}")
     if not gradient:
         return value
     return value, S @ g - g * S.sum(axis=1)

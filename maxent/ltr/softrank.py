@@ -37,7 +37,7 @@ from __future__ import annotations
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.ltr.lambdas import DeltaContext, _discount, _gains, per_query_gradients
+from maxent.ltr.lambdas import DeltaContext, per_query_gradients
 
 __all__ = ["beat_probabilities", "rank_distributions", "soft_metric", "softrank_gradients"]
 
@@ -116,13 +116,10 @@ def rank_distributions(scores, sigma_s: float) -> np.ndarray:
 
 
 def _rank_weights(ctx: DeltaContext, b: int, y: np.ndarray) -> np.ndarray:
-    """W[j, r]: the metric is sum_j sum_r W[j, r] p_j(r) (SoftNDCG, SoftPC); (n, n)."""
-    n = len(y)
-    if ctx.family == "ndcg":
-        G = _gains(ctx.metric, y) * ctx.inv_norm[b]
-        return G[:, None] * _discount(n, ctx.k)[None, :]
-    rel = (y >= ctx.t).astype(np.float64) / ctx.k
-    return rel[:, None] * (np.arange(n) < ctx.k)[None, :]
+    """W[j, r] = u_j D(r + 1): the metric is sum_j sum_r W[j, r] p_j(r) for a position-additive
+    metric (``metric.positional_form``: SoftNDCG, SoftPC, SoftRBP); (n, n)."""
+    u, D = ctx.metric.positional_form(y, ctx.side, b)
+    return u[:, None] * D[None, :]
 
 
 def _rank_metric(ctx, b, y, s, sigma_s, want_grad):
@@ -152,14 +149,9 @@ def _rank_metric(ctx, b, y, s, sigma_s, want_grad):
 
 
 def _pair_delta(ctx, b, y) -> tuple[np.ndarray, float]:
-    """delta_ij of SoftAP (rel_i rel_j) or SoftGAP (sum_{t <= min(l_i, l_j)} g_t), and Z."""
-    if ctx.family == "ap":
-        rel = (y >= ctx.t).astype(np.float64)
-        return np.multiply.outer(rel, rel), float(ctx.R[b])
-    c = len(ctx.g)
-    gc = np.concatenate(([0.0], np.cumsum(ctx.g)))        # gc[l] = sum_{t <= l} g_t
-    lv = np.clip(y, 0, c)
-    return gc[np.minimum.outer(lv, lv)], float(ctx.Z[b])
+    """delta_ij of SoftAP (rel_i rel_j) or SoftGAP (sum_{t <= min(l_i, l_j)} g_t), and Z
+    (``metric.pair_form``)."""
+    return ctx.metric.pair_form(y, ctx.side, b)
 
 
 def _pi_metric(ctx, b, y, s, sigma_s, want_grad):
@@ -184,7 +176,8 @@ def soft_metric(context: DeltaContext, scores, grades, *, row: int = 0, sigma_s:
     Parameters
     ----------
     context : DeltaContext
-        Metric (nDCG / nDCG@k, P@k, AP, GAP) and per-query constants (IDCG, R, GAP weights).
+        Metric with ``SMOOTH_FORM`` "positional" (nDCG, P@k, RBP, ...) or "pairwise" (AP,
+        GAP) and its per-query constants (IDCG, R, GAP weights).
     scores, grades : ndarray, shape (n,)
         One query's documents (any order; no padding). Grade -1 = unjudged.
     row : int
@@ -203,13 +196,14 @@ def soft_metric(context: DeltaContext, scores, grades, *, row: int = 0, sigma_s:
     ctx = context.take(np.array([row]))
     y = np.asarray(grades).astype(np.int64)
     s = np.asarray(scores, dtype=np.float64)
-    fam = ctx.family
-    if fam in ("ndcg", "precision"):
+    form = ctx.metric.SMOOTH_FORM
+    if form == "positional":
         value, gpi, dpi = _rank_metric(ctx, 0, y, s, sigma_s, gradient)
-    elif fam in ("ap", "gap"):
+    elif form == "pairwise":
         value, gpi, dpi = _pi_metric(ctx, 0, y, s, sigma_s, gradient)
     else:
-        raise ParameterError(f"SoftRank supports nDCG, P@k, AP and GAP, not {ctx.metric!s}")
+        raise ParameterError(f"SoftRank needs a position-additive or pairwise metric (nDCG, P@k, "
+                             f"RBP, AP, GAP), not {ctx.metric!s}")
     if not gradient:
         return value
     # pi_ij depends on s_i (+dpi) and s_j (-dpi)

@@ -36,10 +36,11 @@ import numpy as np
 
 from maxent.errors import ParameterError
 from maxent.letor import RankingData
-from maxent.ltr.lambdas import DeltaContext, lambda_gradients, metric_family, rank_by_score
+from maxent.ltr.lambdas import DeltaContext, check_lambda_metric, lambda_gradients, rank_by_score
 from maxent.ranked import RankedLists
 
-__all__ = ["OBJECTIVES", "QuerySet", "TrainResult", "evaluate", "evaluate_many", "train_lambdarank"]
+__all__ = ["OBJECTIVES", "QuerySet", "TrainResult", "check_objective", "evaluate", "evaluate_many",
+           "train_ranker", "train_lambdarank"]
 
 OBJECTIVES = ("lambdarank", "softrank", "approxrank")
 
@@ -121,7 +122,7 @@ def evaluate_many(model, thetas: np.ndarray, qs: QuerySet, metrics, *, chunk: in
 
 @dataclass
 class TrainResult:
-    """Outcome of :func:`train_lambdarank`.
+    """Outcome of :func:`train_ranker`.
 
     Attributes
     ----------
@@ -150,42 +151,54 @@ class TrainResult:
     best_train: dict = field(default_factory=dict)
 
 
+def check_objective(objective: str, metric) -> None:
+    """Raise ParameterError unless ``objective`` can train for ``metric``.
+
+    Every objective needs the metric's per-query constants (``HAS_SWAP_DELTA`` and no
+    ``delta_unsupported()`` reason); SoftRank and ApproxRank also need its smooth form
+    (``SMOOTH_FORM`` "positional", e.g. nDCG, P@k, RBP, or "pairwise", e.g. AP, GAP).
+    """
+    if objective not in OBJECTIVES:
+        raise ParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    check_lambda_metric(metric)
+    if objective != "lambdarank" and metric.SMOOTH_FORM not in ("positional", "pairwise"):
+        raise ParameterError(f"{objective} cannot train for {metric!s}: it needs a position-additive or "
+                             "pairwise metric (SMOOTH_FORM), e.g. nDCG, P@k, RBP, AP, GAP")
+
+
 def _gradient_function(objective: str, metric, sigma: float, sigma_s: float, alpha: float, beta: float):
     """(scores, grades, ctx, rows, lengths) -> (b, n) ascent direction of the objective."""
+    check_objective(objective, metric)
     if objective == "lambdarank":
         return lambda s, y, ctx, rows, lengths: lambda_gradients(s, y, ctx, rows=rows, lengths=lengths,
                                                                  sigma=sigma)
     if objective == "softrank":
         from maxent.ltr.softrank import softrank_gradients
 
-        if metric_family(metric) not in ("ndcg", "precision", "ap", "gap"):
-            raise ParameterError(f"softrank supports nDCG, P@k, AP and GAP, not {metric!s}")
         return lambda s, y, ctx, rows, lengths: softrank_gradients(s, y, ctx, rows=rows, lengths=lengths,
                                                                    sigma_s=sigma_s)
-    if objective == "approxrank":
-        from maxent.ltr.approx import approxrank_gradients
+    from maxent.ltr.approx import approxrank_gradients
 
-        if metric_family(metric) not in ("ndcg", "precision", "ap"):
-            raise ParameterError(f"approxrank supports nDCG, P@k and AP, not {metric!s}")
-        return lambda s, y, ctx, rows, lengths: approxrank_gradients(s, y, ctx, rows=rows, lengths=lengths,
-                                                                     alpha=alpha, beta=beta)
-    raise ParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
+    return lambda s, y, ctx, rows, lengths: approxrank_gradients(s, y, ctx, rows=rows, lengths=lengths,
+                                                                 alpha=alpha, beta=beta)
 
 
-def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None = None, track=(),
+def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = None, track=(),
                      epochs: int = 100, learning_rate: float = 1e-2, sigma: float = 1.0,
                      batch_size: int = 1, seed: int = 0, restart_patience: int | None = None,
                      lr_decay: bool = False, theta0: np.ndarray | None = None,
                      callback=None, objective: str = "lambdarank", sigma_s: float = 1.0,
                      alpha: float = 100.0, beta: float = 10.0) -> TrainResult:
-    """Train ``model`` for ``metric`` with LambdaRank, SoftRank or ApproxRank gradients.
+    """Train ``model`` for ``metric`` with LambdaRank, SoftRank or ApproxRank gradients
+    (the one training entry point; ``train_lambdarank`` is the same function).
 
     Parameters
     ----------
     model : LinearModel or TwoLayerNet
     train : QuerySet
     metric : metric object
-        The training objective (``parse_measure("AP")``...).
+        The training objective (``parse_measure("AP")``...); refused with a ParameterError
+        when the objective cannot train for it (:func:`check_objective`).
     valid : QuerySet, optional
         Validation set; without it, selection uses the training set.
     track : sequence of metric objects
@@ -278,3 +291,7 @@ def train_lambdarank(model, train: QuerySet, metric, *, valid: QuerySet | None =
             since_best = 0
             best_obj = -np.inf
     return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed, best_train)
+
+
+train_lambdarank = train_ranker
+"""The name of :func:`train_ranker` before it took ``objective=``; kept for callers."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["cutoff_mask", "discount", "gain_vector", "ideal_dcg", "prefix_exclusive"]
+__all__ = ["cutoff_mask", "discount", "exclusive_product", "gain_vector", "ideal_dcg", "prefix_exclusive",
+           "safe_divide"]
 
 
 def cutoff_mask(N: int, cutoff: int | None) -> np.ndarray:
@@ -78,6 +79,20 @@ def prefix_exclusive(x: np.ndarray, axis: int = 1) -> np.ndarray:
     """sum_{m<n} x_m along ``axis`` (exclusive prefix sum)."""
     c = np.cumsum(x, axis=axis)
     return c - x
+
+
+def exclusive_product(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    r"""prod_{m<n} x_m along ``axis`` (exclusive prefix product; 1 at the first position).
+
+    The one helper behind RR, ERR and Success (values, expectations and swap deltas):
+    :math:`A_n = \prod_{m<n}(1 - r_m)` is ``exclusive_product(1 - r)``.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    x = np.moveaxis(x, axis, -1)
+    out = np.ones_like(x)
+    if x.shape[-1] > 1:
+        np.cumprod(x[..., :-1], axis=-1, out=out[..., 1:])
+    return np.moveaxis(out, -1, axis)
 
 
 def safe_divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -6,11 +6,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from maxent.metrics._deltas import DeltaSide, symmetric_from_upper, valid_ranks
 from maxent.metrics._kernels import cutoff_mask, prefix_exclusive, safe_divide
 from maxent.metrics.base import Metric, Param
 from maxent.metrics.precision import REL
 
-__all__ = ["AP", "GMAP", "expected_ap", "expected_ap_gradient", "MIN_GEO_MEAN"]
+__all__ = ["AP", "GMAP", "expected_ap", "expected_ap_gradient", "MIN_GEO_MEAN", "ap_swap_vectors",
+           "ap_swap_terms", "ap_abs_better"]
 
 MIN_GEO_MEAN = 1e-5
 """Floor of a topic's AP before the logarithm of the geometric mean (trec_eval's value)."""
@@ -43,6 +45,61 @@ def expected_ap_gradient(q: np.ndarray, R: np.ndarray, cutoff: int | None = None
     upto = np.cumsum(later, axis=1)
     after = upto[:, -1:] - upto  # sum_{n>j} = total - sum_{n<=j} (no reversed copies)
     return safe_divide(own + after, R[:, None])
+
+
+def ap_swap_vectors(relb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Rank vectors U, V (same shape as ``relb``, (..., N)) of R times the AP swap delta.
+
+    With 1-based ranks, :math:`C(a)` the relevant documents in the top a and
+    :math:`S(a) = \sum_{m\le a} rel_m / m` (the prefix sums of the value):
+    :math:`U_a = (C(a-1) + 1)/a - S(a)`, :math:`V_b = S(b-1) - C(b)/b`. A relevant document at
+    a and a non-relevant one at b: :math:`R |\Delta AP| = U_a + V_b` when a < b and
+    :math:`V_a + U_b` when a > b (paper 001 eq. 9, paper 000 section 4.2.2, both directions).
+    """
+    rel = relb.astype(np.float64)
+    r = np.arange(1, rel.shape[-1] + 1, dtype=np.float64)
+    C = np.cumsum(rel, axis=-1)
+    S = np.cumsum(rel / r, axis=-1)
+    U = (C - rel + 1.0) / r - S
+    V = S - rel / r - C / r
+    return U, V
+
+
+def ap_swap_terms(relb: np.ndarray) -> np.ndarray:
+    r"""R times the signed AP swap delta for all pairs, (B, N, N), relevance ``relb`` (B, N)
+    in rank order: :math:`(U_a + V_b)(rel_b - rel_a)` for a < b, mirrored."""
+    U, V = ap_swap_vectors(relb)
+    rel = relb.astype(np.float64)
+    T = (U[:, :, None] + V[:, None, :]) * (rel[:, None, :] - rel[:, :, None])
+    return symmetric_from_upper(T)
+
+
+_TRI_CACHE: dict[int, np.ndarray] = {}
+
+
+def _lower(N: int) -> np.ndarray:
+    """Boolean (N, N) mask of a > b (row below column in the ranking), cached per N."""
+    t = _TRI_CACHE.get(N)
+    if t is None:
+        t = np.tri(N, N, -1, dtype=bool)
+        if len(_TRI_CACHE) > 64:
+            _TRI_CACHE.clear()
+        _TRI_CACHE[N] = t
+    return t
+
+
+def ap_abs_better(relb: np.ndarray, scale: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """|Delta AP| * scale on pairs (a relevant, b not), zero elsewhere; (B, N, N).
+
+    For a < b: R |Delta| = U_a + V_b; for a > b: U_b + V_a (:func:`ap_swap_vectors`)."""
+    U, V = ap_swap_vectors(relb)
+    rel = relb.astype(np.float64)
+    W = np.add(U[:, :, None], V[:, None, :])               # a < b:  U_a + V_b
+    M2 = V[:, :, None] + U[:, None, :]                    # a > b:  U_b + V_a
+    np.copyto(W, M2, where=_lower(relb.shape[1])[None])
+    W *= (rel * scale[:, None])[:, :, None]
+    W *= (valid & ~relb)[:, None, :]
+    return W
 
 
 @dataclass(frozen=True, eq=False, repr=False)
@@ -79,6 +136,51 @@ class AP(Metric):
 
     def _gradient(self, q, lists):
         return expected_ap_gradient(q, lists.n_rel(self.rel), self.cutoff)
+
+    # ------------------------------------------------------------------ swap deltas
+    HAS_SWAP_DELTA: ClassVar[bool] = True
+    SMOOTH_FORM: ClassVar[str | None] = "pairwise"
+
+    def delta_unsupported(self):
+        if self.cutoff is not None:
+            return f"no LambdaRank swap delta for {self} (AP only without a cutoff)"
+        return None
+
+    def delta_side(self, rel_counts):
+        self._require_delta()
+        rc = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
+        R = rc[:, self.rel:].sum(axis=1)
+        return DeltaSide(rc, {"R": R, "inv_R": safe_divide(1.0, R)})
+
+    def swap_delta(self, grades, side, lengths=None):
+        r"""AP swap deltas: :math:`\frac{rel_b - rel_a}{R}(U_a + V_b)` for a < b
+        (:func:`ap_swap_vectors`; paper 001 eq. 9)."""
+        y, single, side = self._delta_args(grades, side)
+        out = ap_swap_terms(y >= self.rel) * side.inv_R[:, None, None]
+        valid = valid_ranks(y, lengths)
+        out *= valid[:, :, None] & valid[:, None, :]
+        return out[0] if single else out
+
+    def abs_delta_better(self, ys, side, valid):
+        y = np.where(valid, ys, -1)
+        return ap_abs_better((y >= self.rel) & valid, side.inv_R, valid)
+
+    def delta_blocks(self, y, side, b):
+        relb = y >= self.rel
+        I = np.flatnonzero(relb)
+        J = np.flatnonzero(~relb)
+        if len(I) == 0 or len(J) == 0:
+            return []
+        U, V = ap_swap_vectors(relb)
+        s = side.inv_R[b]
+        U, V = U * s, V * s
+        return [(I, J, U, V, V, U)]
+
+    def pair_form(self, y, side, b):
+        r"""(delta (n, n), Z): AP = :math:`\frac1Z\sum_n \frac1n\sum_{m\le n}\delta_{mn}` with
+        :math:`\delta = rel\,rel^T`, Z = R (SoftAP, ApproxAP)."""
+        rel = (y >= self.rel).astype(np.float64)
+        return np.multiply.outer(rel, rel), float(side.R[b])
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from maxent.errors import ParameterError
+from maxent.metrics._deltas import DeltaSide, check_delta_args, symmetric_from_upper, valid_ranks
 from maxent.ranked import RankedLists
 
 __all__ = ["Metric", "Param", "format_value"]
@@ -65,6 +66,11 @@ class Metric:
     PER_TOPIC: ClassVar[bool] = True     # printed per topic by -q (trec_eval omits gm_map)
     INTEGER: ClassVar[bool] = False      # printed as an integer by --format trec
     HAS_EXPECTATION: ClassVar[bool] = True
+    # LambdaRank interface (STYLE B2, B4; maxent.metrics._deltas): capabilities
+    HAS_SWAP_DELTA: ClassVar[bool] = False   # swap_delta, delta_side, delta_blocks
+    DELTA_STRIP: ClassVar[bool] = False      # delta_strip (deltas vanish below delta_depth)
+    SMOOTH_FORM: ClassVar[str | None] = None  # SoftRank / ApproxRank form: "positional" or "pairwise"
+    LAMBDA_BLOCK_MIN_N: ClassVar[int] = 64   # list length from which the block kernel is faster
 
     # ------------------------------------------------------------------ naming
     def _non_default(self) -> list[tuple[str, Any]]:
@@ -185,3 +191,73 @@ class Metric:
         onehot = np.zeros(g.shape + (lists.levels,))
         np.put_along_axis(onehot, np.maximum(g, 0)[..., None], 1.0, axis=2)
         return onehot * inside[..., None]
+
+    # ------------------------------------------------------------------ swap deltas
+    def delta_unsupported(self) -> str | None:
+        """Why this metric (with these parameters) has no swap delta, or None when it has one."""
+        if not self.HAS_SWAP_DELTA:
+            return f"{self} has no LambdaRank swap delta"
+        return None
+
+    def _require_delta(self) -> None:
+        reason = self.delta_unsupported()
+        if reason is not None:
+            raise ParameterError(reason)
+
+    def _delta_args(self, grades, side):
+        return check_delta_args(self, grades, side)
+
+    def delta_side(self, rel_counts) -> DeltaSide:
+        """Per-query constants of the swap deltas from the qrels counts (B, L), computed once
+        per data set (STYLE B4)."""
+        self._require_delta()
+        return DeltaSide(rel_counts)
+
+    def swap_delta(self, grades, side, lengths=None) -> np.ndarray:
+        r"""Change of the metric when the documents at ranks a and b swap, for all pairs.
+
+        Parameters
+        ----------
+        grades : array_like, shape (B, N) or (N,)
+            Grades in ranked order (rank 1 first); -1 marks unjudged documents and padding.
+        side : DeltaSide or array_like, shape (B, L) or (L,)
+            ``self.delta_side(rel_counts)``, or the qrels counts themselves.
+        lengths : array_like, shape (B,), optional
+            Ranked documents per list; positions at or beyond get delta 0 (default: up to
+            the last grade >= 0).
+
+        Returns
+        -------
+        ndarray, shape (B, N, N) or (N, N)
+            :math:`\Delta M_{ab} = M(\text{a, b swapped}) - M`; symmetric, zero diagonal.
+        """
+        self._require_delta()
+        raise NotImplementedError  # pragma: no cover - every HAS_SWAP_DELTA class overrides it
+
+    def delta_depth(self) -> int | None:
+        """K such that pairs with both ranks >= K have delta 0 (the cutoff), or None."""
+        return None
+
+    def abs_delta_better(self, ys: np.ndarray, side: DeltaSide, valid: np.ndarray) -> np.ndarray:
+        """|Delta M_ab| on pairs with l_a > l_b (ranked order), 0 elsewhere; (B, N, N).
+
+        Generic: ``|swap_delta|`` masked; families override it with fewer N x N passes."""
+        W = np.abs(self.swap_delta(ys, side, lengths=valid.sum(axis=1)))
+        y = np.where(valid, ys, -1)
+        W *= y[:, :, None] > y[:, None, :]
+        return W
+
+    def delta_strip(self, y: np.ndarray, side: DeltaSide, b: int, K: int):
+        """Signed deltas T[a, c] for upper ranks a < K and all c (K, n) of query ``b``
+        (entries with c > a are used); None when the closed form does not apply."""
+        return None
+
+    def delta_blocks(self, y: np.ndarray, side: DeltaSide, b: int):
+        r"""Grade blocks of one ranked query (y: (n,) grades) with :math:`|\Delta M|` in
+        outer-sum form: a list of ``(I, J, p1, q1, p2, q2)``, I the ranks (0-based,
+        increasing) of the better documents, J of the worse ones, and for a in I, c in J
+        :math:`|\Delta M_{ac}| = p1_a + q1_c` (a < c) or :math:`p2_a + q2_c` (a > c), p and q
+        rank vectors or scalars. Pairs whose delta is identically 0 may be left out. None
+        when the closed form does not apply (the caller then uses ``abs_delta_better``)."""
+        self._require_delta()
+        raise NotImplementedError  # pragma: no cover

@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from maxent.metrics._deltas import PositionalDeltas
 from maxent.metrics._kernels import cutoff_mask, discount, gain_vector, ideal_dcg, safe_divide
 from maxent.metrics.base import Metric, Param
 
@@ -25,11 +26,28 @@ def _check_gain(m):
     m._check(ok, f"gain must be 'linear', 'exp' or level:gain pairs, got {g!r}")
 
 
-class _Gains:
-    """Mix-in: gain vector and the per-rank weights gain(z) * D(n) * [n <= k]."""
+class _Gains(PositionalDeltas):
+    """Mix-in: gain vector and the per-rank weights gain(z) * D(n) * [n <= k]; swap deltas
+    in the position-additive form u = gain (/ IDCG), D = discount cut at k."""
 
     def gains(self, levels: int) -> np.ndarray:
         return gain_vector(levels, self.gain)
+
+    # --- swap deltas (maxent.metrics._deltas.PositionalDeltas)
+    def utility_table(self, levels: int) -> np.ndarray:
+        return self.gains(levels)
+
+    def rank_discount(self, N: int) -> np.ndarray:
+        return discount(N, self.discount) * cutoff_mask(N, self.cutoff)
+
+    def smooth_discount(self, x: np.ndarray):
+        """D(x) and dD/dx at real positions x >= 1 (no cutoff; ApproxRank)."""
+        x = np.asarray(x, dtype=np.float64)
+        if self.discount == "log2":
+            L = np.log2(1.0 + x)
+            return 1.0 / L, -1.0 / (L * L * np.log(2.0) * (1.0 + x))
+        L = np.log2(np.maximum(x, 2.0))
+        return 1.0 / L, np.where(x > 2.0, -1.0 / (L * L * np.log(2.0) * x), 0.0)
 
     def _rank_weights(self, lists) -> np.ndarray:
         return discount(lists.depth, self.discount) * cutoff_mask(lists.depth, self.cutoff)
@@ -131,9 +149,16 @@ class NDCG(_Gains, Metric):
             return "ndcg_" + ",".join(f"{k}={v:g}" for k, v in self.gain)
         return "ndcg"
 
-    def _norm(self, lists):
-        return ideal_dcg(lists.rel_counts, self.gains(lists.levels),
+    def _idcg(self, rel_counts: np.ndarray) -> np.ndarray:
+        """Ideal DCG per topic from the qrels counts (B, L): the one ideal-DCG kernel."""
+        return ideal_dcg(rel_counts, self.gains(rel_counts.shape[1]),
                          self.cutoff if self.ideal_cut else None, self.discount)
+
+    def _norm(self, lists):
+        return self._idcg(lists.rel_counts)
+
+    def _utility_scale(self, rel_counts):
+        return safe_divide(1.0, self._idcg(rel_counts))
 
     def value(self, lists):
         return safe_divide(self._dcg(lists), self._norm(lists))

@@ -6,9 +6,10 @@ from typing import ClassVar
 
 import numpy as np
 
+from maxent.metrics._deltas import DeltaSide, level_groups, valid_ranks
 from maxent.metrics._kernels import safe_divide
-from maxent.metrics.ap import expected_ap, expected_ap_gradient
 from maxent.errors import ParameterError
+from maxent.metrics.ap import ap_abs_better, ap_swap_terms, ap_swap_vectors, expected_ap, expected_ap_gradient
 from maxent.metrics.base import Metric, Param
 
 __all__ = ["GAP", "gap_pivot"]
@@ -114,6 +115,88 @@ class GAP(Metric):
             dq = safe_divide(coef[:, col], Z)[:, None] * expected_ap_gradient(Q[j], Rj[:, col], self.cutoff)
             grad[:, :, j:] += dq[:, :, None]  # dQ_n(j)/dp_n(z) = [z >= j]
         return grad
+
+    # ------------------------------------------------------------------ swap deltas
+    HAS_SWAP_DELTA: ClassVar[bool] = True
+    SMOOTH_FORM: ClassVar[str | None] = "pairwise"
+    LAMBDA_BLOCK_MIN_N: ClassVar[int] = 256
+
+    def delta_unsupported(self):
+        if self.cutoff is not None:
+            return f"no LambdaRank swap delta for {self} (GAP only without a cutoff)"
+        return None
+
+    def delta_side(self, rel_counts):
+        r"""g_j (j = 1..c), :math:`R_{\ge j}` (B, c), :math:`Z = \sum_j g_j R_{\ge j}`."""
+        self._require_delta()
+        rc = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
+        B, L = rc.shape
+        g = np.asarray(self.weights(L), dtype=np.float64)[1:]
+        geq = np.stack([rc[:, j:].sum(axis=1) if j < L else np.zeros(B, np.int64)
+                        for j in range(1, len(g) + 1)], axis=1)
+        Z = geq @ g
+        return DeltaSide(rc, {"R_geq": geq, "Z": Z, "inv_Z": safe_divide(1.0, Z)}, g=g)
+
+    def swap_delta(self, grades, side, lengths=None):
+        r"""GAP swap deltas by the METHOD section 2 identity:
+        :math:`\sum_j g_j R_{\ge j}\Delta AP_{\ge j} / Z = \sum_j (g_j / Z)\, R_{\ge j}\Delta AP_{\ge j}`."""
+        y, single, side = self._delta_args(grades, side)
+        B, N = y.shape
+        out = np.zeros((B, N, N))
+        for j, gj in enumerate(side.g, start=1):   # loop over grade thresholds (c), not documents
+            if gj != 0:
+                out += (gj * side.inv_Z)[:, None, None] * ap_swap_terms(y >= j)
+        valid = valid_ranks(y, lengths)
+        out *= valid[:, :, None] & valid[:, None, :]
+        return out[0] if single else out
+
+    def abs_delta_better(self, ys, side, valid):
+        B, N = ys.shape
+        y = np.where(valid, ys, -1)
+        W = np.zeros((B, N, N))
+        for j, gj in enumerate(side.g, start=1):   # loop over grade thresholds (c of them)
+            if gj != 0:
+                W += ap_abs_better((y >= j) & valid, gj * side.inv_Z, valid)
+        return W
+
+    def delta_blocks(self, y, side, b):
+        """Blocks of grade levels (h, l): thresholds l < j <= h separate the pair, so
+        |Delta GAP| = sum_j w_j |Delta AP_j| is an outer sum of cumulated AP rank vectors."""
+        g = side.g
+        c = len(g)
+        n = len(y)
+        w = g * side.inv_Z[b]
+        Ucum = np.zeros((c + 1, n))
+        Vcum = np.zeros((c + 1, n))
+        for j in range(1, c + 1):     # loop over thresholds (c of them), not documents
+            if w[j - 1] != 0:
+                U, V = ap_swap_vectors(y >= j)
+                Ucum[j] = Ucum[j - 1] + U * w[j - 1]
+                Vcum[j] = Vcum[j - 1] + V * w[j - 1]
+            else:
+                Ucum[j], Vcum[j] = Ucum[j - 1], Vcum[j - 1]
+        groups = level_groups(y)
+        blocks = []
+        for hi in range(len(groups)):
+            for lo in range(hi):
+                th, tl = min(groups[hi][0], c), max(groups[lo][0], 0)
+                if th <= tl:
+                    continue
+                Us = Ucum[th] - Ucum[tl]
+                Vs = Vcum[th] - Vcum[tl]
+                if not (Us.any() or Vs.any()):
+                    continue
+                blocks.append((groups[hi][1], groups[lo][1], Us, Vs, Vs, Us))
+        return blocks
+
+    def pair_form(self, y, side, b):
+        r"""(delta (n, n), Z) of paper [004]'s pivot form,
+        :math:`\delta_{mn} = \sum_{j\le\min(i_m, i_n)} g_j` (SoftGAP, ApproxGAP)."""
+        g = side.g
+        c = len(g)
+        gc = np.concatenate(([0.0], np.cumsum(g)))        # gc[l] = sum_{t <= l} g_t
+        lv = np.clip(y, 0, c)
+        return gc[np.minimum.outer(lv, lv)], float(side.Z[b])
 
 
 def gap_pivot(grades: np.ndarray, rel_counts: np.ndarray, g) -> np.ndarray:

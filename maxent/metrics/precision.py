@@ -7,6 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
+from maxent.metrics._deltas import PositionalDeltas
 from maxent.metrics._kernels import cutoff_mask, safe_divide
 from maxent.metrics.base import Metric, Param
 
@@ -27,8 +28,29 @@ class _RankWeighted:
         return np.broadcast_to(self._weights(lists), q.shape).copy()
 
 
+class _CutCount(PositionalDeltas):
+    """Swap deltas of P@k and recall@k: u = [grade >= rel] (/ R for recall), D(n) = [n <= k]
+    (/ k for precision); LambdaRank's |Delta| is 1/k (1/R) when exactly one of a relevant and
+    a non-relevant document is in the top k."""
+
+    LAMBDA_BLOCK_MIN_N: ClassVar[int] = 64
+
+    def utility_table(self, levels: int) -> np.ndarray:
+        return (np.arange(levels) >= self.rel).astype(np.float64)
+
+    def smooth_discount(self, x):
+        x = np.asarray(x, dtype=np.float64)
+        return np.full(x.shape, self._per_rank()), np.zeros(x.shape)
+
+    def rank_discount(self, N: int) -> np.ndarray:
+        return cutoff_mask(N, self.cutoff) * self._per_rank()
+
+    def _per_rank(self) -> float:
+        return 1.0
+
+
 @dataclass(frozen=True, eq=False, repr=False)
-class Precision(_RankWeighted, Metric):
+class Precision(_CutCount, _RankWeighted, Metric):
     r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
 
     Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
@@ -45,6 +67,9 @@ class Precision(_RankWeighted, Metric):
     def value(self, lists):
         rel = lists.grades[:, : self.cutoff] >= self.rel
         return rel.sum(axis=1) / self.cutoff
+
+    def _per_rank(self) -> float:
+        return 1.0 / self.cutoff
 
     def _weights(self, lists):
         return cutoff_mask(lists.depth, self.cutoff)[None, :] / self.cutoff
@@ -75,7 +100,7 @@ class RPrec(_RankWeighted, Metric):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Recall(_RankWeighted, Metric):
+class Recall(_CutCount, _RankWeighted, Metric):
     r"""Recall at cutoff k: :math:`\frac1R \sum_{n\le k} rel_n` (trec_eval ``recall_k``); 0 if R = 0."""
 
     cutoff: int = 1000
@@ -91,6 +116,9 @@ class Recall(_RankWeighted, Metric):
 
     def _weights(self, lists):
         return safe_divide(cutoff_mask(lists.depth, self.cutoff)[None, :], lists.n_rel(self.rel)[:, None])
+
+    def _utility_scale(self, rel_counts):
+        return safe_divide(1.0, rel_counts[:, self.rel:].sum(axis=1))
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -1,0 +1,214 @@
+r"""Swap-delta machinery shared by the metric families (METHOD.md section 6; STYLE B2, B4).
+
+A metric that declares ``HAS_SWAP_DELTA`` gives LambdaRank the change of its value when the
+documents at ranks a and b of one list exchange places, :math:`\Delta M_{ab}`, for all pairs
+at once. The generic kernels of :mod:`maxent.ltr.lambdas` read it in three shapes, all
+provided by the metric (each family's formula lives in that family's file):
+
+* ``swap_delta(grades, side)``: the signed (B, N, N) matrix (short lists, tests);
+* ``delta_blocks(y, side, b)``: per query, pairs grouped by grade level, each block an outer
+  sum :math:`|\Delta_{ac}| = p_a + q_c` (above the diagonal) or :math:`p'_a + q'_c` (below);
+* ``delta_strip(y, side, b, K)``: the K x n strip of signed deltas with an upper rank < K,
+  for metrics whose deltas vanish when both ranks are >= K (``delta_depth``).
+
+This module holds the per-query side information (:class:`DeltaSide`) and the
+position-additive form shared by DCG, nDCG, P@k and RBP (:class:`PositionalDeltas`):
+:math:`M = \sum_n u(i_n) D(n)` with a utility per grade u and a rank discount D, so that
+:math:`\Delta M_{ab} = (u_a - u_b)(D(b) - D(a))` (paper 001 eq. 7).
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+
+from maxent.errors import ParameterError
+
+__all__ = ["DeltaSide", "PositionalDeltas", "level_groups", "symmetric_from_upper", "valid_ranks"]
+
+
+class DeltaSide:
+    """Per-query constants of a metric's swap deltas (R, ideal DCG, GAP weights, ...).
+
+    Built once per (metric, data set) by ``metric.delta_side(rel_counts)``; every array
+    attribute named in ``per_query`` has one row per query and ``take(rows)`` selects some.
+
+    Parameters
+    ----------
+    rel_counts : ndarray, shape (B, L)
+        Judged documents of each grade per query.
+    **arrays
+        Per-query arrays (first axis B) or constants (anything else: floats, (L,) tables
+        passed through ``constants``).
+    """
+
+    def __init__(self, rel_counts: np.ndarray, per_query: dict | None = None, **constants):
+        self.rel_counts = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
+        self.levels = self.rel_counts.shape[1]
+        self.per_query = dict(per_query or {})
+        self.constants = constants
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if name in d.get("per_query", {}):
+            return d["per_query"][name]
+        if name in d.get("constants", {}):
+            return d["constants"][name]
+        raise AttributeError(name)
+
+    def __len__(self) -> int:
+        return self.rel_counts.shape[0]
+
+    def take(self, rows) -> "DeltaSide":
+        """The side information of some queries (rows of ``rel_counts``); None = all."""
+        if rows is None:
+            return self
+        rows = np.asarray(rows)
+        return DeltaSide(self.rel_counts[rows], {k: v[rows] for k, v in self.per_query.items()},
+                         **self.constants)
+
+
+def symmetric_from_upper(T: np.ndarray) -> np.ndarray:
+    """Keep T[:, a, b] for a < b and mirror it to b < a; zero diagonal. (B, N, N)."""
+    T = np.triu(T, 1)
+    return T + T.transpose(0, 2, 1)
+
+
+def valid_ranks(y: np.ndarray, lengths=None) -> np.ndarray:
+    """(B, N) mask of real positions: before ``lengths``, or up to the last grade >= 0."""
+    if lengths is None:
+        return np.cumsum((y >= 0)[:, ::-1], axis=1)[:, ::-1] > 0
+    return np.arange(y.shape[1])[None, :] < np.asarray(lengths).reshape(-1, 1)
+
+
+def level_groups(level: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """[(level v, ranks with that level in increasing order)] for the levels present."""
+    lo = int(level.min())
+    counts = np.bincount(level - lo)
+    order = np.argsort(level, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(counts)))
+    return [(v + lo, order[bounds[v]:bounds[v + 1]]) for v in np.flatnonzero(counts)]
+
+
+_DGAP_CACHE: dict[tuple, np.ndarray] = {}
+
+
+class PositionalDeltas:
+    r"""Mix-in: swap deltas of a position-additive metric :math:`M = \sum_n u(i_n) D(n)`.
+
+    The metric provides ``utility_table(levels)`` -> (L,) u(z) per grade (unjudged: 0),
+    ``_utility_scale(rel_counts)`` -> (B,) per-query factor (1 / IDCG for nDCG), and
+    ``rank_discount(N)`` -> (N,) D(n) with the cutoff applied (0 beyond it);
+    ``smooth_discount(x)`` gives D and D' at real positions x >= 1 (ApproxRank).
+
+    Signed delta for ranks a < b: :math:`(u_a - u_b)(D(b) - D(a))` (paper 001 eq. 7 for
+    nDCG, paper 000 section 4.2.1 for P@k).
+    """
+
+    HAS_SWAP_DELTA: ClassVar[bool] = True
+    DELTA_STRIP: ClassVar[bool] = True
+    SMOOTH_FORM: ClassVar[str | None] = "positional"
+    LAMBDA_BLOCK_MIN_N: ClassVar[int] = 256
+
+    def _utility_scale(self, rel_counts: np.ndarray) -> np.ndarray:
+        return np.ones(len(rel_counts))
+
+    def delta_side(self, rel_counts) -> DeltaSide:
+        self._require_delta()
+        rc = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
+        table = np.asarray(self.utility_table(rc.shape[1]), dtype=np.float64)
+        # u as a function of the grade -1 (unjudged), 0..L-1: non-decreasing means a higher
+        # grade never has a lower utility (the fast dense path of LambdaRank relies on it)
+        monotone = bool(np.all(np.diff(np.concatenate(([0.0], table))) >= 0))
+        scale = np.asarray(self._utility_scale(rc), dtype=np.float64)
+        return DeltaSide(rc, {"scale": scale}, table=table, monotone=monotone and bool((scale >= 0).all()))
+
+    def delta_depth(self) -> int | None:
+        k = getattr(self, "cutoff", None)
+        return None if k is None else int(k)
+
+    def utilities(self, y: np.ndarray, side: DeltaSide) -> np.ndarray:
+        """u(i_n) times the query's scale, (B, N) (unjudged and padding: 0)."""
+        t = self._table(side, y)
+        u = np.where(y >= 0, t[np.clip(y, 0, len(t) - 1)], 0.0)
+        return u * side.scale[:, None]
+
+    def _table(self, side: DeltaSide, y: np.ndarray) -> np.ndarray:
+        """u(z) for z = 0..max(L, max grade + 1) - 1 (lists may hold grades the qrels lack)."""
+        top = int(y.max(initial=0)) + 1
+        if top <= len(side.table):
+            return side.table
+        return np.asarray(self.utility_table(top), dtype=np.float64)
+
+    def positional_form(self, y: np.ndarray, side: DeltaSide, b: int):
+        """(u (n,), D (n,)) of one query: M = sum_n u_n D(n) (SoftRank's rank weights)."""
+        return self.utilities(y[None], side.take([b]))[0], self.rank_discount(len(y))
+
+    def swap_delta(self, grades, side, lengths=None) -> np.ndarray:
+        y, single, side = self._delta_args(grades, side)
+        u = self.utilities(y, side)
+        D = self.rank_discount(y.shape[1])
+        out = (u[:, :, None] - u[:, None, :]) * (D[None, None, :] - D[None, :, None])
+        valid = valid_ranks(y, lengths)
+        out *= valid[:, :, None] & valid[:, None, :]
+        return out[0] if single else out
+
+    def _abs_discount_gap(self, N: int) -> np.ndarray:
+        key = (type(self).__name__, str(self), N)
+        M = _DGAP_CACHE.get(key)
+        if M is None:
+            D = self.rank_discount(N)
+            M = np.abs(D[:, None] - D[None, :])
+            if len(_DGAP_CACHE) > 32:
+                _DGAP_CACHE.clear()
+            _DGAP_CACHE[key] = M
+        return M
+
+    def abs_delta_better(self, ys, side, valid) -> np.ndarray:
+        """|Delta| on pairs l_a > l_b: max(u_a - u_b, 0) |D(a) - D(b)| when u is monotone."""
+        if not side.monotone:
+            return super().abs_delta_better(ys, side, valid)
+        y = np.where(valid, ys, -1)
+        u = self.utilities(y, side)
+        # padding: below every real document as the better one, above it as the worse one
+        Urow = np.where(valid, u, -1e30)
+        Ucol = np.where(valid, u, 1e30)
+        W = np.subtract(Urow[:, :, None], Ucol[:, None, :])
+        np.maximum(W, 0.0, out=W)
+        W *= self._abs_discount_gap(ys.shape[1])[None]
+        return W
+
+    def delta_strip(self, y, side, b, K):
+        u = self.utilities(y[None], side.take([b]))[0]
+        D = self.rank_discount(len(y))
+        return np.subtract.outer(u[:K], u) * np.subtract.outer(D, D[:K]).T
+
+    def delta_blocks(self, y, side, b):
+        groups = level_groups(y)
+        t = self._table(side, y)
+        levels = np.array([v for v, _ in groups])
+        uz = np.where(levels >= 0, t[np.clip(levels, 0, len(t) - 1)], 0.0) * side.scale[b]
+        D = self.rank_discount(len(y))
+        blocks = []
+        for hi in range(len(groups)):
+            for lo in range(hi):
+                c = abs(uz[hi] - uz[lo])
+                if c == 0:
+                    continue
+                cD = c * D        # |Delta| = |u_h - u_l| (D_a - D_c) with a the upper rank
+                blocks.append((groups[hi][1], groups[lo][1], cD, -cD, -cD, cD))
+        return blocks
+
+
+def check_delta_args(metric, grades, side):
+    """(y (B, N) int64, single, DeltaSide) from a list or batch and side info or rel_counts."""
+    y = np.asarray(grades)
+    single = y.ndim == 1
+    y = np.atleast_2d(y).astype(np.int64)
+    if not isinstance(side, DeltaSide):
+        if side is None:
+            raise ParameterError(f"{metric}: swap_delta needs the queries' rel_counts or a DeltaSide")
+        side = metric.delta_side(np.atleast_2d(side))
+    if len(side) != y.shape[0]:
+        raise ParameterError(f"{metric}: {len(side)} queries of side information for {y.shape[0]} lists")
+    return y, single, side
