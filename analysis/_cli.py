@@ -19,6 +19,7 @@ from typing import Callable
 import pandas as pd
 
 from maxent.errors import MaxEntError
+from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -157,18 +158,6 @@ def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.Argumen
 
 
 # ------------------------------------------------------------ help, output folder ownership
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """``--help`` that keeps the epilog's lines and appends "(default: X)" only where the
-    help text does not already state a default and the default is a value."""
-
-    def _get_help_string(self, action):
-        text = action.help or ""
-        if ("default" in text or action.default in (None, False, argparse.SUPPRESS)
-                or not action.option_strings):
-            return text
-        return text + " (default: %(default)s)"
-
-
 def describe(doc: str) -> str:
     """A module or class docstring as plain text for ``--help`` (no reStructuredText)."""
     from maxent.evaluate import plain_text
