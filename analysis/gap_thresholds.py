@@ -217,7 +217,6 @@ def _body(args) -> int:
     t0 = time.time()
     qrels = read_qrels(args.qrels)
     runs = sorted(read_runs(args.runs), key=lambda r: r.name)
-    _cli.report_unknown_topics(runs, qrels)
     runs, qrels = _restrict(runs, qrels, _topic_filter(args.topics))
     c = qrels.max_grade
     if c < 2:
@@ -232,6 +231,7 @@ def _body(args) -> int:
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
                   score_precision=args.score_precision,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
+    _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
         return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
 

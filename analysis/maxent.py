@@ -334,7 +334,6 @@ def _body(args) -> int:
     t_start = time.time()
     qrels = read_qrels(args.qrels)
     runs = sorted(read_runs(args.runs), key=lambda r: r.name)
-    _cli.report_unknown_topics(runs, qrels)
     if args.threshold:
         try:
             thresholds = tuple(int(x) for x in args.threshold.split(","))
@@ -360,6 +359,7 @@ def _body(args) -> int:
     out = args.out or (_cli.ROOT / "results" / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
                   runs=[r.name for r in runs])
+    _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
         inst = run_instances(runs, qrels, settings, out, config, args)
         _cli.atomic_write_csv(out / "instances.csv", inst)
