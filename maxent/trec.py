@@ -59,6 +59,14 @@ def _surrogate(token: bytes) -> bytes:
     return token[:LONG_TOKEN] + b"\xff" + hashlib.blake2b(token, digest_size=8).digest()
 
 
+def shown(token: bytes) -> str:
+    """A docno or qid as text for messages; a surrogate shows its prefix and ``...``."""
+    token = bytes(token)
+    if len(token) == _SURROGATE_WIDTH and token[LONG_TOKEN] == 0xFF:
+        token = token[:LONG_TOKEN] + b"..."
+    return token.decode("utf-8", "replace")
+
+
 def compact_long(tokens: list[bytes]) -> np.ndarray:
     """A bytes (``S``) array of ``tokens`` with every token longer than :data:`LONG_TOKEN`
     replaced by its surrogate (see there), so the width is at most LONG_TOKEN + 9."""
@@ -531,7 +539,7 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.nd
             raise InputError(
                 run_path,
                 int(lines[order[i]]),
-                f"duplicate docno {d[i].decode('utf-8', 'replace')!r} in topic "
+                f"duplicate docno {shown(d[i])!r} in topic "
                 f"{qid[order[i]].decode('utf-8', 'replace')} "
                 f"(first at line {int(lines[order[group_first[i]]])})",
             )
@@ -685,7 +693,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         raise InputError(
             path,
             int(line_s[i]),
-            f"docno {doc_s[i].decode('utf-8', 'replace')!r} judged twice for topic "
+            f"docno {shown(doc_s[i])!r} judged twice for topic "
             f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})",
         )
     bounds = np.flatnonzero(np.concatenate(([True], qid_s[1:] != qid_s[:-1], [True])))

@@ -425,3 +425,13 @@ def test_gzip_without_the_gzip_module(tmp_path):
     path.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 1000)[:-20])
     with pytest.raises(InputError, match="corrupt gzip data"):
         read_run(path)
+
+
+def test_long_duplicate_docno_is_reported_readably(tmp_path):
+    path = tmp_path / "run.txt"
+    long = "u" * 300
+    path.write_text(f"1 Q0 {long} 1 2.0 r\n1 Q0 d2 2 1.0 r\n1 Q0 {long} 3 0.5 r\n")
+    with pytest.raises(InputError) as exc:
+        read_run(path)
+    assert exc.value.line == 3
+    assert exc.value.reason == f"duplicate docno '{'u' * LONG_TOKEN}...' in topic 1 (first at line 1)"
