@@ -39,6 +39,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="passed to maxent and gap_thresholds: single = trec_eval 9.x ranking, "
                         "double = trec_eval 10.0")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    _cli.add_scheduler(p)
     return p
 
 
@@ -47,16 +48,17 @@ def _body(args) -> int:
 
     common = (["--workers", str(args.workers), "--score-precision", args.score_precision]
               + (["--resume"] if args.resume else []))
+    dask = ["--scheduler", args.scheduler] if args.scheduler else []
     for tool in args.only.split(","):
         if tool not in TOOLS:
             raise SystemExit(f"error: unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
         out = _cli.ROOT / "results" / "figures" / tool
         if tool == "maxent":
-            rc = maxent.main(["--out", str(out), "--no-progress", *common])
+            rc = maxent.main(["--out", str(out), "--no-progress", "--graded-pr", "uniform", *common, *dask])
         elif tool == "gap_thresholds":
-            rc = gap_thresholds.main(["--out", str(out), "--no-progress", *common])
+            rc = gap_thresholds.main(["--out", str(out), "--no-progress", *common, *dask])
         else:
-            rc = learning.main(["--out", str(out), *(["--resume"] if args.resume else [])])
+            rc = learning.main(["--out", str(out), *(["--resume"] if args.resume else []), *dask])
         if rc != 0:
             print(f"error: {tool} failed (exit {rc})", file=sys.stderr)
             return rc

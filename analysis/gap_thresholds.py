@@ -58,6 +58,8 @@ def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
     rows = []
     names = {g_name(g): g for g in grid}
     e = inst[inst["eligible"]]
+    graded = {k: mx.graded_summary(d, "graded ") for k, d in inst.groupby(["metric", "threshold"], sort=False)
+              } if "graded rms" in inst else {}
     for (metric, t), d in e.groupby(["metric", "threshold"], sort=False):
         g = names.get(metric)
         ap_at = None
@@ -66,7 +68,9 @@ def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
         rows.append({"metric": "GAP" if g is not None else metric, "g": ",".join("%.12g" % x for x in g) if g else "",
                      **{f"g{j + 1}": (g[j] if g else np.nan) for j in range(c)},
                      "reduces_to": f"AP(rel={ap_at})" if ap_at else "",
-                     "threshold": t, "instances": len(d), "rms": d["rms"].mean(), "mae": d["mae"].mean()})
+                     "threshold": t, "instances": len(d), "rms": d["rms"].mean(), "mae": d["mae"].mean(),
+                     **{k.replace("RMS", "rms").replace("MAE", "mae"): v
+                        for k, v in graded.get((metric, t), {}).items()}})
     return pd.DataFrame(rows)
 
 
@@ -76,7 +80,11 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(thresholds), figsize=(4.5 * len(thresholds), 4), squeeze=False)
+    graded = "graded rms" in table
+    panels = len(thresholds) + graded
+    fig, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 4), squeeze=False)
+    if graded:
+        _panel_graded(axes[0][-1], table, thresholds[0])
     for ax, t in zip(axes[0], thresholds):
         gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)].reset_index(drop=True)
         x = np.arange(len(gap))
@@ -94,6 +102,22 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
     fig.suptitle("Informativeness of GAP across threshold probabilities g (paper 004 Fig. 2)")
     _cli.save_figure(fig, out / "sweep.png")
     plt.close(fig)
+
+
+def _panel_graded(ax, table: pd.DataFrame, t: int) -> None:
+    """Sweep panel scored on the graded PR curve (paper 004 s3.2; the same for every threshold)."""
+    gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)].reset_index(drop=True)
+    x = np.arange(len(gap))
+    ax.plot(x, gap["graded rms"], "o-", color="C2", label="GAP(g)")
+    for _, r in table[(table["metric"] != "GAP") & (table["threshold"] == t)].iterrows():
+        if np.isfinite(r["graded rms"]):
+            ax.axhline(r["graded rms"], ls="--", color="C1", label=r["metric"])
+    step = max(1, len(gap) // 6)
+    labels = ["(" + g.replace(",", ", ") + ")" for g in gap["g"]]
+    ax.set_xticks(x[::step], labels[::step], rotation=45, ha="right", fontsize=7)
+    ax.set(xlabel="g = (g1, g2, ...)", ylabel="mean RMS (graded PR)",
+           title="graded PR curve (paper 004 s3.2)")
+    ax.legend(fontsize=7)
 
 
 def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
@@ -174,6 +198,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--bootstrap-g", default=None,
                    help="g settings for the bootstrap, ';'-separated (default: uniform and the best per threshold)")
     p.add_argument("--skip-bootstrap", action="store_true", help="informativeness sweep only")
+    p.add_argument("--graded-pr", default=None, metavar="G",
+                   help="also score the inferred graded PR curve (paper 004 s3.2; biased towards GAP(G)) with "
+                        "threshold probabilities G = 'uniform' or g1,g2,...")
     _cli.add_common(p, "gap_thresholds")
     return p
 
@@ -224,13 +251,15 @@ def _body(args) -> int:
     thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
     grid = simplex_grid(c, args.step)
     metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
+    graded_pr = mx.parse_graded_pr(args.graded_pr, c)
     settings = mx.Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
-                           args.score_precision)
+                           graded_pr, score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
-                  score_precision=args.score_precision,
-                  qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs])
+                  qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs],
+                  **({"graded_pr": graded_pr} if graded_pr is not None else {}),
+                  **({"score_precision": args.score_precision} if args.score_precision != "single" else {}))
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
         return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
@@ -256,6 +285,16 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
         ref_txt = f"{ref['metric'].iloc[0]} RMS {ref['rms'].iloc[0]:.4f}" if len(ref) else ""
         print(f"  threshold >= {t}: best g = ({b['g']}) RMS {b['rms']:.4f} MAE {b['mae']:.4f} "
               f"over {int(b['instances'])} lists; {ref_txt}")
+    if graded_pr is not None and len(table):
+        t = thresholds[0]
+        gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)]
+        ref = table[(table["metric"] != "GAP") & (table["threshold"] == t)]
+        if len(gap) and gap["graded rms"].notna().any():
+            b = gap.loc[gap["graded rms"].idxmin()]
+            ref_txt = f"{ref['metric'].iloc[0]} RMS {ref['graded rms'].iloc[0]:.4f}" if len(ref) else ""
+            print(f"  graded PR curve (g = {','.join('%.4g' % x for x in graded_pr)}): best g = ({b['g']}) "
+                  f"RMS {b['graded rms']:.4f} MAE {b['graded mae']:.4f} over {int(b['graded instances'])} lists; "
+                  f"{ref_txt}")
 
     if not args.skip_bootstrap:
         if args.bootstrap_g:

@@ -23,14 +23,13 @@ import json
 import os
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from analysis._cli import (HelpFormatter, add_common, atomic_write_csv, atomic_write_text, describe,
-                           own_output, progress, report_resumed, run_main, save_figure)
+                           own_output, parallel_map, progress, report_resumed, run_main, save_figure)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
 from maxent.ltr.models import make_model
@@ -99,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
                    help="learning-rate grid (the best per test metric is chosen on validation)")
     t.add_argument("--objective", choices=("lambdarank", "softrank", "approxrank"), default="lambdarank",
-                   help="gradient: LambdaRank lambdas, SoftRank (nDCG, P@k, AP, GAP) or ApproxRank (nDCG, P@k, AP)")
+                   help="gradient: LambdaRank lambdas, SoftRank or ApproxRank (nDCG, P@k, RBP, AP, GAP)")
     t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma (lambdarank)")
     t.add_argument("--sigma-s", type=float, default=1.0, help="SoftRank score-noise standard deviation")
     t.add_argument("--approx-alpha", type=float, default=100.0, help="ApproxRank position scale alpha (paper: 50-300)")
@@ -268,15 +267,9 @@ def _run_all(fn, jobs, args, desc):
         return []
     bar = progress(None, total=len(jobs), desc=desc, disable=args.no_progress)
     results = []
-    if args.workers <= 1:
-        for j in jobs:
-            results.append(fn(j))
-            bar.update(1)
-    else:
-        with ProcessPoolExecutor(max_workers=args.workers) as ex:
-            for r in ex.map(fn, jobs):
-                results.append(r)
-                bar.update(1)
+    for r in parallel_map(fn, jobs, args):      # local, process pool or Dask (--scheduler)
+        results.append(r)
+        bar.update(1)
     bar.close()
     return results
 

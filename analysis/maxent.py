@@ -18,7 +18,6 @@ import dataclasses
 import sys
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +25,8 @@ import pandas as pd
 
 from analysis import _cli
 from maxent.errors import ConvergenceWarning, ParameterError
-from maxent.inference import kendall_tau, pr_errors, real_pr_points, rms, threshold_probabilities
+from maxent.inference import (graded_pr_errors, graded_pr_points, inferred_graded_pr, kendall_tau, pr_errors,
+                              real_pr_points, rms, threshold_probabilities)
 from maxent.metrics import Metric, parse_measure
 from maxent.ranked import rank_runs
 from maxent.solver import solve
@@ -63,7 +63,8 @@ class Settings:
     min_relevant: int
     depth: int
     predict: tuple[str, ...]
-    score_precision: str = "single"
+    graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored (paper 004 s3.2)
+    score_precision: str = "single"             # trec_eval 9.x (single) or 10.0 (double) ranking
 
     def metric_objects(self) -> list[Metric]:
         return [parse_measure(m) for m in self.metrics]
@@ -109,6 +110,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
             # statuses are recorded per instance (and counted in summary.csv), not warned about
             warnings.simplefilter("ignore", ConvergenceWarning)
             solved = list(infer(metric, lists, settings))
+        graded = _graded_pr_columns(_graded_solve(solved), lists, settings, selected)
         for t, mt, res in solved:
             q = threshold_probabilities(res.p, t)
             err = pr_errors(q, lists, t, settings.alignment)
@@ -127,8 +129,49 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
                     row[f"pred {x}"] = np.nan  # a binary solve says nothing about grades
                 else:
                     row[f"pred {x}"] = xt.expectation(res.p if xt.GRADED else q, lists)
+            row.update(graded)
             frames.append(pd.DataFrame(row))
     return pd.concat(frames, ignore_index=True)
+
+
+def _graded_solve(solved):
+    """The graded solve among one metric's results (None for binary solves)."""
+    res = solved[0][2] if solved else None
+    return res if res is not None and np.ndim(res.p) == 3 else None
+
+
+def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> dict:
+    """Graded PR curve errors (paper 004 s3.2) of one metric's graded solve, when asked for.
+
+    The graded curve does not depend on the binary threshold: the same values go on every
+    threshold row of the metric. ``graded eligible``: selected by --min-relevant, solved, and
+    with a graded PR point. Binary solves carry no grade distribution: NaN, not eligible.
+    """
+    if settings.graded_pr is None:
+        return {}
+    if res is None:
+        nan = np.full(len(lists), np.nan)
+        return {"graded n_points": np.zeros(len(lists), dtype=np.int64), "graded rms": nan, "graded mae": nan,
+                "graded eligible": np.zeros(len(lists), dtype=bool)}
+    err = graded_pr_errors(res.p, lists, settings.graded_pr, settings.alignment)
+    ok = res.success
+    return {"graded n_points": err.n_points, "graded rms": np.where(ok, err.rms, np.nan),
+            "graded mae": np.where(ok, err.mae, np.nan), "graded eligible": selected & ok & (err.n_points > 0)}
+
+
+def parse_graded_pr(text: str | None, max_grade: int) -> tuple[float, ...] | None:
+    """--graded-pr: 'uniform' or comma-separated g_1..g_c (validated as GAP's g)."""
+    if text is None:
+        return None
+    if text == "uniform":
+        c = max(max_grade, 1)
+        return tuple([1.0 / c] * c)
+    try:
+        g = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise ParameterError(f"--graded-pr: expected 'uniform' or numbers g1,g2,..., got {text!r}") from None
+    parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")")      # same checks as GAP's g
+    return g
 
 
 def _job(args):
@@ -154,8 +197,16 @@ def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
             "solved": int(g["status"].isin(["optimal", "boundary"]).sum()),
             "undefined": int((g["status"] == "undefined").sum()),
             "not solved": int((~g["status"].isin(["optimal", "boundary", "undefined"])).sum()),
+            **(graded_summary(g, "graded PR ") if "graded rms" in g else {}),
         })
     return pd.DataFrame(rows)
+
+
+def graded_summary(g: pd.DataFrame, prefix: str) -> dict:
+    """Mean graded PR RMS / MAE over the graded-eligible rows of one (metric, threshold) group."""
+    e = g[g["graded eligible"].astype(bool)]
+    return {f"{prefix}RMS": e["graded rms"].mean(), f"{prefix}MAE": e["graded mae"].mean(),
+            "graded instances": len(e)}
 
 
 def informativeness(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
@@ -257,7 +308,54 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     _cli.save_figure(fig, out / "fig_pr_examples.png")
     plt.close(fig)
     written.append(out / "fig_pr_examples.png")
+    if settings.graded_pr is not None:
+        written.append(_figure_graded_pr(picks, settings, runs, qrels, out))
     return written
+
+
+def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path:
+    """Actual and inferred graded PR curves (paper 004 s3.2) for the example (run, topic) picks."""
+    import matplotlib.pyplot as plt
+
+    g = settings.graded_pr
+    curves = []
+    by_name = {r.name: r for r in runs}
+    for _, pick in picks.iterrows():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+        lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
+        pts = graded_pr_points(lists, g)
+        k = pts.valid[0]
+        curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
+                                    "recall": pts.recall[0, k], "precision": pts.precision[0, k]}))
+        for metric in settings.metric_objects():
+            if not metric.GRADED:
+                continue
+            res = solve(metric, metric.value(lists), lists, count=settings.count)
+            n = lists.lengths[0]
+            W, GP = inferred_graded_pr(res.p, g)
+            curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
+                                        "curve": f"inferred from {metric}",
+                                        "recall": W[0, :n] / max(pts.Z[0], 1e-300), "precision": GP[0, :n]}))
+    curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
+        columns=["run", "topic", "curve", "recall", "precision"])
+    _cli.atomic_write_csv(out / "fig_graded_pr_examples.csv", curves)
+    keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
+    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
+    for ax, (r, tp) in zip(axes[0], keys):
+        d = curves[(curves["run"] == r) & (curves["topic"] == tp)]
+        for name, c in d.groupby("curve", sort=False):
+            style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
+            ax.plot(c["recall"], c["precision"], label=name, **style)
+        ax.set(xlabel="graded recall", ylabel="graded precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
+        ax.legend(fontsize=7)
+    fig.suptitle("actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
+                 + ", ".join("%.3g" % x for x in g) + ")")
+    path = out / "fig_graded_pr_examples.png"
+    _cli.save_figure(fig, path)
+    plt.close(fig)
+    return path
 
 
 def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds: float) -> None:
@@ -277,6 +375,15 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
     if unsolved:
         print(f"{unsolved} instance(s) ended infeasible or not_converged (status in instances.csv); "
               "they are left out of the means")
+    if "graded PR RMS" in summary:
+        g = ",".join("%.4g" % x for x in settings.graded_pr)
+        print(f"graded PR curve (paper 004 s3.2, g = {g}; graded solves only, biased towards GAP(g)):")
+        for r in summary.drop_duplicates("metric").itertuples(index=False):
+            d = r._asdict()
+            vals = list(d.values())
+            gi = list(summary.columns).index("graded PR RMS")
+            if vals[gi + 2]:
+                print(f"  {vals[0]:<22} {vals[gi + 2]:>6} lists  RMS {vals[gi]:.4f}  MAE {vals[gi + 1]:.4f}")
     print(f"({seconds:.1f} s)")
 
 
@@ -288,16 +395,9 @@ def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args
     jobs = [(r, qrels, settings) for r in todo]
     bar = _cli.progress(None, len(runs), "runs", args.no_progress)
     bar.update(len(runs) - len(todo))
-    if args.workers > 1 and len(jobs) > 1:
-        with ProcessPoolExecutor(args.workers) as pool:
-            for run_name, frame in pool.map(_job, jobs):
-                _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-                bar.update(1)
-    else:
-        for job in jobs:
-            run_name, frame = _job(job)
-            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-            bar.update(1)
+    for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
+        _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+        bar.update(1)
     bar.close()
     return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
                       for r in runs], ignore_index=True)
@@ -326,6 +426,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=1000, help="documents per topic kept (trec_eval -M)")
     p.add_argument("--predict", default="P@10",
                    help="metrics predicted from each inferred distribution, comma-separated, or 'all'")
+    p.add_argument("--graded-pr", default=None, metavar="G",
+                   help="also score the graded PR curve of paper 004 s3.2 with threshold probabilities "
+                        "G = 'uniform' or g1,g2,... (graded solves: nDCG, GAP)")
     _cli.add_common(p, "maxent")
     return p
 
@@ -354,11 +457,15 @@ def _body(args) -> int:
             raise ParameterError(f"{m} has no expectation under a relevance distribution")
     settings = Settings(tuple(str(parse_measure(m)) for m in metrics), thresholds, args.count,
                         args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict),
-                        args.score_precision)
+                        parse_graded_pr(args.graded_pr, qrels.max_grade), score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
                   runs=[r.name for r in runs])
+    if settings.graded_pr is None:
+        del config["graded_pr"]            # unchanged settings stamp (and --resume) without the option
+    if settings.score_precision == "single":
+        del config["score_precision"]      # likewise for the default ranking
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
         inst = run_instances(runs, qrels, settings, out, config, args)

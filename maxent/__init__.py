@@ -12,6 +12,9 @@ import warnings as _warnings
 _warnings.filterwarnings(
     "ignore", message=r"'maxent\.evaluate' found in sys\.modules", category=RuntimeWarning
 )
+_warnings.filterwarnings(  # the same for ``python -m maxent.compare``
+    "ignore", message=r"'maxent\.compare' found in sys\.modules", category=RuntimeWarning
+)
 
 from maxent.errors import (
     ConvergenceWarning,
@@ -27,6 +30,9 @@ from maxent.errors import (
 # attribute would be replaced by the module as soon as ``maxent.evaluate`` is imported);
 # maxent.evaluate itself imports only numpy and the metric classes.
 from maxent.evaluate import aggregate, evaluate
+# eager for the same reason (the function ``compare`` and the submodule maxent.compare);
+# maxent.compare imports pandas only where a frame is built
+from maxent.compare import Comparison, compare
 
 # Everything else loads on first use (module-level __getattr__, PEP 562), so that
 # ``python -m maxent.evaluate`` does not pay for pandas, scipy and the solver at start-up.
@@ -35,7 +41,8 @@ _LAZY = {
     "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
     "discriminative_power": "maxent.bootstrap", "paired_bootstrap_asl": "maxent.bootstrap",
     "pr_errors": "maxent.inference", "real_pr_points": "maxent.inference",
-    "threshold_probabilities": "maxent.inference",
+    "threshold_probabilities": "maxent.inference", "graded_pr_errors": "maxent.inference",
+    "graded_pr_points": "maxent.inference", "inferred_graded_pr": "maxent.inference",
     "RankingData": "maxent.letor", "read_letor": "maxent.letor",
     "HAS_SOLUTION": "maxent.solver", "NO_SOLUTION": "maxent.solver", "MaxEntResult": "maxent.solver",
     "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
@@ -65,9 +72,12 @@ __all__ = [
     "rank_runs", "RankedLists",
     # metrics and evaluation
     "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
+    # comparing systems: paired tests, corrections, effect sizes (maxent.compare)
+    "compare", "Comparison",
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
     "threshold_probabilities", "real_pr_points", "pr_errors",
+    "graded_pr_points", "inferred_graded_pr", "graded_pr_errors",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings

@@ -32,12 +32,6 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built, not at start-up
 
 __all__ = ["evaluate", "evaluate_lists", "aggregate", "main", "resolve_measures"]
 
-# trec_eval's output order of measure families (measures.c), ours after
-_TREC_ORDER = [
-    "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-    "iprec_at_recall", "P", "relstring", "recall", "ndcg", "ndcg_cut", "map_cut", "success",
-    "set_P", "set_recall", "dcg", "dcg_cut",
-]
 
 
 def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int | None = None) -> list[Metric]:
@@ -146,15 +140,18 @@ def aggregate(frame: "pd.DataFrame", measures: Sequence[Metric] | None = None) -
 
 # ---------------------------------------------------------------------------- command line
 def _trec_key(m: Metric):
-    name = m.trec_name()
-    fam = name
-    for f in sorted(_TREC_ORDER, key=len, reverse=True):
-        if name == f or name.startswith(f + "_"):
-            fam = f
-            break
-    rank = _TREC_ORDER.index(fam) if fam in _TREC_ORDER else len(_TREC_ORDER) + METRICS.index(type(m))
+    """Sort key of trec_eval's output order (measures.c), from the class's ``TREC_ORDER``:
+    the place of its trec_eval name, or of its cut name (``map_cut``, ``ndcg_cut``) when the
+    metric has a cutoff; measures trec_eval lacks follow, in registry order."""
+    cls = type(m)
     at = getattr(m, m.AT_PARAM, None) if m.AT_PARAM else None
-    return (rank, fam, -1 if at is None else at, name)
+    cut = cls.TREC_CUT_NAME is not None and m.AT_PARAM == "cutoff" and at is not None
+    if cls.TREC_ORDER:
+        rank = cls.TREC_ORDER[min(int(cut), len(cls.TREC_ORDER) - 1)]
+    else:
+        rank = 1000 + METRICS.index(cls)
+    fam = (cls.TREC_CUT_NAME if cut else cls.TREC_NAME) or cls.NAME
+    return (rank, fam, -1 if at is None else at, m.trec_name())
 
 
 def _fmt(m: Metric, v: float) -> str:

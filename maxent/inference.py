@@ -32,6 +32,11 @@ __all__ = [
     "pr_errors",
     "rms",
     "kendall_tau",
+    "graded_weights",
+    "GradedPR",
+    "graded_pr_points",
+    "inferred_graded_pr",
+    "graded_pr_errors",
 ]
 
 
@@ -139,3 +144,151 @@ def kendall_tau(a, b) -> float:
     if ok.sum() < 2:
         return float("nan")
     return float(stats.kendalltau(a[ok], b[ok]).statistic)
+
+
+# ------------------------------------------------------------------ graded precision and recall
+# Paper [004] section 3.2. A user regards grades >= j as relevant with probability g_j, so a
+# document of grade z is "relevant" with probability w(z) = sum_{j<=z} g_j (w(0) = 0).
+def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
+    """(g_j, w(z)) for j, z = 0..L-1: threshold probabilities (g_0 = 0) and w(z) = sum_{j<=z} g_j.
+
+    ``g`` = (g_1..g_c) summing to 1, padded with zeros to the L - 1 grades above 0 (as
+    :class:`maxent.metrics.GAP`); ``None`` is uniform over the grades.
+    """
+    from maxent.metrics.gap import GAP
+
+    gj = GAP(g=None if g is None else tuple(g)).weights(levels)
+    gj = np.pad(gj, (0, max(0, levels - len(gj))))[:levels]
+    return gj, np.cumsum(gj)
+
+
+@dataclass(frozen=True)
+class GradedPR:
+    r"""Real graded PR points (paper [004] section 3.2), one per document with w(i_n) > 0.
+
+    For the k-th such document, at rank n_k:
+
+    .. math::
+
+        GR(n) = \frac{\sum_{m\le n} w(i_m)}{Z},\quad Z = \sum_z R_z\, w(z),\qquad
+        GP(n) = \frac{\sum_{m\le n}\delta(m,n)}{n\, w(i_n)},\quad
+        \delta(m,n) = \sum_{j=1}^{\min(i_m,i_n)} g_j
+
+    GP(n) is the expected precision at the pivot n given that the user regards it relevant;
+    :math:`\sum_k GP(n_k)\, w(i_{n_k}) / Z` = GAP(g) (the area under the non-interpolated
+    graded PR curve). Arrays are (B, K), K = the largest number of points in the batch.
+
+    Attributes
+    ----------
+    ranks : int (B, K) rank n_k (0 where absent); valid : bool (B, K)
+    level : (B, K) cumulative relevance :math:`\sum_{m\le n_k} w(i_m)`; recall = level / Z
+    recall, precision : (B, K) GR and GP at the points (0 where absent)
+    Z : (B,) expected number of relevant documents of the topic
+    """
+
+    ranks: np.ndarray
+    valid: np.ndarray
+    level: np.ndarray
+    recall: np.ndarray
+    precision: np.ndarray
+    Z: np.ndarray
+
+
+def _compact(mask: np.ndarray, *values: np.ndarray):
+    """Entries of each row where ``mask`` holds, moved to the front: (B, K) arrays and valid."""
+    counts = mask.sum(axis=1)
+    K = max(int(counts.max(initial=0)), 1)
+    valid = np.arange(K)[None, :] < counts[:, None]
+    b, n = np.nonzero(mask)
+    i = np.arange(len(b)) - np.repeat(np.cumsum(counts) - counts, counts)
+    out = []
+    for v in values:
+        o = np.zeros((mask.shape[0], K), dtype=v.dtype)
+        o[b, i] = v[b, n]
+        out.append(o)
+    return valid, out
+
+
+def graded_pr_points(lists: RankedLists, g=None) -> GradedPR:
+    """Real graded PR points of every list for threshold probabilities g (see :class:`GradedPR`)."""
+    L = lists.levels
+    gj, w = graded_weights(g, L)
+    B, N = lists.grades.shape
+    grades = np.maximum(lists.grades, 0)
+    rel = grades[:, :, None] >= np.arange(1, L)[None, None, :]          # (B, N, c): [i_n >= j]
+    cum = np.cumsum(rel, axis=1)                                        # N_j(n) = #{m <= n: i_m >= j}
+    num = (rel * cum * gj[1:]).sum(axis=2)                              # sum_m delta(m, n)
+    wn = w[grades]
+    n = np.arange(1, N + 1)[None, :]
+    point = wn > 0
+    prec = np.where(point, num / (n * np.where(point, wn, 1.0)), 0.0)
+    level = np.cumsum(wn, axis=1)
+    Z = (lists.rel_counts * w[None, :]).sum(axis=1).astype(np.float64)
+    ranks = np.broadcast_to(np.arange(1, N + 1), (B, N))
+    valid, (ranks, level, prec) = _compact(point, ranks, level, prec)
+    recall = np.where(valid, level / np.where(Z > 0, Z, 1.0)[:, None], 0.0)
+    return GradedPR(ranks, valid, level, recall, prec, Z)
+
+
+def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
+    r"""Inferred graded PR curve of a graded distribution p (B, N, L), at every rank.
+
+    With :math:`Q_n(j) = \sum_{z\ge j} p_n(z)` and :math:`S_j(n) = \sum_{m<n} Q_m(j)`
+    (independent ranks, METHOD section 3):
+
+    .. math::
+
+        W(n) = \sum_{m\le n}\sum_j g_j Q_m(j),\qquad
+        GP_e(n) = \frac{\sum_j g_j Q_n(j)\,(1 + S_j(n))}{n \sum_j g_j Q_n(j)}
+
+    i.e. the expected cumulative relevance and the expected precision at n given that the
+    document at n is regarded relevant (the ratio of expectations of :class:`GradedPR`'s
+    numerator and denominator). Both equal the real curve when p is the 0/1 indicator of the
+    real grades, and :math:`\sum_n GP_e(n)\,\Delta W(n) / Z` = E[GAP(g)]. Where the document
+    at n has no chance of being relevant (denominator 0), GP_e uses Q_n(j) = 1 in the ratio.
+
+    Returns
+    -------
+    W : (B, N) cumulative expected relevance (inferred recall = W / Z)
+    GP : (B, N) inferred graded precision
+    """
+    p = np.asarray(p, dtype=np.float64)
+    if p.ndim != 3:
+        raise ValueError(f"graded PR curves need a graded distribution (B, N, L), got shape {p.shape}")
+    B, N, L = p.shape
+    gj, _ = graded_weights(g, L)
+    Q = np.cumsum(p[:, :, ::-1], axis=2)[:, :, ::-1][:, :, 1:]          # (B, N, c): Q_n(j), j >= 1
+    S = np.cumsum(Q, axis=1) - Q                                        # exclusive prefix sums
+    gq = Q * gj[1:]
+    den = gq.sum(axis=2)
+    n = np.arange(1, N + 1)[None, :]
+    ok = den > 1e-300
+    GP = np.where(ok, (gq * (1.0 + S)).sum(axis=2) / (n * np.where(ok, den, 1.0)),
+                  (gj[1:] * (1.0 + S)).sum(axis=2) / n)
+    return np.cumsum(den, axis=1), GP
+
+
+def graded_pr_errors(p: np.ndarray, lists: RankedLists, g=None, alignment: str = "recall") -> PRErrors:
+    """RMS and MAE between the real and the inferred graded PR curve of each list.
+
+    Error points are the real points (:func:`graded_pr_points`). ``recall`` alignment
+    (default): the inferred precision GP_e of the document at which the inferred cumulative
+    relevance W first reaches the real one at the point (0 when it never does, i.e. the
+    inferred curve ends earlier); ``rank``: GP_e at the point's rank.
+    """
+    pts = graded_pr_points(lists, g)
+    W, GP = inferred_graded_pr(p, g)
+    B, N = W.shape
+    if alignment == "rank":
+        inferred = np.take_along_axis(GP, np.clip(pts.ranks - 1, 0, N - 1), axis=1)
+    elif alignment == "recall":
+        j = _batched_searchsorted(W, pts.level - 1e-9)
+        inferred = np.where(j < N, np.take_along_axis(GP, np.clip(j, 0, N - 1), axis=1), 0.0)
+    else:
+        raise ValueError(f"alignment must be 'recall' or 'rank', got {alignment!r}")
+    n = pts.valid.sum(axis=1)
+    diff = np.where(pts.valid, pts.precision - inferred, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rms_ = np.sqrt((diff ** 2).sum(axis=1) / n)
+        mae_ = np.abs(diff).sum(axis=1) / n
+    return PRErrors(np.where(n > 0, rms_, np.nan), np.where(n > 0, mae_, np.nan), n)

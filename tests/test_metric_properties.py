@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from maxent import rank_runs, read_run
-from maxent.metrics import (AP, DCG, ERR, GAP, METRICS, NDCG, IPrec, NumRel, NumRelRet, NumRet,
+from maxent.metrics import (AP, DCG, ERR, GAP, METRICS, NDCG, RBP, IPrec, NumRel, NumRelRet, NumRet,
                             Precision, Recall, RR, Success, gap_pivot)
 from maxent.ranked import UNJUDGED, RankedLists
 from maxent.trec import Qrels
@@ -24,6 +24,7 @@ INSTANCES = [cls() for cls in METRICS] + [
     Success(cutoff=2), IPrec(cutoff=0.5), NDCG(cutoff=5), NDCG(gain="exp"), NDCG(cutoff=5, ideal="all"),
     NDCG(discount="jk", gain=((1, 1.0), (2, 4.0), (3, 9.0))), DCG(cutoff=5, gain="exp"),
     ERR(cutoff=5), ERR(gain="linear", max_grade=3), GAP(g=(0.2, 0.3, 0.5)), GAP(g=(0.5, 0.5), cutoff=6),
+    RBP(p=0.5, cutoff=5, rel=2), RBP(gain="exp"), RBP(p=0.9, gain=((1, 3.0), (2, 1.0))),
 ]
 UNBOUNDED = (NumRet, NumRel, NumRelRet, DCG)  # counts and unnormalised DCG
 

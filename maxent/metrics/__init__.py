@@ -12,17 +12,18 @@ from maxent.metrics.err import ERR
 from maxent.metrics.gap import GAP, gap_pivot
 from maxent.metrics.names import parse_measure, parse_measures
 from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
+from maxent.metrics.rbp import RBP
 from maxent.metrics.rr import RR
 
 __all__ = [
     "Metric", "Param", "METRICS", "MEASURE_SETS", "parse_measure", "parse_measures",
     "AP", "GMAP", "Bpref", "SetP", "SetR", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG", "ERR", "GAP",
-    "NumRet", "NumRel", "NumRelRet", "gap_pivot",
+    "RBP", "NumRet", "NumRel", "NumRelRet", "gap_pivot",
 ]
 
 METRICS: tuple[type[Metric], ...] = (
     NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
-    SetP, SetR, DCG, ERR, GAP,
+    SetP, SetR, DCG, ERR, GAP, RBP,
 )
 """Every metric class, in trec_eval's output order (ours last)."""
 

@@ -117,6 +117,9 @@ class AP(Metric):
     NAME: ClassVar[str] = "AP"
     TREC_NAME: ClassVar[str] = "map"
     TREC_CUT_NAME: ClassVar[str] = "map_cut"
+    ALIASES: ClassVar[tuple] = ("MAP",)
+    TREC_ORDER: ClassVar[tuple] = (3, 14)   # map, map_cut
+    CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k (None: whole list)"), "rel": REL}
 
     def value(self, lists):
@@ -197,6 +200,7 @@ class GMAP(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "GMAP"
     TREC_NAME: ClassVar[str] = "gm_map"
+    TREC_ORDER: ClassVar[tuple] = (4,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     AGGREGATE: ClassVar[str] = "gmean"

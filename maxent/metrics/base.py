@@ -54,9 +54,14 @@ def format_value(v) -> str:
 class Metric:
     """Base class of every metric; subclasses are frozen dataclasses of their parameters."""
 
-    NAME: ClassVar[str] = ""
+    # The registry (maxent.metrics.METRICS) derives names, parsing and output order from these
+    NAME: ClassVar[str] = ""               # canonical (ir_measures-style) name
+    ALIASES: ClassVar[tuple] = ()           # other accepted ir_measures-style names
     TREC_NAME: ClassVar[str | None] = None
     TREC_CUT_NAME: ClassVar[str | None] = None  # trec_eval's name with a cutoff, if not TREC_NAME
+    TREC_SUFFIX: ClassVar[str | None] = None    # parameter set by TREC_NAME's suffix (P_10: cutoff)
+    TREC_ORDER: ClassVar[tuple] = ()        # place of TREC_NAME (, TREC_CUT_NAME) in trec_eval's
+                                            # output order (measures.c); () = after them, by METRICS
     CUTOFF_REQUIRED: ClassVar[bool] = False
     AT_PARAM: ClassVar[str | None] = "cutoff"
     PARAMS: ClassVar[dict[str, Param]] = {}
@@ -66,6 +71,9 @@ class Metric:
     PER_TOPIC: ClassVar[bool] = True     # printed per topic by -q (trec_eval omits gm_map)
     INTEGER: ClassVar[bool] = False      # printed as an integer by --format trec
     HAS_EXPECTATION: ClassVar[bool] = True
+    # solver facts: whether the (min, max) of E[M] over the relaxed polytope equal those of the
+    # deterministic lists (a target beyond is certainly infeasible; on it, certainly a boundary)
+    CERTIFIED_ENDS: ClassVar[tuple] = (False, False)
     # LambdaRank interface (STYLE B2, B4; maxent.metrics._deltas): capabilities
     HAS_SWAP_DELTA: ClassVar[bool] = False   # swap_delta, delta_side, delta_blocks
     DELTA_STRIP: ClassVar[bool] = False      # delta_strip (deltas vanish below delta_depth)

@@ -30,6 +30,8 @@ class Bpref(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "Bpref"
     TREC_NAME: ClassVar[str] = "bpref"
+    ALIASES: ClassVar[tuple] = ("BPref",)
+    TREC_ORDER: ClassVar[tuple] = (6,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False

@@ -29,6 +29,7 @@ class NumRet(_Count):
 
     NAME: ClassVar[str] = "NumRet"
     TREC_NAME: ClassVar[str] = "num_ret"
+    TREC_ORDER: ClassVar[tuple] = (0,)
 
     def value(self, lists):
         return lists.lengths.astype(np.float64)
@@ -40,6 +41,7 @@ class NumRel(_Count):
 
     NAME: ClassVar[str] = "NumRel"
     TREC_NAME: ClassVar[str] = "num_rel"
+    TREC_ORDER: ClassVar[tuple] = (1,)
 
     def value(self, lists):
         return lists.n_rel(self.rel).astype(np.float64)
@@ -51,6 +53,7 @@ class NumRelRet(_Count):
 
     NAME: ClassVar[str] = "NumRelRet"
     TREC_NAME: ClassVar[str] = "num_rel_ret"
+    TREC_ORDER: ClassVar[tuple] = (2,)
 
     def value(self, lists):
         return (lists.grades >= self.rel).sum(axis=1).astype(np.float64)

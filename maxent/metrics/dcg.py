@@ -30,6 +30,8 @@ class _Gains(PositionalDeltas):
     """Mix-in: gain vector and the per-rank weights gain(z) * D(n) * [n <= k]; swap deltas
     in the position-additive form u = gain (/ IDCG), D = discount cut at k."""
 
+    CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
+
     def gains(self, levels: int) -> np.ndarray:
         return gain_vector(levels, self.gain)
 
@@ -85,6 +87,7 @@ class DCG(_Gains, Metric):
     NAME: ClassVar[str] = "DCG"
     TREC_NAME: ClassVar[str] = "dcg"
     TREC_CUT_NAME: ClassVar[str] = "dcg_cut"
+    TREC_ORDER: ClassVar[tuple] = (18, 19)   # dcg, dcg_cut (after trec_eval's own)
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "gain": GAIN, "discount": DISCOUNT}
     GRADED: ClassVar[bool] = True
     LINEAR_IN_P: ClassVar[bool] = True
@@ -118,6 +121,10 @@ class NDCG(_Gains, Metric):
     discount: str = "log2"
     NAME: ClassVar[str] = "nDCG"
     TREC_NAME: ClassVar[str] = "ndcg"
+    TREC_CUT_NAME: ClassVar[str] = "ndcg_cut"
+    ALIASES: ClassVar[tuple] = ("NDCG",)
+    TREC_SUFFIX: ClassVar[str] = "gain"   # ndcg.1=3,2=9
+    TREC_ORDER: ClassVar[tuple] = (12, 13)   # ndcg, ndcg_cut
     PARAMS: ClassVar = {
         "cutoff": Param(int, None, "rank cutoff k"),
         "gain": GAIN,

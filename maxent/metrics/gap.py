@@ -34,6 +34,7 @@ class GAP(Metric):
     cutoff: int | None = None
     NAME: ClassVar[str] = "GAP"
     TREC_NAME: ClassVar[str | None] = None
+    CERTIFIED_ENDS: ClassVar[tuple] = (True, True)   # a positive combination of thresholded APs
     PARAMS: ClassVar = {
         "g": Param(tuple, None, "threshold probabilities g_1..g_c (sum 1); default uniform"),
         "cutoff": Param(int, None, "rank cutoff k"),

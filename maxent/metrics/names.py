@@ -1,6 +1,10 @@
 """Measure names: ir_measures style (``nDCG@10(gain=exp)``, ``GAP(g=0.5,0.5)``) and trec_eval
 style (``map``, ``P_10``, ``P.5,10``, ``ndcg_cut.10,20``, ``ndcg.1=3,2=9``), both mapping to
 the same metric objects. An unknown name raises MeasureNameError with close matches.
+
+Both name tables are derived from class attributes of the registered metrics
+(``maxent.metrics.METRICS``): ``NAME`` and ``ALIASES``; ``TREC_NAME``, ``TREC_SUFFIX`` and
+``TREC_CUT_NAME``. A new metric is one file plus one row of that table.
 """
 from __future__ import annotations
 
@@ -9,46 +13,53 @@ import re
 from typing import Iterable
 
 from maxent.errors import MeasureNameError, ParameterError
-from maxent.metrics.ap import AP, GMAP
 from maxent.metrics.base import Metric
-from maxent.metrics.bpref import Bpref
-from maxent.metrics.counts import NumRel, NumRelRet, NumRet
-from maxent.metrics.dcg import DCG, NDCG
-from maxent.metrics.err import ERR
-from maxent.metrics.gap import GAP
-from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
-from maxent.metrics.rr import RR
 
-__all__ = ["parse_measure", "parse_measures", "ALIASES", "TREC_NAMES"]
+__all__ = ["parse_measure", "parse_measures", "ALIASES", "TREC_NAMES", "aliases", "trec_names"]
 
-ALIASES: dict[str, type[Metric]] = {
-    "AP": AP, "MAP": AP, "P": Precision, "R-prec": RPrec, "RPrec": RPrec, "R-Prec": RPrec,
-    "RR": RR, "MRR": RR, "R": Recall, "Recall": Recall, "nDCG": NDCG, "NDCG": NDCG,
-    "DCG": DCG, "ERR": ERR, "GAP": GAP, "Success": Success, "IPrec": IPrec,
-    "NumRet": NumRet, "NumRel": NumRel, "NumRelRet": NumRelRet,
-    "GMAP": GMAP, "Bpref": Bpref, "BPref": Bpref, "SetP": SetP, "SetR": SetR,
-}
+_CACHE: dict[str, dict] = {}
 
-# trec_eval name -> (class, fixed keyword arguments, name of the parameter its suffix sets)
-TREC_NAMES: dict[str, tuple[type[Metric], dict, str | None]] = {
-    "map": (AP, {}, None),
-    "map_cut": (AP, {}, "cutoff"),
-    "Rprec": (RPrec, {}, None),
-    "recip_rank": (RR, {}, None),
-    "P": (Precision, {}, "cutoff"),
-    "recall": (Recall, {}, "cutoff"),
-    "ndcg": (NDCG, {}, "gain"),
-    "ndcg_cut": (NDCG, {}, "cutoff"),
-    "success": (Success, {}, "cutoff"),
-    "iprec_at_recall": (IPrec, {}, "cutoff"),
-    "num_ret": (NumRet, {}, None),
-    "num_rel": (NumRel, {}, None),
-    "num_rel_ret": (NumRelRet, {}, None),
-    "gm_map": (GMAP, {}, None),
-    "bpref": (Bpref, {}, None),
-    "set_P": (SetP, {}, None),
-    "set_recall": (SetR, {}, None),
-}
+
+def _registry():
+    from maxent.metrics import METRICS   # the one table; imported here (it imports this module)
+
+    return METRICS
+
+
+def aliases() -> dict[str, type[Metric]]:
+    """ir_measures-style name -> class, from each registered class's ``NAME`` and ``ALIASES``."""
+    if "aliases" not in _CACHE:
+        out: dict[str, type[Metric]] = {}
+        for cls in _registry():
+            for name in (cls.NAME, *cls.ALIASES):
+                if name in out and out[name] is not cls:
+                    raise AssertionError(f"name {name!r} registered by {out[name].__name__} and {cls.__name__}")
+                out[name] = cls
+        _CACHE["aliases"] = out
+    return _CACHE["aliases"]
+
+
+def trec_names() -> dict[str, tuple[type[Metric], dict, str | None]]:
+    """trec_eval name -> (class, fixed keyword arguments, parameter its suffix sets), from each
+    registered class's ``TREC_NAME`` / ``TREC_SUFFIX`` and ``TREC_CUT_NAME`` (suffix: cutoff)."""
+    if "trec" not in _CACHE:
+        out: dict = {}
+        for cls in _registry():
+            if cls.TREC_NAME is not None:
+                out[cls.TREC_NAME] = (cls, {}, cls.TREC_SUFFIX)
+            if cls.TREC_CUT_NAME is not None:
+                out[cls.TREC_CUT_NAME] = (cls, {}, "cutoff")
+        _CACHE["trec"] = out
+    return _CACHE["trec"]
+
+
+def __getattr__(name):   # ALIASES and TREC_NAMES, derived on first use (module attributes as before)
+    if name == "ALIASES":
+        return aliases()
+    if name == "TREC_NAMES":
+        return trec_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _IRM = re.compile(
     r"^(?P<name>[A-Za-z][A-Za-z\-]*)"
@@ -108,8 +119,6 @@ def _convert(cls, key: str, values: list[str], where: str):
         raise MeasureNameError(f"{where}: parameter {key!r} takes one value, got {values}")
     v = values[0]
     kind = cls.PARAMS[key].dtype
-    if key == "cutoff" and cls is IPrec:
-        kind = float
     if v.lower() == "none":
         return None
     if kind in (int, float):
@@ -126,9 +135,10 @@ def _build(cls, kwargs: dict, where: str) -> Metric:
 
 def _parse_irm(text: str) -> Metric | None:
     m = _IRM.match(text)
-    if not m or m.group("name") not in ALIASES:
+    names = aliases()
+    if not m or m.group("name") not in names:
         return None
-    cls = ALIASES[m.group("name")]
+    cls = names[m.group("name")]
     kwargs = {}
     for group in ("p1", "p2"):
         if m.group(group):
@@ -145,8 +155,9 @@ def _parse_irm(text: str) -> Metric | None:
 
 def _parse_trec(text: str) -> list[Metric] | None:
     # name.params (trec_eval -m syntax), name_param (trec_eval output syntax), or bare name
-    for base in sorted(TREC_NAMES, key=len, reverse=True):
-        cls, fixed, pname = TREC_NAMES[base]
+    table = trec_names()
+    for base in sorted(table, key=len, reverse=True):
+        cls, fixed, pname = table[base]
         if text == base:
             return [_build(cls, dict(fixed), text)]
         for sep in (".", "_"):
@@ -157,7 +168,7 @@ def _parse_trec(text: str) -> list[Metric] | None:
                 if pname == "gain":
                     pairs = [p.replace("=", ":") for p in rest.split(",")]
                     return [_build(cls, dict(fixed, gain=_gain(pairs, text)), text)]
-                kind = float if cls is IPrec else int
+                kind = float if cls.PARAMS[pname].dtype is float else int
                 vals = rest.split(",") if sep == "." else [rest]
                 out = []
                 for v in vals:
@@ -190,7 +201,7 @@ def parse_measures(names: str | Iterable[str]) -> list[Metric]:
             one = _parse_irm(text)
             got = None if one is None else [one]
         if got is None:
-            candidates = list(ALIASES) + list(TREC_NAMES)
+            candidates = list(aliases()) + list(trec_names())
             head = re.split(r"[(@._]", text, maxsplit=1)[0]
             close = difflib.get_close_matches(head, candidates, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""

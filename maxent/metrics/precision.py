@@ -20,6 +20,7 @@ class _RankWeighted:
     """Mix-in for metrics linear in p: E[M] = sum_n w_n q_n with weights ``_weights`` (B, N)."""
 
     LINEAR_IN_P: ClassVar[bool] = True
+    CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
 
     def _expectation(self, q, lists):
         return (q * self._weights(lists)).sum(axis=1)
@@ -61,6 +62,8 @@ class Precision(_CutCount, _RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "P"
     TREC_NAME: ClassVar[str] = "P"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (9,)
     CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
 
@@ -85,6 +88,8 @@ class RPrec(_RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "R-prec"
     TREC_NAME: ClassVar[str] = "Rprec"
+    ALIASES: ClassVar[tuple] = ("RPrec", "R-Prec")
+    TREC_ORDER: ClassVar[tuple] = (5,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
 
@@ -107,6 +112,9 @@ class Recall(_CutCount, _RankWeighted, Metric):
     rel: int = 1
     NAME: ClassVar[str] = "R"
     TREC_NAME: ClassVar[str] = "recall"
+    ALIASES: ClassVar[tuple] = ("Recall",)
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (11,)
     CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
 
@@ -132,6 +140,8 @@ class Success(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "Success"
     TREC_NAME: ClassVar[str] = "success"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (15,)
     CUTOFF_REQUIRED: ClassVar[bool] = True
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "rel": REL}
 
@@ -166,6 +176,8 @@ class IPrec(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "IPrec"
     TREC_NAME: ClassVar[str] = "iprec_at_recall"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_ORDER: ClassVar[tuple] = (8,)
     PARAMS: ClassVar = {"cutoff": Param(float, None, "recall level x in [0, 1]"), "rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
 
@@ -207,6 +219,7 @@ class SetP(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "SetP"
     TREC_NAME: ClassVar[str] = "set_P"
+    TREC_ORDER: ClassVar[tuple] = (16,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False
@@ -225,6 +238,7 @@ class SetR(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "SetR"
     TREC_NAME: ClassVar[str] = "set_recall"
+    TREC_ORDER: ClassVar[tuple] = (17,)
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
     HAS_EXPECTATION: ClassVar[bool] = False

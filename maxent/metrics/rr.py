@@ -31,6 +31,9 @@ class RR(Metric):
     rel: int = 1
     NAME: ClassVar[str] = "RR"
     TREC_NAME: ClassVar[str] = "recip_rank"
+    ALIASES: ClassVar[tuple] = ("MRR",)
+    TREC_ORDER: ClassVar[tuple] = (7,)
+    CERTIFIED_ENDS: ClassVar[tuple] = (False, True)
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k (None: whole list)"), "rel": REL}
 
     def value(self, lists):

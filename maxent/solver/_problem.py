@@ -17,7 +17,6 @@ import numpy as np
 from scipy.special import xlogy
 
 from maxent.errors import ParameterError
-from maxent.metrics import AP, GAP, RR
 from maxent.ranked import RankedLists
 
 COUNTS = ("retrieved", "total")
@@ -65,9 +64,10 @@ def count_constraints(metric, lists: RankedLists, count: str) -> np.ndarray:
 def certified_ends(metric) -> tuple[bool, bool]:
     """Whether the (min, max) of E[M] over the relaxed polytope equals that of the
     deterministic lists (so a target beyond it is certainly infeasible, and a target on it
-    is certainly a boundary).
+    is certainly a boundary): the metric's class attribute ``CERTIFIED_ENDS``.
 
-    - linear metrics: an LP over a transportation polytope has integral vertices;
+    - linear metrics (P@k, nDCG, ...): an LP over a transportation polytope has integral
+      vertices;
     - AP (and GAP, a positive combination of thresholded APs): AP*R <= |x| pointwise with
       equality only for prefix lists, so E[AP] <= K / R with equality only at the
       top-packed list; the minimum f(K) = sum_{i<=K} i / (N - K + i) is convex in K, so by
@@ -76,11 +76,8 @@ def certified_ends(metric) -> tuple[bool, bool]:
       leave every rank empty with positive probability, RR = 0);
     - ERR and others: not certified (the solver is tried outside the deterministic range).
     """
-    if metric.LINEAR_IN_P or isinstance(metric, (AP, GAP)):
-        return True, True
-    if isinstance(metric, RR):
-        return False, True
-    return False, False
+    lo, hi = metric.CERTIFIED_ENDS
+    return bool(lo), bool(hi)
 
 
 class Batch:

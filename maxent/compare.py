@@ -1,0 +1,493 @@
+r"""Which systems really differ? Paired significance tests, corrections and effect sizes.
+
+``python -m maxent.compare QRELS RUN... -m AP -m nDCG@10`` evaluates every run on every
+measure per topic (any measure of :mod:`maxent.metrics`, GAP included), then compares every
+pair of runs (or every run against ``--baseline``) on the same topics, as ranx's ``compare``
+report and the practice of papers [000] (three tests) and [004] (Sakai's bootstrap).
+
+Tests, all two-sided, on the per-topic differences :math:`d = a - b` of n topics:
+
+* ``t``: paired t-test (``scipy.stats.ttest_rel``; :func:`maxent.stats.paired_t`);
+* ``wilcoxon``: Wilcoxon signed-rank, zero differences dropped (``scipy.stats.wilcoxon``);
+* ``sign``: sign test, ties dropped (binomial, p = 1/2);
+* ``randomisation``: Fisher's paired randomisation test (Smucker et al., CIKM 2007): under
+  the null each topic's two values are exchangeable, i.e. each :math:`d_i` keeps or flips its
+  sign with probability 1/2; :math:`p = \#\{|\sum_i s_i d_i| \ge |\sum_i d_i|\} / P` over P
+  sign vectors s. When :math:`2^n \le` ``n_permutations`` every sign vector is enumerated
+  (the exact p); otherwise P = ``n_permutations`` random sign vectors from a seeded generator
+  (the Monte-Carlo estimate ranx also reports, without the +1 correction);
+* ``bootstrap``: Sakai's paired bootstrap test (:func:`maxent.bootstrap.paired_bootstrap_asl`).
+
+Multiple comparisons: p-values of one test and one measure are corrected over the family of
+pairs compared (Holm-Bonferroni step-down, or Benjamini-Hochberg step-up), see
+:func:`adjust`. Effect sizes: the mean difference and Cohen's :math:`d_z = \bar d / s_d`
+with 95% percentile bootstrap intervals over topics (:func:`effect_sizes`).
+
+The report marks a run's mean with the superscript letters of the runs it is significantly
+better than (the ranx / paper convention), under the chosen test and correction.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from maxent.errors import MaxEntError, ParameterError
+
+if TYPE_CHECKING:  # pandas loads where a frame is built (``import maxent`` stays light)
+    import pandas as pd
+
+__all__ = ["TESTS", "CORRECTIONS", "randomisation_test", "adjust", "effect_sizes", "compare_values",
+           "compare", "Comparison", "main"]
+
+TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
+#: ``--test`` choices: one test, or ``paper000`` (t, Wilcoxon and sign test must all reject)
+MARK_TESTS = TESTS + ("paper000",)
+CORRECTIONS = ("holm", "bh", "none")
+
+
+# ------------------------------------------------------------------------------- tests
+def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk: int = 64) -> np.ndarray:
+    r"""Two-sided p-value of Fisher's paired randomisation test for each row of differences.
+
+    .. math:: p = \#\{s : |\textstyle\sum_i s_i d_i| \ge |\sum_i d_i|\} / P
+
+    Parameters
+    ----------
+    diffs : array_like, shape (P_pairs, n)
+        Per-topic differences of P_pairs system pairs over the same n topics.
+    n_permutations : int
+        Random sign vectors P when :math:`2^n` exceeds it; otherwise all :math:`2^n` sign
+        vectors are enumerated and the p-value is exact.
+    seed : int
+        Seed of the random sign vectors (shared by all pairs).
+
+    Returns
+    -------
+    ndarray, shape (P_pairs,)
+        p-values in [0, 1]; 1 for a pair whose differences are all 0.
+    """
+    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    n = d.shape[1]
+    if n < 1:
+        raise ParameterError("the randomisation test needs at least 1 topic")
+    if n_permutations < 1:
+        raise ParameterError(f"n_permutations must be >= 1, got {n_permutations}")
+    if n < 63 and 2 ** n <= n_permutations:
+        bits = (np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+        signs = 1.0 - 2.0 * bits                      # (2^n, n), row 0 is the identity
+    else:
+        rng = np.random.default_rng(seed)
+        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_permutations, n))
+    observed = np.abs(d.sum(axis=1))
+    tol = 1e-9 * np.abs(d).sum(axis=1)                # sums equal up to rounding count as ties
+    p = np.empty(len(d))
+    for a in range(0, len(d), chunk):
+        perm = np.abs(signs @ d[a:a + chunk].T)       # (P, chunk)
+        p[a:a + chunk] = (perm >= observed[a:a + chunk] - tol[a:a + chunk]).mean(axis=0)
+    return p
+
+
+def adjust(p, method: str = "holm") -> np.ndarray:
+    r"""p-values adjusted for multiple comparisons over one family (shape (m,) in and out).
+
+    * ``holm`` (Holm 1979): sorted :math:`p_{(1)} \le .. \le p_{(m)}`,
+      :math:`\tilde p_{(k)} = \max_{i \le k} \min(1, (m - i + 1) p_{(i)})`.
+    * ``bh`` (Benjamini & Hochberg 1995):
+      :math:`\tilde p_{(k)} = \min_{i \ge k} \min(1, m p_{(i)} / i)`.
+    * ``none``: unchanged.
+    """
+    p = np.asarray(p, dtype=np.float64)
+    m = len(p)
+    if method == "none" or m == 0:
+        return p.copy()
+    order = np.argsort(p, kind="stable")
+    s = p[order]
+    i = np.arange(1, m + 1)
+    if method == "holm":
+        adj = np.maximum.accumulate(np.minimum(1.0, (m - i + 1) * s))
+    elif method == "bh":
+        adj = np.minimum.accumulate(np.minimum(1.0, m * s / i)[::-1])[::-1]
+    else:
+        raise ParameterError(f"correction must be one of {', '.join(CORRECTIONS)}, got {method!r}")
+    out = np.empty(m)
+    out[order] = adj
+    return out
+
+
+def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    r"""Mean difference and Cohen's :math:`d_z = \bar d / s_d` with percentile bootstrap intervals.
+
+    Topics are resampled with replacement (B = ``n_boot`` resamples of n topic indices from
+    ``numpy.random.default_rng(seed)``, shared by all pairs); the interval is the
+    ((1 - level)/2, (1 + level)/2) quantile pair of the resampled statistic. :math:`d_z` is
+    NaN when :math:`s_d = 0` (and such resamples are left out of its interval).
+
+    diffs : (P, n) per-topic differences. Returns a frame with P rows: ``diff``, ``diff_lo``,
+    ``diff_hi``, ``d``, ``d_lo``, ``d_hi``.
+    """
+    import pandas as pd
+
+    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    P, n = d.shape
+    if n < 2:
+        raise ParameterError(f"effect sizes need at least 2 topics, got {n}")
+    if not 0 < level < 1:
+        raise ParameterError(f"level must be in (0, 1), got {level}")
+    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+
+    def dz(x):
+        sd = x.std(axis=-1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(sd > 0, x.mean(axis=-1) / np.where(sd > 0, sd, 1.0), np.nan)
+
+    q = [(1 - level) / 2, (1 + level) / 2]
+    rows = {k: np.empty(P) for k in ("diff", "diff_lo", "diff_hi", "d", "d_lo", "d_hi")}
+    rows["diff"] = d.mean(axis=1)
+    rows["d"] = dz(d)
+    for a in range(P):                                  # pairs, not documents: B x n per pair
+        boot = d[a][idx]                                # (B, n)
+        rows["diff_lo"][a], rows["diff_hi"][a] = np.quantile(boot.mean(axis=1), q)
+        bd = dz(boot)
+        bd = bd[np.isfinite(bd)]
+        rows["d_lo"][a], rows["d_hi"][a] = np.quantile(bd, q) if len(bd) else (np.nan, np.nan)
+    return pd.DataFrame(rows)
+
+
+def _pairs(names: Sequence[str], baseline: str | None) -> list[tuple[int, int]]:
+    if baseline is None:
+        return [(i, j) for i in range(len(names)) for j in range(i + 1, len(names))]
+    if baseline not in names:
+        raise ParameterError(f"baseline {baseline!r} is not among the runs: {', '.join(names)}")
+    b = list(names).index(baseline)
+    return [(i, b) for i in range(len(names)) if i != b]
+
+
+def compare_values(values, names: Sequence[str], *, measure: str = "", baseline: str | None = None,
+                   correction: str = "holm", n_permutations: int = 10000, n_bootstrap: int = 10000,
+                   seed: int = 0) -> pd.DataFrame:
+    """Every test on every pair of runs of one measure.
+
+    Parameters
+    ----------
+    values : array_like, shape (R, n)
+        Per-topic values of R runs over the same n topics.
+    names : R run names. baseline : compare each run with this one only (default: all pairs).
+    correction : ``holm``, ``bh`` or ``none``, over the pairs of this measure, per test.
+
+    Returns
+    -------
+    DataFrame, one row per pair (run_a, run_b), diff = mean_a - mean_b: the means, the effect
+    sizes (:func:`effect_sizes`), ``p_<test>`` raw and ``p_<test>_adj`` corrected for every
+    test in :data:`TESTS`.
+    """
+    import pandas as pd
+
+    from maxent.bootstrap import paired_bootstrap_asl
+    from maxent.stats import paired_t, sign_test, wilcoxon
+
+    v = np.asarray(values, dtype=np.float64)
+    if v.ndim != 2 or v.shape[0] != len(names):
+        raise ParameterError(f"values must be (runs, topics) with {len(names)} runs, got shape {v.shape}")
+    if v.shape[1] < 2:
+        raise ParameterError(f"comparing runs needs at least 2 common topics, got {v.shape[1]}")
+    if correction not in CORRECTIONS:
+        raise ParameterError(f"correction must be one of {', '.join(CORRECTIONS)}, got {correction!r}")
+    pairs = _pairs(list(names), baseline)
+    if not pairs:
+        raise ParameterError("comparing runs needs at least 2 runs")
+    ia = np.array([a for a, _ in pairs])
+    ib = np.array([b for _, b in pairs])
+    d = v[ia] - v[ib]                                    # (P, n)
+    frame = pd.DataFrame({"measure": measure, "run_a": [names[i] for i in ia], "run_b": [names[j] for j in ib],
+                          "topics": v.shape[1], "mean_a": v[ia].mean(axis=1), "mean_b": v[ib].mean(axis=1)})
+    frame = pd.concat([frame, effect_sizes(d, n_boot=n_bootstrap, seed=seed)], axis=1)
+    frame["p_t"] = [paired_t(v[a], v[b]) for a, b in pairs]
+    frame["p_wilcoxon"] = [wilcoxon(v[a], v[b]) for a, b in pairs]
+    frame["p_sign"] = [sign_test(v[a], v[b]) for a, b in pairs]
+    frame["p_randomisation"] = randomisation_test(d, n_permutations=n_permutations, seed=seed)
+    frame["p_bootstrap"] = paired_bootstrap_asl(d, n_boot=n_bootstrap, seed=seed)
+    for t in TESTS:
+        frame[f"p_{t}_adj"] = adjust(frame[f"p_{t}"].to_numpy(), correction)
+    return frame
+
+
+# ------------------------------------------------------------------------------- result
+_SUP = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
+
+
+def _letters(k: int) -> list[str]:
+    """a, b, .., z, aa, ab, ..: one label per run."""
+    out = []
+    for i in range(k):
+        s, i = "", i + 1
+        while i:
+            i, r = divmod(i - 1, 26)
+            s = chr(97 + r) + s
+        out.append(s)
+    return out
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Result of :func:`compare`: per-topic values, per-pair tests and the marked report.
+
+    Attributes
+    ----------
+    values : long frame (run, topic, measure, value) of the topics compared
+    pairs : one row per (measure, run pair), see :func:`compare_values`
+    runs, measures : names in report order; test, correction, alpha: what the marks mean
+    """
+
+    values: pd.DataFrame
+    pairs: pd.DataFrame
+    runs: tuple[str, ...]
+    measures: tuple[str, ...]
+    test: str = "t"
+    correction: str = "holm"
+    alpha: float = 0.05
+    baseline: str | None = None
+    settings: dict = field(default_factory=dict)
+
+    def significant(self) -> np.ndarray:
+        """Bool mask over ``pairs``: the chosen test rejects at ``alpha`` after correction."""
+        if self.test == "paper000":
+            p = self.pairs[["p_t_adj", "p_wilcoxon_adj", "p_sign_adj"]].max(axis=1)
+        else:
+            p = self.pairs[f"p_{self.test}_adj"]
+        return (p < self.alpha).to_numpy()
+
+    def means(self) -> pd.DataFrame:
+        """Mean over topics: rows runs, columns measures (report order)."""
+        m = self.values.groupby(["run", "measure"], sort=False)["value"].mean().unstack("measure")
+        return m.loc[list(self.runs), list(self.measures)]
+
+    def marks(self) -> dict[tuple[str, str], list[str]]:
+        """(run, measure) -> letters of the runs it is significantly better than."""
+        letter = dict(zip(self.runs, _letters(len(self.runs))))
+        out: dict[tuple[str, str], list[str]] = {(r, m): [] for r in self.runs for m in self.measures}
+        sig = self.significant()
+        for row, s in zip(self.pairs.itertuples(index=False), sig):
+            if not s or row.mean_a == row.mean_b:
+                continue
+            win, lose = (row.run_a, row.run_b) if row.mean_a > row.mean_b else (row.run_b, row.run_a)
+            out[(win, row.measure)].append(letter[lose])
+        return {k: sorted(v, key=lambda s: (len(s), s)) for k, v in out.items()}
+
+    def legend(self) -> str:
+        corr = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[self.correction]
+        test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+                "randomisation": "Fisher's randomisation test", "bootstrap": "Sakai's paired bootstrap test",
+                "paper000": "t-test, Wilcoxon and sign test all"}[self.test]
+        topics = int(self.pairs["topics"].iloc[0]) if len(self.pairs) else 0
+        scope = f"against baseline {self.baseline}" if self.baseline else "all pairs"
+        return (f"superscripts: significantly better than the lettered run ({test}, {scope}, "
+                f"{corr} correction, alpha {self.alpha:g}, {topics} topics)")
+
+    def details(self, fmt: str = "terminal", digits: int = 4) -> str:
+        """One line per compared pair: difference and d_z with 95% intervals, every corrected p.
+
+        ``fmt``: ``terminal`` (aligned columns) or ``markdown``.
+        """
+        sig = self.significant()
+        head = ["measure", "run a", "run b", "a - b [95% CI]", "d_z [95% CI]",
+                *[f"p {t}" for t in TESTS], "sig"]
+        rows = []
+        for r, s in zip(self.pairs.itertuples(index=False), sig):
+            rows.append([r.measure, r.run_a, r.run_b,
+                         f"{r.diff:+.{digits}f} [{r.diff_lo:+.{digits}f}, {r.diff_hi:+.{digits}f}]",
+                         f"{r.d:+.2f} [{r.d_lo:+.2f}, {r.d_hi:+.2f}]",
+                         *[f"{getattr(r, f'p_{t}_adj'):.4f}" for t in TESTS], "*" if s else ""])
+        note = (f"p-values {self.correction}-corrected over the pairs of each measure; "
+                f"sig: {self.test} at alpha {self.alpha:g}")
+        if fmt == "markdown":
+            lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 3)) + "|"]
+            return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + f"\n\n{note}\n"
+        if fmt != "terminal":
+            raise ParameterError(f"details are printed as terminal or markdown, got {fmt!r}")
+        width = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(head)]
+        out = ["  ".join(h.ljust(w) for h, w in zip(head, width)), "  ".join("-" * w for w in width)]
+        return "\n".join(out + ["  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows]) + f"\n{note}\n"
+
+    def format(self, fmt: str = "terminal", digits: int = 4) -> str:
+        """The report as ``terminal``, ``markdown``, ``latex``, ``csv`` (pairs) or ``json``."""
+        if fmt == "csv":
+            return self.pairs.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+        if fmt == "json":
+            means, marks = self.means(), self.marks()
+            doc = {"settings": {"test": self.test, "correction": self.correction, "alpha": self.alpha,
+                                "baseline": self.baseline, **self.settings},
+                   "runs": [{"letter": l, "run": r, **{m: float(v) for m, v in means.loc[r].items()},
+                             "better_than": {m: marks[(r, m)] for m in self.measures}}
+                            for l, r in zip(_letters(len(self.runs)), self.runs)],
+                   "pairs": json.loads(self.pairs.to_json(orient="records", double_precision=15))}
+            return json.dumps(doc, indent=1) + "\n"
+        if fmt not in ("terminal", "markdown", "latex"):
+            raise ParameterError(f"format must be terminal, markdown, latex, csv or json, got {fmt!r}")
+        means, marks = self.means(), self.marks()
+        best = {m: means[m].max() for m in self.measures}
+        letters = _letters(len(self.runs))
+
+        def cell(r, m):
+            v, ls = means.loc[r, m], marks[(r, m)]
+            num = f"{v:.{digits}f}"
+            if fmt == "terminal":
+                return num + "".join("".join(_SUP.get(c, c) for c in l) for l in ls)
+            if fmt == "markdown":
+                num = f"**{num}**" if v == best[m] else num
+                return num + (f"<sup>{','.join(ls) if any(len(l) > 1 for l in ls) else ''.join(ls)}</sup>" if ls else "")
+            num = f"\\textbf{{{num}}}" if v == best[m] else num
+            return num + (f"$^{{{''.join(ls)}}}$" if ls else "")
+
+        head = ["#", "run", *self.measures]
+        body = [[l, r, *[cell(r, m) for m in self.measures]] for l, r in zip(letters, self.runs)]
+        if fmt == "markdown":
+            lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * len(self.measures)) + "|"]
+            lines += ["| " + " | ".join(row) + " |" for row in body]
+            return "\n".join(lines) + f"\n\n{self.legend()}; best in bold.\n"
+        if fmt == "latex":
+            esc = lambda s: (s.replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&")
+                             .replace("%", "\\%").replace("#", "\\#"))
+            lines = ["\\begin{tabular}{ll" + "r" * len(self.measures) + "}", "\\toprule",
+                     " & ".join(["", "run", *[esc(m) for m in self.measures]]) + " \\\\", "\\midrule"]
+            lines += [" & ".join([row[0], esc(row[1]), *row[2:]]) + " \\\\" for row in body]
+            lines += ["\\bottomrule", "\\end{tabular}", f"% {self.legend()}; best in bold."]
+            return "\n".join(lines) + "\n"
+        width = [max(len(h), *(len(row[k]) for row in body)) for k, h in enumerate(head)]
+        out = ["  ".join(h.ljust(w) for h, w in zip(head, width)), "  ".join("-" * w for w in width)]
+        out += ["  ".join(c.ljust(w) for c, w in zip(row, width)) for row in body]
+        return "\n".join(out) + f"\n{self.legend()}\n"
+
+
+def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | None = None,
+            test: str = "t", correction: str = "holm", alpha: float = 0.05, n_permutations: int = 10000,
+            n_bootstrap: int = 10000, seed: int = 0, depth: int = 1000, rel: int | None = None,
+            complete: bool = True) -> Comparison:
+    """Evaluate runs per topic and compare them pairwise on every measure.
+
+    Parameters
+    ----------
+    qrels, runs : as :func:`maxent.evaluate.evaluate` (objects or paths)
+    measures : measure names or metric objects
+    baseline : run name; compare every run with it only (default: every pair)
+    test : which test's (corrected) verdict sets the marks: one of :data:`TESTS` or
+        ``paper000`` (t, Wilcoxon and sign test all reject, paper 000's rule)
+    correction : ``holm``, ``bh`` or ``none``, over the pairs of each measure, per test
+    complete : trec_eval ``-c`` (default True): every qrels topic counts, a topic a run did
+        not retrieve for scoring 0, so every run is paired on the same topics. With False,
+        only the topics every run retrieved for are compared.
+
+    Returns
+    -------
+    Comparison
+    """
+    import pandas as pd
+
+    from maxent.evaluate import evaluate, resolve_measures
+    from maxent.trec import Qrels, Run, read_qrels, read_runs
+
+    if test not in MARK_TESTS:
+        raise ParameterError(f"test must be one of {', '.join(MARK_TESTS)}, got {test!r}")
+    if not 0 < alpha < 1:
+        raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+    if not isinstance(qrels, Qrels):
+        qrels = read_qrels(qrels)
+    if isinstance(runs, (Run, str)) or hasattr(runs, "__fspath__"):
+        runs = [runs]
+    loaded: list = []
+    for r in runs:                                        # keep the order given (report letters)
+        loaded.extend([r] if isinstance(r, Run) else read_runs(r))
+    names = [r.name for r in loaded]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ParameterError(f"run names must be unique; given twice: {', '.join(dup)}")
+    if len(loaded) < 2:
+        raise ParameterError("compare needs at least 2 runs")
+    metrics = resolve_measures(measures, rel)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")                   # topic mismatches: handled below
+        frame = evaluate(qrels, loaded, metrics, depth=depth, complete=complete)
+    if not complete:
+        per_run = frame.groupby("run")["topic"].apply(set)
+        common = set.intersection(*[per_run.get(n, set()) for n in names])
+        frame = frame[frame["topic"].isin(common)]
+    topics = list(dict.fromkeys(frame["topic"]))
+    parts = []
+    for m in metrics:
+        wide = (frame[frame["measure"] == str(m)].pivot(index="run", columns="topic", values="value")
+                .reindex(index=names, columns=topics))
+        parts.append(compare_values(wide.to_numpy(), names, measure=str(m), baseline=baseline,
+                                    correction=correction, n_permutations=n_permutations,
+                                    n_bootstrap=n_bootstrap, seed=seed))
+    settings = {"permutations": n_permutations, "bootstrap": n_bootstrap, "seed": seed, "depth": depth,
+                "complete": complete, "topics": len(topics)}
+    return Comparison(frame.reset_index(drop=True), pd.concat(parts, ignore_index=True), tuple(names),
+                      tuple(str(m) for m in metrics), test, correction, alpha, baseline, settings)
+
+
+# ------------------------------------------------------------------------------- command line
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m maxent.compare",
+        description="Compare runs: paired significance tests, corrections, effect sizes, marked table.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        epilog="examples:\n"
+               "  python -m maxent.compare trec_runs/qrels-rnd1.txt trec_runs/runs -m AP -m nDCG@10\n"
+               "  python -m maxent.compare qrels.txt runs/ -m 'GAP(g=0.5,0.5)' --baseline BM25 "
+               "--test randomisation --format latex\n"
+               "  python -m maxent.compare qrels.txt a.gz b.gz --format csv > pairs.csv\n",
+    )
+    p.add_argument("qrels", help="qrels file (qid iter docno grade)")
+    p.add_argument("runs", nargs="+", help="run files or directories of runs (at least 2 runs)")
+    p.add_argument("-m", dest="measures", action="append",
+                   help="measure (ir_measures or trec_eval name); repeatable (default AP, nDCG@10, P@10)")
+    p.add_argument("--baseline", default=None, help="compare every run with this run only (default: all pairs)")
+    p.add_argument("--test", choices=MARK_TESTS, default="t",
+                   help="test whose corrected verdict sets the superscript marks")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="multiple-comparison correction over the pairs of each measure")
+    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
+    p.add_argument("--permutations", type=int, default=10000,
+                   help="randomisation test: random sign vectors (exact enumeration when 2^topics is smaller)")
+    p.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (test and intervals)")
+    p.add_argument("--seed", type=int, default=0, help="seed of permutations and bootstrap resamples")
+    p.add_argument("-l", dest="rel", type=int, default=None, help="relevance threshold of binary measures")
+    p.add_argument("-M", dest="depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("--common-topics", action="store_true",
+                   help="compare on the topics every run retrieved for (default: all qrels topics, missing = 0)")
+    p.add_argument("--format", choices=("terminal", "markdown", "latex", "csv", "json"), default="terminal",
+                   help="output: marked table (terminal/markdown/latex), all pairs (csv), both (json)")
+    p.add_argument("--digits", type=int, default=4, help="decimals in the table")
+    p.add_argument("--details", action="store_true",
+                   help="terminal/markdown: also list every pair with effect sizes, intervals and all p-values")
+    p.add_argument("--debug", action="store_true", help="show tracebacks")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.permutations < 1 or args.bootstrap < 1:
+            raise ParameterError("--permutations and --bootstrap must be >= 1")
+        res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
+                      baseline=args.baseline, test=args.test, correction=args.correction, alpha=args.alpha,
+                      n_permutations=args.permutations, n_bootstrap=args.bootstrap, seed=args.seed,
+                      depth=args.depth, rel=args.rel, complete=not args.common_topics)
+        sys.stdout.write(res.format(args.format, args.digits))
+        if args.details and args.format in ("terminal", "markdown"):
+            sys.stdout.write("\n" + res.details(args.format, args.digits))
+        return 0
+    except MaxEntError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
