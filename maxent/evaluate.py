@@ -241,7 +241,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if ("default" in text or action.default in (None, False, argparse.SUPPRESS)
+        d = action.default
+        if ("default" in text or d is None or d is False or d is argparse.SUPPRESS
                 or not action.option_strings):
             return text
         return text + " (default: %(default)s)"

@@ -174,8 +174,8 @@ def test_solve_accepts_a_name_and_refuses_other_objects():
         solve(3, [1.0], lists)
 
 
-@pytest.mark.parametrize("module", ["maxent.evaluate", "analysis.maxent", "analysis.gap_thresholds",
-                                    "analysis.learning", "analysis.figures"])
+@pytest.mark.parametrize("module", ["maxent.evaluate", "maxent.compare", "analysis.maxent",
+                                    "analysis.gap_thresholds", "analysis.learning", "analysis.figures"])
 def test_help_is_readable(module, capsys):
     import importlib
 
@@ -199,11 +199,14 @@ def test_describe_is_plain_text(name, capsys):
 
 
 def test_every_cli_offers_score_precision():
+    import sys as _sys
+
     from analysis import figures, gap_thresholds, maxent as mx
     from maxent.evaluate import _parser
 
+    compare_parser = _sys.modules["maxent.compare"]._parser()
     # (analysis.learning ranks by model scores, not run files: no such option there)
-    for parser in (_parser(), mx._parser(), gap_thresholds._parser(), figures._parser()):
+    for parser in (_parser(), compare_parser, mx._parser(), gap_thresholds._parser(), figures._parser()):
         action = next(a for a in parser._actions if "--score-precision" in a.option_strings)
         assert action.default == "single" and tuple(action.choices) == ("single", "double")
 
