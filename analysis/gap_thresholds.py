@@ -266,6 +266,7 @@ def _body(args) -> int:
 
 
 def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
+    graded_pr = settings.graded_pr
     inst = mx.run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
