@@ -11,6 +11,11 @@ Reproduces, on a shared learning-to-rank sample, the experiments of paper 000 se
 * ``optimality``: Monte-Carlo local-optimality counts (paper 000 Table 5);
 * ``anchor``: LightGBM lambdarank on the same split (needs the ``bench`` extra).
 
+``--model lambdamart`` trains gradient-boosted trees (LightGBM, the ``lightgbm`` extra) on our
+lambdas for each training metric (:mod:`maxent.ltr.boosting`), with the same selection per
+validation metric (the best number of trees) and the same significance tests, so the tables
+exist for linear, net and boosted models (``optimality`` does not apply to trees).
+
 Outputs go to ``results/learning/<dataset>/`` (CSV behind every table and figure); per-run
 results are kept under ``runs/`` so ``--resume`` skips finished training runs. Only
 orchestration lives here; the mathematics is in ``maxent.letor``, ``maxent.ltr`` and
@@ -59,6 +64,7 @@ EPILOG = """examples:
   python -m analysis.learning --resume --workers 2 --figures-dir figures/learning
   python -m analysis.learning --objective softrank --sigma-s 0.5 --train-metrics AP,nDCG,GAP,P@10
   python -m analysis.learning --objective approxrank --approx-alpha 100 --train-metrics AP,nDCG
+  python -m analysis.learning --model lambdamart --parts table,curves   # LightGBM trees, our lambdas
 """
 
 
@@ -92,7 +98,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="nDCG gain when a name gives none (papers: exp 2^g-1; trec_eval: linear)")
     m.add_argument("--rel", type=int, default=1, help="binary relevance threshold for AP, P@k, RR")
     t = p.add_argument_group("training")
-    t.add_argument("--model", choices=("net", "linear"), default="net", help="two-layer tanh net or linear")
+    t.add_argument("--model", choices=("net", "linear", "lambdamart"), default="net",
+                   help="two-layer tanh net, linear, or LambdaMART (LightGBM trees on our lambdas; "
+                        "--learning-rates then defaults to 0.05,0.1)")
     t.add_argument("--hidden", type=int, default=10, help="hidden units of the net")
     t.add_argument("--epochs", type=int, default=30, help="epoch budget per run")
     t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
@@ -110,6 +118,16 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seeds", type=lambda s: [int(x) for x in _csv_list(s)], default=[0],
                    help="training seeds (per-query test values are averaged over seeds)")
     t.add_argument("--split-seed", type=int, default=0, help="seed of the validation split and the sweeps")
+    # -- issue 15: LambdaMART options (--model lambdamart) ---------------------------------
+    b = p.add_argument_group("lambdamart (--model lambdamart)")
+    b.add_argument("--trees", type=int, default=100, help="boosting iterations (the best is chosen per "
+                   "validation metric)")
+    b.add_argument("--num-leaves", type=int, default=31, help="LightGBM num_leaves")
+    b.add_argument("--min-data-in-leaf", type=int, default=20, help="LightGBM min_data_in_leaf")
+    b.add_argument("--truncation", type=int, default=None,
+                   help="only pairs with a document in the top k ranks (LightGBM lambdarank_truncation_level; "
+                        "default all pairs)")
+    # -- end issue 15 -----------------------------------------------------------------------
     e = p.add_argument_group("experiments")
     e.add_argument("--parts", type=_csv_list, default=list(PARTS), help=f"parts to run, from {','.join(PARTS)}")
     e.add_argument("--fractions", type=lambda s: [float(x) for x in _csv_list(s)], default=[0.25, 0.5, 1.0],
@@ -226,6 +244,8 @@ def run_job(job: dict) -> dict:
     qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0))
     metric = _metric(job["train"], args)
     tests = [_metric(n, args) for n in job["tests"]]
+    if args.model == "lambdamart":
+        return _lambdamart_job(job, qtr, qva, qte, metric, tests)
     model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
     t0 = time.perf_counter()
     res = train_lambdarank(model, qtr, metric, valid=qva, track=tests, epochs=job["epochs"],
@@ -247,6 +267,28 @@ def run_job(job: dict) -> dict:
         out["selected"][name] = {"epoch": b["epoch"], "valid": b["value"], "test": test_vals.tolist()}
         thetas[name] = b["theta"]
     out["thetas"] = {k: v.tolist() for k, v in thetas.items()}
+    return out
+
+
+def _lambdamart_job(job: dict, qtr, qva, qte, metric, tests) -> dict:
+    """Issue 15: one LambdaMART run (LightGBM), as a record of :func:`run_job`'s format."""
+    from maxent.ltr.boosting import QueryGroups, metric_values, train_lambdamart
+
+    args = job["args"]
+    L = qtr.rel_counts.shape[1]
+    t0 = time.perf_counter()
+    res = train_lambdamart(qtr.data, metric, valid=qva.data, track=tests, num_trees=args.trees,
+                           learning_rate=job["lr"], num_leaves=args.num_leaves, min_data_in_leaf=args.min_data_in_leaf,
+                           sigma=args.sigma, truncation=args.truncation, seed=job["seed"], n_levels=L)
+    out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
+           "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
+           "seconds": time.perf_counter() - t0, "epochs": args.trees, "restarts": 0,
+           "history": res.history, "selected": {}, "best_train_epoch": None, "thetas": {}}
+    groups = QueryGroups.from_offsets(qte.data.y, qte.data.offsets, L)
+    for m, name in zip(tests, job["tests"]):
+        b = res.best[str(m)]
+        vals = metric_values(m, res.predict(qte.data.X, m), groups)
+        out["selected"][name] = {"epoch": b["epoch"], "valid": b["value"], "test": vals.tolist()}
     return out
 
 
@@ -288,6 +330,8 @@ def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_fea
     objective = getattr(args, "objective", "lambdarank")
     if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
         name = f"{objective}__{name}"
+    if args.model == "lambdamart":      # issue 15: boosted runs never resume from net runs
+        name = f"lambdamart__{name}"
     if tag != "table":
         name += f"__f{n_features}__p{fraction:g}"
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
@@ -508,6 +552,16 @@ def body(args) -> int:
     if unknown:
         raise ParameterError(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS)}")
     _DATA.clear()                                          # main() may run twice in one process
+    if args.model == "lambdamart":                         # issue 15: optional extra, boosting rates
+        from maxent.ltr.boosting import import_lightgbm
+        import_lightgbm()                                  # error: how to install it
+        if args.objective != "lambdarank":
+            raise ParameterError("--model lambdamart trains on LambdaRank lambdas; drop --objective")
+        if args.learning_rates == [1e-3, 1e-2]:
+            args.learning_rates = [0.05, 0.1]
+        if "optimality" in args.parts:
+            print("optimality skipped: the Monte-Carlo test perturbs model weights, trees have none",
+                  file=sys.stderr)
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
     for n in args.train_metrics:
@@ -545,7 +599,7 @@ def _run_parts(args, out: Path, t0: float) -> int:
         print("\nTraining-set size x features (sweep.csv/png; paper 000 Fig. 4):")
         piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value", sort=False)
         print(piv.round(2).to_string())
-    if "optimality" in args.parts:
+    if "optimality" in args.parts and args.model != "lambdamart":
         df = part_optimality(args, out, by_train)
         print("\nMonte-Carlo local optimality (optimality.csv; paper 000 Table 5): "
               f"{args.mc_directions} directions x 10 steps")
