@@ -36,6 +36,22 @@ BUNDLED_RUNS = ROOT / "trec_runs" / "runs"
 BUNDLED_QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 
 
+def split_names(text: str) -> list[str]:
+    """Split a comma-separated list of measure names, keeping commas inside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return out
+
+
 def add_common(p: argparse.ArgumentParser, tool: str) -> None:
     p.add_argument("--out", type=Path, default=None,
                    help=f"output folder (default results/{tool}/<dataset>/)")

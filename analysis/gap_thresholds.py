@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from analysis import maxent as mx
+from analysis._instances import Settings, graded_summary, parse_graded_pr, run_instances
 from maxent.bootstrap import discriminative_power
 from maxent.errors import ParameterError
 from maxent.metrics import parse_measure
@@ -58,7 +58,7 @@ def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
     rows = []
     names = {g_name(g): g for g in grid}
     e = inst[inst["eligible"]]
-    graded = {k: mx.graded_summary(d, "graded ") for k, d in inst.groupby(["metric", "threshold"], sort=False)
+    graded = {k: graded_summary(d, "graded ") for k, d in inst.groupby(["metric", "threshold"], sort=False)
               } if "graded rms" in inst else {}
     for (metric, t), d in e.groupby(["metric", "threshold"], sort=False):
         g = names.get(metric)
@@ -251,9 +251,9 @@ def _body(args) -> int:
     thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
     grid = simplex_grid(c, args.step)
     metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
-    graded_pr = mx.parse_graded_pr(args.graded_pr, c)
-    settings = mx.Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
-                           graded_pr, score_precision=args.score_precision)
+    graded_pr = parse_graded_pr(args.graded_pr, c)
+    settings = Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
+                        graded_pr, score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
@@ -267,7 +267,7 @@ def _body(args) -> int:
 
 def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
     graded_pr = settings.graded_pr
-    inst = mx.run_instances(runs, qrels, settings, out, config, args)
+    inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)

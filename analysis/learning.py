@@ -8,7 +8,17 @@ Reproduces, on a shared learning-to-rank sample, the experiments of paper 000 se
   AP and nDCG rows significantly different (paired t, Wilcoxon and sign test all at 95%);
 * ``curves``: learning curves per epoch (paper 000 Fig. 5);
 * ``sweep``: training-set size x feature count (paper 000 Fig. 4);
-* ``optimality``: Monte-Carlo local-optimality counts (paper 000 Table 5);
+* ``optimality``: Monte-Carlo local-optimality counts (paper 000 Table 5): each table cell's
+  model, 459 random unit directions x steps 0.1..1.0, alterations improving the test metric
+  by > 0 and by > epsilon on train and test;
+* ``optimality001``: paper 001's protocol: each model at the weights validation selects for
+  its own training metric, that metric on the training set along random directions (step-size
+  curves, Figs. 1-4) and along per-weight directions +-e_j;
+* ``pairs``: paper 001 Fig. 5: effective training pairs (non-zero lambda) of each training
+  metric vs the test value of ``--pairs-target`` (MRR), over the ``--fractions`` training sizes;
+* ``approx_error``: paper 002 Figs. 1-2: ApproxNDCG / ApproxAP / ApproxP@10 of real TREC run
+  lists (``--approx-runs``, default the bundled TREC-COVID sample) against the true metric as
+  alpha grows;
 * ``anchor``: LightGBM lambdarank on the same split (needs the ``bench`` extra).
 
 ``--model lambdamart`` trains gradient-boosted trees (LightGBM, the ``lightgbm`` extra) on our
@@ -17,7 +27,9 @@ validation metric (the best number of trees) and the same significance tests, so
 exist for linear, net and boosted models (``optimality`` does not apply to trees).
 
 Outputs go to ``results/learning/<dataset>/`` (CSV behind every table and figure); per-run
-results are kept under ``runs/`` so ``--resume`` skips finished training runs. Only
+results are kept under ``runs/`` so ``--resume`` skips finished training runs. Every run
+stops when validation has not improved for ``--patience`` epochs (``--epochs`` is the cap),
+and every downstream number uses validation-selected weights. Only
 orchestration lives here; the mathematics is in ``maxent.letor``, ``maxent.ltr`` and
 ``maxent.stats``.
 """
@@ -34,12 +46,13 @@ import numpy as np
 import pandas as pd
 
 from analysis._cli import (HelpFormatter, add_common, atomic_write_csv, atomic_write_text, describe,
-                           own_output, parallel_map, progress, report_resumed, run_main, save_figure)
+                           own_output, parallel_map, progress, report_resumed, run_main, save_figure,
+                           split_names)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
 from maxent.ltr.models import make_model
 from maxent.ltr.optimality import local_optimality
-from maxent.ltr.train import QuerySet, check_objective, evaluate, train_lambdarank
+from maxent.ltr.train import QuerySet, check_objective, evaluate, train_ranker
 from maxent.metrics import parse_measure
 from maxent.stats import paired_tests
 
@@ -52,7 +65,15 @@ DATASETS = {
     "mq2008": ("mq2008_fold1/vali.txt", "mq2008_fold1/test.txt", None),
     "mslr": ("mslr_web10k_5k/msn1.fold1.train.5k.txt", "mslr_web10k_5k/msn1.fold1.test.5k.txt", None),
 }
-PARTS = ("table", "curves", "sweep", "optimality", "anchor")
+# TREC collections turned into MQ2007-agg-style learning sets (maxent.trecltr): name ->
+# (runs folder, qrels file) under the data root's parent (../shared/data)
+TREC_SETS = {
+    "robust03": ("robust03/runs", "robust03/qrels/robust03_qrels.txt"),
+    "dl2019": ("trec_dl19_passage/runs", "trec_dl19_passage/qrels/qrels.dl19-passage.txt"),
+    "covid": ("trec_covid_r1/runs", "trec_covid_r1/qrels/qrels-rnd1.txt"),
+}
+PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "approx_error", "anchor")
+TRAINING_PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "anchor")
 # (training metric, test metric) pairs of paper 000 Fig. 4, Fig. 5 and Table 5
 PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))
 
@@ -60,6 +81,7 @@ EPILOG = """examples:
   python -m analysis.learning                              # Yahoo sample, all parts
   python -m analysis.learning --dataset mq2008 --model linear --epochs 60
   python -m analysis.learning --dataset artificial --n-queries 2000 --parts table,sweep
+  python -m analysis.learning --dataset robust03 --model linear --parts table,curves   # TREC runs as features
   python -m analysis.learning --train a.txt --test b.txt --vali c.txt --dataset mine
   python -m analysis.learning --resume --workers 2 --figures-dir figures/learning
   python -m analysis.learning --objective softrank --sigma-s 0.5 --train-metrics AP,nDCG,GAP,P@10
@@ -69,7 +91,7 @@ EPILOG = """examples:
 
 
 def _csv_list(s: str) -> list[str]:
-    return [x.strip() for x in s.split(",") if x.strip()]
+    return split_names(s)          # commas inside parentheses stay: GAP(g=0.5,0.5)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,11 +101,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(dataset="yahoo", workers=2)
     d = p.add_argument_group("data")
     d.add_argument("--data-root", type=Path, default=default_data_root(),
-                   help="folder holding the shared LTR samples (yahoo, mq2008, mslr; or 'artificial')")
+                   help="folder holding the shared LTR samples (yahoo, mq2008, mslr; or 'artificial'); "
+                        "the TREC sets (robust03, dl2019, covid) are read from its parent")
     d.add_argument("--train", type=Path, help="training file (LETOR/SVMlight, or LibSVM + .query)")
     d.add_argument("--vali", type=Path, help="validation file (default: hold out --vali-fraction of train)")
     d.add_argument("--test", type=Path, help="test file (default: the dataset's test file)")
     d.add_argument("--vali-fraction", type=float, default=0.25, help="queries of train held out for validation")
+    d.add_argument("--folds", type=int, default=1,
+                   help="artificial and TREC sets: k-fold cross-validation (k >= 3; test = fold k, validation = "
+                        "fold k+1); the table pools the test queries of all folds. 1 = one 60/20/20 split")
     d.add_argument("--normalize", choices=("zscore", "query-minmax", "query-zscore", "none"), default="zscore",
                    help="feature scaling: global z-score fitted on train, or per query")
     d.add_argument("--n-queries", type=int, default=1000, help="artificial: queries (train+vali+test)")
@@ -102,21 +128,29 @@ def build_parser() -> argparse.ArgumentParser:
                    help="two-layer tanh net, linear, or LambdaMART (LightGBM trees on our lambdas; "
                         "--learning-rates then defaults to 0.05,0.1)")
     t.add_argument("--hidden", type=int, default=10, help="hidden units of the net")
-    t.add_argument("--epochs", type=int, default=30, help="epoch budget per run")
+    t.add_argument("--epochs", type=int, default=30, help="epoch cap per run")
+    t.add_argument("--patience", type=int, default=5,
+                   help="early stopping: end a run when no validation metric has improved for this many "
+                        "epochs (0: train to the cap)")
     t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
                    help="learning-rate grid (the best per test metric is chosen on validation)")
     t.add_argument("--objective", choices=("lambdarank", "softrank", "approxrank"), default="lambdarank",
                    help="gradient: LambdaRank lambdas, SoftRank or ApproxRank (nDCG, P@k, RBP, AP, GAP)")
     t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma (lambdarank)")
     t.add_argument("--sigma-s", type=float, default=1.0, help="SoftRank score-noise standard deviation")
-    t.add_argument("--approx-alpha", type=float, default=100.0, help="ApproxRank position scale alpha (paper: 50-300)")
-    t.add_argument("--approx-beta", type=float, default=10.0, help="ApproxRank truncation scale beta (paper: 1-100)")
+    t.add_argument("--approx-alpha", type=lambda s: [float(x) for x in _csv_list(s)], default=[100.0],
+                   help="ApproxRank position scale alpha; a list is a grid chosen on validation (paper 002: 50-300)")
+    t.add_argument("--approx-beta", type=lambda s: [float(x) for x in _csv_list(s)], default=[10.0],
+                   help="ApproxRank truncation scale beta; a list is a grid chosen on validation (paper 002: 1-100)")
     t.add_argument("--batch-size", type=int, default=1, help="queries per update")
     t.add_argument("--restart-patience", type=int, default=16,
                    help="random restart after this many epochs without training improvement (0: off)")
     t.add_argument("--lr-decay", action="store_true", help="paper 001 decay: x0.8 w.p. 0.3 after a worse epoch")
     t.add_argument("--seeds", type=lambda s: [int(x) for x in _csv_list(s)], default=[0],
-                   help="training seeds (per-query test values are averaged over seeds)")
+                   help="training seeds (per-query test values are averaged over seeds, unless --best-restart)")
+    t.add_argument("--best-restart", action="store_true",
+                   help="paper 002: the seeds are K random restarts and validation picks the best one "
+                        "(instead of averaging the seeds' test values)")
     t.add_argument("--split-seed", type=int, default=0, help="seed of the validation split and the sweeps")
     # -- issue 15: LambdaMART options (--model lambdamart) ---------------------------------
     b = p.add_argument_group("lambdamart (--model lambdamart)")
@@ -137,6 +171,20 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--sweep-epochs", type=int, default=None, help="sweep epoch budget (default --epochs)")
     e.add_argument("--mc-directions", type=int, default=459, help="optimality: random unit directions")
     e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
+    e.add_argument("--mc-weights", type=int, default=50,
+                   help="optimality001: weights moved alone (+-e_j), a random sample; 0 = every weight")
+    e.add_argument("--pairs-train", type=_csv_list, default=_csv_list("nDCG,nDCG@10,AP,RR"),
+                   help="pairs: training metrics (paper 001 Fig. 5: NDCG, NDCG@10, MAP, MRR)")
+    e.add_argument("--pairs-target", default="RR", help="pairs: the test metric (paper 001 Fig. 5: MRR)")
+    e.add_argument("--approx-runs", nargs="+", default=[str(ROOT / "trec_runs" / "runs")],
+                   help="approx_error: TREC run files or folders (real ranked lists)")
+    e.add_argument("--approx-qrels", default=str(ROOT / "trec_runs" / "qrels-rnd1.txt"), help="approx_error: qrels")
+    e.add_argument("--approx-alphas", type=lambda s: [float(x) for x in _csv_list(s)],
+                   default=[1, 3, 10, 30, 100, 300, 1000, 3000], help="approx_error: alpha grid (scores min-max "
+                   "normalised per list)")
+    e.add_argument("--approx-depth", type=int, default=100, help="approx_error: top documents of each list")
+    e.add_argument("--n-boot", type=int, default=10000, help="table: bootstrap resamples of the 95%% CIs")
+    e.add_argument("--power", type=float, default=0.8, help="table: power of the minimum detectable effect")
     e.add_argument("--alpha", type=float, default=0.05, help="significance level of the three paired tests")
     e.add_argument("--figures-dir", type=Path, default=None,
                    help="also copy the curves and sweep figures (PNG + CSV) here, e.g. figures/learning")
@@ -161,11 +209,32 @@ def _metric(name: str, args) -> object:
     return m
 
 
-def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
-    """(train, validation, test) as RankingData, normalised as asked."""
-    if args.dataset == "artificial" and args.train is None:
-        full = make_artificial(args.n_queries, args.docs_per_query, args.n_features, seed=args.split_seed)
-        tr, va, te = split_queries(full, (0.6, 0.2, 0.2), seed=args.split_seed)
+def fold_split(data: RankingData, k: int, fold: int, *, seed: int = 0):
+    """LETOR-style fold ``fold`` of k: queries permuted by ``seed`` into k groups; test = group
+    ``fold``, validation = group ``fold + 1`` (mod k), train = the other k - 2."""
+    if k < 3:
+        raise ParameterError(f"--folds must be 1 (one split) or >= 3, got {k}")
+    groups = np.array_split(np.random.default_rng(seed).permutation(data.n_queries), k)
+    te, va = groups[fold], groups[(fold + 1) % k]
+    tr = np.concatenate([g for i, g in enumerate(groups) if i not in (fold, (fold + 1) % k)])
+    return tuple(data.subset(np.sort(g)) for g in (tr, va, te))
+
+
+def load_splits(args, fold: int = 0) -> tuple[RankingData, RankingData, RankingData]:
+    """(train, validation, test) as RankingData (fold ``fold`` with --folds), normalised as asked."""
+    pooled = args.train is None and (args.dataset == "artificial" or args.dataset in TREC_SETS)
+    if args.folds > 1 and not pooled:
+        raise ParameterError("--folds applies to pooled data sets (artificial, robust03, dl2019, covid); "
+                             f"{args.dataset} has fixed train/test files")
+    if pooled:
+        if args.dataset == "artificial":
+            full = make_artificial(args.n_queries, args.docs_per_query, args.n_features, seed=args.split_seed)
+        else:
+            full = trec_learning_set(args)
+        if args.folds > 1:
+            tr, va, te = fold_split(full, args.folds, fold, seed=args.split_seed)
+        else:
+            tr, va, te = split_queries(full, (0.6, 0.2, 0.2), seed=args.split_seed)
     else:
         if args.train is not None:
             ftr, fte, fva = args.train, args.test, args.vali
@@ -177,7 +246,7 @@ def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
             if args.vali is not None:
                 fva = args.vali
         else:
-            raise ParameterError(f"unknown dataset {args.dataset!r}; use one of {sorted(DATASETS)}, "
+            raise ParameterError(f"unknown dataset {args.dataset!r}; use one of {sorted([*DATASETS, *TREC_SETS])}, "
                                  "'artificial', or give --train/--test")
         if not Path(ftr).exists():
             raise ParameterError(f"{ftr} not found (the shared data is expected under {args.data_root})")
@@ -205,6 +274,31 @@ def load_splits(args) -> tuple[RankingData, RankingData, RankingData]:
     return tr, va, te
 
 
+def out_dir(args) -> Path:
+    return args.out or (ROOT / "results" / "learning" / args.dataset)
+
+
+def trec_learning_set(args) -> RankingData:
+    """The MQ2007-agg-style set of a TREC collection (maxent.trecltr), cached as learning_set.npz
+    in the output folder (building it reads every run)."""
+    from maxent.trec import read_qrels, read_runs
+    from maxent.trecltr import learning_set_from_runs
+
+    cache = out_dir(args) / "learning_set.npz"
+    if cache.exists():
+        z = np.load(cache, allow_pickle=False)
+        return RankingData(z["X"], z["y"], z["offsets"], z["qids"].astype(object), source=str(z["source"]))
+    runs_dir, qrels = (args.data_root.parent / p for p in TREC_SETS[args.dataset])
+    if not runs_dir.exists():
+        raise ParameterError(f"{runs_dir} not found (the shared TREC data is expected under {args.data_root.parent})")
+    data = learning_set_from_runs(read_runs(runs_dir), read_qrels(qrels))
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_name(".learning_set.tmp.npz")
+    np.savez(tmp, X=data.X, y=data.y, offsets=data.offsets, qids=data.qids.astype(str), source=data.source)
+    os.replace(tmp, cache)
+    return data
+
+
 def top_features(data: RankingData, k: int) -> np.ndarray:
     """The k features with the largest |Pearson correlation| with the grade (constant ones last)."""
     X = data.X - data.X.mean(axis=0)
@@ -218,14 +312,17 @@ def top_features(data: RankingData, k: int) -> np.ndarray:
 # jobs (run in worker processes; each loads the data once)
 # ------------------------------------------------------------------------------------------
 _DATA: dict = {}
+_BEST_RESTART = [False]          # --best-restart, set by body() (selection happens in the main process)
 
 
-def _sets(args, features=None, fraction=1.0):
-    key = (tuple(features) if features is not None else None, fraction)
-    if "splits" not in _DATA:
-        _DATA["splits"] = load_splits(args)
+def _sets(args, features=None, fraction=1.0, fold=0):
+    key = (tuple(features) if features is not None else None, fraction, fold)
+    if ("splits", fold) not in _DATA:
+        _DATA[("splits", fold)] = load_splits(args, fold)
+        if fold == 0:
+            _DATA["splits"] = _DATA[("splits", 0)]
     if key not in _DATA:
-        tr, va, te = _DATA["splits"]
+        tr, va, te = _DATA[("splits", fold)]
         if fraction < 1.0:
             n = max(2, int(round(fraction * tr.n_queries)))
             pick = np.sort(np.random.default_rng(args.split_seed).permutation(tr.n_queries)[:n])
@@ -238,30 +335,41 @@ def _sets(args, features=None, fraction=1.0):
 
 
 def run_job(job: dict) -> dict:
-    """Train one model and evaluate it; returns the record written to ``runs/<name>.json``."""
+    """Train one model and evaluate it; returns the record written to ``runs/<name>.json``.
+
+    Tracked (and selected on validation): every test metric and the training metric itself.
+    """
     args = job["args"]
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0))
+    qtr, qva, qte = _sets(args, job.get("features"), job.get("fraction", 1.0), job.get("fold", 0))
     metric = _metric(job["train"], args)
-    tests = [_metric(n, args) for n in job["tests"]]
+    names = list(dict.fromkeys([*job["tests"], job["train"]]))
+    tracked = [_metric(n, args) for n in names]
     if args.model == "lambdamart":
-        return _lambdamart_job(job, qtr, qva, qte, metric, tests)
+        rec = _lambdamart_job(dict(job, tests=names), qtr, qva, qte, metric, tracked)
+        rec["fold"] = job.get("fold", 0)
+        return rec
     model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
     t0 = time.perf_counter()
-    res = train_lambdarank(model, qtr, metric, valid=qva, track=tests, epochs=job["epochs"],
+    res = train_ranker(model, qtr, metric, valid=qva, track=tracked, epochs=job["epochs"],
                            learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
                            seed=job["seed"], restart_patience=args.restart_patience or None,
                            lr_decay=args.lr_decay, objective=getattr(args, "objective", "lambdarank"),
-                           sigma_s=getattr(args, "sigma_s", 1.0), alpha=getattr(args, "approx_alpha", 100.0),
-                           beta=getattr(args, "approx_beta", 10.0))
+                           sigma_s=getattr(args, "sigma_s", 1.0),
+                           alpha=job["alpha"] if job.get("alpha") is not None else args.approx_alpha[0],
+                           beta=job["beta"] if job.get("beta") is not None else args.approx_beta[0],
+                           patience=getattr(args, "patience", 0) or None)
     seconds = time.perf_counter() - t0
     out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
+           "alpha": job.get("alpha"), "beta": job.get("beta"),
+           "fold": job.get("fold", 0),
            "features": job.get("n_features"), "fraction": job.get("fraction", 1.0),
            "seconds": seconds, "epochs": job["epochs"], "restarts": res.restarts,
+           "stopped_epoch": res.stopped_epoch, "stop_reason": res.stop_reason,
            "history": res.history, "selected": {}}
     thetas = {"final": res.theta, "best_train": res.best_train["theta"]}
     out["best_train_epoch"] = res.best_train["epoch"]
-    for m, name in zip(tests, job["tests"]):
+    for m, name in zip(tracked, names):
         b = res.best[str(m)]
         test_vals = evaluate(model, b["theta"], qte, [m])[str(m)]
         out["selected"][name] = {"epoch": b["epoch"], "valid": b["value"], "test": test_vals.tolist()}
@@ -325,8 +433,22 @@ def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
     return {j["name"]: json.loads((runs_dir / f"{j['name']}.json").read_text()) for j in jobs}
 
 
-def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0):
+def _approx_grid(args) -> list[tuple[float, float]]:
+    """(alpha, beta) pairs to train: the --approx-alpha x --approx-beta grid for ApproxRank."""
+    if getattr(args, "objective", "lambdarank") != "approxrank":
+        return [(None, None)]
+    return [(a, b) for a in args.approx_alpha for b in args.approx_beta]
+
+
+def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0, fold=0,
+         alpha=None, beta=None):
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
+    if getattr(args, "patience", 0):     # early-stopped runs differ from fixed-budget ones (--resume)
+        name += f"__pat{args.patience}"
+    if getattr(args, "folds", 1) > 1:
+        name += f"__fold{fold}of{args.folds}"
+    if alpha is not None:
+        name += f"__a{alpha:g}__b{beta:g}"
     objective = getattr(args, "objective", "lambdarank")
     if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
         name = f"{objective}__{name}"
@@ -336,32 +458,54 @@ def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_fea
         name += f"__f{n_features}__p{fraction:g}"
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
     return {"args": args, "name": name, "train": train, "tests": list(tests), "lr": lr, "seed": seed,
-            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction}
+            "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction, "fold": fold,
+            "alpha": alpha, "beta": beta}
 
 
-def _select(records: list[dict], test: str) -> dict:
-    """Per seed, the run (learning rate) with the best validation value of ``test``."""
-    by_seed: dict = {}
+def _select(records: list[dict], test: str, best_restart: bool = False) -> dict:
+    """Per (seed, fold), the run (learning rate; alpha, beta) with the best validation value of
+    ``test``; with ``best_restart`` the seeds compete too (key (first seed, fold))."""
+    by_key: dict = {}
+    first = records[0]["seed"]                            # jobs list the seeds in --seeds order
     for r in records:
+        k = (first if best_restart else r["seed"], r.get("fold", 0))
         s = r["selected"][test]
-        if r["seed"] not in by_seed or s["valid"] > by_seed[r["seed"]]["selected"][test]["valid"]:
-            by_seed[r["seed"]] = r
-    return by_seed
+        if k not in by_key or s["valid"] > by_key[k]["selected"][test]["valid"]:
+            by_key[k] = r
+    return by_key
 
 
 def _test_values(records: list[dict], test: str) -> np.ndarray:
-    """Per-query test values of ``test`` for the validation-selected runs, mean over seeds."""
-    sel = _select(records, test)
-    return np.mean([np.asarray(r["selected"][test]["test"]) for r in sel.values()], axis=0)
+    """Per-query test values of ``test`` for the validation-selected runs: mean over seeds, the
+    test queries of every fold concatenated in fold order."""
+    sel = _select(records, test, _BEST_RESTART[0])
+    folds = sorted({f for _, f in sel})
+    return np.concatenate([np.mean([np.asarray(r["selected"][test]["test"]) for (s, f), r in sel.items() if f == k],
+                                   axis=0) for k in folds])
 
 
 # ------------------------------------------------------------------------------------------
 # parts
 # ------------------------------------------------------------------------------------------
+def cell_marks(row) -> str:
+    """The marks of one table cell from its CSV flags: ``*`` (sig_vs_self), ``o`` (sig_ap_ndcg).
+
+    The flags may be numpy/pandas booleans or NaN (no test for that cell): only a true value marks.
+    """
+    def flag(key):
+        v = row.get(key, False)
+        return bool(v) if isinstance(v, (bool, np.bool_)) else (v == 1 if isinstance(v, (int, float)) else False)
+
+    return ("*" if flag("sig_vs_self") else "") + ("o" if flag("sig_ap_ndcg") else "")
+
+
 def part_table(args, out: Path, runs_dir: Path):
+    from maxent.stats import bootstrap_ci, minimum_detectable_effect
+
     tests = args.test_metrics
-    jobs = [_job(args, tr, tests, lr, s, args.epochs)
-            for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds]
+    jobs = [_job(args, tr, tests, lr, s, args.epochs, fold=k, alpha=a, beta=b)
+            for tr in args.train_metrics for lr in args.learning_rates for s in args.seeds
+            for k in range(max(1, args.folds)) for a, b in _approx_grid(args)]
     recs = _run_training(jobs, runs_dir, args, "table runs")
     by_train = {tr: [recs[j["name"]] for j in jobs if j["train"] == tr] for tr in args.train_metrics}
     vals = {(tr, te): _test_values(by_train[tr], te) for tr in args.train_metrics for te in tests}
@@ -369,15 +513,23 @@ def part_table(args, out: Path, runs_dir: Path):
     for te in tests:
         for tr in args.train_metrics:
             v = vals[(tr, te)]
+            sel = _select(by_train[tr], te, args.best_restart)[(args.seeds[0], 0)]
             row = {"train": tr, "test": te, "value": 100 * v.mean(), "n_queries": len(v),
-                   "lr": _select(by_train[tr], te)[args.seeds[0]]["lr"],
-                   "epoch": _select(by_train[tr], te)[args.seeds[0]]["selected"][te]["epoch"]}
+                   "lr": sel["lr"], "alpha": sel.get("alpha"), "beta": sel.get("beta"), "seed": sel["seed"],
+                   "epoch": sel["selected"][te]["epoch"],
+                   "stopped_epoch": sel.get("stopped_epoch", np.nan), "stop_reason": sel.get("stop_reason", "")}
             if te in args.train_metrics and tr != te:
+                d = v - vals[(te, te)]
                 pt = paired_tests(v, vals[(te, te)], alpha=args.alpha)
-                row.update(diff_vs_self=100 * pt.difference, p_t=pt.p_t, p_wilcoxon=pt.p_wilcoxon,
-                           p_sign=pt.p_sign, sig_vs_self=pt.significant)
+                lo, hi = bootstrap_ci(d, level=1 - args.alpha, n_resamples=args.n_boot, seed=args.split_seed)
+                sd = float(np.std(d, ddof=1))
+                row.update(diff_vs_self=100 * pt.difference, ci_low=100 * lo, ci_high=100 * hi,
+                           sd_diff=100 * sd,
+                           mde=100 * minimum_detectable_effect(sd, len(d), alpha=args.alpha, power=args.power),
+                           p_t=pt.p_t, p_wilcoxon=pt.p_wilcoxon, p_sign=pt.p_sign, sig_vs_self=pt.significant)
             else:
-                row.update(diff_vs_self=0.0, p_t=np.nan, p_wilcoxon=np.nan, p_sign=np.nan, sig_vs_self=False)
+                row.update(diff_vs_self=0.0, ci_low=np.nan, ci_high=np.nan, sd_diff=np.nan, mde=np.nan,
+                           p_t=np.nan, p_wilcoxon=np.nan, p_sign=np.nan, sig_vs_self=False)
             if tr in ("AP", "nDCG") and {"AP", "nDCG"} <= set(args.train_metrics):
                 other = "nDCG" if tr == "AP" else "AP"
                 pt = paired_tests(v, vals[(other, te)], alpha=args.alpha)
@@ -386,21 +538,73 @@ def part_table(args, out: Path, runs_dir: Path):
             rows.append(row)
     table = pd.DataFrame(rows)
     atomic_write_csv(out / "table.csv", table)
-    wide = table.pivot(index="train", columns="test", values="value").loc[args.train_metrics, tests]
+    claims = claim_rows(vals, args)
+    if len(claims):
+        atomic_write_csv(out / "claims.csv", claims)
+    text = table_text(table, args.train_metrics, tests, args.alpha, args.power)
+    atomic_write_text(out / "table.txt", text + "\n")
+    return by_train, text
+
+
+# the learning claims of papers 000 (Tables 2-4, section 5.1) and 004 (Tables 1-2):
+# (paper, claimed better training metric, compared training metric, test metric)
+CLAIMS = (
+    ("000", "AP", "P@10", "P@10"), ("000", "nDCG", "nDCG@10", "nDCG@10"),
+    ("000", "AP", "nDCG", "AP"), ("000", "AP", "nDCG", "P@10"),
+    ("004", "GAP", "nDCG", "nDCG@10"), ("004", "GAP", "nDCG", "nDCG"), ("004", "GAP", "AP", "AP"),
+    ("004", "GAP", "AP", "P@10"), ("004", "GAP", "nDCG", "P@10"), ("004", "GAP", "AP", "nDCG@10"),
+)
+
+
+def claim_rows(vals: dict, args) -> pd.DataFrame:
+    """claims.csv: each paper claim the table can test: mean paired difference (better - compared),
+    its bootstrap CI, the three p-values and a verdict (reproduces / reversed / not significant)."""
+    from maxent.stats import bootstrap_ci
+
+    rows = []
+    for paper, better, worse, test in CLAIMS:
+        if (better, test) not in vals or (worse, test) not in vals:
+            continue
+        a, b = vals[(better, test)], vals[(worse, test)]
+        pt = paired_tests(a, b, alpha=args.alpha)
+        lo, hi = bootstrap_ci(a - b, level=1 - args.alpha, n_resamples=args.n_boot, seed=args.split_seed)
+        verdict = ("not significant" if not pt.significant else "reproduces" if pt.difference > 0 else "reversed")
+        rows.append({"paper": paper, "claim": f"train {better} > train {worse} on test {test}",
+                     "diff": 100 * pt.difference, "ci_low": 100 * lo, "ci_high": 100 * hi, "p_t": pt.p_t,
+                     "p_wilcoxon": pt.p_wilcoxon, "p_sign": pt.p_sign, "n_queries": len(a), "verdict": verdict})
+    return pd.DataFrame(rows)
+
+
+def table_text(table: pd.DataFrame, trains: list[str], tests: list[str], alpha: float, power: float) -> str:
+    """table.txt: values with marks (from the CSV flags), then differences to the diagonal with
+    their bootstrap CIs, then the minimum detectable effect."""
+    cell = {(r["train"], r["test"]): r for r in table.to_dict("records")}
     text = ["train \\ test".ljust(14) + "".join(f"{c:>12}" for c in tests)]
-    for tr in args.train_metrics:
-        cells = []
-        for te in tests:
-            r = table[(table.train == tr) & (table.test == te)].iloc[0]
-            mark = ("*" if r.get("sig_vs_self", False) is True else "") + \
-                   ("o" if r.get("sig_ap_ndcg", False) is True else "")
-            cells.append(f"{wide.loc[tr, te]:10.2f}{mark:<2}")
-        text.append(tr.ljust(14) + "".join(cells))
+    for tr in trains:
+        text.append(tr.ljust(14) + "".join(f"{cell[(tr, te)]['value']:10.2f}{cell_marks(cell[(tr, te)]):<2}"
+                                           for te in tests))
+    n = int(table.n_queries.iloc[0])
     text.append("* significantly different from training on the test metric; o AP vs nDCG significant "
-                f"(better row marked); paired t, Wilcoxon and sign test all at {1 - args.alpha:.0%}, "
-                f"{int(table.n_queries.iloc[0])} test queries")
-    atomic_write_text(out / "table.txt", "\n".join(text) + "\n")
-    return by_train, "\n".join(text)
+                f"(better row marked); paired t, Wilcoxon and sign test all at {1 - alpha:.0%}, {n} test queries")
+    if "ci_low" in table and table.ci_low.notna().any():
+        text.append("")
+        text.append(f"Difference to the diagonal (train on the test metric), points [{1 - alpha:.0%} bootstrap CI]; "
+                    "p = largest of the three p-values")
+        text.append("train \\ test".ljust(14) + "".join(f"{c:>30}" for c in tests))
+        for tr in trains:
+            cells = []
+            for te in tests:
+                r = cell[(tr, te)]
+                if np.isnan(r["ci_low"]):
+                    cells.append(f"{'-':>30}")
+                else:
+                    p = max(r["p_t"], r["p_wilcoxon"], r["p_sign"])
+                    cells.append((" " + f"{r['diff_vs_self']:+.2f} [{r['ci_low']:+.2f},{r['ci_high']:+.2f}] p={p:.2f}").rjust(30))
+            text.append(tr.ljust(14) + "".join(cells))
+        mde = table.mde.dropna()
+        text.append(f"minimum detectable effect (paired t, alpha {alpha:g}, power {power:.0%}, {n} test queries): "
+                    f"median {mde.median():.2f} points over the cells (range {mde.min():.2f}-{mde.max():.2f})")
+    return "\n".join(text)
 
 
 def part_curves(args, out: Path, by_train: dict):
@@ -408,13 +612,15 @@ def part_curves(args, out: Path, by_train: dict):
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        rec = _select(by_train[tr], te)[args.seeds[0]]
+        rec = _select(by_train[tr], te, args.best_restart)[(args.seeds[0], 0)]
         obj = str(_metric(tr, args))
         tem = str(_metric(te, args))
         for h in rec["history"]:
             rows.append({"train": tr, "test": te, "lr": rec["lr"], "epoch": h["epoch"],
                          "train_objective": h[f"train:{obj}"], "test_metric_on_train": h[f"train:{tem}"],
-                         "test_metric_on_valid": h[f"valid:{tem}"], "restarts": h["restarts"]})
+                         "test_metric_on_valid": h[f"valid:{tem}"], "restarts": h["restarts"],
+                         "selected_epoch": rec["selected"][te]["epoch"],
+                         "stopped_epoch": rec.get("stopped_epoch", rec["history"][-1]["epoch"])})
     if not rows:
         return None
     df = pd.DataFrame(rows)
@@ -429,10 +635,14 @@ def part_curves(args, out: Path, by_train: dict):
         ax.plot(d.epoch, d.train_objective, ":", color="tab:blue", label=f"{tr} (train set)")
         ax.plot(d.epoch, d.test_metric_on_train, "-", color="tab:red", label=f"{te} (train set)")
         ax.plot(d.epoch, d.test_metric_on_valid, "-.", color="tab:green", label=f"{te} (validation)")
-        ax.set_title(f"train {tr}, test {te}", fontsize=9)
+        sel = int(d.selected_epoch.iloc[0])
+        ax.axvline(sel, color="k", lw=0.8, ls="--", label=f"selected epoch {sel}")
+        ax.plot([sel], [d.test_metric_on_valid[d.epoch == sel].iloc[0]], "k*", ms=9)
+        ax.set_title(f"train {tr}, test {te} (stopped at {int(d.stopped_epoch.iloc[0])})", fontsize=9)
         ax.set_xlabel("epoch")
         ax.legend(fontsize=7)
-    fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; paper 000 Fig. 5)", fontsize=10)
+    fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; paper 000 Fig. 5); dashed line: epoch "
+                 f"validation selects; patience {args.patience}, cap {args.epochs}", fontsize=9)
     save_figure(fig, out / "curves.png")
     plt.close(fig)
     return df
@@ -458,7 +668,7 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
                 # learning rate: the one validation chose in the table runs, else the grid's first
                 lr = args.learning_rates[0]
                 if by_train and tr in by_train:
-                    lr = _select(by_train[tr], tests[0])[args.seeds[0]]["lr"]
+                    lr = _select(by_train[tr], tests[0], args.best_restart)[(args.seeds[0], 0)]["lr"]
                 for s in args.seeds:
                     jobs.append(_job(args, tr, tests, lr, s, epochs, tag="sweep", features=cols,
                                      n_features=k, fraction=frac))
@@ -505,19 +715,206 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
 
 
 def part_optimality(args, out: Path, by_train: dict):
+    """Paper 000 Table 5 on each (train, test) pair's table-cell model (validation-selected by the test metric)."""
     jobs = []
     for tr, te in PAIRS:
         if tr not in by_train or te not in args.test_metrics:
             continue
-        # the run (learning rate) validation picks for the training metric itself, and its
-        # weights at the best training objective (the learned optimum paper 001 section 5 tests)
-        rec = _select(by_train[tr], tr if tr in args.test_metrics else te)[args.seeds[0]]
-        jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"]["best_train"],
-                     "epoch": rec["best_train_epoch"], "seed": args.split_seed})
+        rec = _select(by_train[tr], te, args.best_restart)[(args.seeds[0], 0)]
+        jobs.append({"args": args, "train": tr, "test": te, "theta": rec["thetas"][te],
+                     "epoch": rec["selected"][te]["epoch"], "seed": args.split_seed})
     rows = [r for rs in _run_all(run_optimality, jobs, args, "optimality") for r in rs]
+    if not rows:
+        print("optimality skipped: no (train, test) pair of paper 000 Table 5 among the metrics asked",
+              file=sys.stderr)
+        return None
     df = pd.DataFrame(rows)[["train_metric", "test_metric", "epoch", "set", "base", "alterations", "improved",
                              "improved_eps", "best_gain"]]
     atomic_write_csv(out / "optimality.csv", df)
+    return df
+
+
+def run_optimality001(job: dict) -> dict:
+    """Paper 001's test for one model: its own metric on train along random and per-weight directions."""
+    from maxent.ltr.optimality import shift_profile, unit_directions
+
+    args = job["args"]
+    qtr, _, _ = _sets(args)
+    model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+    theta = np.asarray(job["theta"])
+    metric = _metric(job["train"], args)
+    steps = np.round(np.arange(0, 11) / 10, 1)
+    out = {}
+    W = unit_directions(theta.size, "weights")
+    if args.mc_weights and args.mc_weights < theta.size:
+        pick = np.sort(np.random.default_rng(args.split_seed).choice(theta.size, args.mc_weights, replace=False))
+        W = np.concatenate([W[pick], W[theta.size + pick]])
+    for kind, V in (("random", unit_directions(theta.size, "random", n=args.mc_directions, seed=args.split_seed)),
+                    ("weights", W)):
+        out[kind] = shift_profile(model, theta, qtr, metric, V, steps)
+    return {"train": job["train"], "epoch": job["epoch"], "steps": steps, **out}
+
+
+def part_optimality001(args, out: Path, by_train: dict):
+    """Paper 001 section 5 (Figs. 1-4): step-size curves of each objective's own metric on train."""
+    jobs = []
+    for tr in args.train_metrics:
+        rec = _select(by_train[tr], tr, args.best_restart)[(args.seeds[0], 0)]
+        jobs.append({"args": args, "train": tr, "theta": rec["thetas"][tr], "epoch": rec["selected"][tr]["epoch"]})
+    res = _run_all(run_optimality001, jobs, args, "optimality001")
+    rows, curves = [], []
+    for r in res:
+        steps = r["steps"]
+        for kind in ("random", "weights"):
+            P = r[kind]
+            gain = P - P[:, :1]
+            for j, eta in enumerate(steps):
+                if eta == 0:
+                    continue
+                rows.append({"train_metric": r["train"], "epoch": r["epoch"], "directions": kind,
+                             "n_directions": len(P), "step": eta, "base": P[0, 0],
+                             "improved": int((gain[:, j] > 1e-12).sum()),
+                             "improved_eps": int((gain[:, j] > args.mc_eps).sum()),
+                             "mean_value": float(P[:, j].mean()), "best_gain": float(gain[:, j].max())})
+        for k in range(min(4, len(r["random"]))):            # the 4 plotted directions of Figs. 1-4
+            for j, eta in enumerate(steps):
+                curves.append({"train_metric": r["train"], "direction": k, "step": eta, "value": r["random"][k, j]})
+    df = pd.DataFrame(rows)
+    atomic_write_csv(out / "optimality001_counts.csv", df)
+    cdf = pd.DataFrame(curves)
+    atomic_write_csv(out / "optimality001.csv", cdf)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    trains = list(dict.fromkeys(df.train_metric))
+    fig, axes = plt.subplots(2, len(trains), figsize=(3.2 * len(trains), 5.6), squeeze=False)
+    for i, tr in enumerate(trains):
+        ax = axes[0, i]
+        for k, d in cdf[cdf.train_metric == tr].groupby("direction"):
+            ax.plot(d.step, d.value, marker=".", label=f"direction {k + 1}")
+        ax.set_title(f"LambdaRank-{tr}: {tr} on train", fontsize=8)
+        ax.set_xlabel("step size eta")
+        ax.legend(fontsize=6)
+        ax = axes[1, i]
+        for kind, d in df[df.train_metric == tr].groupby("directions"):
+            ax.plot(d.step, 100 * d.improved / d.n_directions, marker="o",
+                    label=f"{kind} ({int(d.n_directions.iloc[0])})")
+        ax.set_ylabel("% directions improving", fontsize=8)
+        ax.set_xlabel("step size eta")
+        ax.legend(fontsize=6)
+    fig.suptitle(f"Local optimality of validation-selected weights ({args.dataset}, {args.model}; "
+                 "paper 001 Figs. 1-4)", fontsize=9)
+    save_figure(fig, out / "optimality001.png")
+    plt.close(fig)
+    return df
+
+
+def part_pairs(args, out: Path, runs_dir: Path, by_train: dict | None):
+    """Paper 001 Fig. 5: effective pairs of each training metric vs the target's test value.
+
+    Learning rate: the one validation chose for the training metric in the table runs (else the
+    grid's first), as in the sweep."""
+    from maxent.ltr.pairs import candidate_pairs, effective_pairs
+
+    target = args.pairs_target
+
+    def lr_for(tr):
+        if by_train and tr in by_train:
+            return _select(by_train[tr], tr, args.best_restart)[(args.seeds[0], 0)]["lr"]
+        return args.learning_rates[0]
+
+    jobs = [_job(args, tr, [target], lr_for(tr), s, args.sweep_epochs or args.epochs, tag="pairs",
+                 n_features="all", fraction=frac)
+            for frac in args.fractions for tr in args.pairs_train for s in args.seeds]
+    recs = _run_training(jobs, runs_dir, args, "pairs runs")
+    rows = []
+    ref = {}
+    for frac in args.fractions:
+        qtr = _sets(args, None, frac)[0]
+        for tr in args.pairs_train:
+            rs = [recs[j["name"]] for j in jobs if j["train"] == tr and j["fraction"] == frac]
+            v = _test_values(rs, target)
+            sel = _select(rs, target, args.best_restart)
+            model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+            m = _metric(tr, args)
+            eff = np.mean([effective_pairs(model, np.asarray(r["thetas"][target]), qtr, m).sum() for r in sel.values()])
+            rows.append({"train": tr, "test": target, "fraction": frac, "n_train_queries": qtr.n_queries,
+                         "effective_pairs": eff, "candidate_pairs": int(candidate_pairs(qtr).sum()),
+                         "value": 100 * v.mean(), "n_test_queries": len(v)})
+            ref[(tr, frac)] = v
+    df = pd.DataFrame(rows)
+    if target in args.pairs_train:
+        for i, r in df.iterrows():
+            if r.train != target:
+                pt = paired_tests(ref[(r.train, r.fraction)], ref[(target, r.fraction)], alpha=args.alpha)
+                df.loc[i, "diff_vs_target_trained"] = 100 * pt.difference
+                df.loc[i, "significant"] = pt.significant
+    atomic_write_csv(out / "pairs.csv", df)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(5, 3.6))
+    for tr, d in df.groupby("train", sort=False):
+        ax.plot(np.log10(np.maximum(d.effective_pairs, 1)), d.value, marker="o", label=f"train {tr}")
+    ax.set_xlabel("log10 effective training pairs (non-zero lambda, at the selected weights)")
+    ax.set_ylabel(f"test {target} (0-100)")
+    ax.legend(fontsize=7)
+    ax.set_title(f"Effective pairs vs test {target} ({args.dataset}; paper 001 Fig. 5)", fontsize=9)
+    save_figure(fig, out / "pairs.png")
+    plt.close(fig)
+    return df
+
+
+def part_approx_error(args, out: Path):
+    """Paper 002 Figs. 1-2: approximation error of ApproxRank metrics on real run lists vs alpha."""
+    from maxent.ltr.approx import approx_values
+    from maxent.ltr.lambdas import DeltaContext
+    from maxent.ranked import RankedLists
+    from maxent.trec import read_qrels, read_runs
+    from maxent.trecltr import run_lists
+
+    runs = read_runs(args.approx_runs)
+    qrels = read_qrels(args.approx_qrels)
+    L = int(max(1, max(int(g.max()) for g in qrels.grades.values())) + 1)
+    lists = [run_lists(r, qrels, depth=args.approx_depth, levels=L) for r in runs]
+    S = np.concatenate([x[1] for x in lists])
+    G = np.concatenate([x[2] for x in lists])
+    lengths = np.concatenate([x[3] for x in lists])
+    rc = np.concatenate([x[4] for x in lists])
+    rows = []
+    names = ["nDCG", "nDCG@10", "P@10", "AP"]
+    bar = progress(None, total=len(names), desc="approx_error", disable=args.no_progress)
+    for name in names:
+        m = _metric(name, args)
+        true = m.value(RankedLists.from_grades(G, rc, lengths))
+        approx = approx_values(DeltaContext(m, rc), S, G, lengths, args.approx_alphas, beta=args.approx_beta[0])
+        for a, alpha in enumerate(args.approx_alphas):
+            err = approx[a] - true
+            rows.append({"metric": name, "alpha": alpha, "beta": args.approx_beta[0], "n_lists": len(true),
+                         "true_mean": true.mean(), "approx_mean": approx[a].mean(),
+                         "mean_abs_error": np.abs(err).mean(), "max_abs_error": np.abs(err).max()})
+        bar.update(1)
+    bar.close()
+    df = pd.DataFrame(rows)
+    atomic_write_csv(out / "approx_error.csv", df)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    for name, d in df.groupby("metric", sort=False):
+        axes[0].loglog(d.alpha, d.mean_abs_error, marker="o", label=name)
+        axes[1].semilogx(d.alpha, d.approx_mean, marker="o", label=f"Approx{name}")
+        axes[1].axhline(d.true_mean.iloc[0], color=axes[1].lines[-1].get_color(), ls=":", lw=0.8)
+    axes[0].set_xlabel("alpha")
+    axes[0].set_ylabel("mean |approx - true| per list")
+    axes[1].set_xlabel("alpha")
+    axes[1].set_ylabel("mean over lists (dotted: true metric)")
+    for ax in axes:
+        ax.legend(fontsize=7)
+    fig.suptitle(f"ApproxRank approximation error on {len(runs)} TREC runs, top {args.approx_depth} per topic, "
+                 f"beta {args.approx_beta[0]:g} (paper 002 Figs. 1-2)", fontsize=9)
+    save_figure(fig, out / "approx_error.png")
+    plt.close(fig)
     return df
 
 
@@ -552,6 +949,7 @@ def body(args) -> int:
     if unknown:
         raise ParameterError(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS)}")
     _DATA.clear()                                          # main() may run twice in one process
+    _BEST_RESTART[0] = args.best_restart
     if args.model == "lambdamart":                         # issue 15: optional extra, boosting rates
         from maxent.ltr.boosting import import_lightgbm
         import_lightgbm()                                  # error: how to install it
@@ -559,14 +957,14 @@ def body(args) -> int:
             raise ParameterError("--model lambdamart trains on LambdaRank lambdas; drop --objective")
         if args.learning_rates == [1e-3, 1e-2]:
             args.learning_rates = [0.05, 0.1]
-        if "optimality" in args.parts:
-            print("optimality skipped: the Monte-Carlo test perturbs model weights, trees have none",
-                  file=sys.stderr)
+        for part in ("optimality", "optimality001", "pairs"):
+            if part in args.parts:
+                print(f"{part} skipped: it perturbs or reads model weights, trees have none", file=sys.stderr)
     for n in set(args.train_metrics) | set(args.test_metrics):
         _metric(n, args)                                   # fail early on bad names
     for n in args.train_metrics:
         check_objective(args.objective, _metric(n, args))  # ... and on metrics the objective cannot train
-    out = args.out or (ROOT / "results" / "learning" / args.dataset)
+    out = out_dir(args)
     with own_output(out, OUTPUTS):
         return _run_parts(args, out, t0)
 
@@ -583,7 +981,7 @@ def _run_parts(args, out: Path, t0: float) -> int:
     print(f"dataset {args.dataset}: train {tr.n_queries} queries / {tr.X.shape[0]} docs, "
           f"validation {va.n_queries}, test {te.n_queries}, {tr.X.shape[1]} features; model {args.model}")
     by_train = None
-    need_table = any(p in args.parts for p in PARTS)      # the sweep reuses the table's learning rates
+    need_table = any(p in args.parts for p in TRAINING_PARTS)   # the sweep reuses the table's learning rates
     if need_table:
         by_train, text = part_table(args, out, runs_dir)
         if "table" in args.parts:
@@ -599,13 +997,30 @@ def _run_parts(args, out: Path, t0: float) -> int:
         print("\nTraining-set size x features (sweep.csv/png; paper 000 Fig. 4):")
         piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value", sort=False)
         print(piv.round(2).to_string())
-    if "optimality" in args.parts and args.model != "lambdamart":
-        df = part_optimality(args, out, by_train)
+    if ("optimality" in args.parts and args.model != "lambdamart"
+            and (df := part_optimality(args, out, by_train)) is not None):
         print("\nMonte-Carlo local optimality (optimality.csv; paper 000 Table 5): "
               f"{args.mc_directions} directions x 10 steps")
         piv = df.pivot_table(index=["train_metric", "test_metric"], columns="set",
                              values=["improved", "improved_eps"], sort=False)
         print(piv.to_string())
+    if "optimality001" in args.parts and args.model != "lambdamart":
+        df = part_optimality001(args, out, by_train)
+        print("\nPaper 001 local optimality (optimality001_counts.csv, optimality001.png): directions "
+              "improving each model's own training metric on train, by step size")
+        piv = df.pivot_table(index=["train_metric", "directions", "n_directions"], columns="step",
+                             values="improved", sort=False)
+        print(piv.to_string())
+    if "pairs" in args.parts and args.model != "lambdamart":
+        df = part_pairs(args, out, runs_dir, by_train)
+        print("\nEffective training pairs vs test (pairs.csv/png; paper 001 Fig. 5):")
+        print(df.round(3).to_string(index=False))
+    if "approx_error" in args.parts:
+        df = part_approx_error(args, out)
+        print("\nApproxRank approximation error (approx_error.csv/png; paper 002 Figs. 1-2): mean |approx - true| "
+              f"over {int(df.n_lists.iloc[0])} run lists, by alpha")
+        print(df.pivot_table(index="metric", columns="alpha", values="mean_abs_error", sort=False)
+              .round(4).to_string())
     if "anchor" in args.parts:
         df = part_anchor(args, out, by_train)
         if df is not None:
@@ -613,7 +1028,8 @@ def _run_parts(args, out: Path, t0: float) -> int:
             print(df.round(4).to_string(index=False))
     if args.figures_dir is not None:
         args.figures_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv"):
+        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
+                     "optimality001.csv", "approx_error.png", "approx_error.csv", "pairs.png", "pairs.csv"):
             if (out / name).exists():
                 (args.figures_dir / name).write_bytes((out / name).read_bytes())
     wall = time.perf_counter() - t0

@@ -24,12 +24,14 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from maxent.errors import ConvergenceWarning, ParameterError
-from maxent.inference import (graded_pr_errors, graded_pr_points, inferred_graded_pr, kendall_tau, pr_errors,
-                              real_pr_points, rms, threshold_probabilities)
-from maxent.metrics import Metric, parse_measure
+from analysis._instances import (Settings, analyse_run, graded_summary, infer, parse_graded_pr,  # noqa: F401
+                                 run_instances, split_names)
+from maxent.errors import ParameterError
+from maxent.inference import (expected_pr_curve, graded_pr_points, inferred_graded_pr, kendall_tau,
+                              real_pr_curve, rms, threshold_probabilities)
+from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
-from maxent.solver import solve
+from maxent.solver import HAS_SOLUTION, Status, solve
 from maxent.trec import read_qrels, read_runs
 
 OUTPUTS = ("instances.csv", "summary.csv", "informativeness.csv", "fig_*.csv", "fig_*.png")
@@ -38,148 +40,10 @@ DEFAULT_METRICS = "AP,nDCG,GAP"
 ALL_PREDICT = ["P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP"]
 
 
-def split_names(text: str) -> list[str]:
-    """Split a comma-separated list of measure names, keeping commas inside parentheses."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    metrics: tuple[str, ...]
-    thresholds: tuple[int, ...]
-    count: str
-    alignment: str
-    min_relevant: int
-    depth: int
-    predict: tuple[str, ...]
-    graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored (paper 004 s3.2)
-    score_precision: str = "single"             # trec_eval 9.x (single) or 10.0 (double) ranking
-
-    def metric_objects(self) -> list[Metric]:
-        return [parse_measure(m) for m in self.metrics]
-
-
-def _at_threshold(m: Metric, t: int) -> Metric:
-    return dataclasses.replace(m, rel=t) if "rel" in m.PARAMS else m
-
-
-def infer(metric: Metric, lists, settings: Settings):
-    """Solve the MaxEnt problems of one metric; yield (threshold, q, result) per threshold."""
-    if metric.GRADED:
-        res = solve(metric, metric.value(lists), lists, count=settings.count)
-        for t in settings.thresholds:
-            yield t, metric, res
-    else:
-        for t in settings.thresholds:
-            mt = _at_threshold(metric, t)
-            yield t, mt, solve(mt, mt.value(lists), lists, count=settings.count)
-
-
-def _counts_text(metric: Metric, lists, t: int, count: str) -> np.ndarray:
-    if count == "retrieved":
-        K = lists.retrieved_counts()
-    else:
-        K = np.minimum(lists.rel_counts, lists.lengths[:, None])
-    if metric.GRADED:
-        return np.array([";".join(str(int(k)) for k in row[1:]) for row in K], dtype=object)
-    return K[:, t:].sum(axis=1).astype(str).astype(object)
-
-
-def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
-    """All instances of one run: one row per (topic, metric, threshold)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lists = rank_runs([run], qrels, depth=settings.depth, score_precision=settings.score_precision)
-    relret = {t: (lists.grades >= t).sum(axis=1) for t in settings.thresholds}
-    selected = np.logical_and.reduce([relret[t] >= settings.min_relevant for t in settings.thresholds])
-    targets = [parse_measure(x) for x in settings.predict]
-    frames = []
-    for metric in settings.metric_objects():
-        with warnings.catch_warnings():
-            # statuses are recorded per instance (and counted in summary.csv), not warned about
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            solved = list(infer(metric, lists, settings))
-        graded = _graded_pr_columns(_graded_solve(solved), lists, settings, selected)
-        for t, mt, res in solved:
-            q = threshold_probabilities(res.p, t)
-            err = pr_errors(q, lists, t, settings.alignment)
-            row = {
-                "run": lists.runs, "topic": lists.topics, "metric": str(metric), "threshold": t,
-                "value": mt.value(lists), "depth": lists.lengths,
-                "count": _counts_text(mt, lists, t, settings.count),
-                "status": res.status, "nit": res.nit, "entropy": res.entropy,
-                "residual": res.residual, "n_points": err.n_points, "rms": err.rms, "mae": err.mae,
-                "eligible": selected & (err.n_points > 0) & res.success,
-            }
-            for x in targets:
-                xt = _at_threshold(x, t)
-                row[f"actual {x}"] = xt.value(lists)
-                if xt.GRADED and np.ndim(res.p) != 3:
-                    row[f"pred {x}"] = np.nan  # a binary solve says nothing about grades
-                else:
-                    row[f"pred {x}"] = xt.expectation(res.p if xt.GRADED else q, lists)
-            row.update(graded)
-            frames.append(pd.DataFrame(row))
-    return pd.concat(frames, ignore_index=True)
-
-
-def _graded_solve(solved):
-    """The graded solve among one metric's results (None for binary solves)."""
-    res = solved[0][2] if solved else None
-    return res if res is not None and np.ndim(res.p) == 3 else None
-
-
-def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> dict:
-    """Graded PR curve errors (paper 004 s3.2) of one metric's graded solve, when asked for.
-
-    The graded curve does not depend on the binary threshold: the same values go on every
-    threshold row of the metric. ``graded eligible``: selected by --min-relevant, solved, and
-    with a graded PR point. Binary solves carry no grade distribution: NaN, not eligible.
-    """
-    if settings.graded_pr is None:
-        return {}
-    if res is None:
-        nan = np.full(len(lists), np.nan)
-        return {"graded n_points": np.zeros(len(lists), dtype=np.int64), "graded rms": nan, "graded mae": nan,
-                "graded eligible": np.zeros(len(lists), dtype=bool)}
-    err = graded_pr_errors(res.p, lists, settings.graded_pr, settings.alignment)
-    ok = res.success
-    return {"graded n_points": err.n_points, "graded rms": np.where(ok, err.rms, np.nan),
-            "graded mae": np.where(ok, err.mae, np.nan), "graded eligible": selected & ok & (err.n_points > 0)}
-
-
-def parse_graded_pr(text: str | None, max_grade: int) -> tuple[float, ...] | None:
-    """--graded-pr: 'uniform' or comma-separated g_1..g_c (validated as GAP's g)."""
-    if text is None:
-        return None
-    if text == "uniform":
-        c = max(max_grade, 1)
-        return tuple([1.0 / c] * c)
-    try:
-        g = tuple(float(x) for x in text.split(","))
-    except ValueError:
-        raise ParameterError(f"--graded-pr: expected 'uniform' or numbers g1,g2,..., got {text!r}") from None
-    parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")")      # same checks as GAP's g
-    return g
-
-
-def _job(args):
-    run, qrels, settings = args
-    return run.name, analyse_run(run, qrels, settings)
-
-
 # ------------------------------------------------------------------ summaries and figures
+_SOLVED = {s.value for s in HAS_SOLUTION}
+
+
 def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
     """Paper 000 Table 1 layout: per metric and threshold, mean RMS / MAE of the inferred
     PR curves, and P@10 prediction RMS per topic, RMS and Kendall tau of per-run means."""
@@ -194,19 +58,12 @@ def summarize(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
             f"{p10} rms (topics)": rms(e[f"actual {p10}"], e[f"pred {p10}"]),
             f"{p10} rms (runs)": rms(runs.iloc[:, 0], runs.iloc[:, 1]),
             f"{p10} tau (runs)": kendall_tau(runs.iloc[:, 0], runs.iloc[:, 1]),
-            "solved": int(g["status"].isin(["optimal", "boundary"]).sum()),
-            "undefined": int((g["status"] == "undefined").sum()),
-            "not solved": int((~g["status"].isin(["optimal", "boundary", "undefined"])).sum()),
+            "solved": int(g["status"].isin(_SOLVED).sum()),
+            "undefined": int((g["status"] == Status.UNDEFINED.value).sum()),
+            "not solved": int((~g["status"].isin(_SOLVED | {Status.UNDEFINED.value})).sum()),
             **(graded_summary(g, "graded PR ") if "graded rms" in g else {}),
         })
     return pd.DataFrame(rows)
-
-
-def graded_summary(g: pd.DataFrame, prefix: str) -> dict:
-    """Mean graded PR RMS / MAE over the graded-eligible rows of one (metric, threshold) group."""
-    e = g[g["graded eligible"].astype(bool)]
-    return {f"{prefix}RMS": e["graded rms"].mean(), f"{prefix}MAE": e["graded mae"].mean(),
-            "graded instances": len(e)}
 
 
 def informativeness(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
@@ -279,19 +136,16 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
             lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
                               score_precision=settings.score_precision)
         lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
-        ranks, valid, R = real_pr_points(lists, t0)
-        k = int(valid.sum())
-        i = np.arange(1, k + 1)
+        rec, prec, valid = real_pr_curve(lists, t0)
         curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
-                                    "recall": i / R[0], "precision": i / ranks[0, :k]}))
+                                    "recall": rec[0][valid[0]], "precision": prec[0][valid[0]]}))
         for metric in settings.metric_objects():
             for t, mt, res in infer(metric, lists, dataclasses.replace(settings, thresholds=(t0,))):
-                q = threshold_probabilities(res.p, t)[0, : lists.lengths[0]]
-                C = np.cumsum(q)
-                n = np.arange(1, len(q) + 1)
+                q = threshold_probabilities(res.p, t)[:, : lists.lengths[0]]
+                erec, eprec = expected_pr_curve(q, lists.n_rel(t))
                 curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                             "curve": f"inferred from {metric}",
-                                            "recall": C / max(R[0], 1), "precision": C / n}))
+                                            "recall": erec[0], "precision": eprec[0]}))
     curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
     _cli.atomic_write_csv(out / "fig_pr_examples.csv", curves)
@@ -323,7 +177,8 @@ def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path
     for _, pick in picks.iterrows():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
+                              score_precision=settings.score_precision)
         lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
         pts = graded_pr_points(lists, g)
         k = pts.valid[0]
@@ -385,22 +240,6 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
             if vals[gi + 2]:
                 print(f"  {vals[0]:<22} {vals[gi + 2]:>6} lists  RMS {vals[gi]:.4f}  MAE {vals[gi + 1]:.4f}")
     print(f"({seconds:.1f} s)")
-
-
-def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args) -> pd.DataFrame:
-    """Analyse every run (one resumable chunk per run, written atomically); all instances."""
-    chunks = _cli.prepare_chunks(out, config, args.resume)
-    todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
-    _cli.report_resumed([r.name for r in runs if r not in todo], len(runs), "runs")
-    jobs = [(r, qrels, settings) for r in todo]
-    bar = _cli.progress(None, len(runs), "runs", args.no_progress)
-    bar.update(len(runs) - len(todo))
-    for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
-        _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-        bar.update(1)
-    bar.close()
-    return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
-                      for r in runs], ignore_index=True)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -41,6 +41,7 @@ _LAZY = {
     "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
     "discriminative_power": "maxent.bootstrap", "paired_bootstrap_asl": "maxent.bootstrap",
     "pr_errors": "maxent.inference", "real_pr_points": "maxent.inference",
+    "expected_pr_curve": "maxent.inference", "real_pr_curve": "maxent.inference",
     "threshold_probabilities": "maxent.inference", "graded_pr_errors": "maxent.inference",
     "graded_pr_points": "maxent.inference", "inferred_graded_pr": "maxent.inference",
     "RankingData": "maxent.letor", "read_letor": "maxent.letor",
@@ -76,7 +77,7 @@ __all__ = [
     "compare", "Comparison",
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
-    "threshold_probabilities", "real_pr_points", "pr_errors",
+    "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
     "graded_pr_points", "inferred_graded_pr", "graded_pr_errors",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",

@@ -28,6 +28,8 @@ __all__ = [
     "threshold_probabilities",
     "real_pr_points",
     "inferred_pr_at",
+    "real_pr_curve",
+    "expected_pr_curve",
     "PRErrors",
     "pr_errors",
     "rms",
@@ -66,6 +68,34 @@ def real_pr_points(lists: RankedLists, t: int):
     i = np.arange(len(b)) - np.repeat(np.cumsum(counts) - counts, counts)
     ranks[b, i] = n + 1
     return ranks, valid, lists.n_rel(t)
+
+
+def real_pr_curve(lists: RankedLists, t: int):
+    """Real PR curve of each list at threshold t: the i-th relevant retrieved document at
+    rank n_i gives the point (recall i/R, precision i/n_i).
+
+    Returns
+    -------
+    recall, precision : (B, K) floats, 0 where ``valid`` is False
+    valid : bool (B, K) (K = max relevant retrieved over the batch)
+    """
+    ranks, valid, R = real_pr_points(lists, t)
+    i = np.arange(1, ranks.shape[1] + 1, dtype=np.float64)[None, :]
+    recall = np.where(valid, i / np.maximum(R, 1)[:, None], 0.0)
+    precision = np.where(valid, i / np.maximum(ranks, 1), 0.0)
+    return recall, precision, valid
+
+
+def expected_pr_curve(q: np.ndarray, R) -> tuple[np.ndarray, np.ndarray]:
+    """Inferred PR curve at every rank: Re(n) = C(n)/R and Pe(n) = C(n)/n, C(n) = sum_{m<=n} q_m.
+
+    q : (B, N) inferred relevance probabilities; R : (B,) judged relevant documents (a zero R
+    gives recall C(n), as 1 is used in its place). Returns (recall, precision), each (B, N).
+    """
+    q = np.atleast_2d(np.asarray(q, dtype=np.float64))
+    C = np.cumsum(q, axis=1)
+    n = np.arange(1, q.shape[1] + 1, dtype=np.float64)
+    return C / np.maximum(np.asarray(R, dtype=np.float64), 1.0).reshape(-1, 1), C / n
 
 
 def _batched_searchsorted(C: np.ndarray, targets: np.ndarray) -> np.ndarray:

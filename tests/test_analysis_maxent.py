@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis import _instances
 from analysis import maxent as cli
 from maxent.errors import TopicWarning
 
@@ -91,7 +92,7 @@ def test_deterministic(slice_dir, full, tmp_path):
 
 def test_interrupted_then_resumed_is_identical(slice_dir, full, tmp_path, monkeypatch):
     calls = {"n": 0}
-    real = cli._job
+    real = _instances._job      # the per-run job of the shared plumbing (analysis/_instances.py)
 
     def flaky(job):
         calls["n"] += 1
@@ -99,11 +100,11 @@ def test_interrupted_then_resumed_is_identical(slice_dir, full, tmp_path, monkey
             raise KeyboardInterrupt
         return real(job)
 
-    monkeypatch.setattr(cli, "_job", flaky)
+    monkeypatch.setattr(_instances, "_job", flaky)
     assert _run(slice_dir, tmp_path) == 130
     assert len(list((tmp_path / "chunks").glob("*.csv"))) == 2
     assert not (tmp_path / "instances.csv").exists()
-    monkeypatch.setattr(cli, "_job", real)
+    monkeypatch.setattr(_instances, "_job", real)
     assert _run(slice_dir, tmp_path, "--resume") == 0
     for f in ["instances.csv", "summary.csv"]:
         assert (tmp_path / f).read_bytes() == (full / f).read_bytes(), f
@@ -165,3 +166,22 @@ def test_missing_qrels_file(tmp_path, capsys):
 
 def test_split_names():
     assert cli.split_names("AP,GAP(g=0.5,0.5), nDCG@10(gain=exp)") == ["AP", "GAP(g=0.5,0.5)", "nDCG@10(gain=exp)"]
+
+
+def test_count_column_reads_the_solver_counts():
+    """The ``count`` column is the count constraint the solver used (MaxEntResult.K), also
+    under ``--count-constraint total``. Hand oracle (METHOD section 4, count_constraints): a
+    list of 4 documents, qrels R_1 = R_2 = 3; the graded cap fills from the top grade down,
+    K_2 = min(3, 4) = 3, K_1 = min(3, 4 - 3) = 1; binary K = min(R, N) = min(6, 4) = 4 (the
+    old column said 3;3 and 6)."""
+    from maxent.metrics import parse_measure
+    from maxent.ranked import RankedLists
+    from maxent.solver import solve
+
+    lists = RankedLists.from_grades([[2, 1, 0, 2]], [[2, 3, 3]])
+    for name, want in (("GAP", "1;3"), ("AP", "4"), ("nDCG", "1;3")):
+        m = parse_measure(name)
+        res = solve(m, m.value(lists), lists, count="total")
+        assert _instances.counts_text(res, 1).tolist() == [want]
+    res = solve(parse_measure("AP"), parse_measure("AP").value(lists), lists)           # retrieved
+    assert _instances.counts_text(res, 1).tolist() == ["3"]

@@ -106,3 +106,35 @@ def test_unsupported():
         approx_metric(DeltaContext(parse_measure("RR"), [[1, 1]]), [0.0, 1.0], [0, 1])
     with pytest.raises(ParameterError):
         approx_positions([0.0], 0.0)
+
+
+def test_approx_values_batch_and_convergence():
+    """approx_values: each entry = approx_metric on that list (oracle: the per-list function);
+    for tie-free lists it tends to the library's true metric as alpha grows (paper 002 theorems 1-2;
+    oracle: maxent.metrics on the ranking by score)."""
+    from maxent.ltr.approx import approx_metric, approx_values
+    from maxent.ltr.lambdas import DeltaContext
+    from maxent.metrics import parse_measure
+    from maxent.ranked import RankedLists
+
+    rng = np.random.default_rng(5)
+    B, N = 6, 12
+    lengths = rng.integers(5, N + 1, B)
+    S = np.full((B, N), -np.inf)
+    G = np.full((B, N), -1)
+    for b in range(B):
+        n = lengths[b]
+        S[b, :n] = -np.sort(-rng.random(n))              # ranked, distinct scores in [0, 1]
+        G[b, :n] = rng.integers(0, 3, n)
+        G[b, 0] = 2
+    rc = np.stack([np.bincount(G[b, :lengths[b]], minlength=3) for b in range(B)])
+    for name in ("nDCG(gain=exp)", "AP", "P@5", "nDCG@5"):
+        m = parse_measure(name)
+        ctx = DeltaContext(m, rc)
+        vals = approx_values(ctx, S, G, lengths, [5.0, 1e6], beta=1e4)
+        for b in range(B):
+            assert vals[0, b] == pytest.approx(approx_metric(ctx, S[b, :lengths[b]], G[b, :lengths[b]], row=b,
+                                                             alpha=5.0, beta=1e4, gradient=False))
+        true = m.value(RankedLists.from_grades(G, rc, lengths))
+        np.testing.assert_allclose(vals[1], true, atol=1e-6)
+        assert np.abs(vals[0] - true).max() > 1e-3        # a small alpha is visibly approximate

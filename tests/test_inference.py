@@ -83,3 +83,19 @@ def test_rms_and_tau():
     assert rms([1, 2, 3], [1, 2, 5]) == pytest.approx(np.sqrt(4 / 3))
     assert kendall_tau([1, 2, 3, 4], [10, 20, 30, 40]) == pytest.approx(1.0)
     assert kendall_tau([1, 2, 3, 4], [4, 3, 2, 1]) == pytest.approx(-1.0)
+
+
+def test_pr_curves_hand_values():
+    """Real curve: relevant at ranks 1 and 3 of a topic with R = 4 -> (1/4, 1), (2/4, 2/3).
+    Expected curve (METHOD section 5): q = (0.5, 0.5, 1): C = (0.5, 1, 2), Re = C/4,
+    Pe = C/n = (0.5, 0.5, 2/3)."""
+    from maxent.inference import expected_pr_curve, real_pr_curve
+    from maxent.ranked import RankedLists
+
+    lists = RankedLists.from_grades([[1, 0, 1]], [[1, 4]])
+    rec, prec, valid = real_pr_curve(lists, 1)
+    np.testing.assert_allclose(rec[valid], [0.25, 0.5])
+    np.testing.assert_allclose(prec[valid], [1.0, 2 / 3])
+    erec, eprec = expected_pr_curve(np.array([[0.5, 0.5, 1.0]]), [4])
+    np.testing.assert_allclose(erec, [[0.125, 0.25, 0.5]])
+    np.testing.assert_allclose(eprec, [[0.5, 0.5, 2 / 3]])

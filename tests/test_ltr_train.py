@@ -77,6 +77,37 @@ def test_training_is_deterministic_and_learns(art):
     assert r1.best["AP"]["value"] == max(vals) and r1.best["AP"]["epoch"] == int(np.argmax(vals))
 
 
+def test_early_stopping_by_validation_patience(art):
+    """Oracles: the run without patience (same seed) is the same trajectory, so the stopped run's
+    history is its prefix; and it stops exactly ``patience`` epochs after the last epoch at
+    which a selection metric reached its best (read off the full run's validation curves)."""
+    tr, va = art
+    m = parse_measure("AP")
+    track = [m, parse_measure("P@5")]
+    kw = dict(valid=va, track=track, learning_rate=0.3, seed=2)
+    full = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, **kw)
+    assert full.stop_reason == "epoch_cap" and full.stopped_epoch == 40
+    for patience in (1, 3):
+        r = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, patience=patience, **kw)
+        assert r.history == full.history[:len(r.history)]
+        # brute force: first epoch e with no running-best improvement of any metric in (e-p, e]
+        curves = np.array([[h[f"valid:{t}"] for h in full.history] for t in track])
+        runmax = np.maximum.accumulate(curves, axis=1)
+        improved = np.r_[True, (curves[:, 1:] > runmax[:, :-1]).any(axis=0)]
+        last_imp = np.maximum.accumulate(np.where(improved, np.arange(41), 0))
+        hits = [e for e in range(1, 41) if e - last_imp[e] >= patience]
+        expect = hits[0] if hits else 40
+        assert r.stopped_epoch == expect == len(r.history) - 1
+        assert r.stop_reason == ("patience" if hits else "epoch_cap")
+        for t in track:                           # selected weights are the prefix's best epoch
+            vals = [h[f"valid:{t}"] for h in r.history]
+            assert r.best[str(t)]["epoch"] == int(np.argmax(vals))
+    short = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, patience=1, **kw)
+    assert short.stop_reason == "patience" and short.stopped_epoch < 40     # the case is exercised
+    with pytest.raises(ParameterError):
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=3, patience=0)
+
+
 @pytest.mark.parametrize("name", ["AP", "P@5", "RR", "GAP", "nDCG(gain=exp)", "ERR@5"])
 def test_every_objective_trains(art, name):
     tr, va = art
@@ -167,6 +198,27 @@ def test_monte_carlo_local_optimality():
     assert worst[0]["improved_eps"] > 0
 
 
+def test_shift_profile_and_directions(art):
+    """Oracle: evaluate() at each shifted parameter vector, one at a time."""
+    from maxent.ltr.optimality import shift_profile, unit_directions
+
+    tr, _ = art
+    model = TwoLayerNet(tr.X.shape[1], hidden=3)
+    th = model.init(np.random.default_rng(0))
+    V = unit_directions(model.n_params, "random", n=4, seed=1)
+    np.testing.assert_allclose(np.linalg.norm(V, axis=1), 1.0)
+    W = unit_directions(model.n_params, "weights")
+    assert W.shape == (2 * model.n_params, model.n_params) and (np.abs(W).sum(axis=1) == 1).all()
+    m = parse_measure("AP")
+    steps = [0.0, 0.5, 1.0]
+    prof = shift_profile(model, th, tr, m, np.concatenate([V, W[:3]]), steps)
+    for k, v in enumerate(np.concatenate([V, W[:3]])):
+        for j, eta in enumerate(steps):
+            assert prof[k, j] == pytest.approx(evaluate(model, th + eta * v, tr, [m])["AP"].mean(), abs=1e-12)
+    with pytest.raises(ParameterError):
+        unit_directions(3, "sideways")
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(not LTR.exists(), reason=f"shared LTR data not found at {LTR}")
 def test_anchor_against_lightgbm():
@@ -188,3 +240,40 @@ def test_anchor_against_lightgbm():
                          epochs=30, learning_rate=1e-2, seed=0)
     ours = evaluate(model, r.best[str(target)]["theta"], qte, [target])[str(target)].mean()
     assert abs(ours - lgb) < 0.05, (ours, lgb)
+
+
+def test_effective_pairs_brute_force(art):
+    """Oracle: swap every pair of the ranked list and recompute the metric with the library;
+    count pairs with different grades whose swap changes it. Structural check: RR has fewer
+    effective pairs than nDCG (paper 001 section 7.1)."""
+    from maxent.ltr.lambdas import rank_by_score
+    from maxent.ltr.pairs import candidate_pairs, effective_pairs
+    from maxent.ranked import RankedLists
+
+    tr, _ = art
+    model = LinearModel(tr.X.shape[1])
+    th = model.init(np.random.default_rng(0))
+    S = tr.padded_scores(model.score(th, tr.X))
+    Y = np.take_along_axis(tr.yp, rank_by_score(S, tr.lengths), axis=1)
+    counts = {}
+    for name in ("AP", "RR", "P@5", "nDCG(gain=exp)", "nDCG@5"):
+        m = parse_measure(name)
+        got = effective_pairs(model, th, tr, m, chunk=7)
+        for q in range(0, tr.n_queries, 5):                          # a sample of queries
+            n = tr.lengths[q]
+            y = Y[q, :n]
+            base = m.value(RankedLists.from_grades(y[None], tr.rel_counts[q:q + 1], np.array([n])))[0]
+            want = 0
+            for a in range(n):
+                for b in range(a + 1, n):
+                    if y[a] == y[b]:
+                        continue
+                    z = y.copy()
+                    z[[a, b]] = z[[b, a]]
+                    v = m.value(RankedLists.from_grades(z[None], tr.rel_counts[q:q + 1], np.array([n])))[0]
+                    want += abs(v - base) > 1e-12
+            assert got[q] == want, (name, q)
+        counts[name] = got.sum()
+    cand = candidate_pairs(tr)
+    assert (cand >= effective_pairs(model, th, tr, parse_measure("nDCG(gain=exp)"))).all()
+    assert counts["RR"] < counts["AP"] and counts["nDCG@5"] <= counts["nDCG(gain=exp)"]

@@ -268,7 +268,7 @@ def test_lock_is_held_by_a_running_process(small, tmp_path):
 
 
 def test_stale_outputs_are_removed(small, tmp_path, monkeypatch, capsys):
-    from analysis import maxent as mx
+    from analysis import _instances as mx  # the per-run job of the analyses' shared plumbing
 
     # an informativeness.csv of an earlier --predict all run must not survive a later run
     (tmp_path / "informativeness.csv").write_text("from,threshold\nold,1\n")
@@ -289,7 +289,7 @@ def test_stale_outputs_are_removed(small, tmp_path, monkeypatch, capsys):
 
 
 def test_resume_says_what_it_skipped(small, tmp_path, monkeypatch, capsys):
-    from analysis import maxent as mx
+    from analysis import _instances as mx  # the per-run job of the analyses' shared plumbing
 
     real, calls = mx._job, {"n": 0}
 

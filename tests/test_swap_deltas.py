@@ -64,7 +64,8 @@ def test_declared_capabilities_are_implemented(cls):
         for name in ("positional_form", "smooth_discount", "rank_discount"):
             assert callable(getattr(cls, name, None)), f"{cls.NAME}: positional form lacks {name}"
     elif cls.SMOOTH_FORM == "pairwise":
-        assert callable(getattr(cls, "pair_form", None)), f"{cls.NAME}: pairwise form lacks pair_form"
+        for name in ("pair_form", "pair_factors"):
+            assert callable(getattr(cls, name, None)), f"{cls.NAME}: pairwise form lacks {name}"
     else:
         assert cls.SMOOTH_FORM is None
 

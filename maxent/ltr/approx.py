@@ -17,7 +17,7 @@ truncation functions, scale :math:`\beta`):
 * ApproxAP :math:`= \frac1R \sum_y \frac{rel_y}{\hat\pi(y)} \left(1 + \sum_{x \ne y} rel_x\,
   \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\right)` (eq. 7 with the truncation
   1{pi(x) < pi(y)} approximated);
-* generally, for a metric of pairwise form (``metric.pair_form``: AP, GAP)
+* generally, for a metric of pairwise form (``metric.pair_factors``: AP, GAP)
   :math:`\frac1Z \sum_y \frac{1}{\hat\pi(y)}\big(\delta_{yy} + \sum_{x \ne y} \delta_{yx}
   \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\big)` (ApproxAP with
   :math:`\delta = rel\,rel^T`, Z = R; ApproxGAP with paper [004]'s pivot
@@ -41,7 +41,7 @@ import numpy as np
 from maxent.errors import ParameterError
 from maxent.ltr.lambdas import DeltaContext, per_query_gradients
 
-__all__ = ["approx_positions", "approx_metric", "approxrank_gradients"]
+__all__ = ["approx_positions", "approx_metric", "approxrank_gradients", "approx_values"]
 
 
 def approx_positions(scores, alpha: float):
@@ -122,19 +122,21 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
     elif form == "pairwise":
         # M = (1/Z) sum_y (delta_yy + sum_{x != y} delta_yx T_yx) / pi_hat(y), T_yx the smooth
         # indicator that x ranks before y (AP: delta = rel rel^T, Z = R; GAP: pivot deltas)
-        delta, Z = metric.pair_form(y, ctx.side, 0)
+        V, w, Z = metric.pair_factors(y, ctx.side, 0)   # delta = sum_k w_k v_k v_k^T (K rows)
         if Z <= 0:
             return (0.0, np.zeros_like(ph)) if gradient else 0.0
         T = expit(beta * np.subtract.outer(ph, ph))       # T[y, x]: x ranked before y
         np.fill_diagonal(T, 0.0)
-        A = np.diagonal(delta) + (delta * T).sum(axis=1)
+        Vt = V.T                                          # (n, K)
+        A = Vt @ w + (Vt * (T @ Vt)) @ w                  # delta_yy + sum_x delta_yx T_yx
         value = float((A / ph).sum() / Z)
         dT = beta * T * (1.0 - T)
         np.fill_diagonal(dT, 0.0)
         c = 1.0 / ph
-        dd = delta * dT
         # d/d ph_y: -A_y / ph_y^2 + c_y sum_x delta_yx dT_yx - sum_y' c_y' delta_y'y dT_y'y
-        g = (-A / ph ** 2 + c * dd.sum(axis=1) - c @ dd) / Z
+        own = (Vt * (dT @ Vt)) @ w
+        other = (Vt * (dT.T @ (c[:, None] * Vt))) @ w
+        g = (-A / ph ** 2 + c * own - other) / Z
     else:
         raise ParameterError(f"ApproxRank needs a position-additive or pairwise metric (nDCG, P@k, "
                              f"RBP, AP, GAP), not {metric!s}")
@@ -163,3 +165,33 @@ def approxrank_gradients(scores, grades, context: DeltaContext, *, rows=None, le
     """
     return per_query_gradients(approx_metric, scores, grades, context, rows, lengths,
                                alpha=alpha, beta=beta)
+
+
+def approx_values(context: DeltaContext, scores, grades, lengths, alphas, *, beta: float = 10.0) -> np.ndarray:
+    r"""ApproxRank values of the context's metric for a padded batch at several alphas.
+
+    The approximation-error curves of paper 002 (Figs. 1-2) compare these with the metric of
+    the ranking by score as :math:`\alpha` grows.
+
+    Parameters
+    ----------
+    context : DeltaContext
+        One row per list (same order as ``scores``).
+    scores, grades : ndarray, shape (B, N)
+        Padded lists (padding beyond ``lengths``).
+    lengths : ndarray, shape (B,)
+    alphas : sequence of float
+    beta : float
+
+    Returns
+    -------
+    ndarray, shape (len(alphas), B)
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    out = np.empty((len(alphas), len(scores)))
+    for b in range(len(scores)):                       # per list (each is an n x n computation)
+        n = int(lengths[b])
+        for a, alpha in enumerate(alphas):
+            out[a, b] = approx_metric(context, scores[b, :n], grades[b, :n], row=b, alpha=alpha, beta=beta,
+                                      gradient=False)
+    return out

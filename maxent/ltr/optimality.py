@@ -7,19 +7,49 @@ alterations that improve the metric by more than 0 and by more than
 :math:`\varepsilon = 0.003`. With K = 459 directions and no improving alteration, the weights
 are a local optimum with 99% confidence for :math:`p_Z \ge 0.01`
 (:math:`K = \lceil \ln 0.01 / \ln 0.99 \rceil = 459`, paper 001 section 5).
+
+:func:`shift_profile` gives the whole curve :math:`M(\theta + \eta v)` against
+:math:`\eta` per direction (paper 001 Figs. 1-4 plot four random directions of the 459);
+:func:`unit_directions` draws the random directions or the per-weight ones
+(:math:`\pm e_j`, every weight moved alone).
 """
 from __future__ import annotations
 
 import numpy as np
 
+from maxent.errors import ParameterError
 from maxent.ltr.train import QuerySet, evaluate_many
 
-__all__ = ["local_optimality", "directions_needed"]
+__all__ = ["local_optimality", "directions_needed", "unit_directions", "shift_profile"]
 
 
 def directions_needed(eps: float = 0.01, delta: float = 0.01) -> int:
     r""":math:`K = \lceil \ln\delta / \ln(1 - \epsilon) \rceil` (paper 001 section 5); 459 for 0.01, 0.01."""
     return int(np.ceil(np.log(delta) / np.log1p(-eps)))
+
+
+def unit_directions(n_params: int, kind: str = "random", *, n: int = 459, seed: int = 0) -> np.ndarray:
+    """(K, P) unit directions: ``"random"`` (n normalised standard normal vectors, uniform on
+    the sphere) or ``"weights"`` (the 2P signed coordinate vectors +e_j, -e_j)."""
+    if kind == "random":
+        V = np.random.default_rng(seed).standard_normal((n, n_params))
+        return V / np.linalg.norm(V, axis=1, keepdims=True)
+    if kind == "weights":
+        return np.concatenate([np.eye(n_params), -np.eye(n_params)])
+    raise ParameterError(f"direction kind must be 'random' or 'weights', got {kind!r}")
+
+
+def shift_profile(model, theta, qs: QuerySet, metric, directions, steps) -> np.ndarray:
+    r"""Mean metric over the queries of ``qs`` at :math:`\theta + \eta v` for every direction
+    v (rows of ``directions``, shape (K, P)) and step :math:`\eta` in ``steps`` (S,).
+
+    Returns (K, S) values; a step of 0 gives the learned model's value in every row.
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    V = np.atleast_2d(np.asarray(directions, dtype=np.float64))
+    steps = np.asarray(steps, dtype=np.float64)
+    thetas = (theta[None, None, :] + steps[None, :, None] * V[:, None, :]).reshape(-1, theta.size)
+    return evaluate_many(model, thetas, qs, [metric])[str(metric)].reshape(len(V), len(steps))
 
 
 def local_optimality(model, theta, sets: dict[str, QuerySet], metrics, *, n_directions: int = 459,
@@ -44,10 +74,8 @@ def local_optimality(model, theta, sets: dict[str, QuerySet], metrics, *, n_dire
         (K x len(steps)), ``improved`` (gain > 0, read as > 1e-12 to ignore float noise),
         ``improved_eps`` (gain > eps) and ``best_gain``.
     """
-    rng = np.random.default_rng(seed)
     theta = np.asarray(theta, dtype=np.float64)
-    V = rng.standard_normal((n_directions, theta.size))
-    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    V = unit_directions(theta.size, "random", n=n_directions, seed=seed)
     steps = np.asarray(steps, dtype=np.float64)
     thetas = (theta[None, None, :] + steps[None, :, None] * V[:, None, :]).reshape(-1, theta.size)
     rows = []

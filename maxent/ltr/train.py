@@ -16,7 +16,9 @@ Protocol (paper 000 section 5, paper 001 section 7):
 * stochastic updates per query (``batch_size`` queries per step, 1 by default as in the
   original LambdaRank), in a random query order every epoch: :math:`\theta \leftarrow \theta +
   \eta \sum_i \lambda_i \partial s_i / \partial \theta` (lambdas from :mod:`maxent.ltr.lambdas`);
-* a fixed epoch budget; after every epoch the objective on the training set and every
+* an epoch cap (``epochs``) and, with ``patience``, early stopping: training ends once no
+  selection metric (each tracked metric on the validation set; the objective itself when
+  nothing is tracked) has improved on its best for ``patience`` consecutive epochs; after every epoch the objective on the training set and every
   validation metric on the training and validation sets are recorded (the learning curves
   of paper 000 Fig. 5);
 * the best epoch is chosen **per validation metric** on the validation set, so that a model
@@ -139,6 +141,10 @@ class TrainResult:
     best_train : dict
         ``{"epoch", "value", "theta"}`` of the epoch with the best training objective (the
         learned weights the Monte-Carlo optimality test of paper 001 section 5 examines).
+    stopped_epoch : int
+        Last epoch trained (``epochs`` unless early stopping ended the run sooner).
+    stop_reason : str
+        ``"patience"`` (no validation improvement for ``patience`` epochs) or ``"epoch_cap"``.
     """
 
     theta: np.ndarray
@@ -149,6 +155,8 @@ class TrainResult:
     learning_rate: float
     seed: int
     best_train: dict = field(default_factory=dict)
+    stopped_epoch: int = 0
+    stop_reason: str = "epoch_cap"
 
 
 def check_objective(objective: str, metric) -> None:
@@ -188,7 +196,7 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
                      batch_size: int = 1, seed: int = 0, restart_patience: int | None = None,
                      lr_decay: bool = False, theta0: np.ndarray | None = None,
                      callback=None, objective: str = "lambdarank", sigma_s: float = 1.0,
-                     alpha: float = 100.0, beta: float = 10.0) -> TrainResult:
+                     alpha: float = 100.0, beta: float = 10.0, patience: int | None = None) -> TrainResult:
     """Train ``model`` for ``metric`` with LambdaRank, SoftRank or ApproxRank gradients
     (the one training entry point; ``train_lambdarank`` is the same function).
 
@@ -222,6 +230,9 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
         SoftRank score-noise standard deviation (``objective="softrank"``).
     alpha, beta : float
         ApproxRank position and truncation scales (paper 002; ``objective="approxrank"``).
+    patience : int, optional
+        Early stopping: end training when no selection metric has improved its best
+        validation value for this many consecutive epochs (``epochs`` stays the cap).
 
     Returns
     -------
@@ -229,12 +240,15 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
     """
     if epochs < 0 or not learning_rate > 0 or batch_size < 1:
         raise ParameterError("epochs >= 0, learning_rate > 0 and batch_size >= 1 are required")
+    if patience is not None and patience < 1:
+        raise ParameterError(f"patience must be >= 1 (or None for no early stopping), got {patience}")
     grad_fn = _gradient_function(objective, metric, sigma, sigma_s, alpha, beta)
     rng = np.random.default_rng(seed)
     theta = model.init(rng) if theta0 is None else np.array(theta0, dtype=np.float64)
     ctx = train.context(metric)
     obj = str(metric)
     track = list(track)
+    select = track or [metric]                   # metrics whose validation best is kept
     sel_set = valid if valid is not None else train
     lr = float(learning_rate)
     best: dict = {}
@@ -242,10 +256,11 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
     history: list = []
     restarts = 0
     best_obj, since_best, prev_obj = -np.inf, 0, None
+    since_valid = 0                              # epochs since any selection metric improved
     Q = train.n_queries
 
     def record(epoch):
-        nonlocal best_obj, since_best, prev_obj
+        nonlocal best_obj, since_best, prev_obj, since_valid
         row = {"epoch": epoch, "learning_rate": lr, "restarts": restarts}
         tv = evaluate(model, theta, train, [metric, *track])
         row[f"train:{obj}"] = float(tv[obj].mean())
@@ -253,12 +268,14 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
             best_train.update(epoch=epoch, value=row[f"train:{obj}"], theta=theta.copy())
         for m in track:
             row[f"train:{m}"] = float(tv[str(m)].mean())
-        vv = evaluate(model, theta, sel_set, track) if track else {}
-        for m in track:
+        vv = evaluate(model, theta, sel_set, select)
+        since_valid += 1
+        for m in select:
             v = float(vv[str(m)].mean())
             row[f"valid:{m}"] = v
             if str(m) not in best or v > best[str(m)]["value"]:
                 best[str(m)] = {"epoch": epoch, "value": v, "theta": theta.copy()}
+                since_valid = 0
         history.append(row)
         if callback is not None:
             callback(row)
@@ -266,6 +283,7 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
 
     prev_obj = record(0)
     best_obj = prev_obj
+    stopped, reason = 0, "epoch_cap"
     for epoch in range(1, epochs + 1):
         perm = rng.permutation(Q)
         for a in range(0, Q, batch_size):
@@ -278,6 +296,10 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
         if not np.all(np.isfinite(theta)):
             raise ParameterError(f"training diverged at epoch {epoch} (learning rate {lr} too large?)")
         cur = record(epoch)
+        stopped = epoch
+        if patience is not None and since_valid >= patience:
+            reason = "patience"
+            break
         if cur > best_obj:
             best_obj, since_best = cur, 0
         else:
@@ -290,7 +312,8 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
             restarts += 1
             since_best = 0
             best_obj = -np.inf
-    return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed, best_train)
+    return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed, best_train,
+                       stopped, reason)
 
 
 train_lambdarank = train_ranker

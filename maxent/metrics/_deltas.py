@@ -121,7 +121,8 @@ class PositionalDeltas:
         # grade never has a lower utility (the fast dense path of LambdaRank relies on it)
         monotone = bool(np.all(np.diff(np.concatenate(([0.0], table))) >= 0))
         scale = np.asarray(self._utility_scale(rc), dtype=np.float64)
-        return DeltaSide(rc, {"scale": scale}, table=table, monotone=monotone and bool((scale >= 0).all()))
+        return DeltaSide(rc, {"scale": scale}, table=table, table_ext=np.concatenate(([0.0], table)),
+                         monotone=monotone and bool((scale >= 0).all()))
 
     def delta_depth(self) -> int | None:
         k = getattr(self, "cutoff", None)
@@ -129,9 +130,13 @@ class PositionalDeltas:
 
     def utilities(self, y: np.ndarray, side: DeltaSide) -> np.ndarray:
         """u(i_n) times the query's scale, (B, N) (unjudged and padding: 0)."""
-        t = self._table(side, y)
-        u = np.where(y >= 0, t[np.clip(y, 0, len(t) - 1)], 0.0)
-        return u * side.scale[:, None]
+        return self._table_ext(side, y)[y + 1] * side.scale[:, None]
+
+    def _table_ext(self, side: DeltaSide, y: np.ndarray) -> np.ndarray:
+        """[0, u(0), u(1), ...]: indexed by grade + 1, so unjudged (-1) and padding get 0."""
+        if int(y.max(initial=0)) < len(side.table):
+            return side.table_ext
+        return np.concatenate(([0.0], self._table(side, y)))
 
     def _table(self, side: DeltaSide, y: np.ndarray) -> np.ndarray:
         """u(z) for z = 0..max(L, max grade + 1) - 1 (lists may hold grades the qrels lack)."""
@@ -140,9 +145,13 @@ class PositionalDeltas:
             return side.table
         return np.asarray(self.utility_table(top), dtype=np.float64)
 
+    def _query_utilities(self, y: np.ndarray, side: DeltaSide, b: int) -> np.ndarray:
+        """u(i_n) times the scale of query b, (n,), for one ranked list y (n,)."""
+        return self._table_ext(side, y)[y + 1] * side.scale[b]
+
     def positional_form(self, y: np.ndarray, side: DeltaSide, b: int):
         """(u (n,), D (n,)) of one query: M = sum_n u_n D(n) (SoftRank's rank weights)."""
-        return self.utilities(y[None], side.take([b]))[0], self.rank_discount(len(y))
+        return self._query_utilities(y, side, b), self.rank_discount(len(y))
 
     def swap_delta(self, grades, side, lengths=None) -> np.ndarray:
         y, single, side = self._delta_args(grades, side)
@@ -179,7 +188,7 @@ class PositionalDeltas:
         return W
 
     def delta_strip(self, y, side, b, K):
-        u = self.utilities(y[None], side.take([b]))[0]
+        u = self._query_utilities(y, side, b)
         D = self.rank_discount(len(y))
         return np.subtract.outer(u[:K], u) * np.subtract.outer(D, D[:K]).T
 

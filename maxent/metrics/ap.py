@@ -181,9 +181,15 @@ class AP(Metric):
 
     def pair_form(self, y, side, b):
         r"""(delta (n, n), Z): AP = :math:`\frac1Z\sum_n \frac1n\sum_{m\le n}\delta_{mn}` with
-        :math:`\delta = rel\,rel^T`, Z = R (SoftAP, ApproxAP)."""
+        :math:`\delta = rel\,rel^T`, Z = R (SoftAP)."""
         rel = (y >= self.rel).astype(np.float64)
         return np.multiply.outer(rel, rel), float(side.R[b])
+
+    def pair_factors(self, y, side, b):
+        r"""The same delta as a low-rank sum :math:`\sum_k w_k v_k v_k^T`: ``(V (K, n), w (K,), Z)``,
+        here V = rel (one row), w = 1 (ApproxAP: matrix-vector products only)."""
+        rel = (y >= self.rel).astype(np.float64)
+        return rel[None, :], np.ones(1), float(side.R[b])
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -192,12 +192,19 @@ class GAP(Metric):
 
     def pair_form(self, y, side, b):
         r"""(delta (n, n), Z) of paper [004]'s pivot form,
-        :math:`\delta_{mn} = \sum_{j\le\min(i_m, i_n)} g_j` (SoftGAP, ApproxGAP)."""
+        :math:`\delta_{mn} = \sum_{j\le\min(i_m, i_n)} g_j` (SoftGAP)."""
         g = side.g
         c = len(g)
         gc = np.concatenate(([0.0], np.cumsum(g)))        # gc[l] = sum_{t <= l} g_t
         lv = np.clip(y, 0, c)
         return gc[np.minimum.outer(lv, lv)], float(side.Z[b])
+
+    def pair_factors(self, y, side, b):
+        r"""The same delta as :math:`\sum_j g_j [i \ge j][i \ge j]^T`: ``(V (J, n), w (J,), Z)``
+        with rows :math:`[i \ge j]` for the thresholds with g_j > 0 (ApproxGAP)."""
+        js = np.flatnonzero(side.g > 0) + 1
+        V = (y[None, :] >= js[:, None]).astype(np.float64)
+        return V, side.g[js - 1], float(side.Z[b])
 
 
 def gap_pivot(grades: np.ndarray, rel_counts: np.ndarray, g) -> np.ndarray:

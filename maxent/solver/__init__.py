@@ -176,7 +176,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         p=p, status=status, success=np.isin(status, has), message=out["message"],
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
         entropy=out["entropy"], multipliers=out["mult"], target=target,
-        attained=out["attained"], method=method,
+        attained=out["attained"], method=method, K=counts,
     )
 
 

@@ -98,6 +98,10 @@ class MaxEntResult:
     method : str
         The method that solved the non-trivial problems (``newton-dual``, ``linearize`` or
         ``cvxpy``).
+    K : float array (B, 2) for binary metrics, (B, L) for graded metrics
+        The right-hand sides of the count constraints the solver used (METHOD section 4,
+        ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per
+        grade z (K_0 the rest). None only for results built by hand without it.
     """
 
     p: np.ndarray
@@ -112,6 +116,7 @@ class MaxEntResult:
     target: np.ndarray
     attained: np.ndarray
     method: str
+    K: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.status)
@@ -120,8 +125,19 @@ class MaxEntResult:
         """One problem (an integer keeps a batch of one) or a sub-batch (slice, mask, indices)."""
         if isinstance(index, (int, np.integer)):
             index = [int(index)]
-        kw = {f.name: getattr(self, f.name)[index] for f in fields(self) if f.name != "method"}
+        kw = {f.name: getattr(self, f.name)[index] for f in fields(self)
+              if f.name != "method" and getattr(self, f.name) is not None}
         return MaxEntResult(method=self.method, **kw)
+
+    def relevant_counts(self, t: int = 1) -> np.ndarray:
+        """Count constraints the solver used, as documents of grade >= t per problem:
+        (B,) K for a binary solve (whose threshold is the metric's), sum_{z>=t} K_z for a
+        graded one; (B, L) K_z per grade with ``t=None`` (graded only)."""
+        if self.K is None:
+            raise ValueError("this result does not record its count constraints")
+        if np.ndim(self.p) == 2:
+            return self.K[:, 1]
+        return self.K if t is None else self.K[:, t:].sum(axis=1)
 
     def counts(self) -> dict[str, int]:
         """Number of problems per status, in :class:`Status` order."""
