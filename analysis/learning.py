@@ -969,9 +969,9 @@ def body(args) -> int:
         return _run_parts(args, out, t0)
 
 
-OUTPUTS = ("table.csv", "table.txt", "curves.csv", "curves.png", "sweep.csv", "sweep.png",
-           "optimality.csv", "anchor.csv", "summary.json")
-"""Final outputs (cleared at the start of every run, see own_output); runs/ is kept for --resume."""
+OUTPUTS = ("*.csv", "*.png", "table.txt", "summary.json")
+"""Final outputs: every table and figure at the top of the folder (cleared at the start of every
+run, see own_output); the training records in runs/ are kept for --resume."""
 
 
 def _run_parts(args, out: Path, t0: float) -> int:
