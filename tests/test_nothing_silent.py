@@ -438,3 +438,23 @@ def test_long_duplicate_docno_is_reported_readably(tmp_path):
         read_run(path)
     assert exc.value.line == 3
     assert exc.value.reason == f"duplicate docno '{'u' * LONG_TOKEN}...' in topic 1 (first at line 1)"
+
+
+def test_learning_clears_stale_outputs_and_keeps_records(tmp_path, capsys):
+    from analysis.learning import main as learning_main
+
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / "claims.csv").write_text("old\n")                 # from an earlier run's other parts
+    (out / "pairs.png").write_bytes(b"old")
+    args = ["--dataset", "artificial", "--n-queries", "30", "--docs-per-query", "6", "--n-features", "3",
+            "--epochs", "1", "--learning-rates", "0.1", "--train-metrics", "AP", "--test-metrics", "AP",
+            "--workers", "1", "--no-progress", "--parts", "table", "--out", str(out)]
+    assert learning_main(args) == 0
+    assert not (out / "claims.csv").exists() or (out / "claims.csv").read_text() != "old\n"
+    assert not (out / "pairs.png").exists() and (out / "table.csv").exists()
+    records = sorted(p.name for p in (out / "runs").glob("*.json"))
+    capsys.readouterr()
+    assert learning_main(args + ["--resume"]) == 0            # records survive, and are reported
+    assert sorted(p.name for p in (out / "runs").glob("*.json")) == records
+    assert f"resume: {len(records)} of {len(records)} training runs already done" in capsys.readouterr().err
