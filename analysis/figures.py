@@ -1,7 +1,7 @@
 """``python -m analysis.figures``: regenerate the committed figures in ``figures/``.
 
-Runs the analyses on their default data (the bundled TREC-COVID sample for ``maxent`` and
-``gap_thresholds``; the shared Yahoo LTR sample for ``learning``, skipped when absent) and
+Runs the analyses on their default data (the bundled TREC-COVID sample for ``maxent``,
+``gap_thresholds`` and ``active_eval``; the shared Yahoo LTR sample for ``learning``, skipped when absent) and
 copies every figure with the CSV behind it to ``figures/<tool>/``. ``--only`` picks tools;
 ``--resume`` passes through, so an interrupted regeneration continues where it stopped.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from analysis import _cli
 
-TOOLS = ("maxent", "gap_thresholds", "learning")
+TOOLS = ("maxent", "gap_thresholds", "learning", "active_eval")
 
 
 def _copy_figures(src: Path, dst: Path) -> list[Path]:
@@ -57,6 +57,10 @@ def _body(args) -> int:
             rc = maxent.main(["--out", str(out), "--no-progress", "--graded-pr", "uniform", *common, *dask])
         elif tool == "gap_thresholds":
             rc = gap_thresholds.main(["--out", str(out), "--no-progress", *common, *dask])
+        elif tool == "active_eval":
+            from analysis import active_eval
+
+            rc = active_eval.main(["--out", str(out), "--no-progress", *(["--resume"] if args.resume else [])])
         else:
             rc = learning.main(["--out", str(out), *(["--resume"] if args.resume else []), *dask])
         if rc != 0:

@@ -1,0 +1,417 @@
+"""``python -m analysis.active_eval``: active evaluation of rankers on a labelling budget
+(Sawade et al. [003]) on real TREC runs + qrels or LETOR data.
+
+Which queries should be judged so that a ranker's mean DCG@k / ERR@k (or the difference
+between two rankers) is estimated as accurately as possible for a given labelling cost?
+Compares ``active`` (eqs. 16/17 with a relevance model and the real costs) with the
+ablations ``active_uniD`` (uniform label model), ``active_uniC`` (unit costs in q) and
+``passive`` (uniform sampling), over ``--repetitions`` runs of Algorithm 1 per budget.
+
+TREC mode (default: the bundled TREC-COVID sample): the rankers are the runs, the pool is
+the topics, the qrels are the labelling oracle (unjudged = 0); a query costs the number of
+distinct documents in the top k of the ranker(s) (scaled to mean 1). The relevance model
+is cross-fitted over topics from label-free features of each (topic, document).
+LETOR mode (``--letor DIR``): rankers are trained on DIR's training file (ordered logit,
+LightGBM LambdaRank, our LambdaRank trainer, a cumulative random forest when available),
+the pool is the test file's queries, a document costs ln(2 + its length).
+
+Writes to ``--out``: errors.csv (Fig. 2), selection.csv (Fig. 3), update.csv (Fig. 4),
+sampling.csv (Fig. 6), costs.csv (Fig. 1), summary.csv, each figure as a PNG of the same
+name, and config.json.
+"""
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from analysis import _cli
+from maxent.errors import InputError, MaxEntError, ParameterError
+
+EXPERIMENTS = ("errors", "selection", "update", "sampling")
+DEFAULT_METRICS = "DCG(gain=exp)@10,ERR@10"
+
+EPILOG = """examples:
+  python -m analysis.active_eval                                  # bundled TREC-COVID runs
+  python -m analysis.active_eval --runs ../shared/data/robust03/runs \\
+      --qrels ../shared/data/robust03/qrels/qrels.robust2003.txt --budgets 10,20,40
+  python -m analysis.active_eval --metric ERR@10 --budgets 5,10,20 --repetitions 5000
+  python -m analysis.active_eval --letor ../shared/data/ltr/mslr_web10k_5k --budgets 5,10,20
+"""
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m analysis.active_eval", description=__doc__.splitlines()[0],
+                                epilog=EPILOG, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], metavar="FILE_OR_DIR",
+                   help="TREC run files or folders: the rankers")
+    p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), metavar="FILE",
+                   help="qrels file: the labelling oracle (unjudged = grade 0)")
+    p.add_argument("--letor", default=None, metavar="DIR",
+                   help="LETOR mode: folder with a *train* file (rankers and relevance model) and a *test* "
+                        "file (the pool); replaces --runs/--qrels")
+    p.add_argument("--metric", default=DEFAULT_METRICS,
+                   help="comma-separated DCG@k / ERR@k measures; DCG@10 is trec_eval's linear-gain DCG, "
+                        "DCG(gain=exp)@10 the paper's; ERR uses 2^grade - 1 and the highest grade")
+    p.add_argument("--budgets", default="5,10,20",
+                   help="comma-separated labelling budgets, in units of the mean query cost")
+    p.add_argument("--repetitions", type=int, default=200,
+                   help="runs of Algorithm 1 per method and budget (the paper: 5000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (sampling, folds, index update)")
+    p.add_argument("--model", default="logit", choices=("logit", "forest"),
+                   help="relevance model p(y|x, doc): ordered logit (MAP) or random forests on y > k "
+                        "(needs scikit-learn)")
+    p.add_argument("--folds", type=int, default=5, help="TREC mode: cross-fitting folds over topics")
+    p.add_argument("--depth", type=int, default=100,
+                   help="TREC mode: each run's top documents used as candidates and features")
+    p.add_argument("--rankers", default=None, help="comma-separated ranker names (default: all)")
+    p.add_argument("--max-pairs", type=int, default=10,
+                   help="pairs of rankers compared in the selection experiment (a seeded sample)")
+    p.add_argument("--update-fraction", type=float, default=0.1,
+                   help="share of each result list removed in the simulated index update")
+    p.add_argument("--mix", type=float, default=0.0,
+                   help="share of uniform sampling mixed into q (0 = the paper's q*)")
+    p.add_argument("--length-feature", type=int, default=14,
+                   help="LETOR mode: 0-based column of the document length (MSLR-WEB feature 15); "
+                        "-1 = unit document costs")
+    p.add_argument("--experiments", default=",".join(EXPERIMENTS),
+                   help="comma-separated subset of " + ", ".join(EXPERIMENTS))
+    p.add_argument("--out", type=Path, default=None,
+                   help="output folder (default results/active_eval/<dataset>/)")
+    p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
+    p.add_argument("--resume", action="store_true",
+                   help="skip experiments whose CSV was already written with the same settings")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return p
+
+
+def _floats(text: str, what: str) -> list[float]:
+    try:
+        vals = [float(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise ParameterError(f"--{what}: expected comma-separated numbers, got {text!r}") from None
+    if not vals:
+        raise ParameterError(f"--{what}: no value given")
+    return vals
+
+
+def _metrics(text: str):
+    from maxent import parse_measure
+    from maxent.active import check_metric
+
+    out = []
+    for name in [t for t in _split_names(text) if t]:
+        m = parse_measure(name)
+        check_metric(m)
+        out.append(m)
+    if not out:
+        raise ParameterError("--metric: no measure given")
+    return out
+
+
+def _split_names(text: str) -> list[str]:
+    """Split on commas outside parentheses (``DCG(gain=exp)@10,ERR@10``)."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur.strip())
+    return parts
+
+
+# --- data --------------------------------------------------------------------------------
+def _trec(args):
+    from maxent import read_qrels, read_runs
+    from maxent.active import crossfit_probabilities, trec_pool
+
+    runs = read_runs(args.runs)
+    qrels = read_qrels(args.qrels)
+    pool = trec_pool(runs, qrels, depth=args.depth)
+    P = crossfit_probabilities(pool, args.model, folds=min(args.folds, pool.n_queries), seed=args.seed)
+    return pool, P
+
+
+def _letor_files(folder: Path) -> tuple[Path, Path]:
+    if not folder.is_dir():
+        raise InputError(folder, None, "--letor needs a folder with a *train* and a *test* file")
+    train = sorted(f for f in folder.iterdir() if "train" in f.name and f.suffix in (".txt", ".gz", ""))
+    test = sorted(f for f in folder.iterdir() if "test" in f.name and f.suffix in (".txt", ".gz", ""))
+    if not train or not test:
+        raise InputError(folder, None, "no *train* and *test* LETOR files in this folder")
+    return train[0], test[0]
+
+
+def _letor(args, metrics):
+    """Rankers trained on the training file; the pool is the test file's queries."""
+    from maxent.active import OrderedLogit, fitted_probabilities, letor_pool
+    from maxent.letor import read_letor
+
+    train_file, test_file = _letor_files(Path(args.letor))
+    train, test = read_letor(train_file), read_letor(test_file)
+    F = max(train.n_features, test.n_features)
+    if train.n_features != F or test.n_features != F:
+        train, test = read_letor(train_file, n_features=F), read_letor(test_file, n_features=F)
+    G = int(max(train.y.max(), test.y.max())) + 1
+    scores = {}
+    logit = OrderedLogit(levels=G).fit(train.X, train.y)
+    scores["logit"] = logit.score(test.X)
+    try:
+        from maxent.ltr.peer import lightgbm_lambdarank
+
+        booster = lightgbm_lambdarank(train, None, num_trees=100, seed=args.seed, early_stopping=None)
+        scores["lightgbm"] = booster.predict(test.X)
+    except ImportError:
+        print('note: lightgbm not installed (pip install -e ".[bench]"): no lightgbm ranker', file=sys.stderr)
+    from maxent import parse_measure
+    from maxent.letor import standardize
+    from maxent.ltr.models import make_model
+    from maxent.ltr.train import QuerySet, train_lambdarank
+
+    tr, te = standardize(train, test)
+    model = make_model("linear", F)
+    with np.errstate(over="ignore"):   # exp overflow in the pairwise sigmoid saturates harmlessly
+        res = train_lambdarank(model, QuerySet(tr, G), parse_measure("nDCG@10"), epochs=20,
+                               learning_rate=1e-2, seed=args.seed)
+    scores["lambdarank"] = model.score(res.theta, te.X)
+    try:
+        from maxent.active import CumulativeForest
+
+        scores["forest"] = CumulativeForest(levels=G, n_estimators=50, random_state=args.seed).fit(
+            train.X, train.y).score(test.X)
+    except ParameterError as e:
+        print(f"note: {e}: no forest ranker", file=sys.stderr)
+    length = None if args.length_feature < 0 else args.length_feature
+    pool = letor_pool(test, scores, length_feature=length, levels=G)
+    P = fitted_probabilities(pool, train.X, train.y, args.model, seed=args.seed)
+    return pool, P
+
+
+# --- figures -----------------------------------------------------------------------------
+def _plot_curves(df, key, value, err, ylabel, title, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    d = df[df[key] == "all"]
+    metrics = list(dict.fromkeys(d["metric"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
+    for ax, metric in zip(axes[0], metrics):
+        for method, g in d[d["metric"] == metric].groupby("method", sort=False):
+            ax.errorbar(g["budget"], g[value], yerr=g[err], marker="o", capsize=3, label=method)
+        ax.set_xlabel("labelling budget (mean query cost = 1)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(f"{title}: {metric}")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    _cli.save_figure(fig, path)
+    plt.close(fig)
+
+
+def _plot_sampling(df, errors, path):
+    """Fig. 6: q over cost and expected value, one panel per (ranker or pair, metric)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    groups = list(df.groupby(["ranker", "metric"], sort=False))
+    n = len(groups) + 1
+    cols = min(n, 3)
+    rows = -(-n // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(5.5 * cols, 3.8 * rows), squeeze=False, layout="constrained")
+    flat = list(axes.ravel())
+    for ax, ((ranker, metric), g) in zip(flat, groups):
+        sc = ax.scatter(g["cost"], g["expected"], c=g["q_active"], cmap="viridis", s=30)
+        fig.colorbar(sc, ax=ax, label="q(x)")
+        pair = "|" in ranker
+        ax.set_xlabel("query cost lambda(x)" + (" (union of both top k)" if pair else ""))
+        ax.set_ylabel("E[delta | x; theta]" if pair else "E[L | x; theta]")
+        ax.set_title(f"{'eq. 17' if pair else 'eq. 16'}, {ranker}: {metric}", fontsize=9)
+    ax = flat[len(groups)]
+    if errors is not None:
+        e = errors[(errors["ranker"] == "all") & (errors["metric"] == groups[0][0][1])]
+        b = sorted(e["budget"].unique())[len(e["budget"].unique()) // 2]
+        e = e[e["budget"] == b]
+        ax.bar(e["method"], e["queries"])
+        ax.set_ylabel(f"distinct queries labelled, budget {b:g}")
+        ax.tick_params(axis="x", rotation=20)
+    for extra in flat[len(groups) + 1:]:
+        extra.set_visible(False)
+    _cli.save_figure(fig, path)
+    plt.close(fig)
+
+
+def _plot_costs(df, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    axes[0].hist(df["n_candidates"], bins=20)
+    axes[0].set_xlabel("candidate documents per query")
+    axes[1].hist(df["cost_union"], bins=20)
+    axes[1].set_xlabel("cost of labelling all rankers' top k (mean 1)")
+    for ax in axes:
+        ax.set_ylabel("queries")
+    _cli.save_figure(fig, path)
+    plt.close(fig)
+
+
+# --- main --------------------------------------------------------------------------------
+def _summary(errors, selection, update):
+    from maxent.active import effort_saved
+
+    rows = []
+    for name, df, key in (("errors", errors, "ranker"), ("selection", selection, "pair"), ("update", update, "ranker")):
+        if df is None:
+            continue
+        d = df[df[key] == "all"]
+        for (metric, budget), g in d.groupby(["metric", "budget"], sort=False):
+            r = g.set_index("method")
+            row = dict(experiment=name, metric=metric, budget=budget,
+                       rmse_active=r.loc["active", "rmse"], rmse_passive=r.loc["passive", "rmse"],
+                       saved=effort_saved(r.loc["active", "rmse"], r.loc["passive", "rmse"]),
+                       saved_uniD=effort_saved(r.loc["active_uniD", "rmse"], r.loc["passive", "rmse"]),
+                       saved_uniC=effort_saved(r.loc["active_uniC", "rmse"], r.loc["passive", "rmse"]))
+            a, q = r.loc["active"], r.loc["passive"]
+            ratio = a["rmse"] / q["rmse"]
+            row["saved_se"] = 2 * ratio ** 2 * np.hypot(a["rmse_se"] / a["rmse"], q["rmse_se"] / q["rmse"])
+            if "wrong_rate" in r:
+                row.update(wrong_active=r.loc["active", "wrong_rate"], wrong_passive=r.loc["passive", "wrong_rate"])
+            rows.append(row)
+    import pandas as pd
+
+    return pd.DataFrame(rows)
+
+
+def _body(args) -> int:
+    import pandas as pd
+
+    from maxent.active import absolute_errors, query_costs, sampling_table, selection_errors, update_errors
+
+    metrics = _metrics(args.metric)
+    budgets = _floats(args.budgets, "budgets")
+    experiments = [e.strip() for e in args.experiments.split(",") if e.strip()]
+    for e in experiments:
+        if e not in EXPERIMENTS:
+            raise ParameterError(f"--experiments: unknown experiment {e!r}; choose from {', '.join(EXPERIMENTS)}")
+    if args.repetitions < 1:
+        raise ParameterError(f"--repetitions must be >= 1, got {args.repetitions}")
+    if args.letor:
+        dataset = args.dataset or Path(args.letor).resolve().name
+    else:
+        dataset = _cli.dataset_name(args.runs, args.dataset)
+    out = args.out or (_cli.ROOT / "results" / "active_eval" / dataset)
+    out.mkdir(parents=True, exist_ok=True)
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+              if k not in ("out", "resume", "no_progress", "debug", "experiments", "dataset")}
+    stamp = out / "config.json"
+    same = stamp.exists() and json.loads(stamp.read_text()) == json.loads(json.dumps(config))
+    if not same:
+        for f in out.glob("*.csv"):
+            f.unlink()
+    _cli.atomic_write_text(stamp, json.dumps(config, indent=1, sort_keys=True))
+    done = lambda name: args.resume and same and (out / f"{name}.csv").exists()
+
+    pool, P = _letor(args, metrics) if args.letor else _trec(args)
+    names = list(pool.rankings)
+    if args.rankers:
+        want = [r.strip() for r in args.rankers.split(",") if r.strip()]
+        unknown = [r for r in want if r not in pool.rankings]
+        if unknown:
+            raise ParameterError(f"--rankers: unknown ranker(s) {', '.join(unknown)}; have {', '.join(names)}")
+        names = want
+    rng = np.random.default_rng(args.seed)
+    pairs = list(itertools.combinations(names, 2))
+    if len(pairs) > args.max_pairs:
+        pick = np.sort(rng.choice(len(pairs), args.max_pairs, replace=False))
+        pairs = [pairs[i] for i in pick]
+    steps = len(metrics) * (len(names) * (("errors" in experiments) + ("update" in experiments))
+                            + len(pairs) * ("selection" in experiments))
+    bar = _cli.progress(range(steps), steps, "active_eval", args.no_progress)
+    tick = (lambda: bar.update(1)) if hasattr(bar, "update") else None
+    kw = dict(mix=args.mix, progress=tick)
+
+    frames = {}
+    for exp in ("errors", "selection", "update"):
+        if exp not in experiments:
+            continue
+        path = out / f"{exp}.csv"
+        if done(exp):
+            frames[exp] = pd.read_csv(path)
+            continue
+        parts = []
+        for metric in metrics:
+            r = np.random.default_rng([args.seed, EXPERIMENTS.index(exp), metrics.index(metric)])
+            if exp == "errors":
+                parts.append(absolute_errors(metric, pool, P, names, budgets, args.repetitions, r, **kw))
+            elif exp == "selection":
+                if len(names) < 2:
+                    raise ParameterError("the selection experiment needs at least two rankers")
+                parts.append(selection_errors(metric, pool, P, pairs, budgets, args.repetitions, r, **kw))
+            else:
+                parts.append(update_errors(metric, pool, P, names, budgets, args.repetitions, r,
+                                           fraction=args.update_fraction, **kw))
+        frames[exp] = pd.concat(parts, ignore_index=True)
+        _cli.atomic_write_csv(path, frames[exp])
+    if hasattr(bar, "close"):
+        bar.close()
+    if "sampling" in experiments:
+        samp = pd.concat([sampling_table(m, pool, P, names[0], mix=args.mix) for m in metrics]
+                         + [sampling_table(m, pool, P, *pairs[0], mix=args.mix) for m in metrics if pairs],
+                         ignore_index=True)
+        _cli.atomic_write_csv(out / "sampling.csv", samp)
+        k = max((m.cutoff or pool.rankings[names[0]].shape[1]) for m in metrics)
+        tops = [pool.rankings[n][:, :k] for n in names]
+        costs = pd.DataFrame(dict(query=pool.queries, n_candidates=pool.valid.sum(axis=1),
+                                  n_labelled_union=_union_size(tops, pool.grades.shape[1]),
+                                  cost_union=query_costs(pool.doc_cost, *tops)))
+        _cli.atomic_write_csv(out / "costs.csv", costs)
+        _plot_sampling(samp, frames.get("errors"), out / "sampling.png")
+        _plot_costs(costs, out / "costs.png")
+    if "errors" in frames:
+        _plot_curves(frames["errors"], "ranker", "rmse", "rmse_se", "RMSE of the mean metric",
+                     "estimation error (Fig. 2)", out / "errors.png")
+    if "selection" in frames:
+        _plot_curves(frames["selection"], "pair", "wrong_rate", "wrong_se", "model-selection error",
+                     "pairs of rankers (Fig. 3)", out / "selection.png")
+    if "update" in frames:
+        _plot_curves(frames["update"], "ranker", "rmse", "rmse_se", "RMSE of the difference",
+                     f"index update, {args.update_fraction:.0%} removed (Fig. 4)", out / "update.png")
+    summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"))
+    if len(summary):
+        _cli.atomic_write_csv(out / "summary.csv", summary)
+        cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "saved", "saved_se",
+                            "saved_uniD", "saved_uniC", "wrong_active", "wrong_passive") if c in summary]
+        print(f"{dataset}: {pool.n_queries} pool queries, {len(names)} rankers, {len(pairs)} pairs, "
+              f"{args.repetitions} repetitions; saved = 1 - (rmse_active/rmse_passive)^2 "
+              "(labelling effort saved at equal error if MSE ~ 1/budget), saved_se its standard error")
+        print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
+    print(f"results in {out}")
+    return 0
+
+
+def _union_size(tops, U):
+    Q = tops[0].shape[0]
+    used = np.zeros((Q, U + 1), dtype=bool)
+    rows = np.arange(Q)[:, None]
+    for t in tops:
+        used[np.broadcast_to(rows, t.shape), np.where(t >= 0, t, U)] = True
+    return used[:, :U].sum(axis=1)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _cli.run_main(_body, _parser(), argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

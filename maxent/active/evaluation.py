@@ -1,0 +1,264 @@
+"""The experiments of [003] section 5 on a :class:`~maxent.active.pool.Pool`: estimation
+error of a ranker's mean metric vs budget (Fig. 2), model-selection error for pairs of
+rankers (Fig. 3), a simulated index update (Fig. 4), and the sampling distribution
+(Fig. 6). Each compares ``active``, ``active_uniD``, ``active_uniC`` and ``passive``
+(:data:`~maxent.active.sampling.METHODS`) on the same budgets, and returns a DataFrame.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from maxent.active.moments import check_metric, delta_moments, metric_moments
+from maxent.active.pool import Pool, compact
+from maxent.active.relevance import uniform_probs
+from maxent.active.sampling import METHODS, estimate, instrumental, query_costs, simulate
+from maxent.errors import ParameterError
+
+__all__ = ["top", "distributions", "crossfit_probabilities", "fitted_probabilities", "absolute_errors", "selection_errors", "update_errors",
+           "sampling_table", "effort_saved"]
+
+
+def top(metric, docs: np.ndarray) -> np.ndarray:
+    """The part of a list the metric reads (its cutoff): what must be labelled."""
+    return docs if metric.cutoff is None else docs[:, :metric.cutoff]
+
+
+def distributions(method: str, P_model: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(label distribution, cost) a method's sampling distribution uses."""
+    if method == "active":
+        return P_model, cost
+    if method == "active_uniD":
+        return uniform_probs(P_model.shape[:2], P_model.shape[2]), cost
+    if method == "active_uniC":
+        return P_model, np.ones_like(cost)
+    raise ParameterError(f"unknown method {method!r}")
+
+
+def _q(method, cost, moments_fn, P_model, mix):
+    m = len(cost)
+    if method == "passive":
+        return np.full(m, 1.0 / m)
+    P, c = distributions(method, P_model, cost)
+    mean, second = moments_fn(P)
+    return instrumental(second, mean, c, mix=mix)
+
+
+def _summaries(est, truth, budgets, samples):
+    """Per budget: rmse, its standard error (delta method), mean |error|, sample sizes."""
+    rows = []
+    for b, budget in enumerate(budgets):
+        e = est[b] - truth
+        ok = np.isfinite(e)
+        sq = e[ok] ** 2
+        n = max(int(ok.sum()), 1)
+        rmse = float(np.sqrt(sq.mean())) if ok.any() else np.nan
+        se_mse = float(sq.std(ddof=1) / np.sqrt(n)) if n > 1 else np.nan
+        rows.append(dict(budget=budget, rmse=rmse, rmse_se=se_mse / (2 * rmse) if rmse > 0 else 0.0,
+                         mean_abs=float(np.abs(e[ok]).mean()) if ok.any() else np.nan,
+                         queries=float(samples.labelled[b].mean()), spent=float(samples.spent[b].mean()),
+                         empty=int((~ok).sum())))
+    return rows
+
+
+def _check_budgets(budgets):
+    budgets = sorted(float(b) for b in budgets)
+    if not budgets or budgets[0] <= 0:
+        raise ParameterError(f"budgets must be positive, got {budgets}")
+    return budgets
+
+
+def absolute_errors(metric, pool: Pool, P_model: np.ndarray, rankers, budgets, repetitions: int,
+                    rng: np.random.Generator, *, mix: float = 0.0, progress=None):
+    """Fig. 2: error of the estimated mean metric of each ranker vs the budget.
+
+    Truth is the ranker's mean metric over the whole pool under the oracle grades. Every
+    method pays the real cost lambda(x) of the ranker's top k; eq. 16 picks q.
+    """
+    import pandas as pd
+
+    check_metric(metric)
+    budgets = _check_budgets(budgets)
+    rows = []
+    for name in rankers:
+        docs = top(metric, pool.rankings[name])
+        P_small, d = compact(P_model, docs)
+        O_small, _ = compact(pool.oracle(), docs)
+        truth_vals = metric_moments(metric, O_small, d)[0]
+        cost = query_costs(pool.doc_cost, docs)
+        for method in METHODS:
+            q = _q(method, cost, lambda P: metric_moments(metric, P, d), P_small, mix)
+            s = simulate(q, cost, budgets, repetitions, rng)
+            est = estimate(s.counts, q, truth_vals)
+            for r in _summaries(est, truth_vals.mean(), budgets, s):
+                rows.append(dict(method=method, metric=str(metric), ranker=name, truth=truth_vals.mean(), **r))
+            if progress is not None:
+                progress()
+    return _with_all(pd.DataFrame(rows), "ranker")
+
+
+def _with_all(df, key):
+    """Append rows ``key = all``: rmse pooled over the groups (root of the mean squared error)."""
+    import pandas as pd
+
+    g = df.groupby(["method", "metric", "budget"], sort=False)
+    agg = g.apply(lambda x: pd.Series(dict(
+        rmse=np.sqrt((x["rmse"] ** 2).mean()),
+        rmse_se=np.sqrt(((x["rmse"] * x["rmse_se"]) ** 2).sum()) / len(x) / np.sqrt((x["rmse"] ** 2).mean())
+        if (x["rmse"] > 0).any() else 0.0,
+        mean_abs=x["mean_abs"].mean(), queries=x["queries"].mean(), spent=x["spent"].mean(),
+        empty=x["empty"].sum())), include_groups=False).reset_index()
+    agg[key] = "all"
+    return pd.concat([df, agg], ignore_index=True)
+
+
+def _pair_rows(metric, pool, P_model, docs1, docs2, budgets, repetitions, rng, mix, extra):
+    O = pool.oracle()
+    P_small, d1, d2 = compact(P_model, docs1, docs2)
+    O_small, _, _ = compact(O, docs1, docs2)
+    _, _, delta_vals, _ = delta_moments(metric, O_small, d1, d2)
+    truth = delta_vals.mean()
+    cost = query_costs(pool.doc_cost, docs1, docs2)
+    rows = []
+    for method in METHODS:
+        q = _q(method, cost, lambda P: delta_moments(metric, P, d1, d2)[2:], P_small, mix)
+        s = simulate(q, cost, budgets, repetitions, rng)
+        est = estimate(s.counts, q, delta_vals)
+        summ = _summaries(est, truth, budgets, s)
+        for b, r in enumerate(summ):
+            wrong = np.where(np.sign(est[b]) == 0, 0.5, (np.sign(est[b]) != np.sign(truth)).astype(float))
+            rows.append(dict(method=method, metric=str(metric), **extra, true_delta=truth,
+                             wrong_rate=float(np.nanmean(wrong)),
+                             wrong_se=float(np.nanstd(wrong, ddof=1) / np.sqrt(len(wrong))) if len(wrong) > 1 else np.nan,
+                             **r))
+    return rows
+
+
+def selection_errors(metric, pool: Pool, P_model, pairs, budgets, repetitions, rng, *, mix: float = 0.0,
+                     progress=None):
+    """Fig. 3: how often the estimated difference picks the wrong ranker of each pair.
+
+    Queries cost the union of both rankers' top k; eq. 17 picks q. A zero estimate counts as
+    half wrong (a coin flip). Pairs whose true difference is 0 are skipped.
+    """
+    import pandas as pd
+
+    check_metric(metric)
+    budgets = _check_budgets(budgets)
+    rows = []
+    for a, b in pairs:
+        d1, d2 = top(metric, pool.rankings[a]), top(metric, pool.rankings[b])
+        rows += [r for r in _pair_rows(metric, pool, P_model, d1, d2, budgets, repetitions, rng, mix,
+                                       dict(pair=f"{a}|{b}")) if r["true_delta"] != 0]
+        if progress is not None:
+            progress()
+    df = pd.DataFrame(rows)
+    if df.empty:
+        raise ParameterError("every pair of rankers has the same true mean metric: nothing to select")
+    keys = ["method", "metric", "budget"]
+    g = df.groupby(keys, sort=False)
+    wrong = g["wrong_rate"].mean().to_frame()
+    wrong["wrong_se"] = g["wrong_se"].apply(lambda x: np.sqrt((x ** 2).sum()) / len(x))
+    out = _with_all(df.drop(columns=["wrong_rate", "wrong_se", "true_delta"]), "pair")
+    out = out.merge(df[keys + ["pair", "wrong_rate", "wrong_se", "true_delta"]], on=keys + ["pair"], how="left")
+    alls = out["pair"] == "all"
+    idx = pd.MultiIndex.from_frame(out.loc[alls, keys])
+    out.loc[alls, "wrong_rate"] = wrong["wrong_rate"].reindex(idx).to_numpy()
+    out.loc[alls, "wrong_se"] = wrong["wrong_se"].reindex(idx).to_numpy()
+    return out
+
+
+def update_errors(metric, pool: Pool, P_model, rankers, budgets, repetitions, rng, *, fraction: float = 0.1,
+                  mix: float = 0.0, progress=None):
+    """Fig. 4: error of the estimated difference between each ranker on an outdated index
+    (``fraction`` of every result list removed at random) and on the current one."""
+    import pandas as pd
+
+    check_metric(metric)
+    budgets = _check_budgets(budgets)
+    from maxent.active.pool import drop_fraction
+
+    rows = []
+    for name in rankers:
+        full = pool.rankings[name]
+        old = drop_fraction(full, fraction, rng)
+        rows += _pair_rows(metric, pool, P_model, top(metric, old), top(metric, full), budgets,
+                           repetitions, rng, mix, dict(ranker=name))
+        if progress is not None:
+            progress()
+    return _with_all(pd.DataFrame(rows).drop(columns=["wrong_rate", "wrong_se"]), "ranker")
+
+
+def sampling_table(metric, pool: Pool, P_model, ranker, other=None, *, mix: float = 0.0):
+    """Fig. 6 / Fig. 1: per query its cost, documents to label, expected metric (or, with
+    ``other``, expected difference ranker - other) under the model, the true value and each
+    method's sampling probability (eq. 16, or eq. 17 with ``other``)."""
+    import pandas as pd
+
+    docs = top(metric, pool.rankings[ranker])
+    if other is None:
+        P_small, d = compact(P_model, docs)
+        O_small, _ = compact(pool.oracle(), docs)
+        moments = lambda P: metric_moments(metric, P, d)
+        lists, label = (docs,), ranker
+    else:
+        docs2 = top(metric, pool.rankings[other])
+        P_small, d, d2 = compact(P_model, docs, docs2)
+        O_small, _, _ = compact(pool.oracle(), docs, docs2)
+        moments = lambda P: delta_moments(metric, P, d, d2)[2:]
+        lists, label = (docs, docs2), f"{ranker}|{other}"
+    cost = query_costs(pool.doc_cost, *lists)
+    raw = query_costs(pool.doc_cost, *lists, normalize=False)
+    used = np.zeros((pool.n_queries, pool.grades.shape[1] + 1), dtype=bool)
+    for l in lists:
+        used[np.arange(pool.n_queries)[:, None], np.where(l >= 0, l, -1)] = True
+    out = dict(query=pool.queries, metric=str(metric), ranker=label, n_docs=used[:, :-1].sum(axis=1),
+               raw_cost=raw, cost=cost, expected=moments(P_small)[0], truth=moments(O_small)[0])
+    for method in METHODS:
+        out[f"q_{method}"] = _q(method, cost, moments, P_small, mix)
+    return pd.DataFrame(out)
+
+
+def effort_saved(active_rmse: float, passive_rmse: float) -> float:
+    """Share of the labelling budget active saves at equal error, assuming MSE ~ 1/budget
+    (the asymptotics of [003] section 3): 1 - (rmse_active / rmse_passive)^2."""
+    if not (np.isfinite(active_rmse) and np.isfinite(passive_rmse)) or passive_rmse <= 0:
+        return np.nan
+    return 1.0 - (active_rmse / passive_rmse) ** 2
+
+
+def crossfit_probabilities(pool: Pool, model: str = "logit", *, folds: int = 5, seed: int = 0) -> np.ndarray:
+    """(Q, U, G) relevance-model distributions for every candidate, cross-fitted over queries:
+    each fold of queries is predicted by a model trained on the other folds' labelled
+    candidates, so no query's own labels inform its sampling probability.
+    """
+    from maxent.active.relevance import make_model
+
+    Q = pool.n_queries
+    if folds < 2 or folds > Q:
+        raise ParameterError(f"folds must be in 2..{Q} (the number of pool queries), got {folds}")
+    rng = np.random.default_rng(seed)
+    fold = np.empty(Q, dtype=np.int64)
+    fold[rng.permutation(Q)] = np.arange(Q) % folds
+    valid = pool.valid
+    out = np.zeros((*pool.grades.shape, pool.levels))
+    out[..., 0] = 1.0
+    for f in range(folds):
+        train = valid & (fold != f)[:, None]
+        test = valid & (fold == f)[:, None]
+        m = make_model(model, pool.levels, seed=seed + f)
+        m.fit(pool.features[train], pool.grades[train])
+        out[test] = m.predict_proba(pool.features[test])
+    return out
+
+
+def fitted_probabilities(pool: Pool, X_train: np.ndarray, y_train: np.ndarray, model: str = "logit", *,
+                         seed: int = 0) -> np.ndarray:
+    """(Q, U, G) distributions from a model trained on separate labelled data (LETOR: the
+    training queries, as [003] section 5 trains on one fold and evaluates on the others)."""
+    from maxent.active.relevance import make_model
+
+    m = make_model(model, pool.levels, seed=seed).fit(X_train, y_train)
+    out = np.zeros((*pool.grades.shape, pool.levels))
+    out[..., 0] = 1.0
+    out[pool.valid] = m.predict_proba(pool.features[pool.valid])
+    return out

@@ -1,0 +1,124 @@
+"""``python -m analysis.active_eval``: interface, outputs and errors."""
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from analysis import active_eval
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())[:3]
+QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
+SMALL = ["--runs", *map(str, RUNS), "--qrels", str(QRELS), "--depth", "20", "--repetitions", "20",
+         "--folds", "3", "--no-progress"]
+
+
+def test_help_documents_every_option(capsys):
+    with pytest.raises(SystemExit) as e:
+        active_eval.main(["--help"])
+    assert e.value.code == 0
+    text = capsys.readouterr().out
+    for opt in ("--runs", "--qrels", "--metric", "--budgets", "--repetitions", "--seed", "--out",
+                "--letor", "--model", "--experiments", "--max-pairs", "--update-fraction"):
+        assert opt in text
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("active")
+    rc = active_eval.main([*SMALL, "--metric", "DCG@10,ERR@10", "--budgets", "3,6", "--seed", "1",
+                           "--out", str(out)])
+    assert rc == 0
+    return out
+
+
+def test_outputs_have_the_promised_columns(small_run):
+    errors = pd.read_csv(small_run / "errors.csv")
+    assert {"method", "metric", "budget", "rmse"} <= set(errors.columns)
+    assert {"active", "passive", "active_uniD", "active_uniC"} <= set(errors["method"])
+    assert set(errors["metric"]) == {"DCG@10", "ERR@10"}
+    assert set(errors["budget"]) == {3.0, 6.0}
+    assert (errors["rmse"] >= 0).all()
+    sel = pd.read_csv(small_run / "selection.csv")
+    assert {"method", "metric", "budget", "pair", "wrong_rate"} <= set(sel.columns)
+    assert sel["wrong_rate"].between(0, 1).all()
+    assert "all" in set(sel["pair"])
+    for name in ("update", "sampling", "costs", "summary"):
+        assert (small_run / f"{name}.csv").exists()
+    for name in ("errors", "selection", "update", "sampling", "costs"):
+        assert (small_run / f"{name}.png").exists()
+    samp = pd.read_csv(small_run / "sampling.csv")
+    assert samp["ranker"].str.contains("|", regex=False).any()      # eq. 17 rows for a pair
+    for m, g in samp.groupby(["ranker", "metric"]):
+        assert g["q_active"].sum() == pytest.approx(1.0)
+
+
+def test_same_seed_same_results(small_run, tmp_path):
+    rc = active_eval.main([*SMALL, "--metric", "DCG@10,ERR@10", "--budgets", "3,6", "--seed", "1",
+                           "--out", str(tmp_path), "--experiments", "errors"])
+    assert rc == 0
+    a = pd.read_csv(small_run / "errors.csv")
+    b = pd.read_csv(tmp_path / "errors.csv")
+    pd.testing.assert_frame_equal(a, b)
+
+
+def _error(argv, capsys):
+    rc = active_eval.main(argv)
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.startswith("error: ")
+    return err
+
+
+def test_budget_below_cheapest_query(capsys, tmp_path):
+    err = _error([*SMALL, "--budgets", "0.5", "--out", str(tmp_path), "--experiments", "errors"], capsys)
+    assert "below the cheapest" in err
+
+
+def test_metric_the_estimator_cannot_take(capsys, tmp_path):
+    err = _error([*SMALL, "--metric", "AP", "--out", str(tmp_path)], capsys)
+    assert "supports DCG and ERR" in err
+
+
+def test_pool_of_one_query(capsys, tmp_path):
+    one = tmp_path / "qrels.txt"
+    lines = [l for l in QRELS.read_text().splitlines() if l.split()[0] == "1"]
+    one.write_text("\n".join(lines) + "\n")
+    err = _error(["--runs", *map(str, RUNS), "--qrels", str(one), "--repetitions", "5", "--no-progress",
+                  "--out", str(tmp_path / "o")], capsys)
+    assert "pool" in err and "1 quer" in err
+
+
+def test_ranker_with_no_retrieved_documents(capsys, tmp_path):
+    run = tmp_path / "empty_run"
+    run.write_text("999 Q0 doc1 1 1.0 x\n999 Q0 doc2 2 0.5 x\n")
+    err = _error(["--runs", str(RUNS[0]), str(run), "--qrels", str(QRELS), "--depth", "20",
+                  "--repetitions", "5", "--no-progress", "--out", str(tmp_path / "o")], capsys)
+    assert "empty_run" in err and "no document" in err
+
+
+def test_resume_keeps_finished_experiments(tmp_path):
+    argv = [*SMALL, "--metric", "ERR@10", "--budgets", "3", "--out", str(tmp_path), "--experiments", "errors"]
+    assert active_eval.main(argv) == 0
+    first = (tmp_path / "errors.csv").stat().st_mtime_ns
+    assert active_eval.main([*argv, "--resume"]) == 0
+    assert (tmp_path / "errors.csv").stat().st_mtime_ns == first          # not recomputed
+    assert active_eval.main([*argv[:-2], "--experiments", "errors", "--seed", "5", "--resume"]) == 0
+    assert (tmp_path / "errors.csv").stat().st_mtime_ns != first          # other settings: redone
+
+
+@pytest.mark.slow
+def test_letor_mode_on_mslr(shared_data, tmp_path):
+    """LETOR mode end to end: rankers trained on the MSLR 5k training file, pool = its test file."""
+    folder = shared_data / "ltr" / "mslr_web10k_5k"
+    rc = active_eval.main(["--letor", str(folder), "--budgets", "5", "--repetitions", "10", "--max-pairs", "2",
+                           "--no-progress", "--out", str(tmp_path)])
+    assert rc == 0
+    errors = pd.read_csv(tmp_path / "errors.csv")
+    assert {"logit", "lambdarank"} <= set(errors["ranker"])
+    costs = pd.read_csv(tmp_path / "costs.csv")
+    assert costs["cost_union"].mean() == pytest.approx(1.0)
+    assert costs["cost_union"].std() > 0          # document-length costs vary across queries
