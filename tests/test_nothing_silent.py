@@ -175,7 +175,8 @@ def test_solve_accepts_a_name_and_refuses_other_objects():
 
 
 @pytest.mark.parametrize("module", ["maxent.evaluate", "maxent.compare", "analysis.maxent",
-                                    "analysis.gap_thresholds", "analysis.learning", "analysis.figures"])
+                                    "analysis.gap_thresholds", "analysis.learning", "analysis.figures",
+                                    "analysis.active_eval"])
 def test_help_is_readable(module, capsys):
     import importlib
 
@@ -458,3 +459,12 @@ def test_learning_clears_stale_outputs_and_keeps_records(tmp_path, capsys):
     assert learning_main(args + ["--resume"]) == 0            # records survive, and are reported
     assert sorted(p.name for p in (out / "runs").glob("*.json")) == records
     assert f"resume: {len(records)} of {len(records)} training runs already done" in capsys.readouterr().err
+
+
+def test_active_eval_output_folder_is_locked_too(tmp_path, capsys):
+    from analysis import _cli
+    from analysis.active_eval import main as active_main
+
+    with _cli.own_output(tmp_path, ()):
+        assert active_main(["--out", str(tmp_path), "--no-progress"]) == 1
+    assert "output folder in use by another analysis" in capsys.readouterr().err
