@@ -392,11 +392,8 @@ def test_real_sample_statuses_and_kkt(collection):
 @pytest.mark.slow
 @pytest.mark.parametrize("collection", COLLECTIONS)
 def test_every_real_instance(collection):
-    """Every (run, topic) list of the collection for AP, nDCG and GAP.
-
-    Known limit: the linearisation converges linearly; a handful of trec_covid_r1 lists
-    with |b| ~ 1e5 (target near the minimum) need 200-400 iterations and end
-    ``not_converged`` at the default max_iter=200 (feasible to 1e-9, stationarity short):
-    at most 0.2% are tolerated here."""
-    counts = _check_real(collection, ["AP", "nDCG", "GAP"], allow_not_converged=0.002)
+    """Every (run, topic) list of the collection for AP, nDCG and GAP: none ends
+    ``not_converged`` (issue 12: the few lists with |b| ~ 1e5 that need 200-400
+    linearisation steps get a second run of 10 x max_iter under ``method="auto"``)."""
+    counts = _check_real(collection, ["AP", "nDCG", "GAP"])
     print(collection, counts)

@@ -11,8 +11,8 @@ from maxent.metrics._kernels import cutoff_mask, prefix_exclusive, safe_divide
 from maxent.metrics.base import Metric, Param
 from maxent.metrics.precision import REL
 
-__all__ = ["AP", "GMAP", "expected_ap", "expected_ap_gradient", "MIN_GEO_MEAN", "ap_swap_vectors",
-           "ap_swap_terms", "ap_abs_better"]
+__all__ = ["AP", "GMAP", "expected_ap", "expected_ap_gradient", "expected_ap_hvp", "MIN_GEO_MEAN",
+           "ap_swap_vectors", "ap_swap_terms", "ap_abs_better"]
 
 MIN_GEO_MEAN = 1e-5
 """Floor of a topic's AP before the logarithm of the geometric mean (trec_eval's value)."""
@@ -46,6 +46,19 @@ def expected_ap_gradient(q: np.ndarray, R: np.ndarray, cutoff: int | None = None
     after = upto[:, -1:] - upto  # sum_{n>j} = total - sum_{n<=j} (no reversed copies)
     return safe_divide(own + after, R[:, None])
 
+
+def expected_ap_hvp(d: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.ndarray:
+    r"""Hessian-vector product of :func:`expected_ap` (constant Hessian: E[AP] is quadratic).
+
+    .. math:: \frac{\partial^2 E[AP]}{\partial q_j \partial q_k} = \frac{f_{\max(j,k)}}{R}
+              \;(j \ne k),\ 0\ (j = k),\qquad f_n = [n \le k_{cut}]/n
+
+    so (H d)_j = (1/R)[f_j sum_{m<j} d_m + sum_{n>j} f_n d_n], O(N) with prefix sums.
+    """
+    N = d.shape[1]
+    f = cutoff_mask(N, cutoff) / np.arange(1, N + 1, dtype=np.float64)
+    later = np.cumsum(d * f, axis=1)
+    return safe_divide(f * prefix_exclusive(d) + later[:, -1:] - later, R[:, None])
 
 def ap_swap_vectors(relb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     r"""Rank vectors U, V (same shape as ``relb``, (..., N)) of R times the AP swap delta.
@@ -139,6 +152,25 @@ class AP(Metric):
 
     def _gradient(self, q, lists):
         return expected_ap_gradient(q, lists.n_rel(self.rel), self.cutoff)
+
+    def hessian_vector(self, p, d, lists):
+        """d^2E[AP]/dp^2 applied to d (same shape as p; the Hessian does not depend on p)."""
+        if np.ndim(d) == 3:
+            dq = expected_ap_hvp(self._binary(d), lists.n_rel(self.rel), self.cutoff)
+            z = np.arange(np.shape(d)[2])
+            return dq[:, :, None] * (z >= self.binary_threshold)[None, None, :]
+        return expected_ap_hvp(np.asarray(d, dtype=np.float64), lists.n_rel(self.rel), self.cutoff)
+
+    def prefix_hessian(self, lists):
+        """Structure of the Hessian for the Newton solver (:mod:`maxent.solver.newton_kkt`).
+
+        Returns (js, kappa, f): category thresholds js (here (1,), the relevant category of
+        the binary form), kappa (B, 1) = 1/R and f (N,) = [n <= cutoff]/n such that
+        d^2E/dQ_j dQ_j = kappa_j (f_{max(n,m)} - [n = m] f_n), Q_j = P(category >= j).
+        """
+        N = lists.depth
+        f = cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
+        return (1,), safe_divide(1.0, lists.n_rel(self.rel))[:, None], f
 
     # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True

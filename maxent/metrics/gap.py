@@ -7,9 +7,10 @@ from typing import ClassVar
 import numpy as np
 
 from maxent.metrics._deltas import DeltaSide, level_groups, valid_ranks
-from maxent.metrics._kernels import safe_divide
 from maxent.errors import ParameterError
-from maxent.metrics.ap import ap_abs_better, ap_swap_terms, ap_swap_vectors, expected_ap, expected_ap_gradient
+from maxent.metrics._kernels import cutoff_mask, safe_divide
+from maxent.metrics.ap import (ap_abs_better, ap_swap_terms, ap_swap_vectors, expected_ap,
+                               expected_ap_gradient, expected_ap_hvp)
 from maxent.metrics.base import Metric, Param
 
 __all__ = ["GAP", "gap_pivot"]
@@ -116,6 +117,27 @@ class GAP(Metric):
             dq = safe_divide(coef[:, col], Z)[:, None] * expected_ap_gradient(Q[j], Rj[:, col], self.cutoff)
             grad[:, :, j:] += dq[:, :, None]  # dQ_n(j)/dp_n(z) = [z >= j]
         return grad
+
+    def hessian_vector(self, p, d, lists):
+        """d^2E[GAP]/dp^2 applied to d (B, N, L); the Hessian does not depend on p:
+        sum_j (g_j R_j / Z) T_j^T H_AP(R_j) T_j d with (T_j d)_n = sum_{z>=j} d_n(z)."""
+        d = self._graded(d, lists)
+        js, Rj, coef, Z = self._thresholds(lists)
+        out = np.zeros_like(d)
+        for col, j in enumerate(js):
+            h = safe_divide(coef[:, col], Z)[:, None] * expected_ap_hvp(d[:, :, j:].sum(axis=2), Rj[:, col], self.cutoff)
+            out[:, :, j:] += h[:, :, None]
+        return out
+
+    def prefix_hessian(self, lists):
+        """Structure of the Hessian for the Newton solver (:mod:`maxent.solver.newton_kkt`):
+        thresholds js, kappa (B, J) = g_j R_j / (Z R_j), f (N,) = [n <= cutoff]/n, with
+        d^2E/dQ_j dQ_j = kappa_j (f_{max(n,m)} - [n = m] f_n) and no cross-threshold terms."""
+        js, Rj, coef, Z = self._thresholds(lists)
+        N = lists.depth
+        f = cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
+        kappa = safe_divide(safe_divide(coef, Z[:, None]), Rj)
+        return tuple(int(j) for j in js), kappa, f
 
     # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True

@@ -17,8 +17,12 @@ Methods (``method=``): ``newton-dual`` (exact convex dual, metrics linear in p: 
 R-prec, recall, DCG, nDCG; :mod:`maxent.solver.dual`), ``linearize`` (successive
 linearisation with an exact-penalty line search, any metric with an expectation; AP, GAP,
 RR, ERR; :mod:`maxent.solver.linearize`), ``cvxpy`` (exponential-cone reference, linear
-metrics only, one problem at a time; :mod:`maxent.solver.reference`), ``auto`` (the dual
-when ``metric.LINEAR_IN_P``, else linearisation).
+metrics only, one problem at a time; :mod:`maxent.solver.reference`), ``newton-kkt``
+(Newton on the full optimality system with an O(N) banded solve of the prefix-structured
+Hessian, AP and GAP; :mod:`maxent.solver.newton_kkt`; problems it does not certify are
+handed to linearisation with 10 x ``max_iter`` steps), ``auto`` (the dual when
+``metric.LINEAR_IN_P``; Newton-KKT for the binary AP family; else linearisation, where
+the problems not certified within ``max_iter`` steps get a second run of 10 x ``max_iter``).
 
 Count constraint (``count=``, METHOD section 4 **choice**): ``retrieved`` (default) uses
 the number of retrieved documents of each grade (binary: with grade >= t), so the real list
@@ -49,7 +53,7 @@ from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
 
-METHODS = ("auto", "newton-dual", "linearize", "cvxpy")
+METHODS = ("auto", "newton-dual", "newton-kkt", "linearize", "cvxpy")
 
 _CHUNK_ELEMENTS = 1 << 20   # problems are solved in chunks of about this many B*N*L cells
 
@@ -102,8 +106,9 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     count : ``retrieved`` (default) or ``total``: right-hand side of the count constraints
     method : ``auto`` | ``newton-dual`` | ``linearize`` | ``cvxpy``
     tol : constraint residual required for ``optimal`` (counts and |E[M](p) - v|; at most 1e-9)
-    max_iter : Newton steps (dual) or outer linearisation steps (linearize)
-    kkt_tol : stationarity residual required for ``optimal`` with ``linearize``
+    max_iter : Newton steps (dual) or outer linearisation steps (linearize); see ``method``
+        for the second chance of ``auto`` and ``newton-kkt``
+    kkt_tol : stationarity residual required for ``optimal`` with ``linearize``/``newton-kkt``
     workers : threads solving chunks of about 2^20 B*N*L cells in parallel (default: the
         number of CPUs, at most 4; 1 = sequential). Results do not depend on it.
 
@@ -139,8 +144,16 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"target must have shape ({B},), got {np.shape(target)}")
     if not np.isfinite(target).all():
         raise ParameterError("target must be finite")
+    if method == "newton-kkt" and not _kkt_supports(metric):
+        raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
+                             f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
+    retry = method in ("auto", "newton-kkt") and not metric.LINEAR_IN_P
     if method == "auto":
-        method = "newton-dual" if metric.LINEAR_IN_P else "linearize"
+        # Newton-KKT where it was measured faster than linearisation (binary AP family;
+        # for GAP its (L-1)-wide banded solves cost more than the steps they save)
+        method = ("newton-dual" if metric.LINEAR_IN_P
+                  else "newton-kkt" if _kkt_supports(metric) and not metric.GRADED
+                  else "linearize")
 
     counts = count_constraints(metric, lists, count)
     L = counts.shape[1]
@@ -163,6 +176,18 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     else:
         for s in starts:
             run(s)
+
+    if retry:
+        # second chance, all chunks at once: the few problems not certified (Newton-KKT far
+        # from its start, or linearisation needing more than max_iter steps when |b| ~ 1e5)
+        nc = np.flatnonzero(out["status"] == Status.NOT_CONVERGED.value)
+        if len(nc):
+            first = out["nit"][nc].copy()
+            batch = Batch(metric, target[nc], lists.take(nc), counts[nc])
+            _solve_chunk(batch, "linearize", tol, kkt_tol, _FALLBACK_FACTOR * max_iter, out, nc)
+            out["nit"][nc] += first
+            solved = nc[out["status"][nc] == Status.OPTIMAL.value]
+            out["message"][solved] = "KKT point (second run: successive linearisation)"
 
     PT = out["P"]
     p = PT[:, 1].copy() if not metric.GRADED else np.ascontiguousarray(PT.transpose(0, 2, 1))
@@ -274,6 +299,8 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
             st = np.zeros(len(i))
         elif method == "linearize":
             th, Ps, it, conv, st = _linearize(sub, tol, kkt_tol, max_iter)
+        elif method == "newton-kkt":
+            th, Ps, it, conv, st = _newton_kkt(sub, tol, kkt_tol, max_iter)
         else:
             from maxent.solver.reference import solve_cvxpy
 
@@ -284,7 +311,7 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx):
         stat[i] = st
         mult[i] = _multipliers(th, sub.grade_ok, sub.ref)
         status[i[conv]] = Status.OPTIMAL.value
-        message[i[conv]] = "KKT point" if method == "linearize" else "optimal (convex dual)"
+        message[i[conv]] = "optimal (convex dual)" if method in ("newton-dual", "cvxpy") else "KKT point"
         nc = i[~conv]
         if len(nc):
             # uncertified ends: the solver could not reach a target outside/at the
@@ -329,6 +356,25 @@ def _newton(sub: Batch, W, tol, max_iter):
     th, P, it, _, _ = newton_dual(W, sub.target, sub.counts, sub.active, sub.grade_ok,
                                   sub.theta_uniform(), tol=0.01 * tol, max_iter=max_iter)
     return th, P, it, None, None
+
+
+def _kkt_supports(metric) -> bool:
+    from maxent.solver.newton_kkt import supports
+
+    return supports(metric)
+
+
+_KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
+_FALLBACK_FACTOR = 10   # the (few) problems of the second run get 10 x max_iter steps
+
+
+def _newton_kkt(sub: Batch, tol, kkt_tol, max_iter):
+    """Newton on the KKT system (at most 12 steps). The problems it does not certify
+    (targets within ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where the start is far from
+    the solution) end not_converged here and :func:`solve` hands them to linearisation."""
+    from maxent.solver.newton_kkt import newton_kkt
+
+    return newton_kkt(sub, tol=tol, kkt_tol=kkt_tol, max_iter=min(max_iter, _KKT_STEPS))
 
 
 def _linearize(sub: Batch, tol, kkt_tol, max_iter):

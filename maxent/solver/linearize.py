@@ -62,8 +62,11 @@ def stationarity(theta, W_new, W_old, grade_ok, ref):
     return np.abs(theta[:, -1]) * dW.max(axis=(1, 2), initial=0.0)
 
 
-def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
+def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=1e-8):
     """Solve a batch of (interior) problems by successive linearisation.
+
+    ``far_tol``: dual residual of the inexact subproblems solved while far from
+    stationarity (a looser value makes a cheaper starting point for another method).
 
     Returns theta (B, L+1), PT (B, L, N), nit (B,), converged (B,) bool, stationarity (B,).
     """
@@ -93,7 +96,7 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200):
         vk = np.where(vk > hi, cur + _ELASTIC * (hi - cur), vk)
         vk = np.where(vk < lo, cur + _ELASTIC * (lo - cur), vk)
         # inexact subproblems while far from stationarity, exact ones near the end
-        inner_tol = np.where(stat[todo] > 1e-5, 1e-8, 0.1 * tol)
+        inner_tol = np.where(stat[todo] > 1e-5, far_tol, 0.1 * tol)
         th_l, P_l, _, _, _, H_l = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok,
                                               theta, tol=inner_tol, max_iter=_INNER_ITER,
                                               return_entropy=True)

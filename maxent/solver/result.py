@@ -96,8 +96,9 @@ class MaxEntResult:
     target, attained : float arrays (B,)
         The requested metric value and E[M](p) of the returned p.
     method : str
-        The method that solved the non-trivial problems (``newton-dual``, ``linearize`` or
-        ``cvxpy``).
+        The method that solved the non-trivial problems (``newton-dual``, ``newton-kkt``,
+        ``linearize`` or ``cvxpy``); with ``newton-kkt`` the few problems of the second
+        (linearisation) run say so in ``message``.
     K : float array (B, 2) for binary metrics, (B, L) for graded metrics
         The right-hand sides of the count constraints the solver used (METHOD section 4,
         ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per

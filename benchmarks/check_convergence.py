@@ -1,0 +1,82 @@
+"""Every maximum-entropy problem of the shared collections ends certified (issue 12).
+
+For every (run, topic) list of robust03, trec_covid_r1, trec_dl19_passage, the trec_eval
+test collection (``results.test``/``qrels.test``) and the bundled ``trec_runs/`` sample,
+for AP (at every relevance threshold of the qrels), nDCG and GAP, under both count
+constraints (``retrieved`` and ``total``), solve with the default method and count the
+statuses. Exit status 1 if any problem ends ``not_converged`` or any ``optimal`` problem is
+not certified (residual <= 1e-9 and, for AP/GAP, stationarity <= 1e-9).
+
+CPU heavy (tens of thousands of problems): run it by hand, not in the test suite.
+
+    python benchmarks/check_convergence.py [--collections robust03,trec_covid_r1] [--workers 2]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from maxent.errors import ConvergenceWarning
+from maxent.metrics import parse_measure
+from maxent.ranked import rank_runs
+from maxent.solver import solve
+from maxent.trec import read_qrels, read_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+SOURCES = {
+    "robust03": (DATA / "robust03" / "runs", DATA / "robust03" / "qrels" / "robust03_qrels.txt"),
+    "trec_covid_r1": (DATA / "trec_covid_r1" / "runs", DATA / "trec_covid_r1" / "qrels" / "qrels-rnd1.txt"),
+    "trec_dl19_passage": (DATA / "trec_dl19_passage" / "runs",
+                          DATA / "trec_dl19_passage" / "qrels" / "qrels.dl19-passage.txt"),
+    "trec_eval_test": (DATA / "trec_eval_test" / "results.test", DATA / "trec_eval_test" / "qrels.test"),
+    "bundled": (ROOT / "trec_runs" / "runs", ROOT / "trec_runs" / "qrels-rnd1.txt"),
+}
+
+
+def lists_of(name):
+    runs, qrels = SOURCES[name]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return rank_runs(read_runs(runs), read_qrels(qrels))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--collections", default=",".join(SOURCES))
+    ap.add_argument("--counts", default="retrieved,total")
+    ap.add_argument("--workers", type=int, default=None)
+    args = ap.parse_args(argv)
+    bad = 0
+    for name in args.collections.split(","):
+        if not SOURCES[name][0].exists():
+            print(f"{name}: not found at {SOURCES[name][0]}, skipped")
+            continue
+        lists = lists_of(name)
+        metrics = [parse_measure(f"AP(rel={t})") for t in range(1, lists.levels)]
+        metrics += [parse_measure("nDCG"), parse_measure("GAP")]
+        for count in args.counts.split(","):
+            for m in metrics:
+                t0 = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)
+                    res = solve(m, m.value(lists), lists, count=count, workers=args.workers)
+                dt = time.perf_counter() - t0
+                opt = res.status == "optimal"
+                uncert = int(((res.residual > 1e-9) | (res.stationarity > 1e-9))[opt].sum())
+                nc = int((res.status == "not_converged").sum())
+                bad += nc + uncert
+                counts = ", ".join(f"{k}={c}" for k, c in res.counts().items() if c)
+                print(f"{name:18} {count:9} {str(m):10} {len(res):6d} problems {dt:7.1f} s  "
+                      f"max nit {res.nit.max():5d}  [{counts}]  uncertified optimal={uncert}", flush=True)
+    print("OK: no not_converged, every optimal certified" if not bad else f"FAILED: {bad} problems")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
