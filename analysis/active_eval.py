@@ -105,7 +105,7 @@ def _metrics(text: str):
     from maxent.active import check_metric
 
     out = []
-    for name in [t for t in _split_names(text) if t]:
+    for name in [t for t in _cli.split_names(text) if t]:
         m = parse_measure(name)
         check_metric(m)
         out.append(m)
@@ -113,20 +113,6 @@ def _metrics(text: str):
         raise ParameterError("--metric: no measure given")
     return out
 
-
-def _split_names(text: str) -> list[str]:
-    """Split on commas outside parentheses (``DCG(gain=exp)@10,ERR@10``)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur.strip())
-    return parts
 
 
 # --- data --------------------------------------------------------------------------------

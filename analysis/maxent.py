@@ -146,22 +146,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
                 curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                             "curve": f"inferred from {metric}",
                                             "recall": erec[0], "precision": eprec[0]}))
-    curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
-        columns=["run", "topic", "curve", "recall", "precision"])
-    _cli.atomic_write_csv(out / "fig_pr_examples.csv", curves)
-    keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
-    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
-    for ax, (r, tp) in zip(axes[0], keys):
-        d = curves[(curves["run"] == r) & (curves["topic"] == tp)]
-        for name, c in d.groupby("curve", sort=False):
-            style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
-            ax.plot(c["recall"], c["precision"], label=name, **style)
-        ax.set(xlabel="recall", ylabel="precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
-        ax.legend(fontsize=7)
-    fig.suptitle(f"actual and inferred precision-recall curves (threshold {t0})")
-    _cli.save_figure(fig, out / "fig_pr_examples.png")
-    plt.close(fig)
-    written.append(out / "fig_pr_examples.png")
+    written.append(_plot_curves(curves, out / "fig_pr_examples.png", "recall", "precision",
+                                f"actual and inferred precision-recall curves (threshold {t0})"))
     if settings.graded_pr is not None:
         written.append(_figure_graded_pr(picks, settings, runs, qrels, out))
     return written
@@ -169,8 +155,6 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
 
 def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path:
     """Actual and inferred graded PR curves (paper 004 s3.2) for the example (run, topic) picks."""
-    import matplotlib.pyplot as plt
-
     g = settings.graded_pr
     curves = []
     by_name = {r.name: r for r in runs}
@@ -193,9 +177,22 @@ def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path
             curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                         "curve": f"inferred from {metric}",
                                         "recall": W[0, :n] / max(pts.Z[0], 1e-300), "precision": GP[0, :n]}))
+    return _plot_curves(curves, out / "fig_graded_pr_examples.png", "graded recall", "graded precision",
+                        "actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
+                        + ", ".join("%.3g" % x for x in g) + ")")
+
+
+def _plot_curves(curves: list, path: Path, xlabel: str, ylabel: str, title: str) -> Path:
+    """One panel per (run, topic): the actual curve as points, each inferred curve as a line.
+
+    ``curves`` is a list of frames with columns run, topic, curve, recall, precision; they are
+    written beside the figure as ``path`` with a .csv suffix.
+    """
+    import matplotlib.pyplot as plt
+
     curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
-    _cli.atomic_write_csv(out / "fig_graded_pr_examples.csv", curves)
+    _cli.atomic_write_csv(path.with_suffix(".csv"), curves)
     keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
     fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
     for ax, (r, tp) in zip(axes[0], keys):
@@ -203,11 +200,9 @@ def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path
         for name, c in d.groupby("curve", sort=False):
             style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
             ax.plot(c["recall"], c["precision"], label=name, **style)
-        ax.set(xlabel="graded recall", ylabel="graded precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
+        ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(0, 1.02), title=f"{r}, topic {tp}")
         ax.legend(fontsize=7)
-    fig.suptitle("actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
-                 + ", ".join("%.3g" % x for x in g) + ")")
-    path = out / "fig_graded_pr_examples.png"
+    fig.suptitle(title)
     _cli.save_figure(fig, path)
     plt.close(fig)
     return path
