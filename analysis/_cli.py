@@ -7,6 +7,7 @@ No mathematics lives here.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -18,8 +19,19 @@ from typing import Callable
 import pandas as pd
 
 from maxent.errors import MaxEntError
+from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def _umask_mode() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+_FILE_MODE = _umask_mode()
+"""Mode of written files: what ``open(path, "w")`` would give under the process umask."""
 BUNDLED_RUNS = ROOT / "trec_runs" / "runs"
 BUNDLED_QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 
@@ -55,6 +67,10 @@ def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file") -> None
     """--runs and --qrels, defaulting to the bundled TREC-COVID sample."""
     p.add_argument("--runs", nargs="+", default=[str(BUNDLED_RUNS)], help="run files or folders")
     p.add_argument("--qrels", default=str(BUNDLED_QRELS), help=qrels_help)
+    p.add_argument("--score-precision", choices=("single", "double"), default="single",
+                   help="how run scores are compared when ranking: single = as C floats (trec_eval "
+                        "9.x, pytrec_eval, official TREC results; default), double = as C doubles "
+                        "(trec_eval 10.0)")
 
 
 def dataset_name(runs: list[str], explicit: str | None) -> str:
@@ -76,6 +92,7 @@ def atomic_write_text(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", newline="") as f:
             f.write(text)
+        os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; outputs follow the umask as open() would
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -94,6 +111,7 @@ def save_figure(fig, path: Path) -> None:
     os.close(fd)
     try:
         fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
@@ -106,6 +124,16 @@ def config_key(config: dict) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
+def _check_config(out: Path, config: dict, resume: bool) -> str:
+    """config.json's text for ``config``; with --resume, other settings there are refused."""
+    stamp = out / "config.json"
+    text = json.dumps(config, sort_keys=True, indent=1, default=str)
+    if resume and stamp.exists() and stamp.read_text() != text:
+        raise MaxEntError(f"{stamp}: results there were made with other settings; "
+                          "run without --resume to start again")
+    return text
+
+
 def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     """The chunk folder for ``config``; without --resume, earlier chunks are cleared.
 
@@ -113,10 +141,7 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     """
     chunks = out / "chunks"
     stamp = out / "config.json"
-    text = json.dumps(config, sort_keys=True, indent=1, default=str)
-    if resume and stamp.exists() and stamp.read_text() != text:
-        raise MaxEntError(f"{stamp}: results there were made with other settings; "
-                          "run without --resume to start again")
+    text = _check_config(out, config, resume)
     if not resume and chunks.exists():
         for f in chunks.glob("*.csv"):
             f.unlink()
@@ -147,6 +172,85 @@ def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.Argumen
     except KeyboardInterrupt:
         print("interrupted: finished chunks are kept; re-run with --resume", file=sys.stderr)
         return 130
+
+
+# ------------------------------------------------------------ help, output folder ownership
+def describe(doc: str) -> str:
+    """A module or class docstring as plain text for ``--help`` (no reStructuredText)."""
+    from maxent.evaluate import plain_text
+
+    return plain_text(doc)
+
+
+@contextlib.contextmanager
+def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, resume: bool = False):
+    """Hold ``out`` for this process, and clear the outputs an earlier run left there.
+
+    An exclusive ``flock`` on ``out/.lock`` (released when the process ends, even by
+    SIGKILL) makes a second analysis on the same folder fail at once with a clear error
+    instead of mixing its results with the first one's. ``outputs`` (glob patterns of the
+    tool's final tables and figures) are deleted before any work, so none of them can
+    outlive the settings that made them (e.g. an informativeness.csv of an earlier
+    ``--predict all``, or old tables beside the config.json of a killed re-run); every
+    one this run produces is written again from its (resumable) chunks. With ``config``
+    and ``resume``, settings that differ from the folder's config.json are refused first,
+    before anything is deleted.
+    """
+    import errno
+
+    try:
+        import fcntl
+    except ImportError:  # not POSIX: no advisory locks (outputs are still cleared)
+        fcntl = None
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    lock = out / ".lock"
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as e:
+        if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            os.close(fd)
+            raise MaxEntError(f"{out}: cannot lock the output folder ({e.strerror}); "
+                              "choose an --out on a local file system") from None
+        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+        os.close(fd)
+        raise MaxEntError(f"{out}: output folder in use by another analysis (pid {holder}); "
+                          "wait for it to finish or choose another --out") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        if config is not None:
+            _check_config(out, config, resume)
+        for pattern in outputs:
+            for f in out.glob(pattern):
+                if f.is_file():
+                    f.unlink()
+        yield out
+    finally:
+        os.close(fd)  # releases the lock; the file stays (removing it would race a waiter)
+
+
+def report_resumed(done: list[str], total: int, what: str) -> None:
+    """Say on stderr what ``--resume`` skipped."""
+    if done:
+        names = ", ".join(done[:10]) + (" ..." if len(done) > 10 else "")
+        print(f"resume: {len(done)} of {total} {what} already done, skipped: {names}", file=sys.stderr)
+
+
+def report_unknown_topics(runs, qrels) -> None:
+    """Say on stderr which run topics the qrels lack (their lines are not used), per run."""
+    import numpy as np
+
+    known = np.array(sorted(t.encode() for t in qrels.topics)) if qrels.topics else np.zeros(0, "S1")
+    for run in runs:
+        topics = np.unique(run.qid)
+        unknown = topics[~np.isin(topics, known)]
+        if len(unknown):
+            names = [q.decode("utf-8", "replace") for q in unknown]
+            print(f"warning: run {run.name}: {len(names)} topic(s) not in the qrels, ignored: "
+                  + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""), file=sys.stderr)
 
 
 # ------------------------------------------------------------------ parallel / distributed work

@@ -35,6 +35,7 @@ class Settings:
     depth: int
     predict: tuple[str, ...]
     graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored (paper 004 s3.2)
+    score_precision: str = "single"             # trec_eval 9.x (single) or 10.0 (double) ranking
 
     def metric_objects(self) -> list[Metric]:
         return [parse_measure(m) for m in self.metrics]
@@ -69,7 +70,7 @@ def analyse_run(run, qrels, settings: Settings) -> pd.DataFrame:
     """All instances of one run: one row per (topic, metric, threshold)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lists = rank_runs([run], qrels, depth=settings.depth)
+        lists = rank_runs([run], qrels, depth=settings.depth, score_precision=settings.score_precision)
     relret = {t: (lists.grades >= t).sum(axis=1) for t in settings.thresholds}
     selected = np.logical_and.reduce([relret[t] >= settings.min_relevant for t in settings.thresholds])
     targets = [parse_measure(x) for x in settings.predict]
@@ -152,6 +153,7 @@ def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args
     """Analyse every run (one resumable chunk per run, written atomically); all instances."""
     chunks = _cli.prepare_chunks(out, config, args.resume)
     todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
+    _cli.report_resumed([r.name for r in runs if r not in todo], len(runs), "runs")
     jobs = [(r, qrels, settings) for r in todo]
     bar = _cli.progress(None, len(runs), "runs", args.no_progress)
     bar.update(len(runs) - len(todo))

@@ -45,8 +45,8 @@ EPILOG = """examples:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m analysis.active_eval", description=__doc__.splitlines()[0],
-                                epilog=EPILOG, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m analysis.active_eval", description=_cli.describe(__doc__.splitlines()[0]),
+                                epilog=EPILOG, formatter_class=_cli.HelpFormatter)
     p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], metavar="FILE_OR_DIR",
                    help="TREC run files or folders: the rankers")
     p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), metavar="FILE",
@@ -105,7 +105,7 @@ def _metrics(text: str):
     from maxent.active import check_metric
 
     out = []
-    for name in [t for t in _split_names(text) if t]:
+    for name in [t for t in _cli.split_names(text) if t]:
         m = parse_measure(name)
         check_metric(m)
         out.append(m)
@@ -113,20 +113,6 @@ def _metrics(text: str):
         raise ParameterError("--metric: no measure given")
     return out
 
-
-def _split_names(text: str) -> list[str]:
-    """Split on commas outside parentheses (``DCG(gain=exp)@10,ERR@10``)."""
-    parts, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    parts.append(cur.strip())
-    return parts
 
 
 # --- data --------------------------------------------------------------------------------
@@ -294,10 +280,6 @@ def _summary(errors, selection, update):
 
 
 def _body(args) -> int:
-    import pandas as pd
-
-    from maxent.active import absolute_errors, query_costs, sampling_table, selection_errors, update_errors
-
     metrics = _metrics(args.metric)
     budgets = _floats(args.budgets, "budgets")
     experiments = [e.strip() for e in args.experiments.split(",") if e.strip()]
@@ -311,13 +293,21 @@ def _body(args) -> int:
     else:
         dataset = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "active_eval" / dataset)
-    out.mkdir(parents=True, exist_ok=True)
+    with _cli.own_output(out, ()):   # one analysis per folder at a time (issue 13)
+        return _run(args, out, metrics, budgets, experiments, dataset)
+
+
+def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
+    import pandas as pd
+
+    from maxent.active import absolute_errors, query_costs, sampling_table, selection_errors, update_errors
+
     config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
               if k not in ("out", "resume", "no_progress", "debug", "experiments", "dataset")}
     stamp = out / "config.json"
     same = stamp.exists() and json.loads(stamp.read_text()) == json.loads(json.dumps(config))
     if not same:
-        for f in out.glob("*.csv"):
+        for f in [*out.glob("*.csv"), *out.glob("*.png")]:  # no figure outlives its settings
             f.unlink()
     _cli.atomic_write_text(stamp, json.dumps(config, indent=1, sort_keys=True))
     done = lambda name: args.resume and same and (out / f"{name}.csv").exists()

@@ -29,12 +29,15 @@ def _copy_figures(src: Path, dst: Path) -> list[Path]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m analysis.figures", description=__doc__.splitlines()[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p = argparse.ArgumentParser(prog="python -m analysis.figures", description=_cli.describe(__doc__.splitlines()[0]),
+                                formatter_class=_cli.HelpFormatter)
     p.add_argument("--only", default=",".join(TOOLS), help="comma-separated tools to regenerate")
     p.add_argument("--figures", type=Path, default=_cli.ROOT / "figures", help="destination folder")
     p.add_argument("--resume", action="store_true", help="pass --resume to each analysis")
     p.add_argument("--workers", type=int, default=1, help="worker processes for each analysis")
+    p.add_argument("--score-precision", choices=("single", "double"), default="single",
+                   help="passed to maxent and gap_thresholds: single = trec_eval 9.x ranking, "
+                        "double = trec_eval 10.0")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     _cli.add_scheduler(p)
     return p
@@ -43,7 +46,8 @@ def _parser() -> argparse.ArgumentParser:
 def _body(args) -> int:
     from analysis import gap_thresholds, learning, maxent
 
-    common = ["--workers", str(args.workers)] + (["--resume"] if args.resume else [])
+    common = (["--workers", str(args.workers), "--score-precision", args.score_precision]
+              + (["--resume"] if args.resume else []))
     dask = ["--scheduler", args.scheduler] if args.scheduler else []
     for tool in args.only.split(","):
         if tool not in TOOLS:

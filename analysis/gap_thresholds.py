@@ -32,6 +32,9 @@ from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
 from maxent.trec import read_qrels, read_runs
 
+OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")
+"""Final outputs (cleared at the start of every run, see _cli.own_output)."""
+
 
 def simplex_grid(c: int, step: float) -> list[tuple[float, ...]]:
     """All g = (g_1..g_c) with g_j in {0, step, 2 step, .., 1} and sum g_j = 1, ordered
@@ -117,11 +120,11 @@ def _panel_graded(ax, table: pd.DataFrame, t: int) -> None:
     ax.legend(fontsize=7)
 
 
-def per_topic_values(runs, qrels, metrics, depth):
+def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
     """(R, n) per-topic values of each metric over the topics every run retrieved for."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        lists = rank_runs(runs, qrels, depth=depth, complete=True)
+        lists = rank_runs(runs, qrels, depth=depth, complete=True, score_precision=score_precision)
     names = [r.name for r in runs]
     topics = list(dict.fromkeys(lists.topics))
     out = {}
@@ -175,7 +178,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m analysis.gap_thresholds",
         description="Which threshold probabilities g make GAP most informative and discriminative?",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_cli.HelpFormatter,
         epilog="examples:\n  python -m analysis.gap_thresholds\n"
                "  python -m analysis.gap_thresholds --runs ../shared/data/robust03/runs "
                "--qrels ../shared/data/robust03/qrels/robust03_qrels.txt --topics 601-650\n",
@@ -250,12 +253,20 @@ def _body(args) -> int:
     metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
     graded_pr = parse_graded_pr(args.graded_pr, c)
     settings = Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
-                           graded_pr)
+                        graded_pr, score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs],
-                  **({"graded_pr": graded_pr} if graded_pr is not None else {}))
+                  **({"graded_pr": graded_pr} if graded_pr is not None else {}),
+                  **({"score_precision": args.score_precision} if args.score_precision != "single" else {}))
+    _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
+    with _cli.own_output(out, OUTPUTS, config, args.resume):
+        return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
+
+
+def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
+    graded_pr = settings.graded_pr
     inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
@@ -292,7 +303,7 @@ def _body(args) -> int:
         else:
             gs = [tuple([1.0 / c] * c)] + [tuple(float(x) for x in v.split(",")) for v in best.values()]
         boot_metrics = list(dict.fromkeys([parse_measure(g_name(g)) for g in gs] + [parse_measure("AP"), parse_measure(args.reference)]))
-        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth)
+        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
         asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
         _cli.atomic_write_csv(out / "asl.csv", asl)
         _cli.atomic_write_csv(out / "discriminative.csv", power)

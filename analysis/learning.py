@@ -45,8 +45,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis._cli import (add_common, atomic_write_csv, atomic_write_text, parallel_map, progress, run_main,
-                           save_figure, split_names)
+from analysis._cli import (HelpFormatter, add_common, atomic_write_csv, atomic_write_text, describe,
+                           own_output, parallel_map, progress, report_resumed, run_main, save_figure,
+                           split_names)
 from maxent.errors import MaxEntError, ParameterError
 from maxent.letor import RankingData, default_data_root, make_artificial, read_letor, split_queries, standardize
 from maxent.ltr.models import make_model
@@ -94,8 +95,8 @@ def _csv_list(s: str) -> list[str]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m analysis.learning", description=__doc__.split("\n")[0],
-                                formatter_class=argparse.ArgumentDefaultsHelpFormatter, epilog=EPILOG)
+    p = argparse.ArgumentParser(prog="python -m analysis.learning", description=describe(__doc__.split("\n")[0]),
+                                formatter_class=HelpFormatter, epilog=EPILOG)
     add_common(p, "learning")
     p.set_defaults(dataset="yahoo", workers=2)
     d = p.add_argument_group("data")
@@ -426,6 +427,7 @@ def _run_all(fn, jobs, args, desc):
 def _run_training(jobs, runs_dir: Path, args, desc) -> dict[str, dict]:
     """Run the training jobs not already on disk (--resume) and load all their records."""
     todo = [j for j in jobs if not (args.resume and (runs_dir / f"{j['name']}.json").exists())]
+    report_resumed([j["name"] for j in jobs if j not in todo], len(jobs), "training runs")
     for rec in _run_all(run_job, todo, args, desc):
         atomic_write_text(runs_dir / f"{rec['name']}.json", json.dumps(rec))
     return {j["name"]: json.loads((runs_dir / f"{j['name']}.json").read_text()) for j in jobs}
@@ -963,6 +965,16 @@ def body(args) -> int:
     for n in args.train_metrics:
         check_objective(args.objective, _metric(n, args))  # ... and on metrics the objective cannot train
     out = out_dir(args)
+    with own_output(out, OUTPUTS):
+        return _run_parts(args, out, t0)
+
+
+OUTPUTS = ("*.csv", "*.png", "table.txt", "summary.json")
+"""Final outputs: every table and figure at the top of the folder (cleared at the start of every
+run, see own_output); the training records in runs/ are kept for --resume."""
+
+
+def _run_parts(args, out: Path, t0: float) -> int:
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
     tr, va, te = _sets(args)

@@ -34,6 +34,8 @@ from maxent.ranked import rank_runs
 from maxent.solver import HAS_SOLUTION, Status, solve
 from maxent.trec import read_qrels, read_runs
 
+OUTPUTS = ("instances.csv", "summary.csv", "informativeness.csv", "fig_*.csv", "fig_*.png")
+"""Final outputs (cleared at the start of every run, see _cli.own_output)."""
 DEFAULT_METRICS = "AP,nDCG,GAP"
 ALL_PREDICT = ["P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP"]
 
@@ -117,7 +119,7 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     for ax, m in zip(axes[0], others):
         ax.scatter(wide[m], wide[p10], s=14)
         ax.set(xlabel=f"{m} (mean over topics)", ylabel=f"{p10} (mean over topics)",
-               title=f"{m}: RMS {rms(wide[m], wide[p10]):.3f}, tau {kendall_tau(wide[m], wide[p10]):.3f}")
+               title=f"{m}: Kendall tau with {p10} {kendall_tau(wide[m], wide[p10]):.3f}")
     fig.suptitle(f"{p10} against each metric, per run (threshold {t0})")
     _cli.save_figure(fig, out / "fig_p10_vs_metric.png")
     plt.close(fig)
@@ -131,7 +133,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     for _, pick in picks.iterrows():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
+                              score_precision=settings.score_precision)
         lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
         rec, prec, valid = real_pr_curve(lists, t0)
         curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
@@ -143,22 +146,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
                 curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                             "curve": f"inferred from {metric}",
                                             "recall": erec[0], "precision": eprec[0]}))
-    curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
-        columns=["run", "topic", "curve", "recall", "precision"])
-    _cli.atomic_write_csv(out / "fig_pr_examples.csv", curves)
-    keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
-    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
-    for ax, (r, tp) in zip(axes[0], keys):
-        d = curves[(curves["run"] == r) & (curves["topic"] == tp)]
-        for name, c in d.groupby("curve", sort=False):
-            style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
-            ax.plot(c["recall"], c["precision"], label=name, **style)
-        ax.set(xlabel="recall", ylabel="precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
-        ax.legend(fontsize=7)
-    fig.suptitle(f"actual and inferred precision-recall curves (threshold {t0})")
-    _cli.save_figure(fig, out / "fig_pr_examples.png")
-    plt.close(fig)
-    written.append(out / "fig_pr_examples.png")
+    written.append(_plot_curves(curves, out / "fig_pr_examples.png", "recall", "precision",
+                                f"actual and inferred precision-recall curves (threshold {t0})"))
     if settings.graded_pr is not None:
         written.append(_figure_graded_pr(picks, settings, runs, qrels, out))
     return written
@@ -166,15 +155,14 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
 
 def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path:
     """Actual and inferred graded PR curves (paper 004 s3.2) for the example (run, topic) picks."""
-    import matplotlib.pyplot as plt
-
     g = settings.graded_pr
     curves = []
     by_name = {r.name: r for r in runs}
     for _, pick in picks.iterrows():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth)
+            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
+                              score_precision=settings.score_precision)
         lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
         pts = graded_pr_points(lists, g)
         k = pts.valid[0]
@@ -189,9 +177,22 @@ def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path
             curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                         "curve": f"inferred from {metric}",
                                         "recall": W[0, :n] / max(pts.Z[0], 1e-300), "precision": GP[0, :n]}))
+    return _plot_curves(curves, out / "fig_graded_pr_examples.png", "graded recall", "graded precision",
+                        "actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
+                        + ", ".join("%.3g" % x for x in g) + ")")
+
+
+def _plot_curves(curves: list, path: Path, xlabel: str, ylabel: str, title: str) -> Path:
+    """One panel per (run, topic): the actual curve as points, each inferred curve as a line.
+
+    ``curves`` is a list of frames with columns run, topic, curve, recall, precision; they are
+    written beside the figure as ``path`` with a .csv suffix.
+    """
+    import matplotlib.pyplot as plt
+
     curves = pd.concat(curves, ignore_index=True) if curves else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
-    _cli.atomic_write_csv(out / "fig_graded_pr_examples.csv", curves)
+    _cli.atomic_write_csv(path.with_suffix(".csv"), curves)
     keys = list(dict.fromkeys(zip(curves["run"], curves["topic"])))
     fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4), squeeze=False)
     for ax, (r, tp) in zip(axes[0], keys):
@@ -199,11 +200,9 @@ def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path
         for name, c in d.groupby("curve", sort=False):
             style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
             ax.plot(c["recall"], c["precision"], label=name, **style)
-        ax.set(xlabel="graded recall", ylabel="graded precision", ylim=(0, 1.02), title=f"{r}, topic {tp}")
+        ax.set(xlabel=xlabel, ylabel=ylabel, ylim=(0, 1.02), title=f"{r}, topic {tp}")
         ax.legend(fontsize=7)
-    fig.suptitle("actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
-                 + ", ".join("%.3g" % x for x in g) + ")")
-    path = out / "fig_graded_pr_examples.png"
+    fig.suptitle(title)
     _cli.save_figure(fig, path)
     plt.close(fig)
     return path
@@ -242,7 +241,7 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m analysis.maxent",
         description="MaxEnt informativeness of IR metrics: inferred PR curves and P@10 from one metric value.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=_cli.HelpFormatter,
         epilog="examples:\n"
                "  python -m analysis.maxent\n"
                "  python -m analysis.maxent --runs ../shared/data/robust03/runs "
@@ -285,25 +284,31 @@ def _body(args) -> int:
         raise ParameterError("--min-relevant must be >= 0, --depth and --workers >= 1")
     predict = ALL_PREDICT if args.predict == "all" else split_names(args.predict)
     metrics = split_names(args.metrics)
+    if not metrics or not predict:
+        raise ParameterError("--metrics and --predict need at least one measure name")
     for m in metrics + predict:
         if not parse_measure(m).HAS_EXPECTATION:
             raise ParameterError(f"{m} has no expectation under a relevance distribution")
     settings = Settings(tuple(str(parse_measure(m)) for m in metrics), thresholds, args.count,
                         args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict),
-                        parse_graded_pr(args.graded_pr, qrels.max_grade))
+                        parse_graded_pr(args.graded_pr, qrels.max_grade), score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.ROOT / "results" / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
                   runs=[r.name for r in runs])
     if settings.graded_pr is None:
         del config["graded_pr"]            # unchanged settings stamp (and --resume) without the option
-    inst = run_instances(runs, qrels, settings, out, config, args)
-    _cli.atomic_write_csv(out / "instances.csv", inst)
-    summary = summarize(inst, settings)
-    _cli.atomic_write_csv(out / "summary.csv", summary)
-    if args.predict == "all":
-        _cli.atomic_write_csv(out / "informativeness.csv", informativeness(inst, settings))
-    _figures(inst, settings, runs, qrels, out)
+    if settings.score_precision == "single":
+        del config["score_precision"]      # likewise for the default ranking
+    _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
+    with _cli.own_output(out, OUTPUTS, config, args.resume):
+        inst = run_instances(runs, qrels, settings, out, config, args)
+        _cli.atomic_write_csv(out / "instances.csv", inst)
+        summary = summarize(inst, settings)
+        _cli.atomic_write_csv(out / "summary.csv", summary)
+        if args.predict == "all":
+            _cli.atomic_write_csv(out / "informativeness.csv", informativeness(inst, settings))
+        _figures(inst, settings, runs, qrels, out)
     _print_summary(summary, settings, name, time.time() - t_start)
     print(f"results in {out}")
     return 0

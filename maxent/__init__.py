@@ -26,16 +26,46 @@ from maxent.errors import (
     TopicMismatchError,
     TopicWarning,
 )
+# eager: the function ``evaluate`` must shadow the submodule of the same name (a lazy
+# attribute would be replaced by the module as soon as ``maxent.evaluate`` is imported);
+# maxent.evaluate itself imports only numpy and the metric classes.
 from maxent.evaluate import aggregate, evaluate
+# eager for the same reason (the function ``compare`` and the submodule maxent.compare);
+# maxent.compare imports pandas only where a frame is built
 from maxent.compare import Comparison, compare
-from maxent.metrics import METRICS, parse_measure, parse_measures
-from maxent.ranked import RankedLists, rank_runs
-from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
-from maxent.inference import expected_pr_curve, pr_errors, real_pr_curve, real_pr_points, threshold_probabilities
-from maxent.inference import graded_pr_errors, graded_pr_points, inferred_graded_pr
-from maxent.letor import RankingData, read_letor
-from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
-from maxent.trec import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
+
+# Everything else loads on first use (module-level __getattr__, PEP 562), so that
+# ``python -m maxent.evaluate`` does not pay for pandas, scipy and the solver at start-up.
+_LAZY = {
+    "METRICS": "maxent.metrics", "parse_measure": "maxent.metrics", "parse_measures": "maxent.metrics",
+    "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
+    "discriminative_power": "maxent.bootstrap", "paired_bootstrap_asl": "maxent.bootstrap",
+    "pr_errors": "maxent.inference", "real_pr_points": "maxent.inference",
+    "expected_pr_curve": "maxent.inference", "real_pr_curve": "maxent.inference",
+    "threshold_probabilities": "maxent.inference", "graded_pr_errors": "maxent.inference",
+    "graded_pr_points": "maxent.inference", "inferred_graded_pr": "maxent.inference",
+    "RankingData": "maxent.letor", "read_letor": "maxent.letor",
+    "HAS_SOLUTION": "maxent.solver", "NO_SOLUTION": "maxent.solver", "MaxEntResult": "maxent.solver",
+    "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
+    "Qrels": "maxent.trec", "Run": "maxent.trec", "read_qrels": "maxent.trec", "read_run": "maxent.trec",
+    "read_runs": "maxent.trec", "run_from_frame": "maxent.trec",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'maxent' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     # TREC input and ranking

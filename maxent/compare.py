@@ -33,12 +33,14 @@ import json
 import sys
 import warnings
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
-import pandas as pd
 
 from maxent.errors import MaxEntError, ParameterError
+
+if TYPE_CHECKING:  # pandas loads where a frame is built (``import maxent`` stays light)
+    import pandas as pd
 
 __all__ = ["TESTS", "CORRECTIONS", "randomisation_test", "adjust", "effect_sizes", "compare_values",
            "compare", "Comparison", "main"]
@@ -129,6 +131,8 @@ def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95)
     diffs : (P, n) per-topic differences. Returns a frame with P rows: ``diff``, ``diff_lo``,
     ``diff_hi``, ``d``, ``d_lo``, ``d_hi``.
     """
+    import pandas as pd
+
     d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
     P, n = d.shape
     if n < 2:
@@ -182,6 +186,8 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
     sizes (:func:`effect_sizes`), ``p_<test>`` raw and ``p_<test>_adj`` corrected for every
     test in :data:`TESTS`.
     """
+    import pandas as pd
+
     from maxent.bootstrap import paired_bootstrap_asl
     from maxent.stats import paired_t, sign_test, wilcoxon
 
@@ -361,7 +367,7 @@ class Comparison:
 def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | None = None,
             test: str = "t", correction: str = "holm", alpha: float = 0.05, n_permutations: int = 10000,
             n_bootstrap: int = 10000, seed: int = 0, depth: int = 1000, rel: int | None = None,
-            complete: bool = True) -> Comparison:
+            complete: bool = True, score_precision: str = "single") -> Comparison:
     """Evaluate runs per topic and compare them pairwise on every measure.
 
     Parameters
@@ -375,11 +381,14 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     complete : trec_eval ``-c`` (default True): every qrels topic counts, a topic a run did
         not retrieve for scoring 0, so every run is paired on the same topics. With False,
         only the topics every run retrieved for are compared.
+    score_precision : ``single`` (trec_eval 9.x, default) or ``double`` (trec_eval 10.0)
 
     Returns
     -------
     Comparison
     """
+    import pandas as pd
+
     from maxent.evaluate import evaluate, resolve_measures
     from maxent.trec import Qrels, Run, read_qrels, read_runs
 
@@ -403,7 +412,8 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     metrics = resolve_measures(measures, rel)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")                   # topic mismatches: handled below
-        frame = evaluate(qrels, loaded, metrics, depth=depth, complete=complete)
+        frame = evaluate(qrels, loaded, metrics, depth=depth, complete=complete,
+                         score_precision=score_precision)
     if not complete:
         per_run = frame.groupby("run")["topic"].apply(set)
         common = set.intersection(*[per_run.get(n, set()) for n in names])
@@ -424,10 +434,12 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
 
 # ------------------------------------------------------------------------------- command line
 def _parser() -> argparse.ArgumentParser:
+    from maxent.evaluate import SCORE_PRECISION_HELP, HelpFormatter
+
     p = argparse.ArgumentParser(
         prog="python -m maxent.compare",
         description="Compare runs: paired significance tests, corrections, effect sizes, marked table.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
         epilog="examples:\n"
                "  python -m maxent.compare trec_runs/qrels-rnd1.txt trec_runs/runs -m AP -m nDCG@10\n"
                "  python -m maxent.compare qrels.txt runs/ -m 'GAP(g=0.5,0.5)' --baseline BM25 "
@@ -450,6 +462,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of permutations and bootstrap resamples")
     p.add_argument("-l", dest="rel", type=int, default=None, help="relevance threshold of binary measures")
     p.add_argument("-M", dest="depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("--score-precision", choices=("single", "double"), default="single",
+                   help=SCORE_PRECISION_HELP)
     p.add_argument("--common-topics", action="store_true",
                    help="compare on the topics every run retrieved for (default: all qrels topics, missing = 0)")
     p.add_argument("--format", choices=("terminal", "markdown", "latex", "csv", "json"), default="terminal",
@@ -469,7 +483,8 @@ def main(argv: list[str] | None = None) -> int:
         res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
                       baseline=args.baseline, test=args.test, correction=args.correction, alpha=args.alpha,
                       n_permutations=args.permutations, n_bootstrap=args.bootstrap, seed=args.seed,
-                      depth=args.depth, rel=args.rel, complete=not args.common_topics)
+                      depth=args.depth, rel=args.rel, complete=not args.common_topics,
+                      score_precision=args.score_precision)
         sys.stdout.write(res.format(args.format, args.digits))
         if args.details and args.format in ("terminal", "markdown"):
             sys.stdout.write("\n" + res.details(args.format, args.digits))

@@ -1,25 +1,34 @@
 """Evaluate TREC runs against qrels: a Python API and a trec_eval-compatible command line.
 
 ``python -m maxent.evaluate QRELS RUN... -m MEASURE... [-q] [-c] [-l N] [-M N]
-[--format trec|csv]`` prints, in ``trec`` format, lines comparable one for one with
-trec_eval's (``measure<TAB>topic<TAB>value``, ``%6.4f``, an ``all`` block per run).
+[--score-precision single|double] [--format trec|csv]`` prints, in ``trec`` format, lines
+comparable one for one with trec_eval's (``measure<TAB>topic<TAB>value``, ``%6.4f``, an
+``all`` block per run). The ``trec`` format path imports neither pandas nor scipy, so the
+command starts fast; ``csv`` and the :func:`evaluate` API return pandas frames.
+
+Score precision: trec_eval 9.x (and pytrec_eval, and the official TREC result files) ranks
+by scores stored as C floats; trec_eval 10.0 stores them as doubles. ``single`` (default)
+reproduces the former, ``double`` the latter (see :func:`maxent.ranked.rank_runs`).
 """
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import warnings
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
-import pandas as pd
 
-from maxent.errors import MaxEntError
+from maxent.errors import InputError, MaxEntError, MeasureNameError, TopicWarning
 from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure, parse_measures
 from maxent.metrics.ap import MIN_GEO_MEAN
 from maxent.ranked import RankedLists, rank_runs
 from maxent.trec import Qrels, Run, read_qrels, read_runs
+
+if TYPE_CHECKING:  # pandas is imported where a frame is built, not at start-up
+    import pandas as pd
 
 __all__ = ["evaluate", "evaluate_lists", "aggregate", "main", "resolve_measures"]
 
@@ -34,8 +43,12 @@ def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int |
         measures = [measures]
     out: list[Metric] = []
     for m in measures:
+        if isinstance(m, str) and not m.strip():
+            raise MeasureNameError("empty measure name")
         names = MEASURE_SETS.get(m, [m]) if isinstance(m, str) else [m]
         out.extend(parse_measures(names))
+    if not out:
+        raise MeasureNameError("no measure given")
     if rel is not None:
         out = [dataclasses.replace(m, rel=rel) if "rel" in m.PARAMS else m for m in out]
     seen, unique = set(), []
@@ -46,8 +59,12 @@ def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int |
     return unique
 
 
-def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> pd.DataFrame:
+def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFrame":
     """Per-list values of every measure: a long frame (run, topic, measure, value)."""
+    import pandas as pd
+
+    if not measures:
+        raise MeasureNameError("no measure given")
     B = len(lists)
     frames = []
     for m in measures:
@@ -66,7 +83,8 @@ def evaluate(
     depth: int = 1000,
     complete: bool = False,
     rel: int | None = None,
-) -> pd.DataFrame:
+    score_precision: str = "single",
+) -> "pd.DataFrame":
     """Evaluate runs: one row per (run, topic, measure) with its value.
 
     Parameters
@@ -75,6 +93,8 @@ def evaluate(
     runs : runs or paths (files or directories of run files)
     measures : measure names (ir_measures or trec_eval style) or metric objects
     depth : trec_eval ``-M``; complete : trec_eval ``-c``; rel : trec_eval ``-l``
+    score_precision : ``single`` (trec_eval 9.x, pytrec_eval, official TREC results: scores
+        compared as C floats) or ``double`` (trec_eval 10.0: as C doubles)
 
     See Also
     --------
@@ -82,8 +102,11 @@ def evaluate(
     """
     if not isinstance(qrels, Qrels):
         qrels = read_qrels(qrels)
+    measures = resolve_measures(measures, rel)
     if isinstance(runs, (Run, str)) or hasattr(runs, "__fspath__"):
         runs = [runs]
+    if len(runs) == 0:
+        raise InputError(None, None, "no run given")
     loaded: list[Run] = []
     paths = [r for r in runs if not isinstance(r, Run)]
     for r in runs:
@@ -91,11 +114,11 @@ def evaluate(
             loaded.append(r)
     if paths:
         loaded.extend(read_runs(paths))
-    lists = rank_runs(loaded, qrels, depth=depth, complete=complete)
-    return evaluate_lists(lists, resolve_measures(measures, rel))
+    lists = rank_runs(loaded, qrels, depth=depth, complete=complete, precision=score_precision)
+    return evaluate_lists(lists, measures)
 
 
-def aggregate(frame: pd.DataFrame, measures: Sequence[Metric] | None = None) -> pd.DataFrame:
+def aggregate(frame: "pd.DataFrame", measures: Sequence[Metric] | None = None) -> "pd.DataFrame":
     """Per-run summary (run, measure, value, num_q), as trec_eval's ``all`` rows.
 
     The mean over topics; the sum for counting measures (num_ret, num_rel, num_rel_ret); the
@@ -135,84 +158,175 @@ def _fmt(m: Metric, v: float) -> str:
     return f"{int(round(v))}" if m.INTEGER else f"{v:6.4f}"
 
 
-def _print_trec(frame, measures, runs, per_topic, out):
+def _run_summary(m: Metric, v: np.ndarray, run_id: np.ndarray, n_runs: int) -> np.ndarray:
+    """Per-run ``all`` value of one measure (numpy only, as :func:`aggregate`)."""
+    n = np.bincount(run_id, minlength=n_runs)
+    if m.AGGREGATE == "gmean":
+        logv = np.log(np.maximum(v, MIN_GEO_MEAN))
+        return np.exp(np.bincount(run_id, weights=logv, minlength=n_runs) / np.maximum(n, 1))
+    total = np.bincount(run_id, weights=v, minlength=n_runs)
+    return total if m.AGGREGATE == "sum" else total / np.maximum(n, 1)
+
+
+def _print_trec(lists: RankedLists, measures, runs, per_topic, out) -> None:
+    """trec_eval's output: per-topic lines (``-q``), then the ``all`` block of each run."""
     measures = sorted(measures, key=_trec_key)
-    by = {(r, t, ms): v for r, t, ms, v in frame[["run", "topic", "measure", "value"]].itertuples(index=False)}
-    summary = aggregate(frame, measures)
-    means = {(r, ms): (v, n) for r, ms, v, n in summary.itertuples(index=False)}
-    for run in runs:
-        rows = frame[frame["run"] == run.name]
-        topics = sorted(set(rows["topic"]), key=lambda t: t.encode())
+    values = [m.value(lists) for m in measures]
+    names = [m.trec_name() for m in measures]
+    index = {r.name: i for i, r in enumerate(runs)}
+    run_id = np.fromiter((index[r] for r in lists.runs), dtype=np.int64, count=len(lists))
+    summaries = [_run_summary(m, v, run_id, len(runs)) for m, v in zip(measures, values)]
+    for i, run in enumerate(runs):
+        rows = np.flatnonzero(run_id == i)
+        rows = sorted(rows, key=lambda b: str(lists.topics[b]).encode())  # as trec_eval: strcmp
+        lines = []
         if per_topic:
-            for t in topics:
-                for m in measures:
-                    if m.PER_TOPIC:
-                        out.write(f"{m.trec_name():<22}\t{t}\t{_fmt(m, by[(run.name, t, str(m))])}\n")
-        out.write(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
-        out.write(f"{'num_q':<22}\tall\t{len(topics)}\n")
-        for m in measures:
-            v, _ = means[(run.name, str(m))]
-            out.write(f"{m.trec_name():<22}\tall\t{_fmt(m, v)}\n")
+            for b in rows:
+                t = lists.topics[b]
+                lines.extend(f"{nm:<22}\t{t}\t{_fmt(m, v[b])}\n"
+                             for m, nm, v in zip(measures, names, values) if m.PER_TOPIC)
+        lines.append(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
+        lines.append(f"{'num_q':<22}\tall\t{len(rows)}\n")
+        lines.extend(f"{nm:<22}\tall\t{_fmt(m, s[i])}\n" for m, nm, s in zip(measures, names, summaries))
+        out.write("".join(lines))
+
+
+_TEX = (
+    (r"\\Big", ""), (r"\\big", ""), (r"\\left", ""), (r"\\right", ""), (r"\\,", " "),
+    (r"\\partial", "d"), (r"\\delta", "delta"), (r"\\exp", "exp"), (r"\\ln", "ln"),
+    (r"\\log", "log"), (r"\\max", "max"), (r"\\min", "min"), (r"\\sum", "sum"),
+    (r"\\prod", "prod"), (r"\\le", "<="), (r"\\ge", ">="), (r"\\cdot", "*"),
+    (r"\\infty", "inf"), (r"\\mathrm", ""), (r"\\text", ""),
+)
+
+
+def plain_text(doc: str) -> str:
+    """A numpydoc/reStructuredText docstring as plain terminal text: ``.. math::`` blocks
+    become indented formulas, roles and literals lose their markup, LaTeX becomes readable
+    (``\\frac{a}{b}`` -> ``(a)/(b)``, ``\\sum_{n\\le k}`` -> ``sum_(n<=k)``)."""
+    import inspect
+    import re
+
+    text = inspect.cleandoc(doc or "")
+    text = re.sub(r"^(\s*)\.\. math::\s*(.*)$", lambda m: m.group(1) + "    " + m.group(2), text, flags=re.M)
+    text = re.sub(r":(?:math|func|class|meth|data|attr|mod):`~?([^`]*)`", r"\1", text)
+    text = re.sub(r"``([^`]*)``", r"\1", text)
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    text = re.sub(r"(?<=[A-Za-z0-9)\]])\\(sum|prod|exp|ln|log|max|min|delta|partial)(?![A-Za-z])",
+                  r" \\\1", text)                          # keep a space before words
+    for tex, plain in _TEX:
+        text = re.sub(tex + r"(?![A-Za-z])", plain, text)
+    for _ in range(3):                                      # innermost braces first
+        text = re.sub(r"_\{([^{}]*)\}", r"_(\1)", text)
+        text = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", text)
+    text = re.sub(r"\\frac\s*([A-Za-z0-9])\s*([A-Za-z0-9])", r"\1/\2 ", text)  # \frac1R
+    text = re.sub(r"\\frac\s*([A-Za-z0-9])\s*\{", r"\1/{", text)
+    for _ in range(3):
+        text = re.sub(r"\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1) / (\2)", text)
+    text = text.replace("{", "(").replace("}", ")").replace("\\", "")
+    return re.sub(r"(?<=\S)  +(?=\S)", " ", text)             # spaces left by removed macros
 
 
 def _describe(name: str) -> str:
     m = parse_measure(name)
-    lines = [f"{m}  (trec_eval: {m.trec_name()})", "", (type(m).__doc__ or "").strip(), "", "Parameters:"]
+    lines = [f"{m}  (trec_eval: {m.trec_name()})", "", plain_text(type(m).__doc__), "", "Parameters:"]
     for k, spec in m.PARAMS.items():
-        lines.append(f"  {k} (default {spec.default!r}): {spec.desc}")
+        lines.append(f"  {k} (default {spec.default!r}): {plain_text(spec.desc)}")
     return "\n".join(lines)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's lines; appends "(default: X)" only where the help does not
+    already state a default and the default is a value (not None or a False flag)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if ("default" in text or d is None or d is False or d is argparse.SUPPRESS
+                or not action.option_strings):
+            return text
+        return text + " (default: %(default)s)"
+
+
+SCORE_PRECISION_HELP = ("how run scores are compared when ranking: single = as C floats, as "
+                        "trec_eval 9.x, pytrec_eval and the official TREC result files (default); "
+                        "double = as C doubles, as trec_eval 10.0")
+
+# names trec_eval accepts with -m that every ``all`` block prints anyway
+_ALWAYS_PRINTED = ("runid", "num_q")
 
 
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m maxent.evaluate",
         description="Evaluate TREC runs; trec_eval-compatible output.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+        formatter_class=HelpFormatter,
         epilog="examples:\n  python -m maxent.evaluate qrels.txt run.gz -m map -m P.10 -q\n"
                "  python -m maxent.evaluate qrels.txt runs/ -m 'nDCG@10(gain=exp)' -m GAP --format csv\n"
-               "  python -m maxent.evaluate --describe GAP",
+               "  python -m maxent.evaluate qrels.txt run.gz --score-precision double   # as trec_eval 10.0\n"
+               "  python -m maxent.evaluate --describe GAP\n",
     )
     p.add_argument("qrels", nargs="?", help="qrels file (qid iter docno grade)")
     p.add_argument("runs", nargs="*", help="run files or directories of runs")
     p.add_argument("-m", dest="measures", action="append",
-                   help="measure (ir_measures or trec_eval name, or a set: official, all_trec); repeatable")
+                   help="measure (ir_measures or trec_eval name, or a set: official, all_trec); "
+                        "repeatable (default: official)")
     p.add_argument("-q", dest="per_topic", action="store_true", help="print per-topic values too")
     p.add_argument("-c", dest="complete", action="store_true",
                    help="average over all qrels topics, missing topics scoring 0")
-    p.add_argument("-l", dest="rel", type=int, default=None, help="relevance threshold of binary measures")
+    p.add_argument("-l", dest="rel", type=int, default=None,
+                   help="relevance threshold of binary measures (default: each measure's own, 1)")
     p.add_argument("-M", dest="depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("--score-precision", choices=("single", "double"), default="single",
+                   help=SCORE_PRECISION_HELP)
     p.add_argument("--format", choices=("trec", "csv"), default="trec", help="output format")
     p.add_argument("--describe", metavar="MEASURE", help="print a measure's definition and exit")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
 
 
+def _run_cli(args, p) -> int:
+    if args.describe:
+        print(_describe(args.describe))
+        return 0
+    if not args.qrels or not args.runs:
+        p.error("QRELS and at least one RUN are required")
+    names = [m for m in (args.measures or ["official"]) if m.strip() not in _ALWAYS_PRINTED]
+    measures = resolve_measures(names, args.rel) if names else []
+    qrels = read_qrels(args.qrels)
+    runs = read_runs(args.runs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TopicWarning)
+        lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
+                          precision=args.score_precision)
+    for w in caught:  # trec_eval is silent about qrels topics a run lacks (not about lines
+        if "not in the qrels" in str(w.message):  # it cannot use): say so on stderr
+            print(f"warning: {w.message}", file=sys.stderr)
+    if args.format == "csv":
+        if not measures:
+            raise MeasureNameError("--format csv needs at least one measure besides runid/num_q")
+        evaluate_lists(lists, measures).to_csv(sys.stdout, index=False, float_format="%.17g")
+    else:
+        _print_trec(lists, measures, runs, args.per_topic, sys.stdout)
+    sys.stdout.flush()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     p = _parser()
     args = p.parse_args(argv)
     try:
-        if args.describe:
-            print(_describe(args.describe))
-            return 0
-        if not args.qrels or not args.runs:
-            p.error("QRELS and at least one RUN are required")
-        measures = resolve_measures(args.measures or ["official"], args.rel)
-        qrels = read_qrels(args.qrels)
-        runs = read_runs(args.runs)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # trec_eval is silent about topic mismatches
-            lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete)
-        frame = evaluate_lists(lists, measures)
-        if args.format == "csv":
-            frame.to_csv(sys.stdout, index=False, float_format="%.17g")
-        else:
-            _print_trec(frame, measures, runs, args.per_topic, sys.stdout)
-        return 0
+        return _run_cli(args, p)
     except MaxEntError as e:
         if args.debug:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except BrokenPipeError:
+        # the reader went away (``... | head -1``): stop quietly, as trec_eval on SIGPIPE
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
 
 
 if __name__ == "__main__":

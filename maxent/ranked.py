@@ -17,7 +17,7 @@ from typing import Sequence
 import numpy as np
 
 from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
-from maxent.trec import Qrels, Run, topic_codes, topic_keys
+from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes, topic_keys
 
 __all__ = ["RankedLists", "rank_runs", "UNJUDGED"]
 
@@ -54,7 +54,10 @@ class RankedLists:
 
         ``lengths`` defaults to the position after the last non-padding entry of each row.
         """
-        grades = np.atleast_2d(np.asarray(grades)).astype(np.int16, copy=False)
+        grades = np.atleast_2d(np.asarray(grades))
+        if grades.size and grades.max() > MAX_GRADE:  # int16 storage must never wrap
+            raise ParameterError(f"grade {grades.max()} is above the largest supported, {MAX_GRADE}")
+        grades = np.maximum(grades, UNJUDGED).astype(np.int16, copy=False)
         rel_counts = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
         B, N = grades.shape
         if rel_counts.shape[0] != B:
@@ -194,6 +197,7 @@ def rank_runs(
     complete: bool = False,
     levels: int | None = None,
     precision: str = "single",
+    score_precision: str | None = None,
 ) -> RankedLists:
     """Rank every topic of every run as trec_eval and look up grades in the qrels.
 
@@ -210,7 +214,9 @@ def rank_runs(
         trec_eval does (it stores each score in a C ``float``: ``TEXT_RESULTS.sim`` in
         ``trec_format.h``), so scores closer than float32 resolution tie and are ordered by
         docno; pytrec_eval and the official TREC-COVID leaderboard behave the same.
-        ``double`` ranks by the scores as read (float64).
+        ``double`` ranks by the scores as read (float64), as trec_eval 10.0 does (its
+        ``sim`` is a C ``double``). ``score_precision`` is the same option under the name the
+        command lines use (``--score-precision``); when given it wins.
 
     Returns
     -------
@@ -229,6 +235,8 @@ def rank_runs(
     """
     if depth < 1:
         raise ParameterError(f"depth must be >= 1, got {depth}")
+    if score_precision is not None:
+        precision = score_precision
     if precision not in ("single", "double"):
         raise ParameterError(f"precision must be 'single' or 'double', got {precision!r}")
     T = len(qrels.topics)

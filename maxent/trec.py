@@ -8,6 +8,13 @@ Qrels: ``qid iter docno grade``, exactly four columns; ``#`` lines are comments;
 are read as trec_eval's ``atol`` does (the leading integer part, so ``1.5`` is 1 and
 ``0.9`` is 0); negative grades are non-relevant and, as in trec_eval (its "in the pool
 but unjudged"), count at no grade level: in ranked lists they look like unjudged documents.
+Grades above :data:`MAX_GRADE` (255) are refused with an InputError: every grade level gets
+a column of counts per ranked list (and a probability per document in graded inference),
+so memory would grow with the largest grade rather than with the input; 255 also keeps the
+exponential gain 2^g - 1 finite.
+
+A UTF-8 byte-order mark at the start of a file (as some editors write) is read through:
+it is not part of the first line's first token.
 
 Parsing is vectorised: token boundaries come from one numpy pass over the bytes, columns
 are gathered into fixed-width byte arrays and scores are parsed by an exact vectorised
@@ -16,7 +23,6 @@ decimal fast path, so no Python object is made per line. Every problem raises
 """
 from __future__ import annotations
 
-import gzip
 import os
 import re
 import zlib
@@ -30,7 +36,42 @@ import numpy as np
 from maxent.errors import InputError
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
-           "hash_strings", "topic_keys", "topic_codes"]
+           "hash_strings", "topic_keys", "topic_codes", "MAX_GRADE"]
+
+MAX_GRADE = 255
+"""Largest qrels grade accepted (see the module docstring)."""
+_BOM = b"\xef\xbb\xbf"
+
+LONG_TOKEN = 128
+"""Docnos (and qids) longer than this many bytes are stored as a fixed-width surrogate:
+their first LONG_TOKEN bytes, a 0xFF byte and an 8-byte BLAKE2 digest of the whole token.
+Without it, one 100 KB docno would make every docno of the file take 100 KB (numpy bytes
+arrays have one width). Equality is kept (up to a 2^-64 digest collision), so is the order
+against every other token except between two long tokens whose first 128 bytes are equal
+(trec_eval's docno tie-break between two such documents of equal score may then differ).
+"""
+_SURROGATE_WIDTH = LONG_TOKEN + 9
+
+
+def _surrogate(token: bytes) -> bytes:
+    import hashlib
+
+    return token[:LONG_TOKEN] + b"\xff" + hashlib.blake2b(token, digest_size=8).digest()
+
+
+def shown(token: bytes) -> str:
+    """A docno or qid as text for messages; a surrogate shows its prefix and ``...``."""
+    token = bytes(token)
+    if len(token) == _SURROGATE_WIDTH and token[LONG_TOKEN] == 0xFF:
+        token = token[:LONG_TOKEN] + b"..."
+    return token.decode("utf-8", "replace")
+
+
+def compact_long(tokens: list[bytes]) -> np.ndarray:
+    """A bytes (``S``) array of ``tokens`` with every token longer than :data:`LONG_TOKEN`
+    replaced by its surrogate (see there), so the width is at most LONG_TOKEN + 9."""
+    return np.array([t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens], dtype=bytes) \
+        if tokens else np.zeros(0, dtype="S1")
 
 _WHITESPACE = np.zeros(256, dtype=bool)
 _WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() and C isspace() split on
@@ -104,18 +145,48 @@ class Qrels:
 
         Returns ``(index, topic, docno, grade)``: ``topic`` (int, position in
         :attr:`topics`), ``docno`` (bytes) and ``grade`` are flat arrays over every
-        judgement; ``index`` is a :class:`pandas.Index` of their
-        :func:`topic_keys` hashes (None if two judgements share a hash, which sends
-        lookups to the exact per-topic path).
+        judgement; ``index`` is a :class:`_KeyIndex` of their :func:`topic_keys` hashes
+        (None if two judgements share a hash, which sends lookups to the exact per-topic
+        path).
         """
-        import pandas as pd
-
         sizes = [len(self.docnos[t]) for t in self.topics]
         topic = np.repeat(np.arange(len(self.topics)), sizes)
         docno = np.concatenate([self.docnos[t] for t in self.topics]) if sizes else np.zeros(0, "S1")
         grade = np.concatenate([self.grades[t] for t in self.topics]) if sizes else np.zeros(0, np.int64)
-        index = pd.Index(topic_keys(hash_strings(docno), topic))
+        index = _KeyIndex(topic_keys(hash_strings(docno), topic))
         return (index if index.is_unique else None), topic, docno, grade
+
+
+class _KeyIndex:
+    """Positions of 64-bit keys by binary search over the sorted keys (numpy only, so
+    reading and ranking never import pandas)."""
+
+    def __init__(self, keys: np.ndarray):
+        self.order = np.argsort(keys, kind="stable")
+        self.sorted = keys[self.order]
+        self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
+
+    def get_indexer(self, query: np.ndarray) -> np.ndarray:
+        """Position of each query key in the original keys, -1 where absent."""
+        if len(self.sorted) == 0:
+            return np.full(len(query), -1, dtype=np.int64)
+        i = np.minimum(np.searchsorted(self.sorted, query), len(self.sorted) - 1)
+        return np.where(self.sorted[i] == query, self.order[i], -1)
+
+
+def _gunzip(data: bytes) -> bytes:
+    """gzip.decompress with zlib alone (the gzip module costs import time): every member of
+    a multi-member file, trailing zero padding allowed."""
+    parts = []
+    while data:
+        d = zlib.decompressobj(wbits=31)
+        parts.append(d.decompress(data))
+        if not d.eof:
+            raise EOFError("compressed file ended before the end-of-stream marker was reached")
+        data = d.unused_data
+        if not data.strip(b"\x00"):
+            break
+    return b"".join(parts)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -130,9 +201,11 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data[:2] == b"\x1f\x8b":
         try:
-            data = gzip.decompress(data)
+            data = _gunzip(data)
         except (OSError, EOFError, zlib.error) as e:
             raise InputError(path, None, f"corrupt gzip data ({e})") from None
+    if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
+        data = data[len(_BOM):]
     return data
 
 
@@ -194,9 +267,30 @@ class _Table:
         return mat
 
     def strings(self, c: int) -> np.ndarray:
-        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp."""
-        mat = self.matrix(c)
-        return mat.view(f"S{mat.shape[1]}").ravel()
+        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp.
+
+        Tokens longer than :data:`LONG_TOKEN` bytes are stored as their surrogate
+        (:func:`compact_long`), so the array's width, and memory, stay bounded whatever one
+        line holds.
+        """
+        tok = self.first + c
+        length = self.ends[tok] - self.starts[tok]
+        long = np.flatnonzero(length > LONG_TOKEN)
+        if len(long) == 0:
+            mat = self.matrix(c)
+            return mat.view(f"S{mat.shape[1]}").ravel()
+        short_ends = self.ends[tok].copy()
+        short_ends[long] = self.starts[tok][long]     # empty tokens while building the matrix
+        saved, self.ends = self.ends, self.ends.copy()
+        self.ends[tok] = short_ends
+        try:
+            mat = self.matrix(c)
+        finally:
+            self.ends = saved
+        out = mat.view(f"S{mat.shape[1]}").ravel().astype(f"S{_SURROGATE_WIDTH}")
+        out[long] = [_surrogate(self.buf[a: e].tobytes())
+                     for a, e in zip(self.starts[tok][long], self.ends[tok][long])]
+        return out
 
     def floats(self, c: int, what: str) -> np.ndarray:
         """Column c parsed as finite float64, the same doubles as ``float(text)``.
@@ -207,6 +301,16 @@ class _Table:
         value, ok = _decimal_fast_path(mat)
         if not ok.all():
             slow = np.flatnonzero(~ok)
+            sub = mat[slow]                      # right-aligned: move each token to the left
+            W = sub.shape[1]
+            lead = W - np.count_nonzero(sub, axis=1)
+            cols = np.arange(W)[None, :] + lead[:, None]
+            left = np.where(cols < W, np.take_along_axis(sub, np.minimum(cols, W - 1), axis=1), 0)
+            try:  # numpy's bytes -> float64 cast parses as float() does (correctly rounded)
+                value[slow] = np.ascontiguousarray(left).view(f"S{W}").ravel().astype(np.float64)
+                slow = slow[:0]
+            except ValueError:
+                pass                             # find the culprit one by one, for its line
             texts = [mat[i].tobytes().lstrip(b"\0") for i in slow]
             for i, t in zip(slow, texts):
                 try:
@@ -224,23 +328,30 @@ class _Table:
         return value
 
 
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63       # x87 80-bit long double (x86 Linux)
+_POW10_LD = np.array([np.longdouble(np.uint64(5 ** k)) * np.longdouble(2) ** k for k in range(28)],
+                     dtype=np.longdouble)                # 10^k, exact for k <= 27
+
+
 def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse plain decimals ``[+-]digits[.digits]`` of at most 15 bytes, vectorised.
+    """Parse plain decimals ``[+-]digits[.digits]`` of at most 20 bytes and 19 digits,
+    vectorised (digits read as one integer below 2^53 always; up to 10^19 where the
+    platform's long double has a 64-bit mantissa).
 
     ``mat`` is an (n, W) byte matrix of whitespace-free tokens, right-aligned (zero bytes
     on the left). Removing the dot (the bytes before it move right by one) leaves the
     digits of the mantissa m at their place values; m is read by Horner's rule over the
-    byte positions and the value is m / 10^f, f = digits after the dot. m < 10^15 < 2^53
-    and 10^f are exact doubles, so the single division is the correctly rounded decimal:
+    byte positions (in uint64) and the value is m / 10^f, f = digits after the dot. For
+    m < 2^53, m and 10^f (f <= 19) are exact doubles, so the single division is the correctly rounded decimal:
     the same double as ``float(text)`` or C's strtod (Clinger's fast path). Works on the transpose (W, n) so that reductions run over
     contiguous rows. Returns the values and a mask of the rows parsed; the caller parses
     the others (exponents, nan, inf, long tokens, garbage) one by one.
     """
     n, W = mat.shape
     too_long = None
-    if W > 15:  # only the last 15 bytes take the fast path
-        too_long = (mat[:, : W - 15] != 0).any(axis=1)
-        mat, W = mat[:, W - 15:], 15
+    if W > 20:  # only the last 20 bytes take the fast path
+        too_long = (mat[:, : W - 20] != 0).any(axis=1)
+        mat, W = mat[:, W - 20:], 20
     m = np.ascontiguousarray(mat.T)                   # (W, n); row j is at distance W-1-j
     cols = np.arange(n)
     sub = m - np.uint8(48)                            # digits -> 0..9; other bytes >= 10
@@ -267,11 +378,26 @@ def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     shifted[1:] = m[:-1]
     digits = np.where(above, shifted, m) - np.uint8(48)
     digits[digits >= 10] = 0                           # sign, padding
-    mant = np.zeros(n)
+    ok &= n_dig <= 19                                  # m < 10^19 < 2^64: exact in uint64
+    mant = np.zeros(n, dtype=np.uint64)
     for j in range(W):                                 # Horner over the W byte rows
-        mant *= 10.0
+        mant *= _U(10)
         mant += digits[j]
-    value = mant / 10.0 ** f
+    small = mant < _U(2 ** 53)
+    value = mant.astype(np.float64) / 10.0 ** f        # exact operands: correctly rounded
+    if _EXTENDED and not small.all():
+        big = np.flatnonzero(ok & ~small)
+        # 16-19 digits: m and 10^f are exact in x87 extended precision (64-bit mantissa),
+        # so m / 10^f is correctly rounded there; rounding that to double is the correctly
+        # rounded double unless the extended result lies exactly half-way between two
+        # doubles (double rounding), which is detected and left to the exact slow path.
+        x = mant[big].astype(np.longdouble) / _POW10_LD[f[big]]
+        frac, _ = np.frexp(x)
+        low = (frac * np.longdouble(2) ** 64).astype(np.uint64) & _U(0x7FF)
+        value[big] = x.astype(np.float64)
+        ok[big[low == _U(0x400)]] = False
+    else:
+        ok &= small
     return np.where(neg, -value, value), ok
 
 
@@ -413,7 +539,7 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.nd
             raise InputError(
                 run_path,
                 int(lines[order[i]]),
-                f"duplicate docno {d[i].decode('utf-8', 'replace')!r} in topic "
+                f"duplicate docno {shown(d[i])!r} in topic "
                 f"{qid[order[i]].decode('utf-8', 'replace')} "
                 f"(first at line {int(lines[order[group_first[i]]])})",
             )
@@ -473,7 +599,7 @@ def run_from_frame(frame, name: str = "run") -> Run:
         score = np.asarray(frame["score"], dtype=np.float64)
     if len(score) == 0:
         raise InputError(None, None, f"run {name!r} is empty")
-    qid_a, docno_a = np.array(qid), np.array(docno)
+    qid_a, docno_a = compact_long(qid), compact_long(docno)
     lines = np.arange(1, len(score) + 1)
     bad = ~np.isfinite(score)
     if bad.any():
@@ -518,20 +644,30 @@ def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Ru
 def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
     """Grades as trec_eval 10 reads them with ``atol``: the leading integer part
     (``1.5`` -> 1, ``0.9`` -> 0, ``-0.5`` -> 0, ``2e3`` -> 2). A token that is not a number
-    at all raises InputError (trec_eval would silently read it as 0)."""
+    at all raises InputError (trec_eval would silently read it as 0); so does a grade above
+    :data:`MAX_GRADE`. Negative grades (non-relevant) are kept down to -MAX_GRADE; lower ones
+    are stored as -MAX_GRADE, which means the same."""
     try:
-        return tokens.astype(np.int64)  # the common case: plain integers
-    except ValueError:
-        pass
-    out = np.empty(len(tokens), dtype=np.int64)
-    for i, t in enumerate(tokens):
-        if not _GRADE.match(t):
-            raise InputError(
-                path, int(lines[i]), f"grade {t.decode('utf-8', 'replace')!r} is not a number"
-            )
-        digits = _LEADING_INT.match(t).group()
-        out[i] = int(digits) if digits.strip(b"+-") else 0
-    return out
+        out = tokens.astype(np.int64)  # the common case: plain integers
+    except (ValueError, OverflowError):
+        out = np.empty(len(tokens), dtype=np.int64)
+        for i, t in enumerate(tokens):
+            if not _GRADE.match(t):
+                raise InputError(
+                    path, int(lines[i]), f"grade {t.decode('utf-8', 'replace')!r} is not a number"
+                )
+            digits = _LEADING_INT.match(t).group()
+            v = int(digits) if digits.strip(b"+-") else 0
+            out[i] = min(max(v, -MAX_GRADE), MAX_GRADE + 1)  # Python int: no overflow
+    high = out > MAX_GRADE
+    if high.any():
+        i = int(np.argmax(high))
+        raise InputError(
+            path, int(lines[i]),
+            f"grade {tokens[i].decode('utf-8', 'replace')!r} is out of range: grades above "
+            f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)",
+        )
+    return np.maximum(out, -MAX_GRADE)
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
@@ -557,7 +693,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         raise InputError(
             path,
             int(line_s[i]),
-            f"docno {doc_s[i].decode('utf-8', 'replace')!r} judged twice for topic "
+            f"docno {shown(doc_s[i])!r} judged twice for topic "
             f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})",
         )
     bounds = np.flatnonzero(np.concatenate(([True], qid_s[1:] != qid_s[:-1], [True])))

@@ -95,10 +95,12 @@ def _random_cases(rng, n_cases=40):
 
 
 def _all_patterns():
-    """Every grade pattern of length 4 over -1..2 (4^4 lists), qrels = retrieved + one of each."""
+    """Every grade pattern of length 4 over -1..2 (4^4 lists), qrels = retrieved + one of
+    each grade 0..3 (the qrels know grade 3, so GAP(g=0.2,0.3,0.5) has a grade for each
+    weight: a weight on a grade the qrels lack is refused, issue 13)."""
     pats = np.array(np.meshgrid(*[np.arange(-1, 3)] * 4, indexing="ij")).reshape(4, -1).T
     for g in pats:
-        yield g, np.bincount(g[g >= 0], minlength=3) + 1
+        yield g, np.bincount(g[g >= 0], minlength=4) + 1
 
 
 def _check(m, grades, counts):

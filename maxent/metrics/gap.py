@@ -7,6 +7,7 @@ from typing import ClassVar
 import numpy as np
 
 from maxent.metrics._deltas import DeltaSide, level_groups, valid_ranks
+from maxent.errors import ParameterError
 from maxent.metrics._kernels import cutoff_mask, safe_divide
 from maxent.metrics.ap import (ap_abs_better, ap_swap_terms, ap_swap_vectors, expected_ap,
                                expected_ap_gradient, expected_ap_hvp)
@@ -55,11 +56,20 @@ class GAP(Metric):
         super().validate()
 
     def weights(self, levels: int) -> np.ndarray:
-        """(L,) g_j for thresholds j = 0..L-1 (g_0 = 0)."""
+        """(L,) g_j for thresholds j = 0..L-1 (g_0 = 0).
+
+        Raises ParameterError when g puts weight on a grade above the highest the qrels
+        know (L - 1): that weight would multiply R_{>=j} = 0 and drop out silently.
+        """
         c = max(levels - 1, 1)
         if self.g is None:
             g = np.full(c, 1.0 / c)
         else:
+            beyond = np.flatnonzero(np.asarray(self.g[c:]) > 0)
+            if len(beyond):
+                raise ParameterError(
+                    f"{self}: weight g_{c + 1 + beyond[0]} on grade {c + 1 + beyond[0]}, but the "
+                    f"qrels' grades go up to {levels - 1}; give g for grades 1..{c} only")
             g = np.zeros(max(c, len(self.g)))
             g[: len(self.g)] = self.g
         return np.concatenate(([0.0], g))[: max(levels, 2)]

@@ -62,9 +62,18 @@ _CHUNK_ELEMENTS = 1 << 18   # problems are solved in chunks of about this many B
 
 
 def _check_metric(metric):
+    """The metric object (a measure name is parsed); refuse what cannot be a constraint."""
+    from maxent.metrics import Metric, parse_measure
+
+    if isinstance(metric, str):
+        metric = parse_measure(metric)
+    if not isinstance(metric, Metric):
+        raise ParameterError(f"expected a Metric object or a measure name, got "
+                             f"{type(metric).__name__} {metric!r}")
     if not getattr(metric, "HAS_EXPECTATION", False):
         raise ParameterError(f"{metric}: has no expectation under a product distribution; "
                              "it cannot be a maximum-entropy constraint")
+    return metric
 
 
 def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndarray:
@@ -77,7 +86,7 @@ def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndar
     deterministic range (see ``certified_ends``). Problems with no relevant document in the
     qrels get the range of their (degenerate) constraints, typically [0, 0].
     """
-    _check_metric(metric)
+    metric = _check_metric(metric)
     counts = count_constraints(metric, lists, count)
     b = Batch(metric, np.zeros(len(lists)), lists, counts)
     e1 = b.expectation(b.extreme(True))
@@ -92,7 +101,8 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
 
     Parameters
     ----------
-    metric : a metric of :mod:`maxent.metrics` with an expectation (``HAS_EXPECTATION``)
+    metric : a metric of :mod:`maxent.metrics` with an expectation (``HAS_EXPECTATION``),
+        or its name (``"AP"``, ``"nDCG@10"``)
     target : (B,) metric values v (typically ``metric.value(lists)``)
     lists : RankedLists (B lists); only their lengths, qrels counts and, for
         ``count="retrieved"``, the number retrieved per grade are used — never the order
@@ -124,7 +134,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
     if count not in COUNTS:
         raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
-    _check_metric(metric)
+    metric = _check_metric(metric)
     if method in ("newton-dual", "cvxpy") and not metric.LINEAR_IN_P:
         raise ParameterError(f"method={method!r} needs a metric linear in p; {metric} is not "
                              "(use 'linearize' or 'auto')")

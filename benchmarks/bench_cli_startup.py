@@ -1,0 +1,115 @@
+"""End-to-end speed of the command line, from process start, against a pytrec_eval script.
+
+Times ``python -m maxent.evaluate QRELS RUN... -m map -m P_10 -m ndcg`` on the 20 bundled
+TREC-COVID runs (``trec_runs/``) against a Python script doing the same with pytrec_eval
+(read the qrels and every run, evaluate map, P_10 and ndcg, print the per-run means), each
+started as a fresh process, so interpreter start, imports, reading and printing all count.
+Before timing, the two outputs' per-run means are checked equal at 4 decimals.
+
+Both are run as an installed package runs: with Python's bytecode cache on (a
+``PYTHONDONTWRITEBYTECODE`` in the environment is removed for the children, so our modules
+are not recompiled from source at every start; the peer's are compiled C++ and installed
+bytecode anyway). ``--no-bytecode-cache`` keeps the environment as it is.
+
+Reported: median wall time of ``--repeat`` alternating runs of each, and the ratio
+(pytrec_eval script time / ours); the target is >= 3x. The interpreter alone (``python -c
+pass``) and ``import numpy`` are timed too, as the floor any Python tool pays. Timings on a
+shared machine vary with load; the ratio of the two measured in the same run is what to
+compare. Speed is reported, never asserted (STYLE B7).
+
+Usage: ``python benchmarks/bench_cli_startup.py [--repeat 15]``
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
+QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
+
+PEER_SCRIPT = r"""
+import gzip, sys
+import pytrec_eval
+qrels_path, runs = sys.argv[1], sys.argv[2:]
+with open(qrels_path) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+ev = pytrec_eval.RelevanceEvaluator(qrels, {"map", "P_10", "ndcg"})
+for path in runs:
+    with gzip.open(path, "rt") as f:
+        res = ev.evaluate(pytrec_eval.parse_run(f))
+    for m in ("map", "P_10", "ndcg"):
+        vals = [t[m] for t in res.values()]
+        print(f"{m:<22}\t{path}\t{sum(vals) / len(vals):6.4f}")
+"""
+
+
+def _cmd_ours() -> list[str]:
+    return [sys.executable, "-m", "maxent.evaluate", str(QRELS), *map(str, RUNS),
+            "-m", "map", "-m", "P_10", "-m", "ndcg"]
+
+
+def _cmd_peer() -> list[str]:
+    return [sys.executable, "-c", PEER_SCRIPT, str(QRELS), *map(str, RUNS)]
+
+
+ENV = dict(os.environ)
+
+
+def _time(cmd: list[str]) -> tuple[float, str]:
+    t = time.perf_counter()
+    out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True, env=ENV).stdout
+    return time.perf_counter() - t, out
+
+
+def _means(text: str, ours: bool) -> list[tuple[str, str]]:
+    rows = [ln.split("\t") for ln in text.splitlines()]
+    if ours:
+        return sorted((r[0].strip(), r[2]) for r in rows if r[0].strip() in ("map", "P_10", "ndcg"))
+    return sorted((r[0].strip(), r[2]) for r in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--repeat", type=int, default=15)
+    p.add_argument("--no-bytecode-cache", action="store_true",
+                   help="keep PYTHONDONTWRITEBYTECODE if set (every start recompiles our modules)")
+    args = p.parse_args(argv)
+    if not args.no_bytecode_cache:
+        ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    try:
+        import pytrec_eval  # noqa: F401  (the peer: pip install pytrec-eval-terrier)
+    except ImportError:
+        print("pytrec_eval is needed: pip install -e '.[bench]'", file=sys.stderr)
+        return 1
+    env_check = _means(_time(_cmd_ours())[1], True), _means(_time(_cmd_peer())[1], False)
+    if env_check[0] != env_check[1]:
+        print("outputs differ:", env_check, file=sys.stderr)
+        return 1
+    ours, peer, bare, numpy = [], [], [], []
+    for _ in range(args.repeat):  # alternate, so load changes hit both alike
+        ours.append(_time(_cmd_ours())[0])
+        peer.append(_time(_cmd_peer())[0])
+        bare.append(_time([sys.executable, "-c", "pass"])[0])
+        numpy.append(_time([sys.executable, "-c", "import numpy"])[0])
+    med = {k: statistics.median(v) for k, v in
+           (("ours", ours), ("peer", peer), ("python", bare), ("numpy", numpy))}
+    cache = "off" if ENV.get("PYTHONDONTWRITEBYTECODE") else "on"
+    print(f"{len(RUNS)} bundled runs, map + P_10 + ndcg, median of {args.repeat} "
+          f"(load {os.getloadavg()[0]:.2f}, bytecode cache {cache})")
+    print(f"  python -c pass            {med['python']:.3f} s")
+    print(f"  python -c 'import numpy'  {med['numpy']:.3f} s")
+    print(f"  python -m maxent.evaluate {med['ours']:.3f} s")
+    print(f"  pytrec_eval script        {med['peer']:.3f} s")
+    print(f"  speed-up {med['peer'] / med['ours']:.2f}x (target >= 3x); "
+          f"beyond the interpreter: {(med['peer'] - med['python']) / (med['ours'] - med['python']):.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
