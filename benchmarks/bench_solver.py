@@ -17,12 +17,16 @@ problems); they are read from ``../shared/data`` and never copied.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 import tracemalloc
 import warnings
 from pathlib import Path
 
 import numpy as np
+
+# run as ``python benchmarks/X.py``: measure this checkout's maxent, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists, rank_runs

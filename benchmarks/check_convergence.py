@@ -21,6 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
+# run as ``python benchmarks/X.py``: measure this checkout's maxent, not an installed copy
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from maxent.errors import ConvergenceWarning
 from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs

@@ -20,7 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from maxent.ranked import RankedLists
 
@@ -173,6 +172,8 @@ def kendall_tau(a, b) -> float:
     ok = np.isfinite(a) & np.isfinite(b)
     if ok.sum() < 2:
         return float("nan")
+    from scipy import stats   # lazily: scipy.stats costs ~1 s of every `import maxent`
+
     return float(stats.kendalltau(a[ok], b[ok]).statistic)
 
 
