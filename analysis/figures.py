@@ -56,7 +56,7 @@ def _body(args) -> int:
         if tool == "maxent":
             rc = maxent.main(["--out", str(out), "--no-progress", "--graded-pr", "uniform", *common, *dask])
         elif tool == "gap_thresholds":
-            rc = gap_thresholds.main(["--out", str(out), "--no-progress", *common, *dask])
+            rc = gap_thresholds.main(["--out", str(out), "--no-progress", "--graded-pr", "uniform", *common, *dask])
         elif tool == "active_eval":
             from analysis import active_eval
 
