@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import sys
 import time
 import warnings
 from pathlib import Path
@@ -128,14 +127,9 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     # actual vs inferred PR curves for a few (run, topic) examples: quartiles of the first metric's RMS
     first = e[e["metric"] == metrics[0]].sort_values(["rms", "run", "topic"]) if metrics else e
     picks = first.iloc[[int(x * (len(first) - 1)) for x in (0.25, 0.5, 0.75)]] if len(first) else first
+    examples = _example_lists(picks, settings, runs, qrels)
     curves = []
-    by_name = {r.name: r for r in runs}
-    for _, pick in picks.iterrows():
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
-                              score_precision=settings.score_precision)
-        lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
+    for pick, lists in examples:
         rec, prec, valid = real_pr_curve(lists, t0)
         curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",
                                     "recall": rec[0][valid[0]], "precision": prec[0][valid[0]]}))
@@ -149,21 +143,28 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     written.append(_plot_curves(curves, out / "fig_pr_examples.png", "recall", "precision",
                                 f"actual and inferred precision-recall curves (threshold {t0})"))
     if settings.graded_pr is not None:
-        written.append(_figure_graded_pr(picks, settings, runs, qrels, out))
+        written.append(_figure_graded_pr(examples, settings, out))
     return written
 
 
-def _figure_graded_pr(picks, settings: Settings, runs, qrels, out: Path) -> Path:
-    """Actual and inferred graded PR curves (paper 004 s3.2) for the example (run, topic) picks."""
-    g = settings.graded_pr
-    curves = []
+def _example_lists(picks, settings: Settings, runs, qrels) -> list:
+    """(pick, one-topic RankedLists) for each example (run, topic) pick, ranked once."""
     by_name = {r.name: r for r in runs}
+    out = []
     for _, pick in picks.iterrows():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             lists = rank_runs([by_name[pick["run"]]], qrels, depth=settings.depth,
                               score_precision=settings.score_precision)
-        lists = lists.take(np.flatnonzero(lists.topics == pick["topic"]))
+        out.append((pick, lists.take(np.flatnonzero(lists.topics == pick["topic"]))))
+    return out
+
+
+def _figure_graded_pr(examples: list, settings: Settings, out: Path) -> Path:
+    """Actual and inferred graded PR curves (paper 004 s3.2) for the example (run, topic) lists."""
+    g = settings.graded_pr
+    curves = []
+    for pick, lists in examples:
         pts = graded_pr_points(lists, g)
         k = pts.valid[0]
         curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"], "curve": "actual",

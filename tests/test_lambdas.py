@@ -12,7 +12,8 @@ import pytest
 from maxent.errors import ParameterError
 from maxent.ltr.lambdas import DeltaContext, lambda_gradients, rank_by_score, swap_deltas
 from maxent.metrics import parse_measure
-from maxent.ranked import RankedLists
+
+from _oracles import brute_force_swap_deltas
 
 METRICS = ["AP", "AP(rel=2)", "P@3", "P@5(rel=2)", "nDCG", "nDCG@3", "nDCG@4(gain=exp)",
            "nDCG(gain=exp)", "nDCG@3(ideal=all)", "RR", "RR(rel=2)", "GAP", "GAP(g=0.5,0.5)",
@@ -28,27 +29,14 @@ def _random_case(rng, L=4):
     return grades, counts
 
 
-def _brute_force(m, grades, counts):
-    """Delta[a, b] = value(list with a, b swapped) - value(list), all pairs in one batch."""
-    N = len(grades)
-    a, b = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
-    batch = np.tile(grades, (N * N + 1, 1))
-    rows = np.arange(N * N)
-    batch[rows, a.ravel()] = grades[b.ravel()]
-    batch[rows, b.ravel()] = grades[a.ravel()]
-    lists = RankedLists.from_grades(batch, np.tile(counts, (N * N + 1, 1)), lengths=np.full(N * N + 1, N))
-    v = m.value(lists)
-    return (v[:-1] - v[-1]).reshape(N, N)
-
-
 @pytest.mark.parametrize("name", METRICS)
-def test_swap_deltas_equal_brute_force(name):
+def test_swap_deltas_equalbrute_force_swap_deltas(name):
     m = parse_measure(name)
     rng = np.random.default_rng(abs(hash(name)) % 2**32)
     for _ in range(60):
         grades, counts = _random_case(rng)
         got = swap_deltas(m, grades, counts, lengths=[len(grades)])
-        want = _brute_force(m, grades, counts)
+        want = brute_force_swap_deltas(m, grades, counts)
         np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{name} grades={grades} counts={counts}")
 
 
@@ -67,7 +55,7 @@ def test_swap_deltas_batched_equal_single(name):
     got = swap_deltas(m, G, C, lengths=lengths)
     for i, (g, c) in enumerate(cases):
         n = len(g)
-        np.testing.assert_allclose(got[i, :n, :n], _brute_force(m, g, c), atol=1e-12)
+        np.testing.assert_allclose(got[i, :n, :n], brute_force_swap_deltas(m, g, c), atol=1e-12)
         assert not got[i, n:].any() and not got[i, :, n:].any()
 
 
@@ -78,7 +66,7 @@ def test_all_grade_patterns_small_lists():
         m = parse_measure(name)
         for g in pats:
             counts = np.bincount(g, minlength=3)
-            np.testing.assert_allclose(swap_deltas(m, g, counts), _brute_force(m, g, counts), atol=1e-12)
+            np.testing.assert_allclose(swap_deltas(m, g, counts), brute_force_swap_deltas(m, g, counts), atol=1e-12)
 
 
 def _naive_lambdas(m, s, y, counts, sigma):

@@ -17,6 +17,8 @@ from maxent.metrics import METRICS, Metric, parse_measure
 from maxent.metrics._deltas import DeltaSide
 from maxent.ranked import RankedLists
 
+from _oracles import brute_force_swap_deltas
+
 # Examples per registered class with a swap delta: defaults, thresholds, cutoffs, and gain maps
 # that reorder grades (gain(1) > gain(2)), which the ideal DCG must sort by gain, not grade.
 EXAMPLES = {
@@ -70,19 +72,6 @@ def test_declared_capabilities_are_implemented(cls):
         assert cls.SMOOTH_FORM is None
 
 
-def _brute_force(m, grades, counts):
-    """Delta[a, b] = value(list with a, b swapped) - value(list), all pairs in one batch."""
-    N = len(grades)
-    a, b = np.meshgrid(np.arange(N), np.arange(N), indexing="ij")
-    batch = np.tile(grades, (N * N + 1, 1))
-    rows = np.arange(N * N)
-    batch[rows, a.ravel()] = grades[b.ravel()]
-    batch[rows, b.ravel()] = grades[a.ravel()]
-    lists = RankedLists.from_grades(batch, np.tile(counts, (N * N + 1, 1)), lengths=np.full(N * N + 1, N))
-    v = m.value(lists)
-    return (v[:-1] - v[-1]).reshape(N, N)
-
-
 def _random_cases(rng, n_cases=40):
     """Lists with ties (few grades, many documents), unjudged documents (-1) and relevant
     documents missing from the list (qrels counts above the retrieved ones)."""
@@ -105,12 +94,12 @@ def _all_patterns():
 
 def _check(m, grades, counts):
     got = m.swap_delta(grades, counts, lengths=[len(grades)])
-    want = _brute_force(m, grades, counts)
+    want = brute_force_swap_deltas(m, grades, counts)
     np.testing.assert_allclose(got, want, atol=1e-12, err_msg=f"{m} grades={grades} counts={counts}")
 
 
 @pytest.mark.parametrize("m", INSTANCES, ids=str)
-def test_swap_delta_equals_brute_force(m, rng):
+def test_swap_delta_equalsbrute_force_swap_deltas(m, rng):
     for grades, counts in _random_cases(rng):
         _check(m, grades, counts)
 
@@ -134,7 +123,7 @@ def test_swap_delta_batch_with_padding(m, rng):
     got = m.swap_delta(G, side, lengths=[len(g) for g, _ in cases])
     for i, (g, c) in enumerate(cases):
         n = len(g)
-        np.testing.assert_allclose(got[i, :n, :n], _brute_force(m, g, c), atol=1e-12)
+        np.testing.assert_allclose(got[i, :n, :n], brute_force_swap_deltas(m, g, c), atol=1e-12)
         assert not got[i, n:].any() and not got[i, :, n:].any()
         np.testing.assert_allclose(got[i], got[i].T, atol=0)            # symmetric
         assert not np.diagonal(got[i]).any()
@@ -151,12 +140,12 @@ def _from_blocks(blocks, n):
 
 
 @pytest.mark.parametrize("m", INSTANCES, ids=str)
-def test_block_strip_and_dense_forms_equal_brute_force(m, rng):
+def test_block_strip_and_dense_forms_equalbrute_force_swap_deltas(m, rng):
     """The three shapes the LambdaRank kernels read: outer-sum blocks (better x worse),
     the K x n strip of signed deltas, and |Delta| on pairs of higher x lower grade."""
     for grades, counts in _random_cases(rng, 30):
         n = len(grades)
-        want = _brute_force(m, grades, counts)
+        want = brute_force_swap_deltas(m, grades, counts)
         better = grades[:, None] > grades[None, :]
         side = m.delta_side(counts[None])
         blocks = m.delta_blocks(grades, side, 0)
@@ -188,7 +177,7 @@ def test_ideal_dcg_sorts_by_gain_not_grade():
     ideal = RankedLists.from_grades([[1, 1, 2]], [[5, 2, 1]])
     assert m.value(ideal)[0] == pytest.approx(1.0, abs=1e-15)
     g = np.array([2, 0, 1, 1])
-    np.testing.assert_allclose(m.swap_delta(g, [5, 2, 1]), _brute_force(m, g, np.array([5, 2, 1])), atol=1e-15)
+    np.testing.assert_allclose(m.swap_delta(g, [5, 2, 1]), brute_force_swap_deltas(m, g, np.array([5, 2, 1])), atol=1e-15)
 
 
 @pytest.mark.parametrize("name", ["AP@10", "RR@5", "GAP@5", "R-prec", "Success@5", "Bpref", "SetP"])
