@@ -1,0 +1,85 @@
+"""The fast path of ``python -m maxent.evaluate`` (issue 13, start-up): what it imports, the
+gzip engines, the hash index of the grade look-up and the vectorised score parser.
+
+Oracles: zlib (the standard library) for the optional ISA-L gzip engine; a Python dict for
+the bucketed hash index; Python's correctly rounded ``float()`` for the score parser; the
+module list of ``python -X importtime`` for what the command imports.
+"""
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maxent import InputError, read_run
+from maxent import trec
+from maxent.trec import _gunzip, _KeyIndex, inflate_engine
+
+ROOT = Path(__file__).resolve().parents[1]
+RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
+QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
+
+
+def _engines():
+    engines = [pytest.param(zlib, id="zlib")]
+    try:
+        from isal import isal_zlib
+        engines.append(pytest.param(isal_zlib, id="isal"))
+    except ImportError:
+        engines.append(pytest.param(None, id="isal", marks=pytest.mark.skip(
+            reason="isal not installed (pip install -e '.[fast]')")))
+    return engines
+
+
+@pytest.mark.parametrize("engine", _engines())
+def test_gzip_engines_give_zlibs_bytes(engine, tmp_path, monkeypatch):
+    # every bundled run, a multi-member file with zero padding, a truncated and a corrupt file
+    for path in RUNS[:4]:
+        raw = path.read_bytes()
+        assert _gunzip(raw, engine) == zlib.decompressobj(wbits=31).decompress(raw)
+    two = gzip.compress(b"1 Q0 d1 1 2.0 r\n") + gzip.compress(b"1 Q0 d2 2 1.0 r\n") + b"\0\0\0"
+    assert _gunzip(two, engine) == b"1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n"
+    monkeypatch.setattr(trec, "_INFLATE", engine)      # read_run through this engine
+    path = tmp_path / "run.gz"
+    path.write_bytes(two)
+    assert read_run(path).docno.tolist() == [b"d1", b"d2"]
+    path.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 1000)[:-20])
+    with pytest.raises(InputError, match="corrupt gzip data"):
+        read_run(path)
+    data = bytearray(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 1000))
+    data[12:20] = b"\xff" * 8
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="corrupt gzip data"):
+        read_run(path)
+
+
+def test_inflate_engine_is_isal_when_installed():
+    try:
+        from isal import isal_zlib
+    except ImportError:
+        pytest.skip("isal not installed (pip install -e '.[fast]')")
+    assert inflate_engine() is isal_zlib
+
+
+@pytest.mark.parametrize("n", [0, 1, 5, 1000, 20000])
+def test_bucketed_key_index_equals_a_dict(n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    query = np.concatenate([keys, rng.integers(0, 2**64, 500, dtype=np.uint64)])
+    rng.shuffle(query)
+    where = {int(k): i for i, k in enumerate(keys)}
+    expected = [where.get(int(k), -1) for k in query]
+    assert _KeyIndex(keys).get_indexer(query).tolist() == expected
+
+
+def test_key_index_with_every_key_in_one_bucket():
+    # keys sharing their top bits (not hashes): one bucket of 50, scanned to its end
+    keys = np.arange(50, dtype=np.uint64)[::-1].copy()
+    query = np.arange(100, dtype=np.uint64)
+    expected = [49 - int(q) if q < 50 else -1 for q in query]
+    assert _KeyIndex(keys).get_indexer(query).tolist() == expected
