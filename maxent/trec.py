@@ -73,8 +73,6 @@ def compact_long(tokens: list[bytes]) -> np.ndarray:
     return np.array([t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens], dtype=bytes) \
         if tokens else np.zeros(0, dtype="S1")
 
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() and C isspace() split on
 _LEADING_INT = re.compile(rb"^[+-]?\d*")
 _GRADE = re.compile(rb"^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$|^[+-]?\.\d+([eE][+-]?\d+)?$")
 
@@ -459,20 +457,24 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
         line = data.count(b"\n", 0, nul) + 1
         raise InputError(path, line, "binary data (NUL byte): not a text file")
     buf = np.frombuffer(data, dtype=np.uint8)
-    ws = buf <= 32
-    newlines = np.flatnonzero(buf == 10)
-    n_ctrl = np.count_nonzero(buf < 32) - len(newlines)
-    if n_ctrl and n_ctrl != sum(np.count_nonzero(buf == b) for b in (9, 13)) and (
-            n_ctrl != sum(np.count_nonzero(buf == b) for b in (9, 11, 12, 13))):
-        ws = _WHITESPACE[buf]  # other control bytes belong to tokens, as for C isspace()
-    outside = np.empty(len(buf) + 1, dtype=bool)
+    outside = np.empty(len(buf) + 1, dtype=bool)      # outside a token, before each byte
     outside[0] = True
-    outside[1:] = ws
+    np.less(buf - np.uint8(9), 5, out=outside[1:])      # \t \n \v \f \r (uint8 wrap-around)
+    outside[1:] |= buf == 32                            # and space: C isspace()
     edges = np.flatnonzero(outside[1:] != outside[:-1])  # token start, end, start, end, ...
     starts = edges[0::2]
     ends = edges[1::2] if len(edges) % 2 == 0 else np.append(edges[1::2], len(buf))
-    line_ends = newlines if data.endswith(b"\n") else np.append(newlines, len(buf))
-    cum = np.searchsorted(starts, line_ends)
+    n_newlines = data.count(b"\n")
+    at_newline = np.flatnonzero(buf[np.minimum(ends, len(buf) - 1)] == 10)
+    if len(at_newline) == n_newlines:
+        # every newline ends a token (no blank line, no blank before a newline): the lines
+        # are the runs of tokens up to each of those ends
+        cum = at_newline + 1
+    else:
+        newlines = np.flatnonzero(buf == 10)
+        cum = np.searchsorted(starts, newlines)
+    if not data.endswith(b"\n"):
+        cum = np.append(cum, len(starts))
     counts = np.diff(cum, prepend=0)
     first = cum - counts
     used = counts > 0

@@ -83,3 +83,56 @@ def test_key_index_with_every_key_in_one_bucket():
     query = np.arange(100, dtype=np.uint64)
     expected = [49 - int(q) if q < 50 else -1 for q in query]
     assert _KeyIndex(keys).get_indexer(query).tolist() == expected
+
+
+# ------------------------------------------------------------------ what the command loads
+_REPORTER = '''import atexit, os, sys
+def _report():
+    with open(os.environ["MAXENT_TEST_MODULES"], "w") as f:
+        f.write(repr((os.environ.get("OPENBLAS_NUM_THREADS"), sorted(sys.modules))))
+atexit.register(_report)
+'''
+NEVER_ON_THE_EVALUATE_PATH = ("pandas", "scipy", "numba", "matplotlib", "tqdm", "cvxpy",
+                              "maxent.solver", "maxent.inference", "maxent.ltr", "maxent.active")
+
+
+def _modules_of(args: list[str], tmp_path: Path, env_extra: dict | None = None):
+    """(OPENBLAS_NUM_THREADS, sys.modules) at the exit of ``python -m maxent.evaluate ARGS``,
+    recorded by a sitecustomize module (the real command, its real start-up)."""
+    import os
+
+    (tmp_path / "sitecustomize.py").write_text(_REPORTER)
+    out = tmp_path / "modules.txt"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    env.update(PYTHONPATH=str(tmp_path), MAXENT_TEST_MODULES=str(out), **(env_extra or {}))
+    subprocess.run([sys.executable, "-m", "maxent.evaluate", *args], cwd=ROOT, env=env,
+                   capture_output=True, check=True)
+    return eval(out.read_text())
+
+
+def test_evaluate_command_loads_no_heavy_module(tmp_path):
+    # pandas, scipy, numba (issue 12's solver), matplotlib, the solver: none is imported by
+    # `python -m maxent.evaluate` in trec format, so its start-up cannot regress silently
+    blas, modules = _modules_of([str(QRELS), *map(str, RUNS[:3]), "-m", "map", "-m", "P_10",
+                                 "-m", "ndcg", "-q"], tmp_path)
+    loaded = sorted(m for m in modules if m.split(".")[0] in NEVER_ON_THE_EVALUATE_PATH
+                    or m.startswith(NEVER_ON_THE_EVALUATE_PATH))
+    assert loaded == []
+    assert "maxent.evaluate" in modules and "numpy" in modules  # the reporter did run
+
+
+def test_evaluate_command_starts_without_the_blas_thread_pool(tmp_path):
+    blas, _ = _modules_of(["--describe", "map"], tmp_path)
+    assert blas == "1"
+    blas, _ = _modules_of(["--describe", "map"], tmp_path, {"OPENBLAS_NUM_THREADS": "2"})
+    assert blas == "2"                               # a user's setting wins
+
+
+def test_library_import_keeps_the_blas_thread_pool():
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    code = "import os, maxent, maxent.evaluate; print(os.environ.get('OPENBLAS_NUM_THREADS'))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.strip() == "None"
