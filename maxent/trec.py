@@ -33,6 +33,7 @@ from typing import Iterable
 
 import numpy as np
 
+from maxent._rawread import GZIP_MAGIC, gunzip as _gunzip, inflate_engine, read_raw, take
 from maxent.errors import InputError
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
@@ -191,58 +192,34 @@ class _KeyIndex:
         return out
 
 
-_INFLATE = None
-
-
-def inflate_engine():
-    """The zlib-compatible module that decompresses gzip files: ISA-L's ``isal.isal_zlib``
-    when the optional ``fast`` extra is installed (``pip install -e ".[fast]"``; the same
-    bytes, about twice zlib's speed), else the standard library's ``zlib``."""
-    global _INFLATE
-    if _INFLATE is None:
-        try:
-            from isal import isal_zlib as engine
-        except ImportError:
-            engine = zlib
-        _INFLATE = engine
-    return _INFLATE
-
-
-def _gunzip(data: bytes, engine=None) -> bytes:
-    """gzip.decompress without the gzip module (it costs import time), by
-    :func:`inflate_engine` (or ``engine``): every member of a multi-member file, trailing
-    zero padding allowed."""
-    engine = engine or inflate_engine()
-    parts = []
-    while data:
-        d = engine.decompressobj(wbits=31)
-        parts.append(d.decompress(data))
-        if not d.eof:
-            raise EOFError("compressed file ended before the end-of-stream marker was reached")
-        data = d.unused_data
-        if not data.strip(b"\x00"):
-            break
-    return parts[0] if len(parts) == 1 else b"".join(parts)
-
-
 def _read_bytes(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except FileNotFoundError:
-        raise InputError(path, None, "no such file") from None
-    except IsADirectoryError:
-        raise InputError(path, None, "is a directory, expected a file") from None
-    except OSError as e:
-        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
-    if data[:2] == b"\x1f\x8b":
+    """The file's bytes (gunzipped; see :mod:`maxent._rawread`), a UTF-8 byte-order mark
+    removed; InputError naming the file when it cannot be read."""
+    data = take(path)                      # decompressed by the command line's prefetch
+    if data is None:
         try:
-            data = _gunzip(data)
-        except (OSError, EOFError, zlib.error, inflate_engine().error) as e:
+            data = read_raw(path)
+        except FileNotFoundError:
+            raise InputError(path, None, "no such file") from None
+        except IsADirectoryError:
+            raise InputError(path, None, "is a directory, expected a file") from None
+        except (EOFError, zlib.error, inflate_engine().error) as e:
             raise InputError(path, None, f"corrupt gzip data ({e})") from None
+        except OSError as e:
+            if _is_gzip(path):             # gzip reports a bad header as OSError
+                raise InputError(path, None, f"corrupt gzip data ({e})") from None
+            raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
         data = data[len(_BOM):]
     return data
+
+
+def _is_gzip(path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 class _Table:
