@@ -235,9 +235,29 @@ def _describe(name: str) -> str:
     return "\n".join(lines)
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil (start-up): $COLUMNS,
+    else the size of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the epilog's lines; appends "(default: X)" only where the help does not
     already state a default and the default is a value (not None or a False flag)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:  # as argparse's own default, minus its import of shutil
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _get_help_string(self, action):
         text = action.help or ""
