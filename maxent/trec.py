@@ -645,31 +645,15 @@ def _run_files(path: Path) -> list[Path]:
 def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Run]:
     """Read runs from files and/or directories (every non-hidden file of a directory).
 
-    Run names must be unique; a name seen twice raises InputError. Files are read by two
-    threads (numpy and the gzip engines release the GIL, so a second core parses while the
-    first does); the result, and the error raised, are those of reading them one by one in
-    order.
+    Run names must be unique; a name seen twice raises InputError.
     """
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
-    listed: list[tuple[Path, list[Path] | Exception]] = []
-    for p in paths:
-        try:
-            listed.append((Path(p), _run_files(Path(p))))
-        except InputError as e:
-            listed.append((Path(p), e))
-            break                              # read what comes before, as one by one
-    files = [f for _, fs in listed if not isinstance(fs, Exception) for f in fs]
-    read = dict(zip(files, _read_in_two_threads(files)))
     runs: list[Run] = []
     seen: dict[str, str] = {}
-    for p, fs in listed:
-        if isinstance(fs, Exception):
-            raise fs
-        for f in fs:
-            run = read[f]
-            if isinstance(run, Exception):
-                raise run
+    for p in paths:
+        for f in _run_files(Path(p)):
+            run = read_run(f)
             if run.name in seen:
                 raise InputError(f, None, f"run name {run.name!r} also read from {seen[run.name]}")
             seen[run.name] = str(f)
@@ -677,30 +661,6 @@ def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Ru
     if not runs:
         raise InputError(None, None, "no run files given")
     return runs
-
-
-def _read_in_two_threads(files: list[Path]) -> list[Run | Exception]:
-    """:func:`read_run` of every file (or the exception it raised): files 0, 2, 4, ... in
-    this thread, 1, 3, 5, ... in a second one, so both take the files in order."""
-    out: list[Run | Exception | None] = [None] * len(files)
-
-    def work(first: int) -> None:
-        for i in range(first, len(files), 2):
-            try:
-                out[i] = read_run(files[i])
-            except Exception as e:  # noqa: BLE001 - raised in file order by read_runs
-                out[i] = e
-
-    if len(files) > 1:
-        import threading
-
-        other = threading.Thread(target=work, args=(1,), name="maxent-read-runs", daemon=True)
-        other.start()
-        work(0)
-        other.join()
-    else:
-        work(0)
-    return out
 
 
 def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
