@@ -6,10 +6,6 @@ interpreter's own ``-m`` names it in ``sys.orig_argv``), OpenBLAS is asked for o
 (``OPENBLAS_NUM_THREADS=1``, unless the user set it): loading numpy otherwise starts a pool
 of BLAS threads, which costs about a third of numpy's import time, and evaluation never
 multiplies matrices large enough to use them. Library users (solver, learning) are untouched.
-
-It also starts :func:`maxent._rawread.prefetch` on the command's input files (its positional
-arguments; the files of a directory argument), so that they are read and decompressed on
-another core while numpy loads; the readers take the bytes from there.
 """
 from __future__ import annotations
 
@@ -31,43 +27,7 @@ def running_as(module: str) -> bool:
     return argv[i + 1: i + 2] == [module]
 
 
-# options of ``python -m maxent.evaluate`` that take a value (the rest are flags)
-_VALUED = ("-m", "-l", "-M", "--score-precision", "--format", "--describe")
-
-
-def input_files(args: list[str]) -> list[str]:
-    """The files a ``maxent.evaluate`` command line reads: its positional arguments (qrels,
-    then runs), a directory standing for its non-hidden files in name order."""
-    files: list[str] = []
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-        elif a == "--":
-            break
-        elif a in _VALUED:
-            skip = True
-        elif not a.startswith("-"):
-            if os.path.isdir(a):
-                try:
-                    names = sorted(n for n in os.listdir(a) if not n.startswith("."))
-                except OSError:
-                    continue
-                files.extend(os.path.join(a, n) for n in names)
-            else:
-                files.append(a)
-    return files
-
-
 def prepare() -> None:
-    """Set the environment of a fast start and start the prefetch (see the module
-    docstring), before numpy loads."""
-    if "numpy" in sys.modules or not any(running_as(m) for m in FAST_START):
-        return
-    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-    argv = sys.orig_argv
-    files = input_files(argv[argv.index("-m") + 2:])
-    if files:
-        from maxent import _rawread
-
-        _rawread.prefetch(files)
+    """Set the environment of a fast start (see the module docstring), before numpy loads."""
+    if "numpy" not in sys.modules and any(running_as(m) for m in FAST_START):
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

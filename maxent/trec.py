@@ -33,7 +33,7 @@ from typing import Iterable
 
 import numpy as np
 
-from maxent._rawread import GZIP_MAGIC, gunzip as _gunzip, inflate_engine, read_raw, take
+from maxent._rawread import GZIP_MAGIC, inflate_engine, read_raw
 from maxent.errors import InputError
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
@@ -195,20 +195,18 @@ class _KeyIndex:
 def _read_bytes(path: Path) -> bytes:
     """The file's bytes (gunzipped; see :mod:`maxent._rawread`), a UTF-8 byte-order mark
     removed; InputError naming the file when it cannot be read."""
-    data = take(path)                      # decompressed by the command line's prefetch
-    if data is None:
-        try:
-            data = read_raw(path)
-        except FileNotFoundError:
-            raise InputError(path, None, "no such file") from None
-        except IsADirectoryError:
-            raise InputError(path, None, "is a directory, expected a file") from None
-        except (EOFError, zlib.error, inflate_engine().error) as e:
+    try:
+        data = read_raw(path)
+    except FileNotFoundError:
+        raise InputError(path, None, "no such file") from None
+    except IsADirectoryError:
+        raise InputError(path, None, "is a directory, expected a file") from None
+    except (EOFError, zlib.error, inflate_engine().error) as e:
+        raise InputError(path, None, f"corrupt gzip data ({e})") from None
+    except OSError as e:
+        if _is_gzip(path):                 # an engine may report a bad header as OSError
             raise InputError(path, None, f"corrupt gzip data ({e})") from None
-        except OSError as e:
-            if _is_gzip(path):             # gzip reports a bad header as OSError
-                raise InputError(path, None, f"corrupt gzip data ({e})") from None
-            raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
         data = data[len(_BOM):]
     return data

@@ -18,7 +18,8 @@ import pytest
 
 from maxent import InputError, read_run
 from maxent import _rawread
-from maxent.trec import _gunzip, _KeyIndex, inflate_engine
+from maxent._rawread import gunzip as _gunzip
+from maxent.trec import _KeyIndex, inflate_engine
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
@@ -136,65 +137,3 @@ def test_library_import_keeps_the_blas_thread_pool():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "None"
-
-
-# ---------------------------------------------------------------------------- prefetch
-def test_prefetch_hands_over_the_bytes_the_reader_would_read(tmp_path, monkeypatch):
-    from maxent._startup import input_files
-
-    monkeypatch.setattr(_rawread, "_pending", {})
-    monkeypatch.setattr(_rawread, "_held", 0)
-    bad = tmp_path / "bad.gz"
-    bad.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 100)[:-20])
-    files = input_files([str(QRELS), "-m", "map", str(RUNS[0]), "-q", "-M", "10", str(bad),
-                         str(tmp_path / "missing.txt"), "--format", "trec"])
-    assert files == [str(QRELS), str(RUNS[0]), str(bad), str(tmp_path / "missing.txt")]
-    _rawread.prefetch(files)
-    _wait_until_done()
-    assert _rawread.take(RUNS[0]) == _rawread.read_raw(RUNS[0])     # oracle: a plain read
-    assert _rawread.take(RUNS[0]) is None                            # handed over once
-    assert _rawread.take(bad) is None                                # the reader reports it
-    with pytest.raises(InputError, match="corrupt gzip data"):
-        read_run(bad)
-    assert _rawread.take(tmp_path / "missing.txt") is None           # never scheduled
-    assert _rawread.take(str(QRELS)) == QRELS.read_bytes()
-    assert _rawread._held == 0 and _rawread._pending == {}
-
-
-def _wait_until_done(n_done=None, timeout=10.0):
-    import time
-
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        with _rawread._lock:
-            states = [s[0] for s in _rawread._pending.values()]
-        if states.count(_rawread._DONE) == (len(states) if n_done is None else n_done):
-            return states
-        time.sleep(0.01)
-    return states
-
-
-def test_prefetch_holds_at_most_its_budget(monkeypatch):
-    import time
-
-    monkeypatch.setattr(_rawread, "_pending", {})
-    monkeypatch.setattr(_rawread, "_held", 0)
-    monkeypatch.setattr(_rawread, "PREFETCH_BUDGET", 1)             # one file ahead at most
-    _rawread.prefetch(RUNS[:4])
-    assert _wait_until_done(1) == [_rawread._DONE] + [_rawread._PENDING] * 3
-    time.sleep(0.2)
-    assert _wait_until_done(1) == [_rawread._DONE] + [_rawread._PENDING] * 3  # waits for a take
-    assert _rawread.take(RUNS[0]) == _rawread.read_raw(RUNS[0])
-    assert _rawread.take(RUNS[2]) is None                           # not started: the reader reads it
-    for r in (RUNS[1], RUNS[3]):
-        states = _wait_until_done(1)
-        assert _rawread.take(r) == _rawread.read_raw(r)
-    assert _rawread._held == 0 and _rawread._pending == {}
-
-
-def test_directory_argument_stands_for_its_files(tmp_path):
-    from maxent._startup import input_files
-
-    for name in ("b.gz", "a.txt", ".hidden"):
-        (tmp_path / name).write_text("x")
-    assert input_files([str(tmp_path)]) == [str(tmp_path / "a.txt"), str(tmp_path / "b.gz")]
