@@ -92,6 +92,11 @@ def _report():
     with open(os.environ["MAXENT_TEST_MODULES"], "w") as f:
         f.write(repr((os.environ.get("OPENBLAS_NUM_THREADS"), sorted(sys.modules))))
 atexit.register(_report)
+_exit = os._exit
+def _exit_reporting(code):   # the command ends with os._exit, which skips atexit
+    _report()
+    _exit(code)
+os._exit = _exit_reporting
 '''
 NEVER_ON_THE_EVALUATE_PATH = ("pandas", "scipy", "numba", "matplotlib", "tqdm", "cvxpy",
                               "maxent.solver", "maxent.inference", "maxent.ltr", "maxent.active")
@@ -106,16 +111,16 @@ def _modules_of(args: list[str], tmp_path: Path, env_extra: dict | None = None):
     out = tmp_path / "modules.txt"
     env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
     env.update(PYTHONPATH=str(tmp_path), MAXENT_TEST_MODULES=str(out), **(env_extra or {}))
-    subprocess.run([sys.executable, "-m", "maxent.evaluate", *args], cwd=ROOT, env=env,
-                   capture_output=True, check=True)
-    return eval(out.read_text())
+    done = subprocess.run([sys.executable, "-m", "maxent.evaluate", *args], cwd=ROOT, env=env,
+                          capture_output=True, check=True)
+    return eval(out.read_text()), done
 
 
 def test_evaluate_command_loads_no_heavy_module(tmp_path):
     # pandas, scipy, numba (issue 12's solver), matplotlib, the solver: none is imported by
     # `python -m maxent.evaluate` in trec format, so its start-up cannot regress silently
-    blas, modules = _modules_of([str(QRELS), *map(str, RUNS[:3]), "-m", "map", "-m", "P_10",
-                                 "-m", "ndcg", "-q"], tmp_path)
+    (blas, modules), _ = _modules_of([str(QRELS), *map(str, RUNS[:3]), "-m", "map", "-m", "P_10",
+                                      "-m", "ndcg", "-q"], tmp_path)
     loaded = sorted(m for m in modules if m.split(".")[0] in NEVER_ON_THE_EVALUATE_PATH
                     or m.startswith(NEVER_ON_THE_EVALUATE_PATH))
     assert loaded == []
@@ -123,10 +128,34 @@ def test_evaluate_command_loads_no_heavy_module(tmp_path):
 
 
 def test_evaluate_command_starts_without_the_blas_thread_pool(tmp_path):
-    blas, _ = _modules_of(["--describe", "map"], tmp_path)
+    (blas, _), _ = _modules_of(["--describe", "map"], tmp_path)
     assert blas == "1"
-    blas, _ = _modules_of(["--describe", "map"], tmp_path, {"OPENBLAS_NUM_THREADS": "2"})
+    (blas, _), _ = _modules_of(["--describe", "map"], tmp_path, {"OPENBLAS_NUM_THREADS": "2"})
     assert blas == "2"                               # a user's setting wins
+
+
+def test_evaluate_command_output_survives_its_quick_exit(tmp_path):
+    # the command ends with os._exit after flushing: everything printed must arrive, on a
+    # pipe (block-buffered) as on a file; oracle: the same evaluation in this process
+    import contextlib
+    import io
+
+    from maxent.evaluate import main
+
+    args = [str(QRELS), *map(str, RUNS), "-m", "map", "-m", "P_10", "-m", "ndcg", "-q"]
+    _, done = _modules_of(args, tmp_path)
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(args) == 0
+    assert done.stdout.decode() == buf.getvalue() and len(buf.getvalue()) > 50_000
+    out = tmp_path / "out.txt"
+    with open(out, "w") as f:
+        assert subprocess.run([sys.executable, "-m", "maxent.evaluate", *args], cwd=ROOT,
+                              stdout=f).returncode == 0
+    assert out.read_text() == buf.getvalue()
+    bad = subprocess.run([sys.executable, "-m", "maxent.evaluate", str(QRELS), "nothere.gz"],
+                         cwd=ROOT, capture_output=True, text=True)
+    assert (bad.returncode, bad.stderr) == (1, "error: nothere.gz: no such file\n")
 
 
 def test_library_import_keeps_the_blas_thread_pool():
