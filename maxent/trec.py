@@ -439,7 +439,7 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
     edges = np.flatnonzero(outside[1:] != outside[:-1])  # token start, end, start, end, ...
     starts = edges[0::2]
     ends = edges[1::2] if len(edges) % 2 == 0 else np.append(edges[1::2], len(buf))
-    n_newlines = data.count(b"\n")
+    n_newlines = np.count_nonzero(buf == 10)           # (SIMD: faster than bytes.count)
     at_newline = np.flatnonzero(buf[np.minimum(ends, len(buf) - 1)] == 10)
     if len(at_newline) == n_newlines:
         # every newline ends a token (no blank line, no blank before a newline): the lines
