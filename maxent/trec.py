@@ -440,7 +440,8 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
     starts = edges[0::2]
     ends = edges[1::2] if len(edges) % 2 == 0 else np.append(edges[1::2], len(buf))
     n_newlines = np.count_nonzero(buf == 10)           # (SIMD: faster than bytes.count)
-    at_newline = np.flatnonzero(buf[np.minimum(ends, len(buf) - 1)] == 10)
+    in_file = ends if ends[-1] < len(buf) else ends[:-1]  # the last token may end the file
+    at_newline = np.flatnonzero(buf[in_file] == 10)
     if len(at_newline) == n_newlines:
         # every newline ends a token (no blank line, no blank before a newline): the lines
         # are the runs of tokens up to each of those ends
@@ -491,9 +492,12 @@ def hash_strings(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     n, W = len(a), a.dtype.itemsize
     W8 = max(8, -(-W // 8) * 8)
-    mat = np.zeros((n, W8), dtype=np.uint8)
-    mat[:, :W] = a.view(np.uint8).reshape(n, W)
-    words = mat.view(np.uint64)
+    if W == W8 and n:
+        words = a.view(np.uint64).reshape(n, W8 // 8)  # whole words already: no copy
+    else:
+        mat = np.zeros((n, W8), dtype=np.uint8)
+        mat[:, :W] = a.view(np.uint8).reshape(n, W)
+        words = mat.view(np.uint64)
     h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
     for j in range(words.shape[1]):  # loop over 8-byte words of the strings, not over strings
         w = words[:, j]
