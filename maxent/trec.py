@@ -248,11 +248,16 @@ class _Table:
             mat[i, : len(tail)] = tail
         return mat
 
-    def matrix(self, c: int, right: bool = False) -> np.ndarray:
-        """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
-        right (or, with ``right``, on the left, so the tokens' last bytes line up)."""
+    def bounds(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end offsets of column c's tokens."""
         tok = self.first + c
-        a, e = self.starts[tok], self.ends[tok]
+        return self.starts[tok], self.ends[tok]
+
+    def matrix(self, c: int, right: bool = False, bounds=None) -> np.ndarray:
+        """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
+        right (or, with ``right``, on the left, so the tokens' last bytes line up).
+        ``bounds``: the column's :meth:`bounds`, when the caller has them."""
+        a, e = self.bounds(c) if bounds is None else bounds
         length = e - a
         W = max(1, int(length.max(initial=1)))
         if right:
@@ -267,13 +272,15 @@ class _Table:
         else:
             mat = self._windows(a, W)
             lead = None
-        short = np.flatnonzero(length < W)
-        if len(short):
+        is_short = length < W
+        n_short = np.count_nonzero(is_short)
+        if n_short:
             cols = np.arange(W)[None, :]
             keep = (cols >= lead[:, None]) if right else (cols < length[:, None])
-            if len(short) > len(a) // 8:
+            if n_short > len(a) // 8:
                 mat *= keep
             else:
+                short = np.flatnonzero(is_short)
                 mat[short] *= keep[short]
         return mat
 
@@ -285,10 +292,11 @@ class _Table:
         line holds.
         """
         tok = self.first + c
-        length = self.ends[tok] - self.starts[tok]
+        a, e = self.starts[tok], self.ends[tok]
+        length = e - a
         long = np.flatnonzero(length > LONG_TOKEN)
         if len(long) == 0:
-            mat = self.matrix(c)
+            mat = self.matrix(c, bounds=(a, e))
             return mat.view(f"S{mat.shape[1]}").ravel()
         short_ends = self.ends[tok].copy()
         short_ends[long] = self.starts[tok][long]     # empty tokens while building the matrix
