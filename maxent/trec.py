@@ -182,12 +182,15 @@ class _KeyIndex:
         if len(self.sorted) == 0:
             return out
         b = (query >> self._shift).astype(np.intp)
-        lo, hi = self._bucket[b], self._bucket[b + 1]
-        last = len(self.sorted) - 1
-        for j in range(self._widest):  # the j-th key of each query's bucket
-            rows = np.flatnonzero(hi - lo > j) if j else np.arange(len(query))
-            pos = np.minimum(lo[rows] + j, last)
-            hit = (self.sorted[pos] == query[rows]) & (hi[rows] - lo[rows] > j)
+        lo = self._bucket[b]
+        size = self._bucket[b + 1] - lo
+        pos = np.minimum(lo, len(self.sorted) - 1)
+        hit = (self.sorted[pos] == query) & (size > 0)      # the first key of each bucket
+        out[hit] = self.order[pos[hit]]
+        for j in range(1, self._widest):                     # the j-th: few buckets hold 2+
+            rows = np.flatnonzero(size > j)
+            pos = lo[rows] + j
+            hit = self.sorted[pos] == query[rows]
             out[rows[hit]] = self.order[pos[hit]]
         return out
 
