@@ -356,7 +356,9 @@ def exit_now(code: int) -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more can be shown
+        except BrokenPipeError:        # the reader went away: as main() does, 141 (SIGPIPE)
+            code = 141
+        except (OSError, ValueError):  # a closed stream: nothing more can be shown
             pass
     os._exit(code)
 
