@@ -160,7 +160,7 @@ class _KeyIndex:
     """Positions of 64-bit keys: a bucketed hash index over the sorted keys (numpy only, so
     reading and ranking never import pandas).
 
-    The keys are well-mixed hashes, so their top ``k`` bits (2^k >= 4 x the number of keys)
+    The keys are well-mixed hashes, so their top ``k`` bits (2n <= 2^k < 4n for n keys)
     spread them evenly over buckets; a key's bucket is the range of the sorted keys sharing
     those bits, found by two array reads, and scanned in a few vectorised passes (the
     largest bucket's size, typically 3 or 4) instead of a binary search per query.
@@ -170,10 +170,12 @@ class _KeyIndex:
         self.order = np.argsort(keys, kind="stable")
         self.sorted = keys[self.order]
         self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
-        bits = max(4, int(len(keys) * 4).bit_length())
+        bits = max(4, int(len(keys) * 2).bit_length())       # 2n to 4n buckets
         self._shift = _U(64 - bits)
         self._bucket = np.searchsorted(self.sorted >> self._shift,
                                        np.arange(2 ** bits + 1, dtype=np.uint64))
+        if len(keys) < 2**31:                                # 8 to 16 bytes per key
+            self._bucket = self._bucket.astype(np.int32)
         self._widest = int(np.diff(self._bucket).max(initial=0))
 
     def get_indexer(self, query: np.ndarray) -> np.ndarray:
