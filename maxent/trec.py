@@ -16,9 +16,11 @@ exponential gain 2^g - 1 finite.
 A UTF-8 byte-order mark at the start of a file (as some editors write) is read through:
 it is not part of the first line's first token.
 
-Parsing is vectorised: token boundaries come from one numpy pass over the bytes, columns
-are gathered into fixed-width byte arrays and scores are parsed by an exact vectorised
-decimal fast path, so no Python object is made per line. Every problem raises
+gzip files are decompressed by :func:`maxent._rawread.inflate_engine` (ISA-L with the
+optional ``fast`` extra, else zlib: the same bytes). Parsing is vectorised: token
+boundaries come from one numpy pass over the bytes, columns are gathered into fixed-width
+byte arrays and scores are parsed by an exact vectorised decimal fast path, so no Python
+object is made per line. Every problem raises
 :class:`~maxent.errors.InputError` naming the file, the line and the reason.
 """
 from __future__ import annotations
