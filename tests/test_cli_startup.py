@@ -1,9 +1,12 @@
-"""The fast path of ``python -m maxent.evaluate`` (issue 13, start-up): what it imports, the
-gzip engines, the hash index of the grade look-up and the vectorised score parser.
+"""The fast path of ``python -m maxent.evaluate`` (issue 13, start-up): what the command
+loads, its BLAS start-up and quick exit, the gzip engines, the hash index of the grade
+look-up and the O(n) ranking of presorted runs.
 
 Oracles: zlib (the standard library) for the optional ISA-L gzip engine; a Python dict for
-the bucketed hash index; Python's correctly rounded ``float()`` for the score parser; the
-module list of ``python -X importtime`` for what the command imports.
+the bucketed hash index; Python's sort by trec_eval's key for the ranking; the same
+evaluation in this process for the command's output; ``sys.modules`` and the environment of
+the real command, recorded at its exit by a ``sitecustomize`` module.
+(The score parser's oracle test, against ``float()``, is in tests/test_nothing_silent.py.)
 """
 from __future__ import annotations
 
