@@ -46,6 +46,11 @@ GZIP_RATIO = 3
 """Estimated text bytes per gzip byte (the bundled TREC-COVID runs: 2.9 to 4.8)."""
 
 
+PIPE_SIZE = 1 << 20
+"""Pipe buffer asked for (Linux's default maximum): a child's ranked lists (a byte per
+document kept) usually fit, so it writes them at once and ends."""
+
+
 class RunHeader:
     """What the output needs of a run read in another process: its name and tag."""
 
@@ -107,7 +112,7 @@ def plan(paths, jobs: int | None) -> tuple[list[Path], list[list[int]]] | None:
     if n < 2 or not _single_threaded():
         return None
     # longest first to the least loaded; the parent starts with the assembly and printing
-    loads = [sum(sizes) * 0.05 / n] + [0.0] * (n - 1)
+    loads = [sum(sizes) * 0.08 / n] + [0.0] * (n - 1)
     shares: list[list[int]] = [[] for _ in range(n)]
     for i in sorted(range(len(files)), key=lambda i: -sizes[i]):
         j = min(range(n), key=loads.__getitem__)
@@ -124,12 +129,13 @@ def _read_rank_share(files, share, qrels: Qrels, setup: RankSetup) -> list[tuple
     """Read and rank the files of one share: ``(index, header, part, messages)`` each.
     Raises _Unusual on any warning (the sequential path shows it in its place)."""
     out = []
+    small = np.int8 if setup.levels <= 127 else np.int16  # grades (-1 unjudged) to send
     with warnings.catch_warnings(record=True) as caught:
         for i in share:
             run = read_run(files[i])
             part, messages = rank_one(run, qrels, setup)
             name, present, lengths, grades, overlap = part
-            part = (name, present, lengths, grades.astype(np.int16), overlap)  # grades <= 255
+            part = (name, present, lengths, grades.astype(small), overlap)
             out.append((i, (run.name, run.tag, run.path), part, messages))
     if caught:
         raise _Unusual(str(caught[0].message))
@@ -179,7 +185,8 @@ def read_and_rank(paths, qrels: Qrels, *, depth: int, complete: bool, precision:
     if planned is None:
         return None
     files, shares = planned
-    import signal  # here, not at start-up: the sequential path does not need it
+    import fcntl   # here, not at start-up: the sequential path does not need them
+    import signal
 
     children = []           # (pid, read end)
     try:
@@ -188,6 +195,10 @@ def read_and_rank(paths, qrels: Qrels, *, depth: int, complete: bool, precision:
         inflate_engine()    # imported once too
         for share in shares[1:]:
             rfd, wfd = os.pipe()
+            try:            # room for the whole answer: the child never waits to write
+                fcntl.fcntl(wfd, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+            except (AttributeError, OSError):
+                pass
             # SIGINT blocked across the fork: no KeyboardInterrupt can reach the child
             # before it is inside _child (it would run the parent's code)
             mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
