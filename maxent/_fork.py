@@ -10,18 +10,21 @@ every part in argument order (:func:`maxent.ranked.assemble`): the same arrays a
 sequential path, hence byte-identical output.
 
 Errors are the sequential path's by construction: anything unusual (a bad file, any
-exception or warning while reading or ranking, a child that fails or dies, even a
-duplicate run name) makes the parent kill and reap its children, discard the parallel
+exception or warning while reading or ranking, a child that fails or dies, no topic in
+common with the qrels) makes the parent kill and reap its children, discard the parallel
 work and run the sequential path from the start, which raises (or prints) exactly what it
-always does. Children end with ``os._exit`` (no clean-up, no atexit, no stdio flush: they
+always does; what can be seen before forking (a missing file, an empty directory, a run
+name twice, a file that is not a regular file) sends the command there at once. Children end with ``os._exit`` (no clean-up, no atexit, no stdio flush: they
 never write to stdout or stderr), die at once on SIGINT (default action), and are reaped by
 the parent (``waitpid``) on every path, an interrupt of the parent included.
 
 Forking is only used where it can pay: ``os.fork`` and ``os.sched_getaffinity`` exist
-(Linux), the process has a single thread (forking a multi-threaded process can deadlock), every
-input is a regular file, and (``jobs=None``, automatic) there are at least two usable CPUs
-and enough input: one process per :data:`MIN_WORK_PER_JOB` bytes of text, at most one per
-usable CPU and per file.
+(Linux), the process has a single thread (forking a multi-threaded process can deadlock),
+and with ``jobs=None`` (automatic) as many processes as there are CPUs idle right now
+(:func:`idle_cpus`; on a busy machine a child only takes time from its parent), at most one
+per :data:`MIN_WORK_PER_JOB` bytes of run text and one per file. The saving is the child's
+share of the reading and ranking, less a few milliseconds (the fork, the copy-on-write page
+faults of both processes, the transfer).
 """
 from __future__ import annotations
 

@@ -4,7 +4,9 @@
 [--score-precision single|double] [--format trec|csv]`` prints, in ``trec`` format, lines
 comparable one for one with trec_eval's (``measure<TAB>topic<TAB>value``, ``%6.4f``, an
 ``all`` block per run). The ``trec`` format path imports neither pandas nor scipy, so the
-command starts fast; ``csv`` and the :func:`evaluate` API return pandas frames.
+command starts fast; ``csv`` and the :func:`evaluate` API return pandas frames. With
+``--jobs N`` (default ``auto``: into the CPUs idle at that moment) a forked child reads and
+ranks a share of the run files (:mod:`maxent._fork`); output and errors are the same.
 
 Score precision: trec_eval 9.x (and pytrec_eval, and the official TREC result files) ranks
 by scores stored as C floats; trec_eval 10.0 stores them as doubles. ``single`` (default)
