@@ -19,8 +19,11 @@ tool pays. Ours is also timed with the standard library's zlib instead of the ``
 extra's ISA-L gzip engine (isal hidden from the import system), when isal is installed,
 and with ``--jobs 1`` (one process) and ``--jobs 2`` (a forked child reads and ranks about
 half of the runs, whatever the load; see ``maxent/_fork.py``) beside the default
-``--jobs auto`` (which forks only into a CPU no other task is running on); ``idle`` counts
-how often a CPU was idle when a run of ours started (``maxent._fork.idle_cpus``).
+``--jobs auto`` (which forks only into CPUs no other task is running on:
+``maxent._fork.idle_cpus``). As whether a fork pays depends on how many other tasks are
+running, each ``--jobs 2`` run is also paired with the ``--jobs 1`` run just before it and
+the pairs' median ratio is reported by the number of other running tasks (``/proc/loadavg``)
+sampled just before the pair.
 Timings on a shared machine vary with load; the ratio of the two measured in the same run
 is what to compare. Speed is reported, never asserted (STYLE B7).
 
@@ -37,7 +40,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # this tree's maxent (for idle_cpus), as the commands use
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
 QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 
@@ -79,6 +81,15 @@ def _cmd_peer() -> list[str]:
 
 
 ENV = dict(os.environ)
+
+
+def _others_running() -> int | None:
+    """Tasks running right now besides this one (Linux ``/proc/loadavg``)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def _time(cmd: list[str], **env) -> tuple[float, str]:
@@ -126,16 +137,16 @@ def main(argv: list[str] | None = None) -> int:
         if _time(_cmd_ours() + ["--jobs", jobs])[1] != out:
             print(f"outputs differ with --jobs {jobs}", file=sys.stderr)
             return 1
-    from maxent._fork import idle_cpus
-
-    idle = 0
+    pairs: dict[str, list[float]] = {}
     t = {k: [] for k in ("ours", "ours_j1", "ours_j2", "ours_zlib", "peer", "python", "numpy",
                          "numpy1")}
     for _ in range(args.repeat):  # alternate, so load changes hit all alike
-        idle += idle_cpus() > 0
         t["ours"].append(_time(_cmd_ours())[0])
+        others = _others_running()
         t["ours_j1"].append(_time(_cmd_ours() + ["--jobs", "1"])[0])
         t["ours_j2"].append(_time(_cmd_ours() + ["--jobs", "2"])[0])
+        key = "unknown" if others is None else str(min(others, 2)).replace("2", ">=2")
+        pairs.setdefault(key, []).append(t["ours_j2"][-1] / t["ours_j1"][-1])
         t["peer"].append(_time(_cmd_peer())[0])
         if has_isal:
             t["ours_zlib"].append(_time(_cmd_ours_zlib(), OPENBLAS_NUM_THREADS="1")[0])
@@ -153,7 +164,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  python -m maxent.evaluate, {engine}  {med['ours']:.3f} s")
     print(f"  ... --jobs 1 (one process)                    {med['ours_j1']:.3f} s")
     print(f"  ... --jobs 2 (fork whatever the load)         {med['ours_j2']:.3f} s")
-    print(f"  (a CPU was idle at {idle} of {args.repeat} starts of --jobs auto)")
+    for key in sorted(pairs):
+        print(f"    --jobs 2 / --jobs 1 with {key} other task(s) running: median "
+              f"{statistics.median(pairs[key]):.3f} over {len(pairs[key])} pair(s)")
     if has_isal:
         print(f"  python -m maxent.evaluate, zlib               {med['ours_zlib']:.3f} s")
     else:
