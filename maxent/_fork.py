@@ -47,8 +47,6 @@ below which automatic mode does not fork: a fork, its page copies and the transf
 ranked lists cost a few milliseconds, reading and ranking 4 MB of run text about 20."""
 GZIP_RATIO = 3
 """Estimated text bytes per gzip byte (the bundled TREC-COVID runs: 2.9 to 4.8)."""
-
-
 PIPE_SIZE = 1 << 20
 """Pipe buffer asked for (Linux's default maximum): a child's ranked lists (a byte per
 document kept) usually fit, so it writes them at once and ends."""
@@ -73,10 +71,11 @@ def usable_cpus() -> int:
 
 def idle_cpus(loadavg="/proc/loadavg") -> int:
     """Usable CPUs minus the tasks other than this one running right now (``nr_running`` of
-    ``/proc/loadavg``), at least 0: the CPUs a forked child would have to itself. A CPU
-    shared with another task gives a child nothing where the scheduler shares CPU time per
-    session (Linux's autogroups): there, two processes of one command get the time one
-    would have had (measured: 30-50% slower than one process, at load 4 on 2 CPUs)."""
+    ``/proc/loadavg``), at least 0: the CPUs this command would have to itself, its own
+    included. A CPU shared with another task gives a child nothing where the scheduler
+    shares CPU time per session (Linux's autogroups): there, two processes of one command
+    get the time one would have had, and the fork's overhead makes the command slower
+    (measured on 2 CPUs with one or two other tasks running: 5-14%)."""
     try:
         with open(loadavg, "rb") as f:
             running = int(f.read().split()[3].split(b"/")[0])
