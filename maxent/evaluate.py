@@ -318,9 +318,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=("trec", "csv"), default="trec", help="output format")
     p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
                    help="processes reading and ranking the run files: N, or auto (default: "
-                        "one per usable CPU and per 4 MB of run text, at most one per file; "
-                        "forked after the qrels are read, Linux only; 1 = one process). The "
-                        "output and errors are the same whatever N")
+                        "one per CPU that no other task is running on at that moment, per 4 MB "
+                        "of run text and per file; forked after the qrels are read, Linux "
+                        "only; 1 = one process). The output and errors are the same whatever N")
     p.add_argument("--describe", metavar="MEASURE", help="print a measure's definition and exit")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
