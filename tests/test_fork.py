@@ -277,3 +277,14 @@ def test_idle_cpus_from_the_running_task_count(tmp_path, monkeypatch, running, i
     assert _fork.idle_cpus(loadavg) == idle
     assert _fork.idle_cpus(tmp_path / "absent") == 0
     assert 0 <= _fork.idle_cpus() <= os.cpu_count()        # the real /proc/loadavg
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "two", ""])
+def test_jobs_must_be_a_positive_integer_or_auto(value, capsys):
+    from maxent.evaluate import main
+
+    with pytest.raises(SystemExit) as e:
+        main([str(QRELS), str(RUNS[0]), "--jobs", value])
+    assert e.value.code == 2                               # argparse's usage error
+    assert "--jobs: expected a positive integer or auto" in capsys.readouterr().err
+    assert main([str(QRELS), str(RUNS[0]), "-m", "map", "--jobs", "auto"]) == 0
