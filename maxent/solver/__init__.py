@@ -270,10 +270,11 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         kappa = np.ascontiguousarray(np.asarray(kappa, dtype=np.float64).reshape(B, -1))
         f = np.ascontiguousarray(np.asarray(f, dtype=np.float64)[: lists.grades.shape[1]])
         nb.prefix_batch(np.asarray(js, dtype=np.int64), kappa, f, batch.target, batch.counts,
-                        lengths, undefined, tol, kkt_tol, _KKT_STEPS_COMPILED, P_out, col0,
-                        theta, code, nit, resid, ent, att, stat)
+                        lengths, undefined, tol, kkt_tol, _KKT_STEPS_COMPILED,
+                        _FALLBACK_FACTOR * max_iter, P_out, col0, theta, code, nit, resid, ent,
+                        att, stat)
         msg = "KKT point"
-    done = np.flatnonzero(code == 0)
+    done = np.flatnonzero((code == 0) | (code == 3))
     if len(done):
         g = s + done
         out["status"][g] = Status.OPTIMAL.value
@@ -284,7 +285,8 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         out["entropy"][g] = ent[done]
         out["attained"][g] = att[done]
         out["mult"][g] = _multipliers(theta[done], batch.grade_ok[done], batch.ref[done])
-    return np.flatnonzero(code != 0)
+        out["message"][s + np.flatnonzero(code == 3)] = "KKT point (second run: successive linearisation)"
+    return np.flatnonzero((code != 0) & (code != 3))
 
 
 def _empty(B, N, L, target, graded):

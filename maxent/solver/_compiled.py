@@ -50,6 +50,7 @@ _MAX_EXP = 30.0
 _ELASTIC = 0.99
 _START_TOL = 1e-8
 _START_STEPS = 2
+_FAR_TOL = 1e-8     # = maxent.solver.linearize's far_tol (the second run)
 _LS_STEPS = 8
 _INNER_ITER = 40
 _EXP_MIN = -300.0   # exp(d) below this is taken as 0: products of two such p stay normal floats
@@ -65,7 +66,7 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _fexp(x):
     """exp(x) for -745 < x < 709 within 1 ulp (checked against numpy in the tests), written
     without calls so that LLVM vectorises the loops that use it (numba's np.exp is a scalar
@@ -100,7 +101,7 @@ def fexp_array(x):
 
 
 # ----------------------------------------------------------------------------- small algebra
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _nsum(s, c, x):
     """One step of Neumaier's compensated summation: returns (s + x, new compensation);
     the sum is s + c. (Naive sums over 1000 ranks lose ~1e-11 on counts of ~1000, above the
@@ -739,32 +740,24 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
 
 
 @njit(cache=True)
-def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th_out):
-    """One interior problem of a prefix metric in slot form. Pf (J+1, N) gets p.
+def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P, Pt, th, W0, W1, G, Gt, Q):
+    """Successive linearisation (:func:`maxent.solver.linearize.linearize`, one problem in
+    slot form) from the count-only distribution, at most ``steps`` subproblems: each the
+    convex dual with W = dE/dp at the iterate (inexact, dual residual ``far_tol``, while the
+    stationarity is > 1e-5), its target moved 99 % of the way to the range of <W, p> when
+    out of it; the step by Armijo on the exact penalty -H(p) + mu |E(p) - v|. Certified
+    (count and metric residual <= tol, stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the
+    subproblem's solution p_l, left in Pt with its multipliers in th.
 
-    Returns (code 0 certified / 2 not, nit, stationarity, E, residual); th_out (J+2) gets
-    [a_0 = 0, a_1, .., a_J, b] over the populated categories."""
+    Returns (certified, nit, stationarity, E(p_l), residual)."""
     Lc = J + 1
-    N = Pf.shape[1]
     ok = np.ones(Lc, dtype=np.bool_)
-    ones = np.ones(N)
-    G = np.zeros((J, N))
-    Q = np.zeros((J, N))
-    W0 = np.zeros((Lc, N))
-    W1 = np.zeros((Lc, N))
-    P = np.zeros((Lc, N))
-    Pt = np.zeros((Lc, N))
-    F = np.zeros((J, N))
-    Gt = np.zeros((J, N))
-    th = np.zeros(Lc + 1)
+    ones = np.ones(P.shape[1])
     Ksum = 0.0
     for i in range(Lc):
         Ksum += Kp[i]
-    # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation from
-    # the count-only distribution, the first being the linear relaxation; each subproblem
-    # is the convex dual with W = dE/dp at the iterate, its target moved 99 % of the way to
-    # the range of <W, p> when out of it, the step taken with an Armijo line search on the
-    # exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
+    El = 0.0
+    resl = np.inf
     for i in range(Lc):
         for n in range(n_len):
             P[i, n] = Kp[i] / Ksum
@@ -776,7 +769,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th
     mu = 1.0
     stat = np.inf
     nit = 0
-    for k in range(_START_STEPS):
+    for k in range(steps):
         cur = 0.0
         top = 0.0
         bot = 0.0
@@ -802,7 +795,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th
             vk = cur + _ELASTIC * (hi - cur)
         if vk < lo:
             vk = cur + _ELASTIC * (lo - cur)
-        inner = _START_TOL if stat > 1e-5 else 0.1 * tol
+        inner = far_tol if stat > 1e-5 else 0.1 * tol
         _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, _INNER_ITER)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
         _features(Gt, J, n_len, W1)
@@ -822,11 +815,8 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th
         resl = max(resl, abs(El - v))
         nit += 1
         if resl <= tol and stat <= kkt_tol:
-            for i in range(Lc + 1):
-                th_out[i] = th[i]
-            _copy(Pt, Pf, Lc, n_len)
-            return 0, nit, stat, El, resl
-        if k == _START_STEPS - 1:
+            return True, nit, stat, El, resl
+        if k == steps - 1:
             break
         mu = max(mu, 2.0 * abs(bl) + 1.0)
         phi0 = -Hc + mu * abs(E - v)
@@ -858,6 +848,45 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th
             E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
             Hc = _entropy(P, Lc, n_len)
             _features(G, J, n_len, W0)
+    return False, nit, stat, El, resl
+
+
+@njit(cache=True)
+def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fallback, th_out):
+    """One interior problem of a prefix metric in slot form. Pf (J+1, N) gets p.
+
+    Returns (code, nit, stationarity, E, residual): code 0 certified by Newton, 3 certified
+    by the second run (successive linearisation from the start, at most ``fallback``
+    steps, as :func:`maxent.solver.solve` does for the problems Newton-KKT leaves), 2 not
+    certified; th_out (J+2) gets [a_0 = 0, a_1, .., a_J, b] over the populated categories."""
+    Lc = J + 1
+    N = Pf.shape[1]
+    ok = np.ones(Lc, dtype=np.bool_)
+    ones = np.ones(N)
+    G = np.zeros((J, N))
+    Q = np.zeros((J, N))
+    W0 = np.zeros((Lc, N))
+    W1 = np.zeros((Lc, N))
+    P = np.zeros((Lc, N))
+    Pt = np.zeros((Lc, N))
+    F = np.zeros((J, N))
+    Gt = np.zeros((J, N))
+    th = np.zeros(Lc + 1)
+    Ksum = 0.0
+    for i in range(Lc):
+        Ksum += Kp[i]
+    # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation from
+    # the count-only distribution, the first being the linear relaxation; each subproblem
+    # is the convex dual with W = dE/dp at the iterate, its target moved 99 % of the way to
+    # the range of <W, p> when out of it, the step taken with an Armijo line search on the
+    # exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
+    ok_, nit, stat, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
+                                              _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt, Q)
+    if ok_:
+        for i in range(Lc + 1):
+            th_out[i] = th[i]
+        _copy(Pt, Pf, Lc, n_len)
+        return 0, nit, stat, El, resl
     # the last subproblem's solution (exact exponential form) starts Newton
     for i in range(Lc):
         for n in range(n_len):
@@ -932,7 +961,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th
                     th_out[i] = th[i]
                 _copy(Pt, Pf, Lc, n_len)
                 return 0, nit, stl, El, resl
-            return 2, nit, stl, El, resl
+            break
         nit += 1
         # ---- Newton direction: X = A^{-1} [F, 1_s (s < J), G']
         for r in range(J):
@@ -1027,13 +1056,20 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, th
                 E, merit, st, res = Et, mt, stt, rest
                 break
             t *= 0.5
+        if _DEBUG:
+            print("   line search t", t, "accepted", acc_)
         stalled = not acc_
         if not acc_:
             # F was overwritten by the trials: recompute it at the iterate
             merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F)
-    _to_th(alpha, b, J, th_out)
-    _copy(P, Pf, Lc, n_len)
-    return 2, nit, st, E, res
+    # second run: successive linearisation from the count-only distribution (targets within
+    # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
+    ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
+                                            _FAR_TOL, P, Pt, th, W0, W1, G, Gt, Q)
+    for i in range(Lc + 1):
+        th_out[i] = th[i]
+    _copy(Pt, Pf, Lc, n_len)
+    return (3 if ok_ else 2), nit + nl, stl, El, resl
 
 
 @njit(cache=True)
@@ -1052,14 +1088,15 @@ def _copy(src, dst, Lc, n_len):
 
 
 @njit(cache=True, nogil=True)
-def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newton, P_out, col0,
-                 theta_out, code, nit_out, resid_out, ent_out, att_out, stat_out):
+def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newton, fallback,
+                 P_out, col0, theta_out, code, nit_out, resid_out, ent_out, att_out, stat_out):
     """Solve every problem of a batch of a prefix metric (AP family, GAP).
 
     js (J0,) category thresholds, kappa (B, J0), f (N,) (``metric.prefix_hessian``); v (B,),
     K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`linear_batch`, plus the
     stationarity; theta_out (B, L+1) holds a_z (0 for empty categories) and b.
-    code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy).
+    code: 0 optimal, 3 optimal by the second run (``fallback`` linearisation steps),
+    1 not interior (left to numpy), 2 not certified (left to numpy).
     """
     B, L = K.shape
     N = f.shape[0]
@@ -1128,10 +1165,10 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
             code[i] = 1
             continue
         cd, it, st, E, res = _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v[i], tol, kkt_tol,
-                                         max_newton, th)
+                                         max_newton, fallback, th)
         nit_out[i] = it
         code[i] = cd
-        if cd != 0:
+        if cd != 0 and cd != 3:
             continue
         for k in range(Lp):
             z = pop[k]
