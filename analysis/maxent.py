@@ -26,7 +26,7 @@ from analysis import _cli
 from analysis._instances import (Settings, analyse_run, graded_summary, infer, parse_graded_pr,  # noqa: F401
                                  run_instances, split_names)
 from maxent.errors import ParameterError
-from maxent.inference import (expected_pr_curve, graded_pr_points, inferred_graded_pr, kendall_tau,
+from maxent.inference import (expected_pr_curve, graded_pr_points, inferred_graded_pr_curve, kendall_tau,
                               real_pr_curve, rms, threshold_probabilities)
 from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
@@ -174,10 +174,10 @@ def _figure_graded_pr(examples: list, settings: Settings, out: Path) -> Path:
                 continue
             res = solve(metric, metric.value(lists), lists, count=settings.count)
             n = lists.lengths[0]
-            W, GP = inferred_graded_pr(res.p, g)
+            rec, prec = inferred_graded_pr_curve(res.p, lists, g)
             curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                         "curve": f"inferred from {metric}",
-                                        "recall": W[0, :n] / max(pts.Z[0], 1e-300), "precision": GP[0, :n]}))
+                                        "recall": rec[0, :n], "precision": prec[0, :n]}))
     return _plot_curves(curves, out / "fig_graded_pr_examples.png", "graded recall", "graded precision",
                         "actual and inferred graded precision-recall curves (paper 004 s3.2, g = "
                         + ", ".join("%.3g" % x for x in g) + ")")

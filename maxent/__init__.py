@@ -44,6 +44,7 @@ _LAZY = {
     "expected_pr_curve": "maxent.inference", "real_pr_curve": "maxent.inference",
     "threshold_probabilities": "maxent.inference", "graded_pr_errors": "maxent.inference",
     "graded_pr_points": "maxent.inference", "inferred_graded_pr": "maxent.inference",
+    "inferred_graded_pr_curve": "maxent.inference",
     "RankingData": "maxent.letor", "read_letor": "maxent.letor",
     "HAS_SOLUTION": "maxent.solver", "NO_SOLUTION": "maxent.solver", "MaxEntResult": "maxent.solver",
     "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
@@ -78,7 +79,7 @@ __all__ = [
     # maximum-entropy inference and its scoring (maxent.solver, maxent.inference)
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
     "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
-    "graded_pr_points", "inferred_graded_pr", "graded_pr_errors",
+    "graded_pr_points", "inferred_graded_pr", "inferred_graded_pr_curve", "graded_pr_errors",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings

@@ -37,6 +37,7 @@ __all__ = [
     "GradedPR",
     "graded_pr_points",
     "inferred_graded_pr",
+    "inferred_graded_pr_curve",
     "graded_pr_errors",
 ]
 
@@ -297,6 +298,17 @@ def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
     GP = np.where(ok, (gq * (1.0 + S)).sum(axis=2) / (n * np.where(ok, den, 1.0)),
                   (gj[1:] * (1.0 + S)).sum(axis=2) / n)
     return np.cumsum(den, axis=1), GP
+
+
+def inferred_graded_pr_curve(p: np.ndarray, lists: RankedLists, g=None) -> tuple[np.ndarray, np.ndarray]:
+    """Inferred graded (recall, precision) at every rank: W / Z and GP_e of :func:`inferred_graded_pr`.
+
+    Z is each list's real total graded relevance (:func:`graded_pr_points`), so the inferred
+    recall is on the same scale as the real curve's; lists with Z = 0 get recall 0.
+    """
+    W, GP = inferred_graded_pr(p, g)
+    Z = graded_pr_points(lists, g).Z
+    return np.where(Z[:, None] > 0, W / np.where(Z > 0, Z, 1.0)[:, None], 0.0), GP
 
 
 def graded_pr_errors(p: np.ndarray, lists: RankedLists, g=None, alignment: str = "recall") -> PRErrors:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from maxent.inference import (graded_pr_errors, graded_pr_points, inferred_graded_pr, real_pr_points)
+from maxent.inference import (graded_pr_errors, graded_pr_points, inferred_graded_pr, inferred_graded_pr_curve,
+                              real_pr_points)
 from maxent.metrics import parse_measure
 from maxent.metrics.gap import GAP
 from maxent.ranked import RankedLists
@@ -95,6 +96,21 @@ def test_indicator_distribution_reproduces_real_curve(alignment):
         err = graded_pr_errors(p, lists, g, alignment)
         has = graded_pr_points(lists, g).valid.sum(axis=1) > 0
         assert np.allclose(err.rms[has], 0, atol=1e-12) and np.isnan(err.rms[~has]).all()
+
+
+@pytest.mark.parametrize("g", G_SETTINGS)
+def test_inferred_curve_of_indicator_is_the_real_curve(g):
+    """At the 0/1 indicator of the real grades, (W / Z, GP_e) at each real point's rank is the real
+    (recall, precision); oracle: graded_pr_points (itself checked against the pivot loops above)."""
+    lists = _lists(9)
+    pts = graded_pr_points(lists, g)
+    rec, prec = inferred_graded_pr_curve(_indicator(lists), lists, g)
+    r = np.clip(pts.ranks - 1, 0, lists.depth - 1)
+    v = pts.valid
+    assert v.any()
+    assert np.allclose(np.take_along_axis(rec, r, axis=1)[v], pts.recall[v], atol=1e-12)
+    assert np.allclose(np.take_along_axis(prec, r, axis=1)[v], pts.precision[v], atol=1e-12)
+    assert np.all(rec[pts.Z == 0] == 0)
 
 
 def test_binary_qrels_give_the_binary_pr_curve():
