@@ -55,7 +55,6 @@ _LS_STEPS = 8
 _INNER_ITER = 40
 _EXP_MIN = -300.0   # exp(d) below this is taken as 0: products of two such p stay normal floats
 # (subnormal arithmetic is ~100x slower; p < 5e-131 changes no residual, entropy or count)
-_DEBUG = False
 _POLISH_ITER = 20
 
 
@@ -475,9 +474,6 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
     cnt = np.empty(N)
     run = np.empty(N, dtype=np.int64)
     th = np.empty(L + 1)
-    g = np.empty(L + 1)
-    H = np.empty((L + 1, L + 1))
-    tr = np.empty(L + 1)
     for i in range(B):
         W = WT[i]
         n_len = lengths[i]
@@ -652,6 +648,57 @@ def _tail_counts(P, J, n_len, Kp, c):
 
 
 @njit(cache=True)
+def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
+    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
+    E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
+    bk = b * k
+    # Gs[n, 0, 0] holds 1/D_n; Gs[n, 0, 1:] unused here (g_n goes to X, then y overwrites it)
+    e_next = 0.0
+    if n_len > 0:
+        e_next = 1.0 / max(P[1, 0], 1.0 / _PINV_MAX) + 1.0 / max(P[0, 0], 1.0 / _PINV_MAX) + bk * f[0]
+    dinv_prev = 0.0
+    for n in range(n_len):
+        e_n = e_next
+        if n + 1 < n_len:
+            e_next = (1.0 / max(P[1, n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P[0, n + 1], 1.0 / _PINV_MAX)
+                      + bk * f[n + 1])
+        else:
+            e_next = 0.0
+        d = e_n + e_next - bk * w[n]
+        if n > 0:
+            d -= e_n * e_n * dinv_prev
+        if not (d != 0.0) or not np.isfinite(d):
+            return False
+        dinv = 1.0 / d
+        fac = e_n * dinv_prev
+        for q in range(nr):
+            rt = R[0, n, q] - (R[0, n + 1, q] if n + 1 < n_len else 0.0)
+            if n > 0:
+                rt += fac * X[0, n - 1, q]
+            X[0, n, q] = rt
+        Gs[n, 0, 0] = dinv
+        # E'_{n+1} for the backward pass
+        if nr > 1:
+            Gs[n, 0, 1] = e_next
+        dinv_prev = dinv
+    for n in range(n_len - 1, -1, -1):
+        dinv = Gs[n, 0, 0]
+        en1 = Gs[n, 0, 1]
+        for q in range(nr):
+            acc = X[0, n, q]
+            if n + 1 < n_len:
+                acc += en1 * X[0, n + 1, q]
+            y = dinv * acc
+            if not np.isfinite(y):
+                return False
+            X[0, n, q] = y
+    for n in range(n_len - 1, 0, -1):
+        for q in range(nr):
+            X[0, n, q] -= X[0, n - 1, q]
+    return True
+
+
+@njit(cache=True)
 def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB, tmpV):
     """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
     block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
@@ -659,6 +706,8 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
     E'_n = E_{H,n} + b f_n diag(kappa'); right-hand side R_n - R_{n+1}. Block Thomas
     (LDL^T without pivoting across blocks, Gauss-Jordan within a J x J block).
     Returns False on a singular or non-finite block."""
+    if J == 1:
+        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
     # E'_n for every rank: Ep (N, J, J)
     for n in range(n_len):
         for r in range(J):
@@ -925,8 +974,6 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     alpha_t = np.empty(J)
     stalled = False
     for it in range(max_newton):
-        if _DEBUG:
-            print("it", it, "merit", merit, "st", st, "res", res, "b", b, "stalled", stalled)
         if st <= kkt_tol and res <= tol:
             _to_th(alpha, b, J, th_out)
             _copy(P, Pf, Lc, n_len)
@@ -1056,8 +1103,6 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                 E, merit, st, res = Et, mt, stt, rest
                 break
             t *= 0.5
-        if _DEBUG:
-            print("   line search t", t, "accepted", acc_)
         stalled = not acc_
         if not acc_:
             # F was overwritten by the trials: recompute it at the iterate
