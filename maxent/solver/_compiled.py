@@ -217,13 +217,14 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z):
         else:
             for n in range(n_len):
                 P[z, n] = 0.0
+    for n in range(n_len):          # no reduction in this loop: it vectorises
+        S[n] += np.log(Z[n])
+        Z[n] = 1.0 / Z[n]
     slse = 0.0
     alse = 0.0
     for n in range(n_len):
-        lse = S[n] + np.log(Z[n])
-        slse += c[n] * lse
-        alse += c[n] * abs(lse)
-        Z[n] = 1.0 / Z[n]
+        slse += c[n] * S[n]
+        alse += c[n] * abs(S[n])
     for z in range(Lc):
         if ok[z]:
             for n in range(n_len):
@@ -699,6 +700,94 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
 
 
 @njit(cache=True)
+def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
+    """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
+    blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]."""
+    k0 = b * kap[0]
+    k1 = b * kap[1]
+    fl = 1.0 / _PINV_MAX
+    for n in range(n_len):
+        i0 = 1.0 / max(P[0, n], fl)
+        i1 = 1.0 / max(P[1, n], fl)
+        i2 = 1.0 / max(P[2, n], fl)
+        Ep[n, 0, 0] = i1 + i0 + k0 * f[n]
+        Ep[n, 0, 1] = -i1
+        Ep[n, 1, 1] = i2 + i1 + k1 * f[n]
+    pa = 0.0
+    pc = 0.0
+    pd = 0.0
+    for n in range(n_len):
+        ea = Ep[n, 0, 0]
+        ec = Ep[n, 0, 1]
+        ed = Ep[n, 1, 1]
+        ta = ea - k0 * w[n]
+        tc = ec
+        td = ed - k1 * w[n]
+        if n + 1 < n_len:
+            ta += Ep[n + 1, 0, 0]
+            tc += Ep[n + 1, 0, 1]
+            td += Ep[n + 1, 1, 1]
+        if n > 0:
+            # B = Dinv_{n-1} E'_n, then E'_n B (symmetric)
+            b00 = pa * ea + pc * ec
+            b01 = pa * ec + pc * ed
+            b10 = pc * ea + pd * ec
+            b11 = pc * ec + pd * ed
+            ta -= ea * b00 + ec * b10
+            tc -= ea * b01 + ec * b11
+            td -= ec * b01 + ed * b11
+        det = ta * td - tc * tc
+        if not (det != 0.0) or not np.isfinite(det):
+            return False
+        idet = 1.0 / det
+        na = td * idet
+        nc = -tc * idet
+        nd = ta * idet
+        for q in range(nr):
+            r0 = R[0, n, q]
+            r1 = R[1, n, q]
+            if n + 1 < n_len:
+                r0 -= R[0, n + 1, q]
+                r1 -= R[1, n + 1, q]
+            if n > 0:
+                g0 = X[0, n - 1, q]
+                g1 = X[1, n - 1, q]
+                u0 = pa * g0 + pc * g1
+                u1 = pc * g0 + pd * g1
+                r0 += ea * u0 + ec * u1
+                r1 += ec * u0 + ed * u1
+            X[0, n, q] = r0
+            X[1, n, q] = r1
+        Dinv[n, 0, 0] = na
+        Dinv[n, 0, 1] = nc
+        Dinv[n, 1, 1] = nd
+        pa, pc, pd = na, nc, nd
+    for n in range(n_len - 1, -1, -1):
+        da = Dinv[n, 0, 0]
+        dc = Dinv[n, 0, 1]
+        dd = Dinv[n, 1, 1]
+        for q in range(nr):
+            g0 = X[0, n, q]
+            g1 = X[1, n, q]
+            if n + 1 < n_len:
+                y0 = X[0, n + 1, q]
+                y1 = X[1, n + 1, q]
+                g0 += Ep[n + 1, 0, 0] * y0 + Ep[n + 1, 0, 1] * y1
+                g1 += Ep[n + 1, 0, 1] * y0 + Ep[n + 1, 1, 1] * y1
+            y0 = da * g0 + dc * g1
+            y1 = dc * g0 + dd * g1
+            if not (np.isfinite(y0) and np.isfinite(y1)):
+                return False
+            X[0, n, q] = y0
+            X[1, n, q] = y1
+    for n in range(n_len - 1, 0, -1):
+        for q in range(nr):
+            X[0, n, q] -= X[0, n - 1, q]
+            X[1, n, q] -= X[1, n - 1, q]
+    return True
+
+
+@njit(cache=True)
 def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB, tmpV):
     """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
     block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
@@ -708,6 +797,8 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
     Returns False on a singular or non-finite block."""
     if J == 1:
         return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
+    if J == 2:
+        return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv)
     # E'_n for every rank: Ep (N, J, J)
     for n in range(n_len):
         for r in range(J):
