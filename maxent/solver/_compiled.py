@@ -1012,9 +1012,6 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     F = np.zeros((J, N))
     Gt = np.zeros((J, N))
     th = np.zeros(Lc + 1)
-    Ksum = 0.0
-    for i in range(Lc):
-        Ksum += Kp[i]
     # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation from
     # the count-only distribution, the first being the linear relaxation; each subproblem
     # is the convex dual with W = dE/dp at the iterate, its target moved 99 % of the way to
