@@ -7,6 +7,10 @@ from __future__ import annotations
 
 import warnings as _warnings
 
+from maxent import _startup
+
+_startup.prepare()  # before numpy loads: `python -m maxent.evaluate` skips the BLAS thread pool
+
 # ``python -m maxent.evaluate`` runs a module that this package has already imported (for
 # the ``evaluate`` function below); runpy then warns. The warning concerns only that module.
 _warnings.filterwarnings(

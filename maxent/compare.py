@@ -29,7 +29,6 @@ better than (the ranx / paper convention), under the chosen test and correction.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import warnings
 from dataclasses import dataclass, field
@@ -319,6 +318,8 @@ class Comparison:
         if fmt == "csv":
             return self.pairs.to_csv(index=False, float_format="%.10g", lineterminator="\n")
         if fmt == "json":
+            import json  # here, not at import: the evaluate command's start-up
+
             means, marks = self.means(), self.marks()
             doc = {"settings": {"test": self.test, "correction": self.correction, "alpha": self.alpha,
                                 "baseline": self.baseline, **self.settings},

@@ -235,9 +235,29 @@ def _describe(name: str) -> str:
     return "\n".join(lines)
 
 
+def _terminal_columns() -> int:
+    """``shutil.get_terminal_size().columns`` without importing shutil (start-up): $COLUMNS,
+    else the size of the terminal on stdout, else 80."""
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Keeps the epilog's lines; appends "(default: X)" only where the help does not
     already state a default and the default is a value (not None or a False flag)."""
+
+    def __init__(self, prog, indent_increment=2, max_help_position=24, width=None):
+        if width is None:  # as argparse's own default, minus its import of shutil
+            width = _terminal_columns() - 2
+        super().__init__(prog, indent_increment, max_help_position, width)
 
     def _get_help_string(self, action):
         text = action.help or ""
@@ -329,5 +349,19 @@ def main(argv: list[str] | None = None) -> int:
         return 141
 
 
+def exit_now(code: int) -> None:
+    """Flush stdout and stderr and end the process at once with ``code``: the interpreter's
+    clean-up (freeing every module and array one by one) costs about as much as evaluating
+    a few runs, and a command that has printed its output has nothing left to clean."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except BrokenPipeError:        # the reader went away: as main() does, 141 (SIGPIPE)
+            code = 141
+        except (OSError, ValueError):  # a closed stream: nothing more can be shown
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    exit_now(main())

@@ -137,8 +137,17 @@ def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.n
     """
     n = len(score)
     same = codes[1:] == codes[:-1]
-    if (codes[1:] >= codes[:-1]).all() and not (same & (score[1:] > score[:-1])).any():
-        order = np.arange(n)  # already grouped by topic and sorted by score (the usual file)
+    first = np.flatnonzero(np.concatenate(([n > 0], ~same)))     # first line of each block
+    block_code = codes[first]
+    if (len(np.unique(block_code)) == len(block_code)
+            and not (same & (score[1:] > score[:-1])).any()):
+        # the usual file: each topic one block of lines sorted by score, the blocks in any
+        # topic order (a run's 1, 2, ..., 10 against the qrels' 1, 10, 2, ...): put the
+        # blocks in topic order, O(n)
+        sizes = np.diff(np.append(first, n))
+        by_topic = np.argsort(block_code, kind="stable")
+        size_b = sizes[by_topic]
+        order = np.arange(n) + np.repeat(first[by_topic] - (np.cumsum(size_b) - size_b), size_b)
     else:
         order = np.argsort(-score)
         small = codes.astype(np.int16) if n and codes.max() < 2**15 else codes  # radix sort

@@ -16,9 +16,11 @@ exponential gain 2^g - 1 finite.
 A UTF-8 byte-order mark at the start of a file (as some editors write) is read through:
 it is not part of the first line's first token.
 
-Parsing is vectorised: token boundaries come from one numpy pass over the bytes, columns
-are gathered into fixed-width byte arrays and scores are parsed by an exact vectorised
-decimal fast path, so no Python object is made per line. Every problem raises
+gzip files are decompressed by :func:`maxent._rawread.inflate_engine` (ISA-L with the
+optional ``fast`` extra, else zlib: the same bytes). Parsing is vectorised: token
+boundaries come from one numpy pass over the bytes, columns are gathered into fixed-width
+byte arrays and scores are parsed by an exact vectorised decimal fast path, so no Python
+object is made per line. Every problem raises
 :class:`~maxent.errors.InputError` naming the file, the line and the reason.
 """
 from __future__ import annotations
@@ -33,10 +35,11 @@ from typing import Iterable
 
 import numpy as np
 
+from maxent._rawread import GZIP_MAGIC, inflate_engine, read_raw
 from maxent.errors import InputError
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
-           "hash_strings", "topic_keys", "topic_codes", "MAX_GRADE"]
+           "hash_strings", "topic_keys", "topic_codes", "inflate_engine", "MAX_GRADE"]
 
 MAX_GRADE = 255
 """Largest qrels grade accepted (see the module docstring)."""
@@ -73,8 +76,6 @@ def compact_long(tokens: list[bytes]) -> np.ndarray:
     return np.array([t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens], dtype=bytes) \
         if tokens else np.zeros(0, dtype="S1")
 
-_WHITESPACE = np.zeros(256, dtype=bool)
-_WHITESPACE[[9, 10, 11, 12, 13, 32]] = True  # what bytes.split() and C isspace() split on
 _LEADING_INT = re.compile(rb"^[+-]?\d*")
 _GRADE = re.compile(rb"^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$|^[+-]?\.\d+([eE][+-]?\d+)?$")
 
@@ -158,55 +159,72 @@ class Qrels:
 
 
 class _KeyIndex:
-    """Positions of 64-bit keys by binary search over the sorted keys (numpy only, so
-    reading and ranking never import pandas)."""
+    """Positions of 64-bit keys: a bucketed hash index over the sorted keys (numpy only, so
+    reading and ranking never import pandas).
+
+    The keys are well-mixed hashes, so their top ``k`` bits (2n <= 2^k < 4n for n keys)
+    spread them evenly over buckets; a key's bucket is the range of the sorted keys sharing
+    those bits, found by two array reads, and scanned in a few vectorised passes (the
+    largest bucket's size, typically 3 or 4) instead of a binary search per query.
+    """
 
     def __init__(self, keys: np.ndarray):
         self.order = np.argsort(keys, kind="stable")
         self.sorted = keys[self.order]
         self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
+        bits = max(4, int(len(keys) * 2).bit_length())       # 2n to 4n buckets
+        self._shift = _U(64 - bits)
+        self._bucket = np.searchsorted(self.sorted >> self._shift,
+                                       np.arange(2 ** bits + 1, dtype=np.uint64))
+        if len(keys) < 2**31:                                # 8 to 16 bytes per key
+            self._bucket = self._bucket.astype(np.int32)
+        self._widest = int(np.diff(self._bucket).max(initial=0))
 
     def get_indexer(self, query: np.ndarray) -> np.ndarray:
         """Position of each query key in the original keys, -1 where absent."""
+        out = np.full(len(query), -1, dtype=np.int64)
         if len(self.sorted) == 0:
-            return np.full(len(query), -1, dtype=np.int64)
-        i = np.minimum(np.searchsorted(self.sorted, query), len(self.sorted) - 1)
-        return np.where(self.sorted[i] == query, self.order[i], -1)
-
-
-def _gunzip(data: bytes) -> bytes:
-    """gzip.decompress with zlib alone (the gzip module costs import time): every member of
-    a multi-member file, trailing zero padding allowed."""
-    parts = []
-    while data:
-        d = zlib.decompressobj(wbits=31)
-        parts.append(d.decompress(data))
-        if not d.eof:
-            raise EOFError("compressed file ended before the end-of-stream marker was reached")
-        data = d.unused_data
-        if not data.strip(b"\x00"):
-            break
-    return b"".join(parts)
+            return out
+        b = (query >> self._shift).astype(np.intp)
+        lo = self._bucket[b]
+        size = self._bucket[b + 1] - lo
+        pos = np.minimum(lo, len(self.sorted) - 1)
+        hit = (self.sorted[pos] == query) & (size > 0)      # the first key of each bucket
+        out[hit] = self.order[pos[hit]]
+        for j in range(1, self._widest):                     # the j-th: few buckets hold 2+
+            rows = np.flatnonzero(size > j)
+            pos = lo[rows] + j
+            hit = self.sorted[pos] == query[rows]
+            out[rows[hit]] = self.order[pos[hit]]
+        return out
 
 
 def _read_bytes(path: Path) -> bytes:
+    """The file's bytes (gunzipped; see :mod:`maxent._rawread`), a UTF-8 byte-order mark
+    removed; InputError naming the file when it cannot be read."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = read_raw(path)
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a directory, expected a file") from None
+    except (EOFError, zlib.error, inflate_engine().error) as e:
+        raise InputError(path, None, f"corrupt gzip data ({e})") from None
     except OSError as e:
-        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
-    if data[:2] == b"\x1f\x8b":
-        try:
-            data = _gunzip(data)
-        except (OSError, EOFError, zlib.error) as e:
+        if _is_gzip(path):                 # an engine may report a bad header as OSError
             raise InputError(path, None, f"corrupt gzip data ({e})") from None
+        raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
         data = data[len(_BOM):]
     return data
+
+
+def _is_gzip(path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            return f.read(2) == GZIP_MAGIC
+    except OSError:
+        return False
 
 
 class _Table:
@@ -237,11 +255,16 @@ class _Table:
             mat[i, : len(tail)] = tail
         return mat
 
-    def matrix(self, c: int, right: bool = False) -> np.ndarray:
-        """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
-        right (or, with ``right``, on the left, so the tokens' last bytes line up)."""
+    def bounds(self, c: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start and end offsets of column c's tokens."""
         tok = self.first + c
-        a, e = self.starts[tok], self.ends[tok]
+        return self.starts[tok], self.ends[tok]
+
+    def matrix(self, c: int, right: bool = False, bounds=None) -> np.ndarray:
+        """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
+        right (or, with ``right``, on the left, so the tokens' last bytes line up).
+        ``bounds``: the column's :meth:`bounds`, when the caller has them."""
+        a, e = self.bounds(c) if bounds is None else bounds
         length = e - a
         W = max(1, int(length.max(initial=1)))
         if right:
@@ -256,13 +279,15 @@ class _Table:
         else:
             mat = self._windows(a, W)
             lead = None
-        short = np.flatnonzero(length < W)
-        if len(short):
+        is_short = length < W
+        n_short = np.count_nonzero(is_short)
+        if n_short:
             cols = np.arange(W)[None, :]
             keep = (cols >= lead[:, None]) if right else (cols < length[:, None])
-            if len(short) > len(a) // 8:
+            if n_short > len(a) // 8:
                 mat *= keep
             else:
+                short = np.flatnonzero(is_short)
                 mat[short] *= keep[short]
         return mat
 
@@ -274,10 +299,11 @@ class _Table:
         line holds.
         """
         tok = self.first + c
-        length = self.ends[tok] - self.starts[tok]
+        a, e = self.starts[tok], self.ends[tok]
+        length = e - a
         long = np.flatnonzero(length > LONG_TOKEN)
         if len(long) == 0:
-            mat = self.matrix(c)
+            mat = self.matrix(c, bounds=(a, e))
             return mat.view(f"S{mat.shape[1]}").ravel()
         short_ends = self.ends[tok].copy()
         short_ends[long] = self.starts[tok][long]     # empty tokens while building the matrix
@@ -329,6 +355,7 @@ class _Table:
 
 
 _EXTENDED = np.finfo(np.longdouble).nmant >= 63       # x87 80-bit long double (x86 Linux)
+_POW10 = 10.0 ** np.arange(20)                        # exact doubles
 _POW10_LD = np.array([np.longdouble(np.uint64(5 ** k)) * np.longdouble(2) ** k for k in range(28)],
                      dtype=np.longdouble)                # 10^k, exact for k <= 27
 
@@ -352,39 +379,43 @@ def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if W > 20:  # only the last 20 bytes take the fast path
         too_long = (mat[:, : W - 20] != 0).any(axis=1)
         mat, W = mat[:, W - 20:], 20
+    u8 = np.uint8
     m = np.ascontiguousarray(mat.T)                   # (W, n); row j is at distance W-1-j
-    cols = np.arange(n)
-    sub = m - np.uint8(48)                            # digits -> 0..9; other bytes >= 10
-    is_dig = sub < 10
+    rows = np.arange(W, dtype=u8)[:, None]
+    digits = m - u8(48)                               # digits -> 0..9; other bytes >= 10
+    is_dig = digits < 10
     is_dot = m == 46
-    nonzero = m != 0
-    first = W - nonzero.sum(axis=0)                   # row of each token's first byte
-    lead = m.ravel()[np.minimum(first, W - 1) * n + cols]
+    # per-token counts as uint8 sums over the W <= 20 rows (no int64 temporaries)
+    n_pad = (m == 0).view(u8).sum(axis=0, dtype=u8)   # = row of each token's first byte
+    n_dig = is_dig.view(u8).sum(axis=0, dtype=u8)
+    n_dot = is_dot.view(u8).sum(axis=0, dtype=u8)
+    lead = m.ravel()[np.minimum(n_pad, W - 1).astype(np.intp) * n + np.arange(n)]
     neg = lead == 45
     signed = neg | (lead == 43)
-    good = (is_dig | is_dot | ~nonzero).sum(axis=0)
-    n_dig = is_dig.sum(axis=0)
-    n_dot = is_dot.sum(axis=0)
-    ok = (good + signed == W) & (n_dot <= 1) & (n_dig >= 1)
+    # digits, dot and padding are disjoint: one byte left over is allowed, a leading sign
+    ok = (n_dig + n_dot + n_pad + signed == W) & (n_dot <= 1) & (n_dig >= 1)
     if too_long is not None:
         ok &= ~too_long
     has_dot = n_dot > 0
-    dot_row = np.argmax(is_dot, axis=0)               # row of the dot (0 if none)
-    f = np.where(has_dot, W - 1 - dot_row, 0)          # digits after the dot
+    dot_row = (is_dot.view(u8) * rows).sum(axis=0, dtype=u8)  # row of the dot (0 if none)
+    f = np.where(has_dot, W - 1 - dot_row.astype(np.intp), 0)  # digits after the dot
+    np.clip(f, 0, W - 1, out=f)                        # (several dots: token not ok)
+    digits *= is_dig                                   # sign, dot, padding -> 0
     # drop the dot: the bytes above it move down one row, so every digit sits at its weight
-    above = (np.arange(W)[:, None] <= dot_row[None, :]) & has_dot[None, :]
-    shifted = np.empty_like(m)
+    above = (rows <= dot_row) & has_dot                # (W, n)
+    shifted = np.empty_like(digits)
     shifted[0] = 0
-    shifted[1:] = m[:-1]
-    digits = np.where(above, shifted, m) - np.uint8(48)
-    digits[digits >= 10] = 0                           # sign, padding
+    shifted[1:] = digits[:-1]
+    shifted -= digits                                  # uint8 arithmetic modulo 256:
+    shifted *= above                                   # digits + (shifted - digits) * above
+    digits += shifted
     ok &= n_dig <= 19                                  # m < 10^19 < 2^64: exact in uint64
     mant = np.zeros(n, dtype=np.uint64)
     for j in range(W):                                 # Horner over the W byte rows
         mant *= _U(10)
         mant += digits[j]
     small = mant < _U(2 ** 53)
-    value = mant.astype(np.float64) / 10.0 ** f        # exact operands: correctly rounded
+    value = mant.astype(np.float64) / _POW10[f]        # exact operands: correctly rounded
     if _EXTENDED and not small.all():
         big = np.flatnonzero(ok & ~small)
         # 16-19 digits: m and 10^f are exact in x87 extended precision (64-bit mantissa),
@@ -416,20 +447,25 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
         line = data.count(b"\n", 0, nul) + 1
         raise InputError(path, line, "binary data (NUL byte): not a text file")
     buf = np.frombuffer(data, dtype=np.uint8)
-    ws = buf <= 32
-    newlines = np.flatnonzero(buf == 10)
-    n_ctrl = np.count_nonzero(buf < 32) - len(newlines)
-    if n_ctrl and n_ctrl != sum(np.count_nonzero(buf == b) for b in (9, 13)) and (
-            n_ctrl != sum(np.count_nonzero(buf == b) for b in (9, 11, 12, 13))):
-        ws = _WHITESPACE[buf]  # other control bytes belong to tokens, as for C isspace()
-    outside = np.empty(len(buf) + 1, dtype=bool)
+    outside = np.empty(len(buf) + 1, dtype=bool)      # outside a token, before each byte
     outside[0] = True
-    outside[1:] = ws
+    np.less(buf - np.uint8(9), 5, out=outside[1:])      # \t \n \v \f \r (uint8 wrap-around)
+    outside[1:] |= buf == 32                            # and space: C isspace()
     edges = np.flatnonzero(outside[1:] != outside[:-1])  # token start, end, start, end, ...
     starts = edges[0::2]
     ends = edges[1::2] if len(edges) % 2 == 0 else np.append(edges[1::2], len(buf))
-    line_ends = newlines if data.endswith(b"\n") else np.append(newlines, len(buf))
-    cum = np.searchsorted(starts, line_ends)
+    n_newlines = np.count_nonzero(buf == 10)           # (SIMD: faster than bytes.count)
+    in_file = ends if ends[-1] < len(buf) else ends[:-1]  # the last token may end the file
+    at_newline = np.flatnonzero(buf[in_file] == 10)
+    if len(at_newline) == n_newlines:
+        # every newline ends a token (no blank line, no blank before a newline): the lines
+        # are the runs of tokens up to each of those ends
+        cum = at_newline + 1
+    else:
+        newlines = np.flatnonzero(buf == 10)
+        cum = np.searchsorted(starts, newlines)
+    if not data.endswith(b"\n"):
+        cum = np.append(cum, len(starts))
     counts = np.diff(cum, prepend=0)
     first = cum - counts
     used = counts > 0
@@ -471,9 +507,12 @@ def hash_strings(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
     n, W = len(a), a.dtype.itemsize
     W8 = max(8, -(-W // 8) * 8)
-    mat = np.zeros((n, W8), dtype=np.uint8)
-    mat[:, :W] = a.view(np.uint8).reshape(n, W)
-    words = mat.view(np.uint64)
+    if W == W8 and n:
+        words = a.view(np.uint64).reshape(n, W8 // 8)  # whole words already: no copy
+    else:
+        mat = np.zeros((n, W8), dtype=np.uint8)
+        mat[:, :W] = a.view(np.uint8).reshape(n, W)
+        words = mat.view(np.uint64)
     h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
     for j in range(words.shape[1]):  # loop over 8-byte words of the strings, not over strings
         w = words[:, j]

@@ -8,7 +8,6 @@ Both name tables are derived from class attributes of the registered metrics
 """
 from __future__ import annotations
 
-import difflib
 import re
 from typing import Iterable
 
@@ -203,6 +202,8 @@ def parse_measures(names: str | Iterable[str]) -> list[Metric]:
         if got is None:
             candidates = list(aliases()) + list(trec_names())
             head = re.split(r"[(@._]", text, maxsplit=1)[0]
+            import difflib  # only for the error message (start-up of the command lines)
+
             close = difflib.get_close_matches(head, candidates, n=3, cutoff=0.5)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
             raise MeasureNameError(f"unknown measure {text!r}{hint}")

@@ -1,0 +1,33 @@
+"""Start-up of the command lines that only evaluate (``python -m maxent.evaluate``).
+
+Imported first by ``maxent/__init__.py``, before numpy. When the process is ``python -m
+maxent.evaluate ...`` (runpy is still locating the module: ``sys.argv[0] == "-m"``, and the
+interpreter's own ``-m`` names it in ``sys.orig_argv``), OpenBLAS is asked for one thread
+(``OPENBLAS_NUM_THREADS=1``, unless the user set it): loading numpy otherwise starts a pool
+of BLAS threads, which costs about a third of numpy's import time, and evaluation never
+multiplies matrices large enough to use them. Library users (solver, learning) are untouched.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["running_as", "prepare"]
+
+FAST_START = ("maxent.evaluate",)
+"""Modules whose ``python -m`` start-up skips the BLAS thread pool."""
+
+
+def running_as(module: str) -> bool:
+    """True while this process is ``python [options] -m <module> ...`` importing its package."""
+    argv = getattr(sys, "orig_argv", None)  # Python >= 3.10
+    if not argv or sys.argv[:1] != ["-m"] or "-m" not in argv:
+        return False
+    i = argv.index("-m")
+    return argv[i + 1: i + 2] == [module]
+
+
+def prepare() -> None:
+    """Set the environment of a fast start (see the module docstring), before numpy loads."""
+    if "numpy" not in sys.modules and any(running_as(m) for m in FAST_START):
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
