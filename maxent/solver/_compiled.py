@@ -20,21 +20,24 @@ Two kernels, the same mathematics as the numpy path (same starts, tolerances, ce
   .. math:: E = c_0 + \sum_r \kappa'_r \sum_n f_n Q'_{n,r}\Big(1 + \sum_{m<n} Q'_{m,r}\Big)
 
   in the reduced coordinates of :mod:`maxent.solver.newton_kkt` (Q'_r = P(category >= the
-  r-th populated one)). Start: the linear relaxation (the convex problem with W = dE/dp at
-  the count-only distribution, its target moved 99 % of the way to the range of <W, p> if
-  out of it, as in :mod:`maxent.solver.linearize`); then Newton on the KKT system, whose
-  (block-)tridiagonal matrix T (``newton_kkt``'s change of variables) is solved by a block
-  Thomas recurrence, O(N (L-1)^3) per step, no LAPACK call; log-space steps, Armijo on the
-  squared KKT residual; a stalled or last iterate is polished by one exact linearised
-  subproblem. Certificate as in ``newton_kkt``: count and metric residual <= tol and
-  log-odds stationarity max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| <= kkt_tol,
-  W = dE/dp(p) at the returned p.
+  r-th populated one)). Start as ``newton_kkt``: two steps of successive linearisation
+  (:mod:`maxent.solver.linearize`; the first is the linear relaxation, the convex problem
+  with W = dE/dp at the count-only distribution). Then Newton on the KKT system, whose
+  (block-)tridiagonal matrix T (``newton_kkt``'s change of variables) is solved by a Thomas
+  recurrence (scalar for one slot, closed-form 2 x 2 blocks for two, Gauss-Jordan blocks
+  beyond), O(N (L-1)^3) per step, no LAPACK call; log-space steps, Armijo on the squared KKT
+  residual; a stalled or last iterate is polished by one exact linearised subproblem.
+  Certificate as in ``newton_kkt``: count and metric residual <= tol and log-odds
+  stationarity max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| <= kkt_tol,
+  W = dE/dp(p) at the returned p. A problem Newton does not certify gets the second run of
+  :func:`maxent.solver.solve` here too: successive linearisation from the count-only
+  distribution with 10 x ``max_iter`` steps (code 3).
 
-A problem the kernel does not certify, or that is not strictly inside the attainable range
+A problem the kernels do not certify, or that is not strictly inside the attainable range
 (boundary, infeasible, undefined, degenerate range), is reported back with code != 0 and
 solved by the numpy path (:func:`maxent.solver._solve_chunk`), which owns every other
 status and the fallbacks. This module imports numba at import time: import it lazily
-(:func:`maxent.solver._engine`).
+(:func:`maxent.solver._use_numba`).
 """
 from __future__ import annotations
 
