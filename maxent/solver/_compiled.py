@@ -896,6 +896,9 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     Lc = J + 1
     ok = np.ones(Lc, dtype=np.bool_)
     ones = np.ones(P.shape[1])
+    th0 = np.empty(Lc + 1)
+    Sx = np.empty(P.shape[1])
+    Zx = np.empty(P.shape[1])
     Ksum = 0.0
     for i in range(Lc):
         Ksum += Kp[i]
@@ -939,6 +942,17 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         if vk < lo:
             vk = cur + _ELASTIC * (lo - cur)
         inner = far_tol if stat > 1e-5 else 0.1 * tol
+        if k == 1:
+            # the relaxation's multipliers can be far from the second subproblem's (its
+            # target moved to the edge of the range gives |b| ~ 1e3-1e4 where the next needs
+            # ~1e2): warm start only if its dual value is below the count-only start's
+            for i in range(Lc):
+                th0[i] = np.log(Kp[i] / Kp[0])
+            th0[Lc] = 0.0
+            if (_dual_value(W0, ones, Lc, n_len, ok, Kp, th0, vk, Pt, Sx, Zx)
+                    < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx)):
+                for i in range(Lc + 1):
+                    th[i] = th0[i]
         _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, _INNER_ITER)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
         _features(Gt, J, n_len, W1)
