@@ -890,7 +890,10 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     stationarity is > 1e-5), its target moved 99 % of the way to the range of <W, p> when
     out of it; the step by Armijo on the exact penalty -H(p) + mu |E(p) - v|. Certified
     (count and metric residual <= tol, stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the
-    subproblem's solution p_l, left in Pt with its multipliers in th.
+    subproblem's solution p_l, left in Pt with its multipliers in th. Each subproblem starts
+    from the previous one's multipliers (as the numpy code), except the second, which starts
+    from the count-only multipliers when their dual value is lower (the relaxation's target
+    is often moved to the edge of its range, |b| ~ 1e3-1e4, far from the next one's).
 
     Returns (certified, nit, stationarity, E(p_l), residual)."""
     Lc = J + 1
