@@ -1,23 +1,34 @@
-"""Speed and memory of the maximum-entropy solver (issue 3, item 5).
+"""Speed and memory of the maximum-entropy solver (issues 3 and 12).
 
-Prints, in one run:
-1. per-solve time of this solver and of cvxpy (Clarabel, exponential cone) on the same
-   nDCG and P@10 problems at N = 100 and N = 1000, with both entropies and the speed ratio;
+Prints, in one run, for each engine (``--engines numba,numpy``: the compiled kernels of
+:mod:`maxent.solver._compiled` and the numpy path; issue 12):
+0. the compiled engine's start-up: the first solve in a fresh process with an empty numba
+   cache (cold: JIT compilation, as after a fresh checkout) and with the cache filled
+   (warm: every later run), for a linear and an AP-like metric;
+1. per-solve time of this solver (one problem per call, and per problem when the problems
+   of a (metric, N) are solved in one call) and of cvxpy (Clarabel, exponential cone) on the
+   same nDCG and P@10 problems at N = 100 and N = 1000, with both entropies and the speed
+   ratios (issue 12 targets: single calls <= 0.5 ms; batched >= 1000x cvxpy);
 2. batched throughput for AP, nDCG and GAP at N = 1000 over 100 runs x 50 topics (5000
-   problems), with the peak memory (tracemalloc: numpy allocations), the per-problem time
-   of AP and GAP as a multiple of nDCG's (issue 12 target: <= 3) and, for AP and GAP, the
-   original successive linearisation (``method="linearize"``) on the same problems as the
-   peer of the default Newton-KKT method (speed-up and max entropy difference).
+   problems), per engine and number of threads (``--workers 1,2``), with the peak memory
+   (tracemalloc: numpy allocations; default engine and threads only), the per-problem time
+   of AP and GAP as a multiple of nDCG's in the same configuration (issue 12 target: <= 3;
+   all three < 4 s) and, with ``--compare``, the original successive linearisation
+   (``method="linearize"``, numpy) on the same problems.
 
 Real lists are used (trec_covid_r1 runs, truncated to N; topics resampled to reach 5000
-problems); they are read from ``../shared/data`` and never copied.
+problems); they are read from ``../shared/data`` and never copied. Timings depend on the
+load of the machine: compare rows of the same run.
 
-    python benchmarks/bench_solver.py [--problems 5000] [--cvxpy-repeat 5]
+    python benchmarks/bench_solver.py [--problems 5000] [--engines numba,numpy] [--workers 1,2]
 """
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 import warnings
@@ -48,12 +59,12 @@ def full_length(lists: RankedLists, N: int) -> RankedLists:
     return lists.take(np.flatnonzero(lists.lengths >= N)).truncate(N)
 
 
-def per_solve(lists, names, Ns, repeat, rng):
-    print("== per-solve time: this solver (batch of 1) vs cvxpy/Clarabel, same problems ==")
-    print(f"{'metric':8} {'N':>5} {'ours ms':>9} {'cvxpy ms':>9} {'ratio':>7} "
+def per_solve(lists, names, Ns, repeat, rng, engines):
+    print("== per-solve time: this solver vs cvxpy/Clarabel, same problems ==")
+    print(f"{'metric':8} {'N':>5} {'engine':6} {'single ms':>9} {'cvxpy ms':>9} {'ratio':>7} "
           f"{'batched ms':>10} {'ratio':>7} {'max |dH|':>9} {'max |dp|':>9}")
-    print("  (ours ms: one problem per call; batched ms: per problem when all problems of the")
-    print("   same metric and N are solved in one call, as the analyses do)")
+    print("  (single ms: one problem per call, median; batched ms: per problem when all problems")
+    print("   of the same metric and N are solved in one call, as the analyses do)")
     for name in names:
         m = parse_measure(name)
         for N in Ns:
@@ -61,67 +72,118 @@ def per_solve(lists, names, Ns, repeat, rng):
             res_all = solve(m, m.value(pool), pool)
             ok = np.flatnonzero(res_all.status == "optimal")
             pick = rng.choice(ok, size=min(repeat, len(ok)), replace=False)
-            t_ours, t_cvx, dH, dp = [], [], [], []
+            t_cvx, cvx = [], []
             for i in pick:
                 one = pool.take([i])
                 v = m.value(one)
                 t0 = time.perf_counter()
-                r = solve(m, v, one)
-                t_ours.append(time.perf_counter() - t0)
-                t0 = time.perf_counter()
-                c = solve(m, v, one, method="cvxpy")
+                cvx.append(solve(m, v, one, method="cvxpy"))
                 t_cvx.append(time.perf_counter() - t0)
-                dH.append(abs(r.entropy[0] - c.entropy[0]))
-                dp.append(np.abs(r.p - c.p).max())
-            a, b = 1e3 * np.median(t_ours), 1e3 * np.median(t_cvx)
-            t0 = time.perf_counter()
-            solve(m, m.value(pool), pool)
-            c = 1e3 * (time.perf_counter() - t0) / len(pool)
-            print(f"{name:8} {N:5d} {a:9.2f} {b:9.1f} {b / a:7.0f} {c:10.3f} {b / c:7.0f} "
-                  f"{max(dH):9.1e} {max(dp):9.1e}", flush=True)
+            b = 1e3 * np.median(t_cvx)
+            for engine in engines:
+                t_ours, dH, dp = [], [], []
+                for i, c in zip(pick, cvx):
+                    one = pool.take([i])
+                    v = m.value(one)
+                    solve(m, v, one, engine=engine)   # warm (numba: loads the compiled kernels once)
+                    ts = []
+                    for _ in range(5):
+                        t0 = time.perf_counter()
+                        r = solve(m, v, one, engine=engine)
+                        ts.append(time.perf_counter() - t0)
+                    t_ours.append(min(ts))
+                    dH.append(abs(r.entropy[0] - c.entropy[0]))
+                    dp.append(np.abs(r.p - c.p).max())
+                a = 1e3 * np.median(t_ours)
+                t0 = time.perf_counter()
+                solve(m, m.value(pool), pool, engine=engine)
+                cb = 1e3 * (time.perf_counter() - t0) / len(pool)
+                print(f"{name:8} {N:5d} {engine:6} {a:9.3f} {b:9.1f} {b / a:7.0f} {cb:10.4f} {b / cb:7.0f} "
+                      f"{max(dH):9.1e} {max(dp):9.1e}", flush=True)
 
 
-def throughput(lists, names, problems, N, rng, compare=True):
+def throughput(lists, names, problems, N, rng, engines, workers, compare=False):
     print(f"== batched throughput: {problems} problems (100 runs x 50 topics), N = {N} ==")
     pool = full_length(lists, N)
     idx = rng.choice(len(pool), size=problems, replace=len(pool) < problems)
     batch = pool.take(idx)
-    total = 0.0
-    per = {}
-    for name in names:
-        m = parse_measure(name)
-        v = m.value(batch)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            # timed pass without tracemalloc (it slows numpy's allocations by about half)
+    first = True
+    for engine in engines:
+        for w in workers:
+            total = 0.0
+            per = {}
+            for name in names:
+                m = parse_measure(name)
+                v = m.value(batch)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    solve(m, v[:4], batch.take(np.arange(4)), engine=engine)   # numba: load kernels
+                    # timed pass without tracemalloc (it slows numpy's allocations by about half)
+                    t0 = time.perf_counter()
+                    r = solve(m, v, batch, engine=engine, workers=w)
+                    dt = time.perf_counter() - t0
+                    mem = ""
+                    if first:
+                        # memory pass (default engine and threads): the same solve under tracemalloc
+                        tracemalloc.start()
+                        solve(m, v, batch, engine=engine, workers=w)
+                        mem = f"peak {tracemalloc.get_traced_memory()[1] / 2**20:5.0f} MiB  "
+                        tracemalloc.stop()
+                total += dt
+                per[name] = dt
+                counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
+                print(f"{name:6} {r.engine:6} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
+                      f"{mem}mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
+                if compare and r.method == "newton-kkt":
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        t0 = time.perf_counter()
+                        o = solve(m, v, batch, method="linearize", engine="numpy", workers=w)
+                        dto = time.perf_counter() - t0
+                    both = (o.status == "optimal") & (r.status == "optimal")
+                    dH = r.entropy[both] - o.entropy[both]
+                    print(f"{'':6} original linearize {dto:7.1f} s (mean nit {o.nit.mean():5.1f}): "
+                          f"{dto / dt:4.1f}x slower; entropy new - old in "
+                          f"[{dH.min(initial=0):.1e}, {dH.max(initial=0):.1e}]", flush=True)
+            first = False
+            line = f"{engine}, {w} thread(s): all three {total:.2f} s"
+            if "nDCG" in per:
+                line += "; per-problem time / nDCG's: " + ", ".join(
+                    f"{k} {per[k] / per['nDCG']:.1f}x" for k in per if k != "nDCG")
+            print(line, flush=True)
+
+
+_STARTUP = """
+import sys, time, warnings
+sys.path.insert(0, {root!r})
+import numpy as np
+from maxent.metrics import parse_measure
+from maxent.ranked import RankedLists
+from maxent.solver import solve
+g = np.array([[2, 0, 1, 0, 0, 1, 0, 0]])
+lists = RankedLists.from_grades(g, np.array([[10, 3, 2]]))
+out = []
+for name in ("nDCG", "P@10", "AP", "GAP"):
+    m = parse_measure(name)
+    t0 = time.perf_counter()
+    solve(m, m.value(lists) * 0.9, lists, engine="numba")
+    out.append(f"{{name}} {{time.perf_counter() - t0:.2f}} s")
+print(", ".join(out))
+"""
+
+
+def startup():
+    """First solves in fresh processes: empty numba cache (cold) and filled cache (warm)."""
+    print("== compiled engine start-up: first solve per metric in a fresh process ==")
+    code = _STARTUP.format(root=str(Path(__file__).resolve().parents[1]))
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
+        for label in ("cold (empty cache: JIT compile)", "warm (cache filled: load)"):
             t0 = time.perf_counter()
-            r = solve(m, v, batch)
-            dt = time.perf_counter() - t0
-            # memory pass: the same solve again under tracemalloc
-            tracemalloc.start()
-            solve(m, v, batch)
-            peak = tracemalloc.get_traced_memory()[1]
-            tracemalloc.stop()
-        total += dt
-        per[name] = dt
-        counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
-        print(f"{name:6} {dt:7.1f} s  {problems / dt:7.0f} problems/s  peak {peak / 2**20:6.0f} MiB  "
-              f"mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
-        if compare and r.method == "newton-kkt":
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                t0 = time.perf_counter()
-                o = solve(m, v, batch, method="linearize")
-                dto = time.perf_counter() - t0
-            both = (o.status == "optimal") & (r.status == "optimal")
-            dH = r.entropy[both] - o.entropy[both]
-            print(f"{'':6} original linearize {dto:7.1f} s (mean nit {o.nit.mean():5.1f}): "
-                  f"Newton-KKT is {dto / dt:4.1f}x faster; entropy new - old in "
-                  f"[{dH.min(initial=0):.1e}, {dH.max(initial=0):.1e}]", flush=True)
-    print(f"all three: {total:.1f} s")
-    if "nDCG" in per:
-        print("per-problem time / nDCG's: " + ", ".join(
-            f"{k} {per[k] / per['nDCG']:.1f}x" for k in per if k != "nDCG"))
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+            wall = time.perf_counter() - t0
+            print(f"{label:34} {out.stdout.strip() or out.stderr.strip()[-300:]}  (process wall {wall:.1f} s)",
+                  flush=True)
 
 
 def main(argv=None) -> int:
@@ -130,14 +192,25 @@ def main(argv=None) -> int:
     ap.add_argument("--problems", type=int, default=5000)
     ap.add_argument("--cvxpy-repeat", type=int, default=5, help="problems timed per (metric, N)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--no-compare", action="store_true", help="skip the original linearisation peer")
-    ap.add_argument("--skip-cvxpy", action="store_true", help="only the batched throughput")
+    ap.add_argument("--engines", default="numba,numpy", help="engines to time (solve(engine=...))")
+    ap.add_argument("--workers", default="1,2", help="threads for the batched throughput")
+    ap.add_argument("--compare", action="store_true",
+                    help="also time the original linearisation (numpy) on the AP batch")
+    ap.add_argument("--skip-cvxpy", action="store_true", help="skip the per-solve comparison with cvxpy")
+    ap.add_argument("--skip-startup", action="store_true", help="skip the cold/warm start-up of numba")
     args = ap.parse_args(argv)
     rng = np.random.default_rng(args.seed)
+    engines = args.engines.split(",")
+    workers = [int(w) for w in args.workers.split(",")]
+    print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
+    if "numba" in engines and not args.skip_startup:
+        startup()
     lists = load()
     if not args.skip_cvxpy:
-        per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng)
-    throughput(lists, ["AP", "nDCG", "GAP"], args.problems, 1000, rng, compare=not args.no_compare)
+        per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng, engines)
+    throughput(lists, ["AP", "nDCG", "GAP"], args.problems, 1000, rng, engines, workers,
+               compare=args.compare)
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
     return 0
 
 

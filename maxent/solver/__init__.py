@@ -54,6 +54,7 @@ from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
 
 METHODS = ("auto", "newton-dual", "newton-kkt", "linearize", "cvxpy")
+ENGINES = ("auto", "numba", "numpy")
 
 _CHUNK_ELEMENTS = 1 << 18   # problems are solved in chunks of about this many B*N*L cells
 # (2 MiB per array: measured as fast as or faster than 2^20 cells, at a fraction of the
@@ -96,7 +97,7 @@ def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndar
 
 def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", method: str = "auto",
           tol: float = 1e-10, max_iter: int = 200, kkt_tol: float = 1e-9,
-          workers: int | None = None) -> MaxEntResult:
+          workers: int | None = None, engine: str = "auto") -> MaxEntResult:
     """Maximum-entropy distributions of relevance consistent with metric values.
 
     Parameters
@@ -114,6 +115,12 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     kkt_tol : stationarity residual required for ``optimal`` with ``linearize``/``newton-kkt``
     workers : threads solving chunks of about 2^18 (graded: 2^17) B*N*L cells in parallel
         (default: the number of CPUs, at most 4; 1 = sequential). Results do not depend on it.
+    engine : ``auto`` (default: ``numba`` when numba is importable, else ``numpy``) |
+        ``numba`` | ``numpy``. With ``numba``, ``newton-dual`` and ``newton-kkt`` (and
+        ``auto``, which then also picks ``newton-kkt`` for GAP) solve each interior problem
+        entirely in compiled code (:mod:`maxent.solver._compiled`); the problems it does
+        not certify, and every boundary, infeasible or undefined one, take the numpy path.
+        ``linearize`` (RR, ERR) and ``cvxpy`` are numpy/cvxpy only.
 
     Returns
     -------
@@ -132,6 +139,9 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     """
     if method not in METHODS:
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
+    if engine not in ENGINES:
+        raise ParameterError(f"engine must be one of {ENGINES}, got {engine!r}")
+    compiled = _use_numba(engine)
     if count not in COUNTS:
         raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
     metric = _check_metric(metric)
@@ -154,9 +164,11 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     if method == "auto":
         # Newton-KKT where it was measured faster than linearisation (binary AP family;
         # for GAP its (L-1)-wide banded solves cost more than the steps they save)
+        # (with the compiled engine, Newton-KKT for GAP too: its block recurrence is O(N L^3))
         method = ("newton-dual" if metric.LINEAR_IN_P
-                  else "newton-kkt" if _kkt_supports(metric) and not metric.GRADED
+                  else "newton-kkt" if _kkt_supports(metric) and (compiled or not metric.GRADED)
                   else "linearize")
+    compiled = compiled and method in ("newton-dual", "newton-kkt")
 
     counts = count_constraints(metric, lists, count)
     L = counts.shape[1]
@@ -168,13 +180,19 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     def run(s):
         idx = np.arange(s, min(B, s + chunk))
         batch = Batch(metric, target[idx], lists.take(idx), counts[idx])
+        if compiled:
+            left = _solve_chunk_compiled(batch, method, tol, kkt_tol, max_iter, out, s)
+            if not len(left):
+                return
+            idx, batch = idx[left], batch.take(left)
         _solve_chunk(batch, method, tol, kkt_tol, max_iter, out, idx)
 
     if workers is None and len(starts) > 1:
         workers = min(os.cpu_count() or 1, 4)
     if len(starts) > 1 and workers > 1 and method != "cvxpy":
         # chunks are independent and write disjoint rows of ``out``; numpy releases the GIL
-        # in its array loops, so threads use the cores without copying the data
+        # in its array loops and the compiled kernels run without it (nogil), so threads
+        # use the cores without copying the data
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(run, starts))
     else:
@@ -205,7 +223,70 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
         entropy=out["entropy"], multipliers=out["mult"], target=target,
         attained=out["attained"], method=method, K=counts,
+        engine="numba" if compiled else "numpy",
     )
+
+
+def _use_numba(engine: str) -> bool:
+    """Whether the compiled kernels are used (``auto``: when numba is importable)."""
+    if engine == "numpy":
+        return False
+    try:
+        import numba  # noqa: F401  (imported only when a solve asks for it: ~0.3 s)
+    except ImportError:
+        if engine == "numba":
+            raise ParameterError("engine='numba' needs numba: pip install -e \".[fast]\" "
+                                 "(or use engine='numpy')") from None
+        return False
+    return True
+
+
+def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
+    """Solve the interior problems of a chunk (rows s.. of ``out``) in compiled code and
+    write their results; return the chunk positions left to the numpy path (not strictly
+    inside the attainable range, or not certified)."""
+    from maxent.solver import _compiled as nb
+
+    metric, lists = batch.metric, batch.lists
+    B = len(batch)
+    L = batch.L
+    t = metric.binary_threshold if not metric.GRADED else 1
+    undefined = lists.n_rel(t) == 0
+    lengths = lists.lengths.astype(np.int64)
+    rows = slice(s, s + B)
+    P_out = out["P"][rows] if metric.GRADED else out["P"][rows, :, None]
+    col0 = 0 if metric.GRADED else 1
+    theta = np.zeros((B, L + 1))
+    code = np.ones(B, dtype=np.int64)
+    nit = np.zeros(B, dtype=np.int64)
+    resid, ent, att, stat = np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B)
+    if method == "newton-dual":
+        W = batch.features(batch.uniform())
+        nb.linear_batch(W, batch.target, batch.counts, lengths, undefined, tol, max_iter,
+                        P_out, col0, theta, code, nit, resid, ent, att)
+        msg = "optimal (convex dual)"
+    else:
+        js, kappa, f = metric.prefix_hessian(lists)
+        kappa = np.ascontiguousarray(np.asarray(kappa, dtype=np.float64).reshape(B, -1))
+        f = np.ascontiguousarray(np.asarray(f, dtype=np.float64)[: lists.grades.shape[1]])
+        nb.prefix_batch(np.asarray(js, dtype=np.int64), kappa, f, batch.target, batch.counts,
+                        lengths, undefined, tol, kkt_tol, _KKT_STEPS_COMPILED,
+                        _FALLBACK_FACTOR * max_iter, P_out, col0, theta, code, nit, resid, ent,
+                        att, stat)
+        msg = "KKT point"
+    done = np.flatnonzero((code == 0) | (code == 3))
+    if len(done):
+        g = s + done
+        out["status"][g] = Status.OPTIMAL.value
+        out["message"][g] = msg
+        out["nit"][g] = nit[done]
+        out["residual"][g] = resid[done]
+        out["stationarity"][g] = stat[done]
+        out["entropy"][g] = ent[done]
+        out["attained"][g] = att[done]
+        out["mult"][g] = _multipliers(theta[done], batch.grade_ok[done], batch.ref[done])
+        out["message"][s + np.flatnonzero(code == 3)] = "KKT point (second run: successive linearisation)"
+    return np.flatnonzero((code != 0) & (code != 3))
 
 
 def _empty(B, N, L, target, graded):
@@ -369,6 +450,7 @@ def _kkt_supports(metric) -> bool:
     return supports(metric)
 
 
+_KKT_STEPS_COMPILED = 20   # compiled Newton-KKT steps (from the linear relaxation) before polishing
 _KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
 _FALLBACK_FACTOR = 10   # the (few) problems of the second run get 10 x max_iter steps
 

@@ -99,6 +99,9 @@ class MaxEntResult:
         The method that solved the non-trivial problems (``newton-dual``, ``newton-kkt``,
         ``linearize`` or ``cvxpy``); with ``newton-kkt`` the few problems of the second
         (linearisation) run say so in ``message``.
+    engine : str
+        ``numba`` when the compiled kernels solved the interior problems
+        (:mod:`maxent.solver._compiled`), else ``numpy``.
     K : float array (B, 2) for binary metrics, (B, L) for graded metrics
         The right-hand sides of the count constraints the solver used (METHOD section 4,
         ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per
@@ -118,6 +121,7 @@ class MaxEntResult:
     attained: np.ndarray
     method: str
     K: np.ndarray | None = None
+    engine: str = "numpy"
 
     def __len__(self) -> int:
         return len(self.status)
@@ -127,8 +131,8 @@ class MaxEntResult:
         if isinstance(index, (int, np.integer)):
             index = [int(index)]
         kw = {f.name: getattr(self, f.name)[index] for f in fields(self)
-              if f.name != "method" and getattr(self, f.name) is not None}
-        return MaxEntResult(method=self.method, **kw)
+              if f.name not in ("method", "engine") and getattr(self, f.name) is not None}
+        return MaxEntResult(method=self.method, engine=self.engine, **kw)
 
     def relevant_counts(self, t: int = 1) -> np.ndarray:
         """Count constraints the solver used, as documents of grade >= t per problem:

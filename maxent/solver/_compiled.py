@@ -1,0 +1,1336 @@
+r"""Compiled (numba) kernels: the whole solve of each problem of a batch in compiled code.
+
+Why compiled. The numpy solvers (:mod:`~maxent.solver.dual`,
+:mod:`~maxent.solver.newton_kkt`) vectorise over problems, but every step is tens of
+whole-array passes and Python-level bookkeeping: about 0.4 ms per nDCG problem at N = 1000
+and 2-3 ms per single call, while the arithmetic of a graded problem is a few Newton steps
+over a few thousand numbers. Here one compiled loop runs over the problems of a batch and,
+per problem, the whole solve: classification against the attainable range, the iterations,
+the certificate and the outputs, with O(N L) scratch per problem.
+
+Two kernels, the same mathematics as the numpy path (same starts, tolerances, certificates):
+
+- :func:`linear_batch`: metrics linear in p (P@k, R-prec, recall, DCG/nDCG, RBP). E = <W, p>
+  with constant W = dE/dp; damped Newton with Armijo backtracking on the convex dual of
+  :mod:`maxent.solver.dual`, from the count-only distribution. ``optimal`` when the
+  constraint residual (counts and |<W, p> - v|) is <= tol.
+- :func:`prefix_batch`: metrics with a prefix-structured Hessian (AP, AP@k, AP(rel=t),
+  GAP; ``metric.prefix_hessian``),
+
+  .. math:: E = c_0 + \sum_r \kappa'_r \sum_n f_n Q'_{n,r}\Big(1 + \sum_{m<n} Q'_{m,r}\Big)
+
+  in the reduced coordinates of :mod:`maxent.solver.newton_kkt` (Q'_r = P(category >= the
+  r-th populated one)). Start as ``newton_kkt``: two steps of successive linearisation
+  (:mod:`maxent.solver.linearize`; the first is the linear relaxation, the convex problem
+  with W = dE/dp at the count-only distribution). Then Newton on the KKT system, whose
+  (block-)tridiagonal matrix T (``newton_kkt``'s change of variables) is solved by a Thomas
+  recurrence (scalar for one slot, closed-form 2 x 2 blocks for two, Gauss-Jordan blocks
+  beyond), O(N (L-1)^3) per step, no LAPACK call; log-space steps, Armijo on the squared KKT
+  residual; a stalled or last iterate is polished by one exact linearised subproblem.
+  Certificate as in ``newton_kkt``: count and metric residual <= tol and log-odds
+  stationarity max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| <= kkt_tol,
+  W = dE/dp(p) at the returned p. A problem Newton does not certify gets the second run of
+  :func:`maxent.solver.solve` here too: successive linearisation from the count-only
+  distribution with 10 x ``max_iter`` steps (code 3).
+
+A problem the kernels do not certify, or that is not strictly inside the attainable range
+(boundary, infeasible, undefined, degenerate range), is reported back with code != 0 and
+solved by the numpy path (:func:`maxent.solver._solve_chunk`), which owns every other
+status and the fallbacks. This module imports numba at import time: import it lazily
+(:func:`maxent.solver._use_numba`).
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_RTOL = 1e-11          # = maxent.solver._problem.BOUNDARY_RTOL
+_ARMIJO = 1e-4
+_EPS64 = 64.0 * np.finfo(np.float64).eps
+_P_FLOOR = 1e-250
+_PINV_MAX = 1e12
+_MAX_EXP = 30.0
+_ELASTIC = 0.99
+_START_TOL = 1e-8
+_START_STEPS = 2
+_FAR_TOL = 1e-8     # = maxent.solver.linearize's far_tol (the second run)
+_LS_STEPS = 8
+_INNER_ITER = 40
+_EXP_MIN = -300.0   # exp(d) below this is taken as 0: products of two such p stay normal floats
+# (subnormal arithmetic is ~100x slower; p < 5e-131 changes no residual, entropy or count)
+_POLISH_ITER = 20
+
+
+# ----------------------------------------------------------------------------- exp
+_POW2 = np.array([2.0 ** k for k in range(-1074, 1024)])   # 2^k, k = -1074..1023
+_LOG2E = 1.4426950408889634
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+
+
+@njit(cache=True)
+def _fexp(x):
+    """exp(x) for -745 < x < 709 within 1 ulp (checked against numpy in the tests), written
+    without calls so that LLVM vectorises the loops that use it (numba's np.exp is a scalar
+    libm call, ~3x slower): x = k ln2 + r, |r| <= ln2/2, exp(r) by its Taylor polynomial of
+    degree 13 (truncation < 1e-17), times 2^k from a table."""
+    k = np.floor(x * _LOG2E + 0.5)
+    r = x - k * _LN2_HI - k * _LN2_LO
+    q = 1.0 / 6227020800.0
+    q = q * r + 1.0 / 479001600.0
+    q = q * r + 1.0 / 39916800.0
+    q = q * r + 1.0 / 3628800.0
+    q = q * r + 1.0 / 362880.0
+    q = q * r + 1.0 / 40320.0
+    q = q * r + 1.0 / 5040.0
+    q = q * r + 1.0 / 720.0
+    q = q * r + 1.0 / 120.0
+    q = q * r + 1.0 / 24.0
+    q = q * r + 1.0 / 6.0
+    q = q * r + 0.5
+    q = q * r + 1.0
+    q = q * r + 1.0
+    return q * _POW2[int(k) + 1074]
+
+
+@njit(cache=True)
+def fexp_array(x):
+    """:func:`_fexp` over an array (for the tests)."""
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = _fexp(x[i])
+    return out
+
+
+# ----------------------------------------------------------------------------- small algebra
+@njit(cache=True)
+def _nsum(s, c, x):
+    """One step of Neumaier's compensated summation: returns (s + x, new compensation);
+    the sum is s + c. (Naive sums over 1000 ranks lose ~1e-11 on counts of ~1000, above the
+    1e-10 certificate's margin; numpy's pairwise sums do not.)"""
+    t = s + x
+    if abs(s) >= abs(x):
+        c += (s - t) + x
+    else:
+        c += (x - t) + s
+    return t, c
+
+
+@njit(cache=True)
+def _solve_small(A, x, n):
+    """Solve A[:n,:n] y = x[:n] in place (Gaussian elimination, partial pivoting); A is
+    overwritten. Returns False when a pivot is 0 or not finite."""
+    for k in range(n):
+        piv = k
+        best = abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > best:
+                best = abs(A[i, k])
+                piv = i
+        if not (best > 0.0) or not np.isfinite(best):
+            return False
+        if piv != k:
+            for j in range(n):
+                tmp = A[k, j]
+                A[k, j] = A[piv, j]
+                A[piv, j] = tmp
+            tmp = x[k]
+            x[k] = x[piv]
+            x[piv] = tmp
+        for i in range(k + 1, n):
+            fac = A[i, k] / A[k, k]
+            if fac != 0.0:
+                for j in range(k, n):
+                    A[i, j] -= fac * A[k, j]
+                x[i] -= fac * x[k]
+    for k in range(n - 1, -1, -1):
+        s = x[k]
+        for j in range(k + 1, n):
+            s -= A[k, j] * x[j]
+        x[k] = s / A[k, k]
+        if not np.isfinite(x[k]):
+            return False
+    return True
+
+
+@njit(cache=True)
+def _invert_small(A, out, n):
+    """out[:n,:n] = inverse of A[:n,:n] (Gauss-Jordan, partial pivoting); A is overwritten.
+    Returns False when singular or not finite."""
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = 1.0 if i == j else 0.0
+    for k in range(n):
+        piv = k
+        best = abs(A[k, k])
+        for i in range(k + 1, n):
+            if abs(A[i, k]) > best:
+                best = abs(A[i, k])
+                piv = i
+        if not (best > 0.0) or not np.isfinite(best):
+            return False
+        if piv != k:
+            for j in range(n):
+                tmp = A[k, j]
+                A[k, j] = A[piv, j]
+                A[piv, j] = tmp
+                tmp = out[k, j]
+                out[k, j] = out[piv, j]
+                out[piv, j] = tmp
+        d = 1.0 / A[k, k]
+        for j in range(n):
+            A[k, j] *= d
+            out[k, j] *= d
+        for i in range(n):
+            if i != k:
+                fac = A[i, k]
+                if fac != 0.0:
+                    for j in range(n):
+                        A[i, j] -= fac * A[k, j]
+                        out[i, j] -= fac * out[k, j]
+    return True
+
+
+# ----------------------------------------------------------------------------- convex dual
+@njit(cache=True)
+def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z):
+    """P[z, n] = softmax_z(a_z + b W[z, n]) over the allowed categories (0 elsewhere), in
+    whole-row passes that LLVM vectorises; returns (sum_n c_n lse_n, sum_n c_n |lse_n|)
+    (c_n: the number of ranks that column n stands for).
+    S, Z: (>= n_len) scratch (row maxima, then 1/partition)."""
+    b = theta[Lc]
+    for n in range(n_len):
+        S[n] = -np.inf
+        Z[n] = 0.0
+    for z in range(Lc):
+        if ok[z]:
+            a = theta[z]
+            for n in range(n_len):
+                x = a + b * W[z, n]
+                P[z, n] = x
+                S[n] = max(S[n], x)
+    for z in range(Lc):
+        if ok[z]:
+            for n in range(n_len):
+                d = P[z, n] - S[n]
+                e = _fexp(max(d, -700.0))
+                e = e if d >= _EXP_MIN else 0.0
+                P[z, n] = e
+                Z[n] += e
+        else:
+            for n in range(n_len):
+                P[z, n] = 0.0
+    for n in range(n_len):          # no reduction in this loop: it vectorises
+        S[n] += np.log(Z[n])
+        Z[n] = 1.0 / Z[n]
+    slse = 0.0
+    alse = 0.0
+    for n in range(n_len):
+        slse += c[n] * S[n]
+        alse += c[n] * abs(S[n])
+    for z in range(Lc):
+        if ok[z]:
+            for n in range(n_len):
+                P[z, n] *= Z[n]
+    return slse, alse
+
+
+@njit(cache=True)
+def _dual_value(W, c, Lc, n_len, ok, K, theta, v, P, S, Z):
+    """D(theta) = sum_n c_n lse_n - sum_z a_z K_z - b v (categories z < Lc, columns n < n_len)."""
+    slse, _ = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z)
+    D = slse
+    for z in range(Lc):
+        if ok[z]:
+            D -= theta[z] * K[z]
+    return D - theta[Lc] * v
+
+
+@njit(cache=True)
+def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, H, S, Z):
+    """p = softmax(a + b W) into P (Lc, >= n_len), the mean feature per rank into wbar,
+    gradient g (Lc+1) and Hessian H of the dual; returns (D, rounding scale of D, entropy
+    of P computed without logarithms). Whole-row passes (softmax, then sums per category);
+    column n counts c_n times."""
+    b = theta[Lc]
+    slse, alse = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z)
+    for n in range(n_len):
+        wbar[n] = 0.0
+    for z in range(Lc):
+        if ok[z]:
+            for n in range(n_len):
+                wbar[n] += P[z, n] * W[z, n]
+    gb = 0.0
+    gbc = 0.0
+    hbb = 0.0
+    for n in range(n_len):
+        gb, gbc = _nsum(gb, gbc, c[n] * wbar[n])
+    for z in range(Lc + 1):
+        for y in range(Lc + 1):
+            H[z, y] = 0.0
+    for z in range(Lc):
+        if not ok[z]:
+            g[z] = -K[z]
+            continue
+        s = 0.0
+        sc = 0.0
+        hzb = 0.0
+        for n in range(n_len):
+            pz = c[n] * P[z, n]
+            s, sc = _nsum(s, sc, pz)
+            dw = W[z, n] - wbar[n]
+            hzb += pz * dw
+            hbb += pz * dw * dw
+        g[z] = s + sc
+        H[z, Lc] = hzb
+        H[Lc, z] = hzb
+        for y in range(z, Lc):
+            if not ok[y]:
+                continue
+            acc = 0.0
+            for n in range(n_len):
+                acc += c[n] * P[z, n] * P[y, n]
+            H[z, y] -= acc
+            if y != z:
+                H[y, z] -= acc
+        H[z, z] += s + sc
+    H[Lc, Lc] = hbb
+    g[Lc] = gb + gbc
+    aK = 0.0
+    for z in range(Lc):
+        if ok[z]:
+            aK += theta[z] * K[z]
+    D = slse - aK - b * v
+    mag = alse + abs(aK) + abs(b * v) + 1.0
+    # entropy: ln p_nz = a_z + b W_nz - lse_n, summed with p: sum lse - sum a_z (sum_n p_nz) - b sum p W
+    ent = slse - b * g[Lc]
+    for z in range(Lc):
+        if ok[z]:
+            ent -= theta[z] * g[z]
+    for z in range(Lc):
+        if ok[z]:
+            g[z] -= K[z]
+    g[Lc] -= v
+    return D, mag, ent
+
+
+@njit(cache=True)
+def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter):
+    """Damped Newton on the dual (as :func:`maxent.solver.dual.newton_dual`, one problem):
+    full step first, Armijo backtracking on D; every trial point's full state is computed
+    once and kept when accepted.
+
+    theta (Lc+1) is the start and is overwritten by the result; P (Lc, >= n_len) gets p.
+    Returns (nit, residual max|g|, stalled, entropy)."""
+    N = W.shape[1]
+    ref = -1
+    Ksum = 0.0
+    for z in range(Lc):
+        Ksum += K[z]
+        if ok[z] and ref < 0:
+            ref = z
+    for z in range(Lc):
+        if not ok[z] or z == ref:
+            theta[z] = 0.0
+    tol_b = max(tol, _EPS64 * (Ksum + abs(v) + 1.0))
+    Pa = np.empty((Lc, N))
+    Pb = np.empty((Lc, N))
+    wa = np.empty(N)
+    wb = np.empty(N)
+    g = np.empty(Lc + 1)
+    g2 = np.empty(Lc + 1)
+    H = np.empty((Lc + 1, Lc + 1))
+    H2 = np.empty((Lc + 1, Lc + 1))
+    trial = np.empty(Lc + 1)
+    step = np.empty(Lc + 1)
+    A = np.empty((Lc + 1, Lc + 1))
+    S = np.empty(N)
+    Z = np.empty(N)
+    D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, H, S, Z)
+    nit = 0
+    stalled = False
+    r = 0.0
+    while True:
+        r = 0.0
+        for i in range(Lc + 1):
+            if abs(g[i]) > r:
+                r = abs(g[i])
+        if not (r > tol_b) or nit >= max_iter:
+            break
+        # Newton step on the free multipliers (non-free: identity rows, zero gradient)
+        dmax = 0.0
+        for i in range(Lc + 1):
+            fi = i == Lc or (ok[i] and i != ref)
+            for j in range(Lc + 1):
+                fj = j == Lc or (ok[j] and j != ref)
+                A[i, j] = H[i, j] if (fi and fj) else (1.0 if i == j else 0.0)
+            step[i] = -g[i] if fi else 0.0
+            if abs(A[i, i]) > dmax:
+                dmax = abs(A[i, i])
+        for i in range(Lc + 1):
+            A[i, i] += 1e-13 * dmax + 1e-300
+        good = _solve_small(A, step, Lc + 1)
+        slope = 0.0
+        for i in range(Lc + 1):
+            fi = i == Lc or (ok[i] and i != ref)
+            if not fi or not good:
+                step[i] = 0.0
+            if fi:
+                slope += g[i] * step[i]
+        slack = 1e-13 * mag
+        t = 1.0
+        accepted = False
+        for ls in range(51):
+            for i in range(Lc + 1):
+                trial[i] = theta[i] + t * step[i]
+            if ls == 0:
+                Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, H2, S, Z)
+            else:
+                Dt = _dual_value(W, c, Lc, n_len, ok, K, trial, v, Pb, S, Z)
+            if np.isfinite(Dt) and Dt <= D + _ARMIJO * t * slope + slack:
+                accepted = True
+                break
+            t *= 0.5
+        nit += 1
+        if not accepted:
+            stalled = True
+            break
+        for i in range(Lc + 1):
+            theta[i] = trial[i]
+        if t == 1.0:
+            Pa, Pb = Pb, Pa
+            wa, wb = wb, wa
+            g, g2 = g2, g
+            H, H2 = H2, H
+            D, mag, ent = Dt, magt, entt
+        else:
+            D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, H, S, Z)
+    for z in range(Lc):
+        for n in range(n_len):
+            P[z, n] = Pa[z, n]
+    return nit, r, stalled, ent
+
+
+# ----------------------------------------------------------------------------- linear metrics
+@njit(cache=True)
+def _extreme_value(W, Lc, n_len, K, pref, top):
+    """<W, p> of the deterministic list that fills the categories in preference order
+    (``pref``: categories by decreasing preference; reversed when not top)."""
+    e = 0.0
+    n = 0
+    for k in range(Lc):
+        z = pref[k] if top else pref[Lc - 1 - k]
+        cnt = int(K[z] + 0.5)
+        for _ in range(cnt):
+            if n < n_len:
+                e += W[z, n]
+            n += 1
+    return e
+
+
+@njit(cache=True)
+def _preference(W1, Lc, pref):
+    """Categories by decreasing W1, ties by increasing index (numpy's stable argsort of -W1)."""
+    for z in range(Lc):
+        pref[z] = z
+    for i in range(1, Lc):
+        j = i
+        while j > 0 and W1[pref[j - 1]] < W1[pref[j]]:
+            tmp = pref[j - 1]
+            pref[j - 1] = pref[j]
+            pref[j] = tmp
+            j -= 1
+
+
+@njit(cache=True)
+def _classify(e_top, e_bot, v, undefined):
+    """True when v is strictly inside the attainable range (the numpy classification of
+    :func:`maxent.solver._solve_chunk`: not undefined, not at/beyond an end)."""
+    hi = max(e_top, e_bot)
+    lo = min(e_top, e_bot)
+    if undefined:
+        return False
+    at_hi = abs(v - hi) <= _RTOL * max(1.0, abs(hi))
+    at_lo = abs(v - lo) <= _RTOL * max(1.0, abs(lo))
+    if at_hi or at_lo or v > hi or v < lo:
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta_out,
+                 code, nit_out, resid_out, ent_out, att_out):
+    """Solve every problem of a batch of a metric linear in p (E = <W, p>).
+
+    WT (B, L, N) constant features dE/dp (0 beyond lengths), v (B,), K (B, L) counts,
+    lengths (B,), undefined (B,) bool. Writes, for each problem with code 0 (interior and
+    certified): P_out[b, n, z - col0] = p_n(z) for z >= col0 (binary: col0 = 1, graded 0),
+    theta_out[b] = [a_0..a_{L-1}, b] (a_ref = 0), nit, residual, entropy and E = <W, p>.
+    code: 0 optimal, 1 not interior (left to the numpy path), 2 not certified.
+    """
+    B, L, N = WT.shape
+    ok = np.empty(L, dtype=np.bool_)
+    pref = np.empty(L, dtype=np.int64)
+    W1 = np.empty(L)
+    P = np.empty((L, N))
+    Pc = np.empty((L, N))
+    Wc = np.empty((L, N))
+    cnt = np.empty(N)
+    run = np.empty(N, dtype=np.int64)
+    th = np.empty(L + 1)
+    for i in range(B):
+        W = WT[i]
+        n_len = lengths[i]
+        for z in range(L):
+            ok[z] = K[i, z] > 0
+            W1[z] = W[z, 0] if n_len > 0 else 0.0
+        _preference(W1, L, pref)
+        e_top = _extreme_value(W, L, n_len, K[i], pref, True)
+        e_bot = _extreme_value(W, L, n_len, K[i], pref, False)
+        if not _classify(e_top, e_bot, v[i], undefined[i]):
+            code[i] = 1
+            continue
+        # count-only start: a_z = log(K_z / K_ref), b = 0
+        ref = 0
+        while not ok[ref]:
+            ref += 1
+        for z in range(L):
+            th[z] = np.log(K[i, z] / K[i, ref]) if ok[z] else 0.0
+        th[L] = 0.0
+        # consecutive ranks with equal feature columns (beyond a cutoff, inside P@k's top k)
+        # have equal p: solve over runs of equal columns, each counted c times
+        R = 0
+        for n in range(n_len):
+            same = R > 0
+            if same:
+                for z in range(L):
+                    if W[z, n] != Wc[z, R - 1]:
+                        same = False
+                        break
+            if same:
+                cnt[R - 1] += 1.0
+            else:
+                for z in range(L):
+                    Wc[z, R] = W[z, n]
+                cnt[R] = 1.0
+                R += 1
+            run[n] = R - 1
+        it, r, stalled, ent = _dual_solve(Wc, cnt, L, R, ok, K[i], v[i], th, Pc, 0.01 * tol,
+                                          max_iter)
+        for z in range(L):
+            for n in range(n_len):
+                P[z, n] = Pc[z, run[n]]
+        # certificate on the returned p: counts and |<W, p> - v|
+        res = 0.0
+        E = 0.0
+        Ec = 0.0
+        for z in range(L):
+            s = 0.0
+            sc = 0.0
+            for n in range(n_len):
+                s, sc = _nsum(s, sc, P[z, n])
+                E, Ec = _nsum(E, Ec, W[z, n] * P[z, n])
+            res = max(res, abs(s + sc - K[i, z]))
+        E += Ec
+        res = max(res, abs(E - v[i]))
+        nit_out[i] = it
+        if not (res <= tol):
+            code[i] = 2
+            continue
+        code[i] = 0
+        for z in range(col0, L):
+            for n in range(n_len):
+                P_out[i, n, z - col0] = P[z, n]
+        for z in range(L + 1):
+            theta_out[i, z] = th[z]
+        resid_out[i] = res
+        ent_out[i] = _entropy(P, L, n_len)
+        att_out[i] = E
+
+
+@njit(cache=True)
+def _entropy(P, Lc, n_len):
+    h = 0.0
+    for z in range(Lc):
+        for n in range(n_len):
+            p = P[z, n]
+            if p > 0.0:
+                h -= p * np.log(p)
+    return h
+
+
+# ----------------------------------------------------------------------------- prefix metrics
+@njit(cache=True)
+def _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G):
+    """E (and, if want_G, G'_{r,n} = dE/dQ'_{r,n} = kappa'_r [f_n (1 + S_{n-1,r}) +
+    sum_{m>n} f_m Q'_{m,r}]) of slot-form p: P (J+1, N) over the populated categories in
+    increasing order; Q (J, N) scratch gets Q'_{r+1} = sum_{i > r} p_i."""
+    E = c0
+    for r in range(J):
+        for n in range(n_len):
+            s = 0.0
+            for i in range(r + 1, J + 1):
+                s += P[i, n]
+            Q[r, n] = s
+        k = kap[r]
+        S = 0.0
+        acc = 0.0
+        accc = 0.0
+        for n in range(n_len):
+            acc, accc = _nsum(acc, accc, f[n] * Q[r, n] * (1.0 + S))
+            if want_G:
+                G[r, n] = f[n] * (1.0 + S)
+            S += Q[r, n]
+        E += k * (acc + accc)
+        if want_G:
+            T = 0.0
+            for n in range(n_len - 1, -1, -1):
+                G[r, n] = k * (G[r, n] + T)
+                T += f[n] * Q[r, n]
+    return E
+
+
+@njit(cache=True)
+def _features(G, J, n_len, Wc):
+    """Category-form features of the slot form: W'(0) = 0, W'(i) = sum_{r < i} G'_r."""
+    for n in range(n_len):
+        Wc[0, n] = 0.0
+        for i in range(1, J + 1):
+            Wc[i, n] = Wc[i - 1, n] + G[i - 1, n]
+
+
+@njit(cache=True)
+def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F):
+    """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N); returns
+    (merit = |F|^2 + |c|^2 + e^2, stationarity = max |cumsum_r F|, count/metric residual)."""
+    merit = 0.0
+    st = 0.0
+    cres = 0.0
+    for n in range(n_len):
+        cum = 0.0
+        for r in range(J):
+            val = np.log(P[r, n] / P[r + 1, n]) + alpha[r] + b * G[r, n]
+            F[r, n] = val
+            merit += val * val
+            cum += val
+            if abs(cum) > st:
+                st = abs(cum)
+    # counts of the categories (as Batch.residuals) and of the tails (the Newton rows)
+    for i in range(J + 1):
+        s = 0.0
+        sc = 0.0
+        for n in range(n_len):
+            s, sc = _nsum(s, sc, P[i, n])
+        cres = max(cres, abs(s + sc - Kp[i]))
+    for r in range(J):
+        s = 0.0
+        sc = 0.0
+        C = 0.0
+        for n in range(n_len):
+            for i in range(r + 1, J + 1):
+                s, sc = _nsum(s, sc, P[i, n])
+        for i in range(r + 1, J + 1):
+            C += Kp[i]
+        merit += (s + sc - C) * (s + sc - C)
+    e = E - v
+    merit += e * e
+    return merit, st, max(cres, abs(e))
+
+
+@njit(cache=True)
+def _tail_counts(P, J, n_len, Kp, c):
+    for r in range(J):
+        s = 0.0
+        sc = 0.0
+        C = 0.0
+        for n in range(n_len):
+            for i in range(r + 1, J + 1):
+                s, sc = _nsum(s, sc, P[i, n])
+        for i in range(r + 1, J + 1):
+            C += Kp[i]
+        c[r] = s + sc - C
+
+
+@njit(cache=True)
+def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
+    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
+    E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
+    bk = b * k
+    # Gs[n, 0, 0] holds 1/D_n; Gs[n, 0, 1:] unused here (g_n goes to X, then y overwrites it)
+    e_next = 0.0
+    if n_len > 0:
+        e_next = 1.0 / max(P[1, 0], 1.0 / _PINV_MAX) + 1.0 / max(P[0, 0], 1.0 / _PINV_MAX) + bk * f[0]
+    dinv_prev = 0.0
+    for n in range(n_len):
+        e_n = e_next
+        if n + 1 < n_len:
+            e_next = (1.0 / max(P[1, n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P[0, n + 1], 1.0 / _PINV_MAX)
+                      + bk * f[n + 1])
+        else:
+            e_next = 0.0
+        d = e_n + e_next - bk * w[n]
+        if n > 0:
+            d -= e_n * e_n * dinv_prev
+        if not (d != 0.0) or not np.isfinite(d):
+            return False
+        dinv = 1.0 / d
+        fac = e_n * dinv_prev
+        for q in range(nr):
+            rt = R[0, n, q] - (R[0, n + 1, q] if n + 1 < n_len else 0.0)
+            if n > 0:
+                rt += fac * X[0, n - 1, q]
+            X[0, n, q] = rt
+        Gs[n, 0, 0] = dinv
+        # E'_{n+1} for the backward pass
+        if nr > 1:
+            Gs[n, 0, 1] = e_next
+        dinv_prev = dinv
+    for n in range(n_len - 1, -1, -1):
+        dinv = Gs[n, 0, 0]
+        en1 = Gs[n, 0, 1]
+        for q in range(nr):
+            acc = X[0, n, q]
+            if n + 1 < n_len:
+                acc += en1 * X[0, n + 1, q]
+            y = dinv * acc
+            if not np.isfinite(y):
+                return False
+            X[0, n, q] = y
+    for n in range(n_len - 1, 0, -1):
+        for q in range(nr):
+            X[0, n, q] -= X[0, n - 1, q]
+    return True
+
+
+@njit(cache=True)
+def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
+    """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
+    blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]."""
+    k0 = b * kap[0]
+    k1 = b * kap[1]
+    fl = 1.0 / _PINV_MAX
+    for n in range(n_len):
+        i0 = 1.0 / max(P[0, n], fl)
+        i1 = 1.0 / max(P[1, n], fl)
+        i2 = 1.0 / max(P[2, n], fl)
+        Ep[n, 0, 0] = i1 + i0 + k0 * f[n]
+        Ep[n, 0, 1] = -i1
+        Ep[n, 1, 1] = i2 + i1 + k1 * f[n]
+    pa = 0.0
+    pc = 0.0
+    pd = 0.0
+    for n in range(n_len):
+        ea = Ep[n, 0, 0]
+        ec = Ep[n, 0, 1]
+        ed = Ep[n, 1, 1]
+        ta = ea - k0 * w[n]
+        tc = ec
+        td = ed - k1 * w[n]
+        if n + 1 < n_len:
+            ta += Ep[n + 1, 0, 0]
+            tc += Ep[n + 1, 0, 1]
+            td += Ep[n + 1, 1, 1]
+        if n > 0:
+            # B = Dinv_{n-1} E'_n, then E'_n B (symmetric)
+            b00 = pa * ea + pc * ec
+            b01 = pa * ec + pc * ed
+            b10 = pc * ea + pd * ec
+            b11 = pc * ec + pd * ed
+            ta -= ea * b00 + ec * b10
+            tc -= ea * b01 + ec * b11
+            td -= ec * b01 + ed * b11
+        det = ta * td - tc * tc
+        if not (det != 0.0) or not np.isfinite(det):
+            return False
+        idet = 1.0 / det
+        na = td * idet
+        nc = -tc * idet
+        nd = ta * idet
+        for q in range(nr):
+            r0 = R[0, n, q]
+            r1 = R[1, n, q]
+            if n + 1 < n_len:
+                r0 -= R[0, n + 1, q]
+                r1 -= R[1, n + 1, q]
+            if n > 0:
+                g0 = X[0, n - 1, q]
+                g1 = X[1, n - 1, q]
+                u0 = pa * g0 + pc * g1
+                u1 = pc * g0 + pd * g1
+                r0 += ea * u0 + ec * u1
+                r1 += ec * u0 + ed * u1
+            X[0, n, q] = r0
+            X[1, n, q] = r1
+        Dinv[n, 0, 0] = na
+        Dinv[n, 0, 1] = nc
+        Dinv[n, 1, 1] = nd
+        pa, pc, pd = na, nc, nd
+    for n in range(n_len - 1, -1, -1):
+        da = Dinv[n, 0, 0]
+        dc = Dinv[n, 0, 1]
+        dd = Dinv[n, 1, 1]
+        for q in range(nr):
+            g0 = X[0, n, q]
+            g1 = X[1, n, q]
+            if n + 1 < n_len:
+                y0 = X[0, n + 1, q]
+                y1 = X[1, n + 1, q]
+                g0 += Ep[n + 1, 0, 0] * y0 + Ep[n + 1, 0, 1] * y1
+                g1 += Ep[n + 1, 0, 1] * y0 + Ep[n + 1, 1, 1] * y1
+            y0 = da * g0 + dc * g1
+            y1 = dc * g0 + dd * g1
+            if not (np.isfinite(y0) and np.isfinite(y1)):
+                return False
+            X[0, n, q] = y0
+            X[1, n, q] = y1
+    for n in range(n_len - 1, 0, -1):
+        for q in range(nr):
+            X[0, n, q] -= X[0, n - 1, q]
+            X[1, n, q] -= X[1, n - 1, q]
+    return True
+
+
+@njit(cache=True)
+def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB, tmpV):
+    """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
+    block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
+    T_{n,n} = E'_n + E'_{n+1} - b w_n diag(kappa'), T_{n,n+1} = -E'_{n+1},
+    E'_n = E_{H,n} + b f_n diag(kappa'); right-hand side R_n - R_{n+1}. Block Thomas
+    (LDL^T without pivoting across blocks, Gauss-Jordan within a J x J block).
+    Returns False on a singular or non-finite block."""
+    if J == 1:
+        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
+    if J == 2:
+        return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv)
+    # E'_n for every rank: Ep (N, J, J)
+    for n in range(n_len):
+        for r in range(J):
+            for s in range(J):
+                Ep[n, r, s] = 0.0
+        for r in range(J):
+            ih = 1.0 / max(P[r + 1, n], 1.0 / _PINV_MAX)
+            il = 1.0 / max(P[r, n], 1.0 / _PINV_MAX)
+            Ep[n, r, r] = ih + il + b * f[n] * kap[r]
+            if r + 1 < J:
+                Ep[n, r, r + 1] = -ih
+                Ep[n, r + 1, r] = -ih
+    # forward: D_n = T_nn - E'_n Dinv_{n-1} E'_n ; g_n = Rt_n + E'_n Dinv_{n-1} g_{n-1}
+    for n in range(n_len):
+        for r in range(J):
+            for s in range(J):
+                v = Ep[n, r, s]
+                if n + 1 < n_len:
+                    v += Ep[n + 1, r, s]
+                tmpA[r, s] = v
+            tmpA[r, r] -= b * w[n] * kap[r]
+            for k in range(nr):
+                Gs[n, r, k] = R[r, n, k] - (R[r, n + 1, k] if n + 1 < n_len else 0.0)
+        if n > 0:
+            # tmpB = Dinv_{n-1} E'_n
+            for r in range(J):
+                for s in range(J):
+                    acc = 0.0
+                    for q in range(J):
+                        acc += Dinv[n - 1, r, q] * Ep[n, q, s]
+                    tmpB[r, s] = acc
+            for r in range(J):
+                for s in range(J):
+                    acc = 0.0
+                    for q in range(J):
+                        acc += Ep[n, r, q] * tmpB[q, s]
+                    tmpA[r, s] -= acc
+            # g_n += E'_n (Dinv_{n-1} g_{n-1})
+            for k in range(nr):
+                for q in range(J):
+                    acc = 0.0
+                    for s in range(J):
+                        acc += Dinv[n - 1, q, s] * Gs[n - 1, s, k]
+                    tmpV[q] = acc
+                for r in range(J):
+                    acc = 0.0
+                    for q in range(J):
+                        acc += Ep[n, r, q] * tmpV[q]
+                    Gs[n, r, k] += acc
+        if J == 1:
+            d = tmpA[0, 0]
+            if not (d != 0.0) or not np.isfinite(d):
+                return False
+            Dinv[n, 0, 0] = 1.0 / d
+        else:
+            if not _invert_small(tmpA, Dinv[n], J):
+                return False
+    # backward: y_n = Dinv_n (g_n + E'_{n+1} y_{n+1}); X holds y, then differences
+    for n in range(n_len - 1, -1, -1):
+        for k in range(nr):
+            for r in range(J):
+                acc = Gs[n, r, k]
+                if n + 1 < n_len:
+                    for q in range(J):
+                        acc += Ep[n + 1, r, q] * X[q, n + 1, k]
+                tmpV[r] = acc
+            for r in range(J):
+                acc = 0.0
+                for q in range(J):
+                    acc += Dinv[n, r, q] * tmpV[q]
+                if not np.isfinite(acc):
+                    return False
+                X[r, n, k] = acc
+    for n in range(n_len - 1, 0, -1):
+        for r in range(J):
+            for k in range(nr):
+                X[r, n, k] -= X[r, n - 1, k]
+    return True
+
+
+@njit(cache=True)
+def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P, Pt, th, W0, W1, G, Gt, Q):
+    """Successive linearisation (:func:`maxent.solver.linearize.linearize`, one problem in
+    slot form) from the count-only distribution, at most ``steps`` subproblems: each the
+    convex dual with W = dE/dp at the iterate (inexact, dual residual ``far_tol``, while the
+    stationarity is > 1e-5), its target moved 99 % of the way to the range of <W, p> when
+    out of it; the step by Armijo on the exact penalty -H(p) + mu |E(p) - v|. Certified
+    (count and metric residual <= tol, stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the
+    subproblem's solution p_l, left in Pt with its multipliers in th. Each subproblem starts
+    from the previous one's multipliers (as the numpy code), except the second, which starts
+    from the count-only multipliers when their dual value is lower (the relaxation's target
+    is often moved to the edge of its range, |b| ~ 1e3-1e4, far from the next one's).
+
+    Returns (certified, nit, stationarity, E(p_l), residual)."""
+    Lc = J + 1
+    ok = np.ones(Lc, dtype=np.bool_)
+    ones = np.ones(P.shape[1])
+    th0 = np.empty(Lc + 1)
+    Sx = np.empty(P.shape[1])
+    Zx = np.empty(P.shape[1])
+    Ksum = 0.0
+    for i in range(Lc):
+        Ksum += Kp[i]
+    El = 0.0
+    resl = np.inf
+    for i in range(Lc):
+        for n in range(n_len):
+            P[i, n] = Kp[i] / Ksum
+        th[i] = np.log(Kp[i] / Kp[0])
+    th[Lc] = 0.0
+    E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
+    _features(G, J, n_len, W0)
+    Hc = _entropy(P, Lc, n_len)
+    mu = 1.0
+    stat = np.inf
+    nit = 0
+    for k in range(steps):
+        cur = 0.0
+        top = 0.0
+        bot = 0.0
+        for i in range(Lc):
+            for n in range(n_len):
+                cur += W0[i, n] * P[i, n]
+        n = 0
+        for i in range(Lc - 1, -1, -1):
+            for _ in range(int(Kp[i] + 0.5)):
+                if n < n_len:
+                    top += W0[i, n]
+                n += 1
+        n = 0
+        for i in range(Lc):
+            for _ in range(int(Kp[i] + 0.5)):
+                if n < n_len:
+                    bot += W0[i, n]
+                n += 1
+        lo = min(top, bot)
+        hi = max(top, bot)
+        vk = v - E + cur
+        if vk > hi:
+            vk = cur + _ELASTIC * (hi - cur)
+        if vk < lo:
+            vk = cur + _ELASTIC * (lo - cur)
+        inner = far_tol if stat > 1e-5 else 0.1 * tol
+        if k == 1:
+            # the relaxation's multipliers can be far from the second subproblem's (its
+            # target moved to the edge of the range gives |b| ~ 1e3-1e4 where the next needs
+            # ~1e2): warm start only if its dual value is below the count-only start's
+            for i in range(Lc):
+                th0[i] = np.log(Kp[i] / Kp[0])
+            th0[Lc] = 0.0
+            if (_dual_value(W0, ones, Lc, n_len, ok, Kp, th0, vk, Pt, Sx, Zx)
+                    < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx)):
+                for i in range(Lc + 1):
+                    th[i] = th0[i]
+        _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, _INNER_ITER)
+        El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+        _features(Gt, J, n_len, W1)
+        dmax = 0.0
+        for i in range(Lc):
+            for n in range(n_len):
+                dmax = max(dmax, abs(W1[i, n] - W0[i, n]))
+        bl = th[Lc]
+        stat = abs(bl) * dmax
+        resl = 0.0
+        for i in range(Lc):
+            s = 0.0
+            sc = 0.0
+            for n in range(n_len):
+                s, sc = _nsum(s, sc, Pt[i, n])
+            resl = max(resl, abs(s + sc - Kp[i]))
+        resl = max(resl, abs(El - v))
+        nit += 1
+        if resl <= tol and stat <= kkt_tol:
+            return True, nit, stat, El, resl
+        if k == steps - 1:
+            break
+        mu = max(mu, 2.0 * abs(bl) + 1.0)
+        phi0 = -Hc + mu * abs(E - v)
+        slope = (abs(bl) - mu) * abs(E - v)
+        slack = 1e-12 * (abs(phi0) + 1.0) + 2.0 * mu * tol
+        t = 1.0
+        phit = -Hl + mu * abs(El - v)
+        if phit <= phi0 + _ARMIJO * slope + slack:
+            for i in range(Lc):
+                for n in range(n_len):
+                    P[i, n] = Pt[i, n]
+            E, Hc = El, Hl
+            for i in range(Lc):
+                for n in range(n_len):
+                    W0[i, n] = W1[i, n]
+        else:
+            for ls in range(30):
+                t *= 0.5
+                for i in range(Lc):
+                    for n in range(n_len):
+                        W1[i, n] = P[i, n] + t * (Pt[i, n] - P[i, n])   # W1: scratch trial p
+                Et = _prefix_E_G(W1, J, n_len, kap, f, c0, Gt, Q, False)
+                Ht = _entropy(W1, Lc, n_len)
+                if -Ht + mu * abs(Et - v) <= phi0 + _ARMIJO * t * slope + slack or ls == 29:
+                    break
+            for i in range(Lc):
+                for n in range(n_len):
+                    P[i, n] = W1[i, n]
+            E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
+            Hc = _entropy(P, Lc, n_len)
+            _features(G, J, n_len, W0)
+    return False, nit, stat, El, resl
+
+
+@njit(cache=True)
+def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fallback, th_out):
+    """One interior problem of a prefix metric in slot form. Pf (J+1, N) gets p.
+
+    Returns (code, nit, stationarity, E, residual): code 0 certified by Newton, 3 certified
+    by the second run (successive linearisation from the start, at most ``fallback``
+    steps, as :func:`maxent.solver.solve` does for the problems Newton-KKT leaves), 2 not
+    certified; th_out (J+2) gets [a_0 = 0, a_1, .., a_J, b] over the populated categories."""
+    Lc = J + 1
+    N = Pf.shape[1]
+    ok = np.ones(Lc, dtype=np.bool_)
+    ones = np.ones(N)
+    G = np.zeros((J, N))
+    Q = np.zeros((J, N))
+    W0 = np.zeros((Lc, N))
+    W1 = np.zeros((Lc, N))
+    P = np.zeros((Lc, N))
+    Pt = np.zeros((Lc, N))
+    F = np.zeros((J, N))
+    Gt = np.zeros((J, N))
+    th = np.zeros(Lc + 1)
+    # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation from
+    # the count-only distribution, the first being the linear relaxation; each subproblem
+    # is the convex dual with W = dE/dp at the iterate, its target moved 99 % of the way to
+    # the range of <W, p> when out of it, the step taken with an Armijo line search on the
+    # exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
+    ok_, nit, stat, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
+                                              _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt, Q)
+    if ok_:
+        for i in range(Lc + 1):
+            th_out[i] = th[i]
+        _copy(Pt, Pf, Lc, n_len)
+        return 0, nit, stat, El, resl
+    # the last subproblem's solution (exact exponential form) starts Newton
+    for i in range(Lc):
+        for n in range(n_len):
+            P[i, n] = Pt[i, n]
+    # ---- Newton on the KKT system
+    for i in range(Lc):
+        for n in range(n_len):
+            P[i, n] = max(P[i, n], _P_FLOOR)
+    for n in range(n_len):
+        s = 0.0
+        for i in range(Lc):
+            s += P[i, n]
+        for i in range(Lc):
+            P[i, n] /= s
+    alpha = np.empty(J)
+    for r in range(J):
+        alpha[r] = th[r + 1] - th[r]
+    b = th[Lc]
+    E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
+    merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F)
+    nr = J + 2
+    R = np.zeros((J, N, nr))
+    X = np.zeros((J, N, nr))
+    Ep = np.zeros((N, J, J))
+    Dinv = np.zeros((N, J, J))
+    Gs = np.zeros((N, J, nr))
+    tA = np.zeros((J, J))
+    tB = np.zeros((J, J))
+    tV = np.zeros(J)
+    c = np.zeros(J)
+    S = np.zeros((J + 1, J + 1))
+    rs = np.zeros(J + 1)
+    dQ = np.zeros((J, N))
+    ell = np.zeros((Lc, N))
+    Ft = np.zeros((J, N))
+    alpha_t = np.empty(J)
+    stalled = False
+    for it in range(max_newton):
+        if st <= kkt_tol and res <= tol:
+            _to_th(alpha, b, J, th_out)
+            _copy(P, Pf, Lc, n_len)
+            return 0, nit, st, E, res
+        if stalled or it == max_newton - 1:
+            # polish: one exact linearised subproblem with W = dE/dp(p) (then certify)
+            _features(G, J, n_len, W1)
+            cur = 0.0
+            for i in range(Lc):
+                for n in range(n_len):
+                    cur += W1[i, n] * P[i, n]
+            _to_th(alpha, b, J, th)
+            _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER)
+            El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+            _features(Gt, J, n_len, W0)
+            dmax = 0.0
+            for i in range(Lc):
+                for n in range(n_len):
+                    dmax = max(dmax, abs(W0[i, n] - W1[i, n]))
+            stl = abs(th[Lc]) * dmax
+            resl = 0.0
+            for i in range(Lc):
+                s = 0.0
+                sc = 0.0
+                for n in range(n_len):
+                    s, sc = _nsum(s, sc, Pt[i, n])
+                resl = max(resl, abs(s + sc - Kp[i]))
+            resl = max(resl, abs(El - v))
+            nit += 1
+            if resl <= tol and stl <= kkt_tol:
+                for i in range(Lc + 1):
+                    th_out[i] = th[i]
+                _copy(Pt, Pf, Lc, n_len)
+                return 0, nit, stl, El, resl
+            break
+        nit += 1
+        # ---- Newton direction: X = A^{-1} [F, 1_s (s < J), G']
+        for r in range(J):
+            for n in range(n_len):
+                R[r, n, 0] = F[r, n]
+                for s in range(J):
+                    R[r, n, 1 + s] = 1.0 if s == r else 0.0
+                R[r, n, J + 1] = G[r, n]
+        if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV):
+            stalled = True
+            continue
+        _tail_counts(P, J, n_len, Kp, c)
+        for i in range(J + 1):
+            rs[i] = 0.0
+            for j in range(J + 1):
+                S[i, j] = 0.0
+        for r in range(J):
+            for n in range(n_len):
+                for s in range(J):
+                    S[r, s] += X[r, n, 1 + s]
+                    S[J, s] += G[r, n] * X[r, n, 1 + s]
+                S[r, J] += X[r, n, J + 1]
+                S[J, J] += G[r, n] * X[r, n, J + 1]
+                rs[r] -= X[r, n, 0]
+                rs[J] -= G[r, n] * X[r, n, 0]
+            rs[r] -= c[r]
+        rs[J] -= E - v
+        if not _solve_small(S, rs, J + 1):
+            stalled = True
+            continue
+        db = rs[J]
+        for r in range(J):
+            for n in range(n_len):
+                acc = X[r, n, 0] + X[r, n, J + 1] * db
+                for s in range(J):
+                    acc += X[r, n, 1 + s] * rs[s]
+                dQ[r, n] = acc
+        # log-space step: l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0
+        for r in range(J):
+            k = kap[r]
+            T = 0.0
+            for n in range(n_len):
+                T += f[n] * dQ[r, n]
+            pre = 0.0
+            later = 0.0
+            for n in range(n_len):
+                later += f[n] * dQ[r, n]
+                hv = k * (f[n] * pre + (T - later))
+                pre += dQ[r, n]
+                Ft[r, n] = F[r, n] + rs[r] + db * G[r, n] + b * hv
+        for n in range(n_len):
+            ell[0, n] = 0.0
+            for i in range(1, Lc):
+                ell[i, n] = ell[i - 1, n] + Ft[i - 1, n]
+            m = 0.0
+            s = 0.0
+            for i in range(Lc):
+                m += P[i, n] * ell[i, n]
+                s += P[i, n]
+            m /= max(s, 1e-300)
+            for i in range(Lc):
+                ell[i, n] -= m
+        # ---- Armijo on the squared KKT residual
+        t = 1.0
+        acc_ = False
+        for ls in range(_LS_STEPS):
+            for n in range(n_len):
+                s = 0.0
+                for i in range(Lc):
+                    x = t * ell[i, n]
+                    x = min(max(x, -_MAX_EXP), _MAX_EXP)
+                    val = max(P[i, n] * _fexp(x), _P_FLOOR)
+                    Pt[i, n] = val
+                    s += val
+                s = max(s, 1e-300)
+                for i in range(Lc):
+                    Pt[i, n] /= s
+            for r in range(J):
+                alpha_t[r] = alpha[r] + t * rs[r]
+            bt = b + t * db
+            Et = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+            mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft)
+            if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
+                acc_ = True
+                # the trial becomes the iterate (swap buffers)
+                P, Pt = Pt, P
+                G, Gt = Gt, G
+                F, Ft = Ft, F
+                for r in range(J):
+                    alpha[r] = alpha_t[r]
+                b = bt
+                E, merit, st, res = Et, mt, stt, rest
+                break
+            t *= 0.5
+        stalled = not acc_
+        if not acc_:
+            # F was overwritten by the trials: recompute it at the iterate
+            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F)
+    # second run: successive linearisation from the count-only distribution (targets within
+    # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
+    ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
+                                            _FAR_TOL, P, Pt, th, W0, W1, G, Gt, Q)
+    for i in range(Lc + 1):
+        th_out[i] = th[i]
+    _copy(Pt, Pf, Lc, n_len)
+    return (3 if ok_ else 2), nit + nl, stl, El, resl
+
+
+@njit(cache=True)
+def _to_th(alpha, b, J, th):
+    th[0] = 0.0
+    for r in range(J):
+        th[r + 1] = th[r] + alpha[r]
+    th[J + 1] = b
+
+
+@njit(cache=True)
+def _copy(src, dst, Lc, n_len):
+    for i in range(Lc):
+        for n in range(n_len):
+            dst[i, n] = src[i, n]
+
+
+@njit(cache=True, nogil=True)
+def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newton, fallback,
+                 P_out, col0, theta_out, code, nit_out, resid_out, ent_out, att_out, stat_out):
+    """Solve every problem of a batch of a prefix metric (AP family, GAP).
+
+    js (J0,) category thresholds, kappa (B, J0), f (N,) (``metric.prefix_hessian``); v (B,),
+    K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`linear_batch`, plus the
+    stationarity; theta_out (B, L+1) holds a_z (0 for empty categories) and b.
+    code: 0 optimal, 3 optimal by the second run (``fallback`` linearisation steps),
+    1 not interior (left to numpy), 2 not certified (left to numpy).
+    """
+    B, L = K.shape
+    N = f.shape[0]
+    J0 = js.shape[0]
+    pop = np.empty(L, dtype=np.int64)
+    Kp = np.empty(L)
+    kap = np.zeros(L)
+    w = np.zeros(N)
+    Pf = np.zeros((L, N))
+    th = np.zeros(L + 1)
+    for i in range(B):
+        n_len = lengths[i]
+        Lp = 0
+        for z in range(L):
+            if K[i, z] > 0:
+                pop[Lp] = z
+                Kp[Lp] = K[i, z]
+                Lp += 1
+        J = Lp - 1
+        if undefined[i] or J < 1:
+            code[i] = 1
+            continue
+        # thresholds -> slots: r = number of populated categories below j
+        c0 = 0.0
+        for r in range(J):
+            kap[r] = 0.0
+        for q in range(J0):
+            j = js[q]
+            r = 0
+            for k in range(Lp):
+                if pop[k] < j:
+                    r += 1
+            if r == 0:
+                s = 0.0
+                for n in range(n_len):
+                    s += f[n] * (n + 1)
+                c0 += kappa[i, q] * s
+            elif r <= J:
+                kap[r - 1] += kappa[i, q]
+        for n in range(n_len):
+            w[n] = f[n] - f[n + 1] if n + 1 < n_len else f[n]
+        # attainable range: highest category first / lowest first
+        G = np.zeros((J, N))
+        Q = np.zeros((J, N))
+        for k in range(J + 1):
+            for n in range(n_len):
+                Pf[k, n] = 0.0
+        n = 0
+        for k in range(J, -1, -1):
+            for _ in range(int(Kp[k] + 0.5)):
+                if n < n_len:
+                    Pf[k, n] = 1.0
+                n += 1
+        e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
+        for k in range(J + 1):
+            for n in range(n_len):
+                Pf[k, n] = 0.0
+        n = 0
+        for k in range(J + 1):
+            for _ in range(int(Kp[k] + 0.5)):
+                if n < n_len:
+                    Pf[k, n] = 1.0
+                n += 1
+        e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
+        if not _classify(e_top, e_bot, v[i], False):
+            code[i] = 1
+            continue
+        cd, it, st, E, res = _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v[i], tol, kkt_tol,
+                                         max_newton, fallback, th)
+        nit_out[i] = it
+        code[i] = cd
+        if cd != 0 and cd != 3:
+            continue
+        for k in range(Lp):
+            z = pop[k]
+            if z >= col0:
+                for n in range(n_len):
+                    P_out[i, n, z - col0] = Pf[k, n]
+            theta_out[i, z] = th[k]
+        theta_out[i, L] = th[J + 1]
+        resid_out[i] = res
+        stat_out[i] = st
+        ent_out[i] = _entropy(Pf, Lp, n_len)
+        att_out[i] = E
