@@ -16,7 +16,14 @@ Reported: median wall time of ``--repeat`` alternating runs of each, and the rat
 pass``) and ``import numpy`` (as a plain script starts it, and with one OpenBLAS thread, as
 the command starts it: see ``maxent/_startup.py``) are timed too, as the floor any Python
 tool pays. Ours is also timed with the standard library's zlib instead of the ``fast``
-extra's ISA-L gzip engine (isal hidden from the import system), when isal is installed.
+extra's ISA-L gzip engine (isal hidden from the import system), when isal is installed,
+and with ``--jobs 1`` (one process) and ``--jobs 2`` (a forked child reads and ranks about
+half of the runs, whatever the load; see ``maxent/_fork.py``) beside the default
+``--jobs auto`` (which forks only into CPUs no other task is running on:
+``maxent._fork.idle_cpus``). As whether a fork pays depends on how many other tasks are
+running, each ``--jobs 2`` run is also paired with the ``--jobs 1`` run just before it and
+the pairs' median ratio is reported by the number of other running tasks (``/proc/loadavg``)
+sampled just before the pair.
 Timings on a shared machine vary with load; the ratio of the two measured in the same run
 is what to compare. Speed is reported, never asserted (STYLE B7).
 
@@ -76,6 +83,15 @@ def _cmd_peer() -> list[str]:
 ENV = dict(os.environ)
 
 
+def _others_running() -> int | None:
+    """Tasks running right now besides this one (Linux ``/proc/loadavg``)."""
+    try:
+        with open("/proc/loadavg") as f:
+            return int(f.read().split()[3].split("/")[0]) - 1
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def _time(cmd: list[str], **env) -> tuple[float, str]:
     t = time.perf_counter()
     out = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True,
@@ -117,9 +133,20 @@ def main(argv: list[str] | None = None) -> int:
     if has_isal and _time(_cmd_ours_zlib())[1] != out:
         print("outputs differ between the gzip engines", file=sys.stderr)
         return 1
-    t = {k: [] for k in ("ours", "ours_zlib", "peer", "python", "numpy", "numpy1")}
+    for jobs in ("1", "2"):
+        if _time(_cmd_ours() + ["--jobs", jobs])[1] != out:
+            print(f"outputs differ with --jobs {jobs}", file=sys.stderr)
+            return 1
+    pairs: dict[str, list[float]] = {}
+    t = {k: [] for k in ("ours", "ours_j1", "ours_j2", "ours_zlib", "peer", "python", "numpy",
+                         "numpy1")}
     for _ in range(args.repeat):  # alternate, so load changes hit all alike
         t["ours"].append(_time(_cmd_ours())[0])
+        others = _others_running()
+        t["ours_j1"].append(_time(_cmd_ours() + ["--jobs", "1"])[0])
+        t["ours_j2"].append(_time(_cmd_ours() + ["--jobs", "2"])[0])
+        key = "unknown" if others is None else str(min(others, 2)).replace("2", ">=2")
+        pairs.setdefault(key, []).append(t["ours_j2"][-1] / t["ours_j1"][-1])
         t["peer"].append(_time(_cmd_peer())[0])
         if has_isal:
             t["ours_zlib"].append(_time(_cmd_ours_zlib(), OPENBLAS_NUM_THREADS="1")[0])
@@ -135,6 +162,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  python -c 'import numpy', one OpenBLAS thread {med['numpy1']:.3f} s")
     engine = "ISA-L gzip (fast)" if has_isal else "zlib (no isal)   "
     print(f"  python -m maxent.evaluate, {engine}  {med['ours']:.3f} s")
+    print(f"  ... --jobs 1 (one process)                    {med['ours_j1']:.3f} s")
+    print(f"  ... --jobs 2 (fork whatever the load)         {med['ours_j2']:.3f} s")
+    for key in sorted(pairs):
+        print(f"    --jobs 2 / --jobs 1 with {key} other task(s) running: median "
+              f"{statistics.median(pairs[key]):.3f} over {len(pairs[key])} pair(s)")
     if has_isal:
         print(f"  python -m maxent.evaluate, zlib               {med['ours_zlib']:.3f} s")
     else:
@@ -142,6 +174,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  pytrec_eval script                            {med['peer']:.3f} s")
     print(f"  speed-up {med['peer'] / med['ours']:.2f}x (target >= 3x); "
           f"beyond the interpreter: {(med['peer'] - med['python']) / (med['ours'] - med['python']):.2f}x")
+    print(f"  --jobs 1: {med['peer'] / med['ours_j1']:.2f}x; --jobs 2: "
+          f"{med['peer'] / med['ours_j2']:.2f}x")
     if has_isal:
         print(f"  with zlib: {med['peer'] / med['ours_zlib']:.2f}x")
     return 0

@@ -4,7 +4,9 @@
 [--score-precision single|double] [--format trec|csv]`` prints, in ``trec`` format, lines
 comparable one for one with trec_eval's (``measure<TAB>topic<TAB>value``, ``%6.4f``, an
 ``all`` block per run). The ``trec`` format path imports neither pandas nor scipy, so the
-command starts fast; ``csv`` and the :func:`evaluate` API return pandas frames.
+command starts fast; ``csv`` and the :func:`evaluate` API return pandas frames. With
+``--jobs N`` (default ``auto``: into the CPUs idle at that moment) a forked child reads and
+ranks a share of the run files (:mod:`maxent._fork`); output and errors are the same.
 
 Score precision: trec_eval 9.x (and pytrec_eval, and the official TREC result files) ranks
 by scores stored as C floats; trec_eval 10.0 stores them as doubles. ``single`` (default)
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 
 import numpy as np
 
+from maxent._fork import read_and_rank as read_and_rank_forked
 from maxent.errors import InputError, MaxEntError, MeasureNameError, TopicWarning
 from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure, parse_measures
 from maxent.metrics.ap import MIN_GEO_MEAN
@@ -276,6 +279,19 @@ SCORE_PRECISION_HELP = ("how run scores are compared when ranking: single = as C
 _ALWAYS_PRINTED = ("runid", "num_q")
 
 
+def _jobs(text: str) -> int | None:
+    """``--jobs`` value: a positive integer, or ``auto`` (None)."""
+    if text == "auto":
+        return None
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or auto, got {text!r}")
+    return n
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m maxent.evaluate",
@@ -300,9 +316,29 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--score-precision", choices=("single", "double"), default="single",
                    help=SCORE_PRECISION_HELP)
     p.add_argument("--format", choices=("trec", "csv"), default="trec", help="output format")
+    p.add_argument("--jobs", type=_jobs, default=None, metavar="N",
+                   help="processes reading and ranking the run files: N, or auto (default: "
+                        "one per CPU that no other task is running on at that moment, per 4 MB "
+                        "of run text and per file; forked after the qrels are read, Linux "
+                        "only; 1 = one process). The output and errors are the same whatever N")
     p.add_argument("--describe", metavar="MEASURE", help="print a measure's definition and exit")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _read_and_rank(args, qrels: Qrels):
+    """``(runs, lists, warning messages)`` of the command's run files: in ``--jobs``
+    processes when that pays (:mod:`maxent._fork`, the same result), else one by one."""
+    done = read_and_rank_forked(args.runs, qrels, depth=args.depth, complete=args.complete,
+                                precision=args.score_precision, jobs=args.jobs)
+    if done is not None:
+        return done
+    runs = read_runs(args.runs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TopicWarning)
+        lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
+                          precision=args.score_precision)
+    return runs, lists, [str(w.message) for w in caught]
 
 
 def _run_cli(args, p) -> int:
@@ -314,14 +350,10 @@ def _run_cli(args, p) -> int:
     names = [m for m in (args.measures or ["official"]) if m.strip() not in _ALWAYS_PRINTED]
     measures = resolve_measures(names, args.rel) if names else []
     qrels = read_qrels(args.qrels)
-    runs = read_runs(args.runs)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TopicWarning)
-        lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
-                          precision=args.score_precision)
-    for w in caught:  # trec_eval is silent about qrels topics a run lacks (not about lines
-        if "not in the qrels" in str(w.message):  # it cannot use): say so on stderr
-            print(f"warning: {w.message}", file=sys.stderr)
+    runs, lists, messages = _read_and_rank(args, qrels)
+    for message in messages:  # trec_eval is silent about qrels topics a run lacks (not about
+        if "not in the qrels" in message:  # lines it cannot use): say so on stderr
+            print(f"warning: {message}", file=sys.stderr)
     if args.format == "csv":
         if not measures:
             raise MeasureNameError("--format csv needs at least one measure besides runid/num_q")

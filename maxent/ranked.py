@@ -19,7 +19,7 @@ import numpy as np
 from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
 from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes, topic_keys
 
-__all__ = ["RankedLists", "rank_runs", "UNJUDGED"]
+__all__ = ["RankedLists", "rank_runs", "rank_setup", "rank_one", "assemble", "RankSetup", "UNJUDGED"]
 
 UNJUDGED = -1
 """Grade stored for unjudged documents (and for padding beyond a list's length)."""
@@ -242,10 +242,35 @@ def rank_runs(
     Vectorised per run: one sort per run (not per topic), grades looked up through a hash
     index of the qrels built once per :class:`Qrels`.
     """
+    setup = rank_setup(qrels, depth=depth, complete=complete, levels=levels,
+                       precision=precision if score_precision is None else score_precision)
+    parts = []
+    for run in runs:
+        part, messages = rank_one(run, qrels, setup)
+        for message in messages:
+            warnings.warn(message, TopicWarning, stacklevel=2)
+        parts.append(part)
+    return assemble(parts, [run.name for run in runs], qrels, setup)
+
+
+@dataclass(frozen=True)
+class RankSetup:
+    """What ranking every run against one qrels shares (:func:`rank_setup`)."""
+
+    depth: int
+    complete: bool
+    precision: str
+    levels: int
+    topic_index: dict
+    counts_by_topic: np.ndarray
+
+
+def rank_setup(qrels: Qrels, *, depth: int = 1000, complete: bool = False,
+               levels: int | None = None, precision: str = "single") -> RankSetup:
+    """Check the options of :func:`rank_runs` and compute what every run's ranking shares
+    (the topic index, each topic's counts per grade level). ParameterError when invalid."""
     if depth < 1:
         raise ParameterError(f"depth must be >= 1, got {depth}")
-    if score_precision is not None:
-        precision = score_precision
     if precision not in ("single", "double"):
         raise ParameterError(f"precision must be 'single' or 'double', got {precision!r}")
     T = len(qrels.topics)
@@ -253,56 +278,64 @@ def rank_runs(
     topic_index = {t.encode(): i for i, t in enumerate(qrels.topics)}
     counts_by_topic = (np.stack([qrels.level_counts(t, L) for t in qrels.topics])
                        if T else np.zeros((0, L), dtype=np.int64))
-    parts = []  # per run: (topic codes of its lists, lengths, grades of kept docs in order)
-    overlap = False
-    for run in runs:
-        codes = topic_codes(run.qid, topic_index)
-        known = codes >= 0
-        if not known.all():
-            unknown = [q.decode("utf-8", "replace") for q in np.unique(run.qid[~known])]
-            warnings.warn(
-                f"run {run.name}: {len(unknown)} topic(s) not in the qrels, ignored: "
-                + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else ""),
-                TopicWarning, stacklevel=2,
-            )
-            keep = np.flatnonzero(known)
-            codes, score, docno, dh = codes[keep], run.score[keep], run.docno[keep], run.docno_hash[keep]
-        else:
-            score, docno, dh = run.score, run.docno, run.docno_hash
-        if precision == "single":
-            with np.errstate(over="ignore"):  # beyond float32 range: +-inf, as C's float
-                score = score.astype(np.float32)
-        order = _trec_order(score, codes, docno)
-        c_sorted = codes[order]
-        bounds = (np.flatnonzero(np.concatenate(([True], c_sorted[1:] != c_sorted[:-1], [True])))
-                  if len(order) else np.zeros(1, dtype=np.int64))
-        present = c_sorted[bounds[:-1]]
-        sizes = np.diff(bounds)
-        rank = np.arange(len(order)) - np.repeat(bounds[:-1], sizes)
-        kept = order[rank < depth]
-        lengths = np.minimum(sizes, depth)
-        overlap |= len(present) > 0
-        missing = T - len(present)
-        if missing and not complete:
-            have = set(present.tolist())
-            names = [qrels.topics[i] for i in range(T) if i not in have]
-            warnings.warn(
-                f"run {run.name}: {len(names)} qrels topic(s) have no results and are not "
-                "averaged (use complete=True / -c to score them 0): "
-                + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""),
-                TopicWarning, stacklevel=2,
-            )
-        grades = _lookup_grades(qrels, codes[kept], docno[kept], dh[kept])
-        if complete:
-            full = np.zeros(T, dtype=np.int64)
-            full[present] = lengths
-            present, lengths = np.arange(T), full
-        parts.append((run.name, present, lengths, grades))
-    if not overlap:
-        names = ", ".join(run.name for run in runs[:3])
+    return RankSetup(depth, complete, precision, L, topic_index, counts_by_topic)
+
+
+def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]]:
+    """One run of :func:`rank_runs`: ``((name, topic codes of its lists, lengths, grades of
+    the kept documents in list order, whether it shares a topic with the qrels),
+    [TopicWarning messages])``. Runs are independent, so
+    this may run in any process holding the same qrels and setup (``maxent._fork``)."""
+    depth, complete, T = setup.depth, setup.complete, len(qrels.topics)
+    messages = []
+    codes = topic_codes(run.qid, setup.topic_index)
+    known = codes >= 0
+    if not known.all():
+        unknown = [q.decode("utf-8", "replace") for q in np.unique(run.qid[~known])]
+        messages.append(
+            f"run {run.name}: {len(unknown)} topic(s) not in the qrels, ignored: "
+            + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else ""))
+        keep = np.flatnonzero(known)
+        codes, score, docno, dh = codes[keep], run.score[keep], run.docno[keep], run.docno_hash[keep]
+    else:
+        score, docno, dh = run.score, run.docno, run.docno_hash
+    if setup.precision == "single":
+        with np.errstate(over="ignore"):  # beyond float32 range: +-inf, as C's float
+            score = score.astype(np.float32)
+    order = _trec_order(score, codes, docno)
+    c_sorted = codes[order]
+    bounds = (np.flatnonzero(np.concatenate(([True], c_sorted[1:] != c_sorted[:-1], [True])))
+              if len(order) else np.zeros(1, dtype=np.int64))
+    present = c_sorted[bounds[:-1]]
+    sizes = np.diff(bounds)
+    rank = np.arange(len(order)) - np.repeat(bounds[:-1], sizes)
+    kept = order[rank < depth]
+    lengths = np.minimum(sizes, depth)
+    overlap = len(present) > 0
+    missing = T - len(present)
+    if missing and not complete:
+        have = set(present.tolist())
+        names = [qrels.topics[i] for i in range(T) if i not in have]
+        messages.append(
+            f"run {run.name}: {len(names)} qrels topic(s) have no results and are not "
+            "averaged (use complete=True / -c to score them 0): "
+            + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""))
+    grades = _lookup_grades(qrels, codes[kept], docno[kept], dh[kept])
+    if complete:
+        full = np.zeros(T, dtype=np.int64)
+        full[present] = lengths
+        present, lengths = np.arange(T), full
+    return (run.name, present, lengths, grades, overlap), messages
+
+
+def assemble(parts: Sequence[tuple], names: Sequence[str], qrels: Qrels,
+             setup: RankSetup) -> RankedLists:
+    """The :class:`RankedLists` of :func:`rank_one`'s parts, in order; TopicMismatchError
+    when no list is left (no run shares a topic with the qrels)."""
+    if not any(p[4] for p in parts):
         raise TopicMismatchError(
-            qrels.path, None, f"no topic in common with run(s) {names}"
-            + (" ..." if len(runs) > 3 else "")
+            qrels.path, None, f"no topic in common with run(s) {', '.join(names[:3])}"
+            + (" ..." if len(names) > 3 else "")
         )
     tids = np.concatenate([p[1] for p in parts]).astype(np.int64)
     lengths = np.concatenate([p[2] for p in parts]).astype(np.int64)
@@ -316,7 +349,7 @@ def rank_runs(
     return RankedLists(
         grades=grades,
         lengths=lengths,
-        rel_counts=counts_by_topic[tids],
+        rel_counts=setup.counts_by_topic[tids],
         runs=run_names,
         topics=topic_names[tids] if B else np.zeros(0, dtype=object),
     )
