@@ -22,7 +22,9 @@ Two kernels, the same mathematics as the numpy path (same starts, tolerances, ce
   in the reduced coordinates of :mod:`maxent.solver.newton_kkt` (Q'_r = P(category >= the
   r-th populated one)). Start as ``newton_kkt``: two steps of successive linearisation
   (:mod:`maxent.solver.linearize`; the first is the linear relaxation, the convex problem
-  with W = dE/dp at the count-only distribution). Then Newton on the KKT system, whose
+  with W = dE/dp at the count-only distribution), each subproblem's dual solved inexactly
+  (at most 3 damped Newton steps: the start only has to be near the KKT point; measured
+  13-16 % less GAP/AP time than solving them to 1e-8, same KKT points). Then Newton on the KKT system, whose
   (block-)tridiagonal matrix T (``newton_kkt``'s change of variables) is solved by a Thomas
   recurrence (scalar for one slot, closed-form 2 x 2 blocks for two, Gauss-Jordan blocks
   beyond), O(N (L-1)^3) per step, no LAPACK call; log-space steps, Armijo on the squared KKT
@@ -53,6 +55,7 @@ _MAX_EXP = 30.0
 _ELASTIC = 0.99
 _START_TOL = 1e-8
 _START_STEPS = 2
+_START_ITER = 3     # dual Newton steps per start subproblem: an inexact start, Newton-KKT converges from it
 _FAR_TOL = 1e-8     # = maxent.solver.linearize's far_tol (the second run)
 _LS_STEPS = 8
 _INNER_ITER = 40
@@ -883,7 +886,8 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
 
 
 @njit(cache=True)
-def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P, Pt, th, W0, W1, G, Gt, Q):
+def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P, Pt, th, W0, W1, G, Gt, Q,
+                   inner_iter=_INNER_ITER):
     """Successive linearisation (:func:`maxent.solver.linearize.linearize`, one problem in
     slot form) from the count-only distribution, at most ``steps`` subproblems: each the
     convex dual with W = dE/dp at the iterate (inexact, dual residual ``far_tol``, while the
@@ -894,6 +898,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     from the previous one's multipliers (as the numpy code), except the second, which starts
     from the count-only multipliers when their dual value is lower (the relaxation's target
     is often moved to the edge of its range, |b| ~ 1e3-1e4, far from the next one's).
+
+    ``inner_iter`` caps the dual Newton steps per subproblem (the start: an inexact one).
 
     Returns (certified, nit, stationarity, E(p_l), residual)."""
     Lc = J + 1
@@ -956,7 +962,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                     < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx)):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, _INNER_ITER)
+        _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
         _features(Gt, J, n_len, W1)
         dmax = 0.0
@@ -1038,7 +1044,8 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     # the range of <W, p> when out of it, the step taken with an Armijo line search on the
     # exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
     ok_, nit, stat, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
-                                              _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt, Q)
+                                              _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt, Q,
+                                              _START_ITER)
     if ok_:
         for i in range(Lc + 1):
             th_out[i] = th[i]
