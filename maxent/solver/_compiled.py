@@ -603,8 +603,17 @@ def _features(G, J, n_len, Wc):
 
 
 @njit(cache=True)
-def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F):
-    """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N); returns
+def _log_ratios(P, J, n_len, LR):
+    """LR_{r,n} = ln p_r - ln p_{r+1} (J, N)."""
+    for r in range(J):
+        for n in range(n_len):
+            LR[r, n] = np.log(P[r, n] / P[r + 1, n])
+
+
+@njit(cache=True)
+def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR):
+    """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N), the log-ratios
+    given in LR (:func:`_log_ratios`, or carried along by the log-space steps); returns
     (merit = |F|^2 + |c|^2 + e^2, stationarity = max |cumsum_r F|, count/metric residual)."""
     merit = 0.0
     st = 0.0
@@ -612,29 +621,25 @@ def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F):
     for n in range(n_len):
         cum = 0.0
         for r in range(J):
-            val = np.log(P[r, n] / P[r + 1, n]) + alpha[r] + b * G[r, n]
+            val = LR[r, n] + alpha[r] + b * G[r, n]
             F[r, n] = val
             merit += val * val
             cum += val
             if abs(cum) > st:
                 st = abs(cum)
-    # counts of the categories (as Batch.residuals) and of the tails (the Newton rows)
-    for i in range(J + 1):
+    # counts of the categories (as Batch.residuals) and of the tails (the Newton rows):
+    # the tail residual sum_{i>r} (sum_n p_i - K_i) from the category residuals d_i
+    tail = 0.0
+    for i in range(J, -1, -1):
         s = 0.0
         sc = 0.0
         for n in range(n_len):
             s, sc = _nsum(s, sc, P[i, n])
-        cres = max(cres, abs(s + sc - Kp[i]))
-    for r in range(J):
-        s = 0.0
-        sc = 0.0
-        C = 0.0
-        for n in range(n_len):
-            for i in range(r + 1, J + 1):
-                s, sc = _nsum(s, sc, P[i, n])
-        for i in range(r + 1, J + 1):
-            C += Kp[i]
-        merit += (s + sc - C) * (s + sc - C)
+        d = s + sc - Kp[i]
+        cres = max(cres, abs(d))
+        if i > 0:
+            tail += d
+            merit += tail * tail
     e = E - v
     merit += e * e
     return merit, st, max(cres, abs(e))
@@ -1070,7 +1075,10 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         alpha[r] = th[r + 1] - th[r]
     b = th[Lc]
     E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
-    merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F)
+    LR = np.zeros((J, N))
+    LRt = np.zeros((J, N))
+    _log_ratios(P, J, n_len, LR)
+    merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR)
     nr = J + 2
     R = np.zeros((J, N, nr))
     X = np.zeros((J, N, nr))
@@ -1085,10 +1093,15 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     rs = np.zeros(J + 1)
     dQ = np.zeros((J, N))
     ell = np.zeros((Lc, N))
+    ell_x = np.zeros((Lc, N))
     Ft = np.zeros((J, N))
     alpha_t = np.empty(J)
     stalled = False
     for it in range(max_newton):
+        if st <= kkt_tol and res <= tol:
+            # certify on exact logarithms of the returned p (the steps carry them along)
+            _log_ratios(P, J, n_len, LR)
+            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR)
         if st <= kkt_tol and res <= tol:
             _to_th(alpha, b, J, th_out)
             _copy(P, Pf, Lc, n_len)
@@ -1190,28 +1203,43 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         t = 1.0
         acc_ = False
         for ls in range(_LS_STEPS):
+            floored = False
             for n in range(n_len):
                 s = 0.0
                 for i in range(Lc):
                     x = t * ell[i, n]
                     x = min(max(x, -_MAX_EXP), _MAX_EXP)
-                    val = max(P[i, n] * _fexp(x), _P_FLOOR)
+                    ell_x[i, n] = x
+                    val = P[i, n] * _fexp(x)
+                    if not (val > _P_FLOOR):
+                        val = _P_FLOOR
+                        floored = True
                     Pt[i, n] = val
                     s += val
                 s = max(s, 1e-300)
                 for i in range(Lc):
                     Pt[i, n] /= s
+            # log-ratios of the trial without logarithms: ln(p'_r / p'_{r+1}) =
+            # ln(p_r / p_{r+1}) + x_r - x_{r+1} (the normalisation cancels); exact logs
+            # when a probability hit the floor (and before certifying, below)
+            if floored:
+                _log_ratios(Pt, J, n_len, LRt)
+            else:
+                for r in range(J):
+                    for n in range(n_len):
+                        LRt[r, n] = LR[r, n] + (ell_x[r, n] - ell_x[r + 1, n])
             for r in range(J):
                 alpha_t[r] = alpha[r] + t * rs[r]
             bt = b + t * db
             Et = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
-            mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft)
+            mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt)
             if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                 acc_ = True
                 # the trial becomes the iterate (swap buffers)
                 P, Pt = Pt, P
                 G, Gt = Gt, G
                 F, Ft = Ft, F
+                LR, LRt = LRt, LR
                 for r in range(J):
                     alpha[r] = alpha_t[r]
                 b = bt
@@ -1221,7 +1249,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         stalled = not acc_
         if not acc_:
             # F was overwritten by the trials: recompute it at the iterate
-            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F)
+            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR)
     # second run: successive linearisation from the count-only distribution (targets within
     # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
     ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
