@@ -925,7 +925,10 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     th[Lc] = 0.0
     E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
     _features(G, J, n_len, W0)
-    Hc = _entropy(P, Lc, n_len)
+    Hc = 0.0                    # entropy of the count-only p (constant per category)
+    for i in range(Lc):
+        q = Kp[i] / Ksum
+        Hc -= n_len * q * np.log(q)
     mu = 1.0
     stat = np.inf
     nit = 0
