@@ -1,6 +1,7 @@
 """``python -m analysis.learning`` end to end on small artificial data (in-process main())."""
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -149,6 +150,16 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     cell = table[(table.train == "AP") & (table.test == "P@10")].iloc[0]
     assert c["diff"] == pytest.approx(cell.diff_vs_self) and c.p_t == pytest.approx(cell.p_t, nan_ok=True)
     assert set(claims.verdict) <= {"reproduces", "reversed", "not significant"}
+    # Holm over the table's claims, on the largest of each claim's three p-values (oracle: Holm's
+    # step-down written out: the k-th smallest p times (m - k + 1), running maximum, capped at 1)
+    pmax = claims[["p_t", "p_wilcoxon", "p_sign"]].max(axis=1).to_numpy()
+    assert np.allclose(claims.p_max, pmax, equal_nan=True)
+    order, m, holm, run = np.argsort(pmax, kind="stable"), len(pmax), np.empty(len(pmax)), 0.0
+    for k, j in enumerate(order):
+        run = max(run, min(1.0, (m - k) * pmax[j]))
+        holm[j] = run
+    assert np.allclose(claims.p_holm, holm, equal_nan=True) and (claims.p_holm >= claims.p_max - 1e-15).all()
+    assert (claims.verdict_holm == np.where(claims.p_holm < 0.05, claims.verdict, "not significant")).all()
     curves = pd.read_csv(out / "curves.csv")
     for _, d in curves.groupby(["train", "test"]):
         assert d.epoch.max() == d.stopped_epoch.iloc[0] and d.selected_epoch.iloc[0] <= d.epoch.max()
