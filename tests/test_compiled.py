@@ -131,6 +131,28 @@ def _toy():
     return RankedLists.from_grades(g, np.tile([10, 3, 2], (3, 1)))
 
 
+@pytest.mark.parametrize("n", [1, 2, 3, 5])
+def test_small_dense_solve_and_inverse(n):
+    """The block-Thomas helpers (_solve_small, _invert_small: Gaussian elimination with partial
+    pivoting) against numpy.linalg, on random and row-permuted systems; singular ones refused."""
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(n)
+    for trial in range(20):
+        A = rng.normal(size=(n, n))
+        if trial % 2:
+            A = A[rng.permutation(n)] * np.where(np.eye(n, dtype=bool), 1e-8, 1.0)   # pivoting needed
+        x = rng.normal(size=n)
+        y = x.copy()
+        assert C._solve_small(A.copy(), y, n)
+        assert np.allclose(y, np.linalg.solve(A, x), rtol=1e-9, atol=1e-9)
+        inv = np.empty((n, n))
+        assert C._invert_small(A.copy(), inv, n)
+        assert np.allclose(inv, np.linalg.inv(A), rtol=1e-8, atol=1e-8)
+    S = np.zeros((n, n))
+    assert not C._solve_small(S.copy(), np.ones(n), n) and not C._invert_small(S.copy(), np.empty((n, n)), n)
+
+
 def test_engine_selection_and_errors():
     """engine= picks the path; what the compiled kernels do not cover (linearize: RR, ERR;
     cvxpy) reports the numpy engine; an unknown engine is a ParameterError."""

@@ -120,17 +120,27 @@ def _nsum(s, c, x):
 
 
 @njit(cache=True)
+def _pivot_row(A, k, n):
+    """Partial pivoting: the row i >= k of largest |A[i, k]| (first on ties), or -1 when that
+    pivot is 0 or not finite."""
+    piv = k
+    best = abs(A[k, k])
+    for i in range(k + 1, n):
+        if abs(A[i, k]) > best:
+            best = abs(A[i, k])
+            piv = i
+    if not (best > 0.0) or not np.isfinite(best):
+        return -1
+    return piv
+
+
+@njit(cache=True)
 def _solve_small(A, x, n):
     """Solve A[:n,:n] y = x[:n] in place (Gaussian elimination, partial pivoting); A is
     overwritten. Returns False when a pivot is 0 or not finite."""
     for k in range(n):
-        piv = k
-        best = abs(A[k, k])
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > best:
-                best = abs(A[i, k])
-                piv = i
-        if not (best > 0.0) or not np.isfinite(best):
+        piv = _pivot_row(A, k, n)
+        if piv < 0:
             return False
         if piv != k:
             for j in range(n):
@@ -164,13 +174,8 @@ def _invert_small(A, out, n):
         for j in range(n):
             out[i, j] = 1.0 if i == j else 0.0
     for k in range(n):
-        piv = k
-        best = abs(A[k, k])
-        for i in range(k + 1, n):
-            if abs(A[i, k]) > best:
-                best = abs(A[i, k])
-                piv = i
-        if not (best > 0.0) or not np.isfinite(best):
+        piv = _pivot_row(A, k, n)
+        if piv < 0:
             return False
         if piv != k:
             for j in range(n):
