@@ -896,6 +896,25 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
 
 
 @njit(cache=True)
+def _linearised_certificate(Pt, W_lin, W_new, Lc, n_len, Kp, b, E, v):
+    """Certificate of a linearised subproblem's solution Pt (features W_lin, metric
+    multiplier b): stationarity |b| max|W_new - W_lin| (W_new: the features at Pt) and the
+    constraint residual max(|sum_n Pt[i, n] - Kp[i]| (compensated sums), |E - v|)."""
+    dmax = 0.0
+    for i in range(Lc):
+        for n in range(n_len):
+            dmax = max(dmax, abs(W_new[i, n] - W_lin[i, n]))
+    res = 0.0
+    for i in range(Lc):
+        s = 0.0
+        sc = 0.0
+        for n in range(n_len):
+            s, sc = _nsum(s, sc, Pt[i, n])
+        res = max(res, abs(s + sc - Kp[i]))
+    return abs(b) * dmax, max(res, abs(E - v))
+
+
+@njit(cache=True)
 def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P, Pt, th, W0, W1, G, Gt, Q,
                    inner_iter=_INNER_ITER):
     """Successive linearisation (:func:`maxent.solver.linearize.linearize`, one problem in
@@ -978,20 +997,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
         _features(Gt, J, n_len, W1)
-        dmax = 0.0
-        for i in range(Lc):
-            for n in range(n_len):
-                dmax = max(dmax, abs(W1[i, n] - W0[i, n]))
         bl = th[Lc]
-        stat = abs(bl) * dmax
-        resl = 0.0
-        for i in range(Lc):
-            s = 0.0
-            sc = 0.0
-            for n in range(n_len):
-                s, sc = _nsum(s, sc, Pt[i, n])
-            resl = max(resl, abs(s + sc - Kp[i]))
-        resl = max(resl, abs(El - v))
+        stat, resl = _linearised_certificate(Pt, W0, W1, Lc, n_len, Kp, bl, El, v)
         nit += 1
         if resl <= tol and stat <= kkt_tol:
             return True, nit, stat, El, resl
@@ -1125,19 +1132,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER)
             El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
             _features(Gt, J, n_len, W0)
-            dmax = 0.0
-            for i in range(Lc):
-                for n in range(n_len):
-                    dmax = max(dmax, abs(W0[i, n] - W1[i, n]))
-            stl = abs(th[Lc]) * dmax
-            resl = 0.0
-            for i in range(Lc):
-                s = 0.0
-                sc = 0.0
-                for n in range(n_len):
-                    s, sc = _nsum(s, sc, Pt[i, n])
-                resl = max(resl, abs(s + sc - Kp[i]))
-            resl = max(resl, abs(El - v))
+            stl, resl = _linearised_certificate(Pt, W1, W0, Lc, n_len, Kp, th[Lc], El, v)
             nit += 1
             if resl <= tol and stl <= kkt_tol:
                 for i in range(Lc + 1):
