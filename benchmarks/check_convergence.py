@@ -2,7 +2,7 @@
 
 For every (run, topic) list of robust03, trec_covid_r1, trec_dl19_passage, the trec_eval
 test collection (``results.test``/``qrels.test``) and the bundled ``trec_runs/`` sample,
-for AP (at every relevance threshold of the qrels), nDCG and GAP, under both count
+for AP (at every relevance threshold of the qrels), nDCG, GAP and RBP (p = 0.8), under both count
 constraints (``retrieved`` and ``total``), solve with the default method and count the
 statuses. Exit status 1 if any problem ends ``not_converged`` or any ``optimal`` problem is
 not certified (residual <= 1e-9 and, for AP/GAP, stationarity <= 1e-9).
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
             continue
         lists = lists_of(name)
         metrics = [parse_measure(f"AP(rel={t})") for t in range(1, lists.levels)]
-        metrics += [parse_measure("nDCG"), parse_measure("GAP")]
+        metrics += [parse_measure("nDCG"), parse_measure("GAP"), parse_measure("RBP")]
         for count in args.counts.split(","):
             for m in metrics:
                 t0 = time.perf_counter()

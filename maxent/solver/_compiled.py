@@ -376,7 +376,9 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter):
             if abs(A[i, i]) > dmax:
                 dmax = abs(A[i, i])
         for i in range(Lc + 1):
-            A[i, i] += 1e-13 * dmax + 1e-300
+            # ridge relative to each multiplier's own curvature (as newton_dual)
+            d = abs(A[i, i])
+            A[i, i] += 1e-13 * (d if d > 1e-200 * dmax else dmax) + 1e-300
         good = _solve_small(A, step, Lc + 1)
         slope = 0.0
         for i in range(Lc + 1):

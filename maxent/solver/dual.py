@@ -118,8 +118,13 @@ def newton_dual(WT, v, counts, active, grade_ok, theta0, *, tol=1e-10, max_iter=
         D, mag, g, H = D[sel], mag[sel], g[sel], H[sel]
         g = np.where(fr, g, 0.0)
         H = np.where(fr[:, :, None] & fr[:, None, :], H, eye)
-        diag = np.abs(H[:, np.arange(L + 1), np.arange(L + 1)]).max(axis=1)
-        H = H + (1e-13 * diag + 1e-300)[:, None, None] * eye
+        # ridge relative to each multiplier's own curvature (metric weights far below the
+        # counts' scale, e.g. RBP's p^(n-1) deep in a list, keep their Newton steps), with the
+        # largest diagonal's scale where a diagonal entry is negligible
+        dg = np.abs(H[:, np.arange(L + 1), np.arange(L + 1)])
+        big = dg.max(axis=1, keepdims=True)
+        ridge = 1e-13 * np.where(dg > 1e-200 * big, dg, big) + 1e-300
+        H = H + ridge[:, :, None] * eye
         step = -np.linalg.solve(H, g[:, :, None])[:, :, 0]
         step = np.where(fr, step, 0.0)
         slope = (g * step).sum(axis=1)                                        # < 0
