@@ -174,7 +174,7 @@ def _figure_graded_pr(examples: list, settings: Settings, out: Path) -> Path:
                 continue
             res = solve(metric, metric.value(lists), lists, count=settings.count)
             n = lists.lengths[0]
-            rec, prec = inferred_graded_pr_curve(res.p, lists, g)
+            rec, prec = inferred_graded_pr_curve(res.p, pts.Z, g)
             curves.append(pd.DataFrame({"run": pick["run"], "topic": pick["topic"],
                                         "curve": f"inferred from {metric}",
                                         "recall": rec[0, :n], "precision": prec[0, :n]}))

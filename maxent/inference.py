@@ -300,14 +300,14 @@ def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
     return np.cumsum(den, axis=1), GP
 
 
-def inferred_graded_pr_curve(p: np.ndarray, lists: RankedLists, g=None) -> tuple[np.ndarray, np.ndarray]:
+def inferred_graded_pr_curve(p: np.ndarray, Z: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
     """Inferred graded (recall, precision) at every rank: W / Z and GP_e of :func:`inferred_graded_pr`.
 
-    Z is each list's real total graded relevance (:func:`graded_pr_points`), so the inferred
-    recall is on the same scale as the real curve's; lists with Z = 0 get recall 0.
+    Z (B,) is each list's real total graded relevance (``graded_pr_points(lists, g).Z``), so the
+    inferred recall is on the same scale as the real curve's; lists with Z = 0 get recall 0.
     """
     W, GP = inferred_graded_pr(p, g)
-    Z = graded_pr_points(lists, g).Z
+    Z = np.asarray(Z, dtype=np.float64)
     return np.where(Z[:, None] > 0, W / np.where(Z > 0, Z, 1.0)[:, None], 0.0), GP
 
 

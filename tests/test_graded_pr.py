@@ -104,7 +104,7 @@ def test_inferred_curve_of_indicator_is_the_real_curve(g):
     (recall, precision); oracle: graded_pr_points (itself checked against the pivot loops above)."""
     lists = _lists(9)
     pts = graded_pr_points(lists, g)
-    rec, prec = inferred_graded_pr_curve(_indicator(lists), lists, g)
+    rec, prec = inferred_graded_pr_curve(_indicator(lists), pts.Z, g)
     r = np.clip(pts.ranks - 1, 0, lists.depth - 1)
     v = pts.valid
     assert v.any()
