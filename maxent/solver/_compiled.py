@@ -1115,6 +1115,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     dQ = np.zeros((J, N))
     ell = np.zeros((Lc, N))
     ell_x = np.zeros((Lc, N))
+    Zs = np.zeros(N)
     Ft = np.zeros((J, N))
     alpha_t = np.empty(J)
     stalled = False
@@ -1212,26 +1213,11 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         t = 1.0
         acc_ = False
         for ls in range(_LS_STEPS):
-            floored = False
-            for n in range(n_len):
-                s = 0.0
-                for i in range(Lc):
-                    x = t * ell[i, n]
-                    x = min(max(x, -_MAX_EXP), _MAX_EXP)
-                    ell_x[i, n] = x
-                    val = P[i, n] * _fexp(x)
-                    if not (val > _P_FLOOR):
-                        val = _P_FLOOR
-                        floored = True
-                    Pt[i, n] = val
-                    s += val
-                s = max(s, 1e-300)
-                for i in range(Lc):
-                    Pt[i, n] /= s
+            floored = _trial_p(P, ell, t, Lc, n_len, ell_x, Pt, Zs)
             # log-ratios of the trial without logarithms: ln(p'_r / p'_{r+1}) =
             # ln(p_r / p_{r+1}) + x_r - x_{r+1} (the normalisation cancels); exact logs
             # when a probability hit the floor (and before certifying, below)
-            if floored:
+            if floored > 0:
                 _log_ratios(Pt, J, n_len, LRt)
             else:
                 for r in range(J):
@@ -1267,6 +1253,33 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         th_out[i] = th[i]
     _copy(Pt, Pf, Lc, n_len)
     return (3 if ok_ else 2), nit + nl, stl, El, resl
+
+
+@njit(cache=True)
+def _trial_p(P, ell, t, Lc, n_len, ell_x, Pt, Zs):
+    """Newton-KKT trial point p'_i = p_i exp(x_i) / sum_j p_j exp(x_j), x = clip(t ell, +-_MAX_EXP)
+    (into ell_x), floored at _P_FLOOR; returns how many were floored. Whole-row passes
+    (category-major) that LLVM vectorises."""
+    floored = 0
+    for i in range(Lc):
+        for n in range(n_len):
+            x = min(max(t * ell[i, n], -_MAX_EXP), _MAX_EXP)
+            ell_x[i, n] = x
+            val = P[i, n] * _fexp(x)
+            low = not (val > _P_FLOOR)
+            floored += low
+            Pt[i, n] = _P_FLOOR if low else val
+    for n in range(n_len):
+        Zs[n] = Pt[0, n]
+    for i in range(1, Lc):
+        for n in range(n_len):
+            Zs[n] += Pt[i, n]
+    for n in range(n_len):
+        Zs[n] = 1.0 / max(Zs[n], 1e-300)
+    for i in range(Lc):
+        for n in range(n_len):
+            Pt[i, n] *= Zs[n]
+    return floored
 
 
 @njit(cache=True)
