@@ -218,10 +218,10 @@ def _rsum_cx(c, x, n0, n1):
 
 
 @njit(cache=True, fastmath={"reassoc"})
-def _rsum_cxy(c, x, y, n_len):
-    """sum_n c_n x_n y_n (reassociated)."""
+def _rsum_cxy(c, x, y, n0, n1):
+    """sum_{n0 <= n < n1} c_n x_n y_n (reassociated)."""
     s = 0.0
-    for n in range(n_len):
+    for n in range(n0, n1):
         s += c[n] * x[n] * y[n]
     return s
 
@@ -254,6 +254,16 @@ def _csum(c, x, n_len):
     sc = 0.0
     for n0 in range(0, n_len, _BLOCK):
         s, sc = _nsum(s, sc, _rsum_cx(c, x, n0, min(n0 + _BLOCK, n_len)))
+    return s + sc
+
+
+@njit(cache=True)
+def _csum2(c, x, y, n_len):
+    """sum_n c_n x_n y_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
+    s = 0.0
+    sc = 0.0
+    for n0 in range(0, n_len, _BLOCK):
+        s, sc = _nsum(s, sc, _rsum_cxy(c, x, y, n0, min(n0 + _BLOCK, n_len)))
     return s + sc
 
 
@@ -360,7 +370,7 @@ def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, H, S, Z):
         for y in range(z, Lc):
             if not ok[y]:
                 continue
-            acc = _rsum_cxy(c, P[z], P[y], n_len)
+            acc = _rsum_cxy(c, P[z], P[y], 0, n_len)
             H[z, y] -= acc
             if y != z:
                 H[y, z] -= acc
@@ -550,7 +560,6 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
     ok = np.empty(L, dtype=np.bool_)
     pref = np.empty(L, dtype=np.int64)
     W1 = np.empty(L)
-    P = np.empty((L, N))
     Pc = np.empty((L, N))
     Wc = np.empty((L, N))
     cnt = np.empty(N)
@@ -595,20 +604,14 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
             run[n] = R - 1
         it, r, stalled, ent = _dual_solve(Wc, cnt, L, R, ok, K[i], v[i], th, Pc, 0.01 * tol,
                                           max_iter, True)
-        for z in range(L):
-            for n in range(n_len):
-                P[z, n] = Pc[z, run[n]]
-        # certificate on the returned p: counts and |<W, p> - v|
+        # certificate on the returned p (column r of the runs stands for cnt_r ranks of equal
+        # p): counts and |<W, p> - v|, compensated sums
         res = 0.0
         E = 0.0
         Ec = 0.0
         for z in range(L):
-            s = 0.0
-            sc = 0.0
-            for n in range(n_len):
-                s, sc = _nsum(s, sc, P[z, n])
-                E, Ec = _nsum(E, Ec, W[z, n] * P[z, n])
-            res = max(res, abs(s + sc - K[i, z]))
+            res = max(res, abs(_csum(cnt, Pc[z], R) - K[i, z]))
+            E, Ec = _nsum(E, Ec, _csum2(cnt, Wc[z], Pc[z], R))
         E += Ec
         res = max(res, abs(E - v[i]))
         nit_out[i] = it
@@ -616,13 +619,14 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
             code[i] = 2
             continue
         code[i] = 0
-        for z in range(col0, L):
-            for n in range(n_len):
-                P_out[i, n, z - col0] = P[z, n]
+        for n in range(n_len):
+            q = run[n]
+            for z in range(col0, L):
+                P_out[i, n, z - col0] = Pc[z, q]
         for z in range(L + 1):
             theta_out[i, z] = th[z]
         resid_out[i] = res
-        ent_out[i] = _entropy(P, L, n_len)
+        ent_out[i] = ent        # the dual's entropy of p (no logarithms; _dual_state)
         att_out[i] = E
 
 
