@@ -1217,66 +1217,17 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             break
         nit += 1
         # ---- Newton direction: X = A^{-1} [F, 1_s (s < J), G']
-        for r in range(J):
-            for n in range(n_len):
-                R[r, n, 0] = F[r, n]
-                for s in range(J):
-                    R[r, n, 1 + s] = 1.0 if s == r else 0.0
-                R[r, n, J + 1] = G[r, n]
+        _newton_rhs(F, G, J, n_len, R)
         if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV):
             stalled = True
             continue
         _tail_counts(P, J, n_len, Kp, c)
-        for i in range(J + 1):
-            rs[i] = 0.0
-            for j in range(J + 1):
-                S[i, j] = 0.0
-        for r in range(J):
-            for n in range(n_len):
-                for s in range(J):
-                    S[r, s] += X[r, n, 1 + s]
-                    S[J, s] += G[r, n] * X[r, n, 1 + s]
-                S[r, J] += X[r, n, J + 1]
-                S[J, J] += G[r, n] * X[r, n, J + 1]
-                rs[r] -= X[r, n, 0]
-                rs[J] -= G[r, n] * X[r, n, 0]
-            rs[r] -= c[r]
-        rs[J] -= E - v
+        _schur(X, G, J, n_len, c, E - v, S, rs)
         if not _solve_small(S, rs, J + 1):
             stalled = True
             continue
         db = rs[J]
-        for r in range(J):
-            for n in range(n_len):
-                acc = X[r, n, 0] + X[r, n, J + 1] * db
-                for s in range(J):
-                    acc += X[r, n, 1 + s] * rs[s]
-                dQ[r, n] = acc
-        # log-space step: l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0
-        for r in range(J):
-            k = kap[r]
-            T = 0.0
-            for n in range(n_len):
-                T += f[n] * dQ[r, n]
-            pre = 0.0
-            later = 0.0
-            for n in range(n_len):
-                later += f[n] * dQ[r, n]
-                hv = k * (f[n] * pre + (T - later))
-                pre += dQ[r, n]
-                Ft[r, n] = F[r, n] + rs[r] + db * G[r, n] + b * hv
-        for n in range(n_len):
-            ell[0, n] = 0.0
-            for i in range(1, Lc):
-                ell[i, n] = ell[i - 1, n] + Ft[i - 1, n]
-            m = 0.0
-            s = 0.0
-            for i in range(Lc):
-                m += P[i, n] * ell[i, n]
-                s += P[i, n]
-            m /= max(s, 1e-300)
-            for i in range(Lc):
-                ell[i, n] -= m
+        _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs)
         # ---- Armijo on the squared KKT residual
         t = 1.0
         acc_ = False
@@ -1321,6 +1272,86 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         th_out[i] = th[i]
     _copy(Pt, Pf, Lc, n_len)
     return (3 if ok_ else 2), nit + nl, stl, El, resl
+
+
+@njit(cache=True)
+def _newton_rhs(F, G, J, n_len, R):
+    """Right-hand sides of the Newton-KKT solve, R[r, n] = [F_rn, 1_{s = r} (s < J), G'_rn]."""
+    for r in range(J):
+        for n in range(n_len):
+            R[r, n, 0] = F[r, n]
+            for s in range(J):
+                R[r, n, 1 + s] = 1.0 if s == r else 0.0
+            R[r, n, J + 1] = G[r, n]
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _schur(X, G, J, n_len, c, e, S, rs):
+    """The (J+1) x (J+1) system of the multiplier steps from the solves X (sums over ranks,
+    reassociated: they steer the step, the certificate is taken on the iterate): S[r, s] =
+    sum_n X_s, S[J, s] = sum G' X_s, right-hand side rs = -(sum_n X_F + c_r, sum G' X_F + e)."""
+    for i in range(J + 1):
+        rs[i] = 0.0
+        for j in range(J + 1):
+            S[i, j] = 0.0
+    for r in range(J):
+        for q in range(J + 2):
+            a0 = 0.0
+            a1 = 0.0
+            for n in range(n_len):
+                x = X[r, n, q]
+                a0 += x
+                a1 += G[r, n] * x
+            if q == 0:
+                rs[r] -= a0
+                rs[J] -= a1
+            else:
+                S[r, q - 1] += a0
+                S[J, q - 1] += a1
+        rs[r] -= c[r]
+    rs[J] -= e
+
+
+@njit(cache=True)
+def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
+    """Newton-KKT step in log space from the solves X and the multiplier steps (rs[:J],
+    db): dQ' = X_F + sum_s X_s dalpha_s + X_G db, Ft = F + dalpha + db G' + b (Hess dQ')_r
+    (the predicted log-ratio change), ell_i = sum_{r < i} Ft_r centred by p (ell (J+1, N))."""
+    Lc = J + 1
+    for r in range(J):
+        for n in range(n_len):
+            acc = X[r, n, 0] + X[r, n, J + 1] * db
+            for s in range(J):
+                acc += X[r, n, 1 + s] * rs[s]
+            dQ[r, n] = acc
+    # l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0
+    for r in range(J):
+        k = kap[r]
+        T = 0.0
+        for n in range(n_len):
+            T += f[n] * dQ[r, n]
+        pre = 0.0
+        later = 0.0
+        for n in range(n_len):
+            later += f[n] * dQ[r, n]
+            hv = k * (f[n] * pre + (T - later))
+            pre += dQ[r, n]
+            Ft[r, n] = F[r, n] + rs[r] + db * G[r, n] + b * hv
+    for n in range(n_len):
+        ell[0, n] = 0.0
+        Zs[n] = 0.0
+    for i in range(1, Lc):
+        for n in range(n_len):
+            ell[i, n] = ell[i - 1, n] + Ft[i - 1, n]
+            Zs[n] += P[i, n] * ell[i, n]
+    for n in range(n_len):
+        s = 0.0
+        for i in range(Lc):
+            s += P[i, n]
+        Zs[n] /= max(s, 1e-300)
+    for i in range(Lc):
+        for n in range(n_len):
+            ell[i, n] -= Zs[n]
 
 
 @njit(cache=True)
