@@ -103,11 +103,13 @@ class RankedLists:
 
     def retrieved_counts(self) -> np.ndarray:
         """K_z: number of retrieved documents of each grade z = 0..L-1 (B, L); unjudged count as 0."""
-        g = np.where(self.grades >= 0, self.grades, 0)
-        mask = np.arange(self.depth)[None, :] < self.lengths[:, None]
-        out = np.zeros((len(self), self.levels), dtype=np.int64)
-        rows = np.broadcast_to(np.arange(len(self))[:, None], g.shape)
-        np.add.at(out, (rows[mask], g[mask]), 1)
+        # per grade z >= 1 one comparison pass (count_nonzero); grade 0 (and unjudged) is the
+        # rest of the list (np.add.at over the cells was ~30 us per list at N = 1000)
+        g = np.where(np.arange(self.depth)[None, :] < self.lengths[:, None], self.grades, -1)
+        out = np.empty((len(self), self.levels), dtype=np.int64)
+        for z in range(1, self.levels):
+            out[:, z] = np.count_nonzero(g == z, axis=1)
+        out[:, 0] = self.lengths - out[:, 1:].sum(axis=1)
         return out
 
     def take(self, index) -> "RankedLists":

@@ -153,6 +153,49 @@ def test_small_dense_solve_and_inverse(n):
     assert not C._solve_small(S.copy(), np.ones(n), n) and not C._invert_small(S.copy(), np.empty((n, n)), n)
 
 
+@pytest.mark.parametrize("J", [1, 2, 3])
+@pytest.mark.parametrize("b", [-40.0, 3.0])
+def test_block_thomas_against_dense_solve(J, b):
+    """Oracle: numpy.linalg.solve of the dense Newton-KKT matrix (E_H - b Hess) in the
+    reduced coordinates Q'_{n,r} (METHOD / newton_kkt): E_H block-diagonal over ranks, the
+    J x J tridiagonal (1/p_r + 1/p_{r+1} on the diagonal, -1/p_{r+1} beside it), and
+    Hess_r[n, m] = kappa'_r f_max(n,m) (n != m, 0 on the diagonal), built here from that
+    definition. The recurrences (scalar, closed-form 2 x 2 with the adjugate, Gauss-Jordan
+    blocks) must give the same X for every right-hand side."""
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(J)
+    N, nr = 9, J + 2
+    for n_len in (N, 6):
+        P = np.zeros((J + 1, N))
+        P[:, :n_len] = rng.dirichlet(np.linspace(3.0, 0.5, J + 1), size=n_len).T
+        kap = rng.uniform(0.01, 0.1, J)
+        f = 1.0 / np.arange(1, N + 1)
+        w = np.array([f[n] - f[n + 1] if n + 1 < n_len else f[n] for n in range(N)])
+        R = np.zeros((J, N, nr))
+        R[:, :n_len] = rng.normal(size=(J, n_len, nr))
+        X = np.zeros((J, N, nr))
+        ok = C._block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, np.zeros((N, J, J)),
+                             np.zeros((N, J, J)), np.zeros((N, J, nr)), np.zeros((J, J)),
+                             np.zeros((J, J)), np.zeros(J))
+        assert ok
+        # dense matrix over (n, r), index n * J + r
+        A = np.zeros((n_len * J, n_len * J))
+        for n in range(n_len):
+            for r in range(J):
+                i = n * J + r
+                A[i, i] += 1.0 / P[r, n] + 1.0 / P[r + 1, n]
+                if r + 1 < J:
+                    A[i, i + 1] -= 1.0 / P[r + 1, n]
+                    A[i + 1, i] -= 1.0 / P[r + 1, n]
+                for m in range(n_len):
+                    if m != n:
+                        A[i, m * J + r] -= b * kap[r] * f[max(n, m)]
+        rhs = R[:, :n_len].transpose(1, 0, 2).reshape(n_len * J, nr)
+        want = np.linalg.solve(A, rhs).reshape(n_len, J, nr).transpose(1, 0, 2)
+        np.testing.assert_allclose(X[:, :n_len], want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+
+
 def test_engine_selection_and_errors():
     """engine= picks the path; what the compiled kernels do not cover (linearize: RR, ERR;
     cvxpy) reports the numpy engine; an unknown engine is a ParameterError."""
