@@ -153,6 +153,33 @@ def test_small_dense_solve_and_inverse(n):
     assert not C._solve_small(S.copy(), np.ones(n), n) and not C._invert_small(S.copy(), np.empty((n, n)), n)
 
 
+@pytest.mark.parametrize("n_len", [0, 1, 5, 15, 16, 17, 19, 100, 1000, 1003])
+def test_scan_and_sum_helpers(n_len):
+    """Oracles: numpy's cumsum / sum / max (and math.fsum for the compensated sums) for the
+    kernels' four-chain prefix and suffix sums, compensated block sums and |x| maximum,
+    over lengths around the segment split (< 16 sequential, 16+ in four segments)."""
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(n_len)
+    x = np.append(rng.uniform(0, 2, n_len), [7.0, 7.0])     # entries past n_len are ignored
+    y = np.append(rng.normal(size=n_len), [7.0, 7.0])
+    xs, ys = x[:n_len], y[:n_len]
+    out = np.full(n_len + 2, -1.0)
+    C._prefix_excl(x, n_len, out)
+    np.testing.assert_allclose(out[:n_len], np.cumsum(xs) - xs, rtol=1e-13, atol=1e-13)
+    assert (out[n_len:] == -1.0).all()
+    out = np.full(n_len + 2, -1.0)
+    C._suffix_excl_xy(x, y, n_len, out)
+    want = (xs * ys)[::-1].cumsum()[::-1] - xs * ys
+    np.testing.assert_allclose(out[:n_len], want, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(xs * ys).sum()))
+    yy = y.copy()
+    C._suffix_excl_xy(x, yy, n_len, yy)        # in place (out = y), as _prefix_E_G uses it
+    np.testing.assert_allclose(yy[:n_len], want, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(xs * ys).sum()))
+    assert abs(C._csum1(x, n_len) - math.fsum(xs)) <= 1e-15 * max(1.0, np.abs(xs).sum())
+    assert abs(C._csum_xy(x, y, n_len) - math.fsum(xs * ys)) <= 1e-14 * max(1.0, np.abs(xs * ys).sum())
+    assert C._absmax(y, n_len) == (np.abs(ys).max() if n_len else 0.0)
+
+
 @pytest.mark.parametrize("J", [1, 2, 3])
 @pytest.mark.parametrize("b", [-40.0, 3.0])
 def test_block_thomas_against_dense_solve(J, b):

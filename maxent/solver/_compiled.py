@@ -200,12 +200,13 @@ def _invert_small(A, out, n):
 
 # ----------------------------------------------------------------------------- convex dual
 # Sums that only steer the iterations (Hessian entries, the dual's value for the line
-# search) are taken with reassociation allowed (fastmath "reassoc": LLVM vectorises them,
-# several partial sums); the dual gradient, whose size decides convergence, with blocks of
-# _BLOCK such terms joined by compensated summation (error <= _BLOCK eps sum|x|, ~1e-13 for
-# counts of 1000, below the dual tolerance 64 eps (sum K + |v| + 1)); every certificate on
-# the returned p keeps full compensated sums (:func:`_nsum`).
-_BLOCK = 16
+# search, the Newton-KKT merit) are taken with reassociation allowed (fastmath "reassoc":
+# LLVM vectorises them, several partial sums); the dual gradient, whose size decides
+# convergence, and the certificates' sums over ranks use blocks of _BLOCK such terms joined
+# by compensated summation (:func:`_nsum`): error <= _BLOCK eps sum|x| (7e-12 for counts of
+# 1000 in the worst case, ~1e-14 typically), below the dual tolerance 64 eps (sum K + |v| + 1)
+# and the certificate's 1e-10.
+_BLOCK = 64
 
 
 @njit(cache=True, fastmath={"reassoc"})
@@ -265,6 +266,155 @@ def _csum2(c, x, y, n_len):
     for n0 in range(0, n_len, _BLOCK):
         s, sc = _nsum(s, sc, _rsum_cxy(c, x, y, n0, min(n0 + _BLOCK, n_len)))
     return s + sc
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _rsum_xy(x, y, n0, n1):
+    """sum_{n0 <= n < n1} x_n y_n (reassociated)."""
+    s = 0.0
+    for n in range(n0, n1):
+        s += x[n] * y[n]
+    return s
+
+
+@njit(cache=True, fastmath={"reassoc"})
+def _rsum(x, n0, n1):
+    """sum_{n0 <= n < n1} x_n (reassociated)."""
+    s = 0.0
+    for n in range(n0, n1):
+        s += x[n]
+    return s
+
+
+@njit(cache=True)
+def _csum1(x, n_len):
+    """sum_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
+    s = 0.0
+    sc = 0.0
+    for n0 in range(0, n_len, _BLOCK):
+        s, sc = _nsum(s, sc, _rsum(x, n0, min(n0 + _BLOCK, n_len)))
+    return s + sc
+
+
+@njit(cache=True)
+def _csum_xy(x, y, n_len):
+    """sum_n x_n y_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
+    s = 0.0
+    sc = 0.0
+    for n0 in range(0, n_len, _BLOCK):
+        s, sc = _nsum(s, sc, _rsum_xy(x, y, n0, min(n0 + _BLOCK, n_len)))
+    return s + sc
+
+
+@njit(cache=True)
+def _absmax(x, n_len):
+    """max_n |x_n| (four independent running maxima; NaN ignored as by ``if |x| > m``)."""
+    m0 = 0.0
+    m1 = 0.0
+    m2 = 0.0
+    m3 = 0.0
+    n4 = n_len - n_len % 4
+    for n in range(0, n4, 4):
+        a0 = abs(x[n])
+        a1 = abs(x[n + 1])
+        a2 = abs(x[n + 2])
+        a3 = abs(x[n + 3])
+        m0 = a0 if a0 > m0 else m0
+        m1 = a1 if a1 > m1 else m1
+        m2 = a2 if a2 > m2 else m2
+        m3 = a3 if a3 > m3 else m3
+    for n in range(n4, n_len):
+        a0 = abs(x[n])
+        m0 = a0 if a0 > m0 else m0
+    return max(max(m0, m1), max(m2, m3))
+
+
+@njit(cache=True)
+def _prefix_excl(x, n_len, out):
+    """out[n] = sum_{m < n} x_m: four interleaved segments (independent add chains instead
+    of one of n_len latencies), then each segment shifted by the sums before it."""
+    if n_len < 16:
+        s = 0.0
+        for n in range(n_len):
+            out[n] = s
+            s += x[n]
+        return
+    M = (n_len + 3) // 4
+    M3 = n_len - 3 * M          # the last segment's length (>= 1 for n_len >= 9)
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    for j in range(M):
+        t0 = x[j]
+        t1 = x[M + j]
+        t2 = x[2 * M + j]
+        out[j] = s0
+        out[M + j] = s1
+        out[2 * M + j] = s2
+        s0 += t0
+        s1 += t1
+        s2 += t2
+        if j < M3:
+            t3 = x[3 * M + j]
+            out[3 * M + j] = s3
+            s3 += t3
+    o1 = s0
+    o2 = o1 + s1
+    o3 = o2 + s2
+    for n in range(M, 2 * M):
+        out[n] += o1
+    for n in range(2 * M, 3 * M):
+        out[n] += o2
+    for n in range(3 * M, n_len):
+        out[n] += o3
+
+
+@njit(cache=True)
+def _suffix_excl_xy(x, y, n_len, out):
+    """out[n] = sum_{m > n} x_m y_m (out may be y: each y_n is read before out[n] is
+    written): four interleaved segments from the end, then shifted as in _prefix_excl."""
+    if n_len < 16:
+        s = 0.0
+        for n in range(n_len - 1, -1, -1):
+            t = x[n] * y[n]
+            out[n] = s
+            s += t
+        return
+    M = (n_len + 3) // 4
+    M3 = n_len - 3 * M
+    s0 = 0.0
+    s1 = 0.0
+    s2 = 0.0
+    s3 = 0.0
+    last = n_len - 1
+    for j in range(M):
+        i0 = last - j
+        i1 = last - M - j
+        i2 = last - 2 * M - j
+        t0 = x[i0] * y[i0]
+        t1 = x[i1] * y[i1]
+        t2 = x[i2] * y[i2]
+        out[i0] = s0
+        out[i1] = s1
+        out[i2] = s2
+        s0 += t0
+        s1 += t1
+        s2 += t2
+        if j < M3:
+            i3 = last - 3 * M - j
+            t3 = x[i3] * y[i3]
+            out[i3] = s3
+            s3 += t3
+    o1 = s0
+    o2 = o1 + s1
+    o3 = o2 + s2
+    for n in range(n_len - 2 * M, n_len - M):
+        out[n] += o1
+    for n in range(n_len - 3 * M, n_len - 2 * M):
+        out[n] += o2
+    for n in range(0, n_len - 3 * M):
+        out[n] += o3
 
 
 @njit(cache=True)
@@ -646,29 +796,27 @@ def _entropy(P, Lc, n_len):
 def _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G):
     """E (and, if want_G, G'_{r,n} = dE/dQ'_{r,n} = kappa'_r [f_n (1 + S_{n-1,r}) +
     sum_{m>n} f_m Q'_{m,r}]) of slot-form p: P (J+1, N) over the populated categories in
-    increasing order; Q (J, N) scratch gets Q'_{r+1} = sum_{i > r} p_i."""
+    increasing order. Q (J, N) and, without want_G, G are scratch. Row passes: Q'_r = p_{r+1}
+    + Q'_{r+1}, the prefix sums S and suffix sums in four interleaved chains, E's sum in
+    compensated blocks."""
+    for n in range(n_len):
+        Q[J - 1, n] = P[J, n]
+    for r in range(J - 2, -1, -1):
+        for n in range(n_len):
+            Q[r, n] = P[r + 1, n] + Q[r + 1, n]
     E = c0
     for r in range(J):
+        Gr = G[r]
+        Qr = Q[r]
+        _prefix_excl(Qr, n_len, Gr)
         for n in range(n_len):
-            s = 0.0
-            for i in range(r + 1, J + 1):
-                s += P[i, n]
-            Q[r, n] = s
+            Gr[n] = f[n] * (1.0 + Gr[n])
         k = kap[r]
-        S = 0.0
-        acc = 0.0
-        accc = 0.0
-        for n in range(n_len):
-            acc, accc = _nsum(acc, accc, f[n] * Q[r, n] * (1.0 + S))
-            if want_G:
-                G[r, n] = f[n] * (1.0 + S)
-            S += Q[r, n]
-        E += k * (acc + accc)
+        E += k * _csum_xy(Qr, Gr, n_len)
         if want_G:
-            T = 0.0
-            for n in range(n_len - 1, -1, -1):
-                G[r, n] = k * (G[r, n] + T)
-                T += f[n] * Q[r, n]
+            _suffix_excl_xy(f, Qr, n_len, Qr)      # Qr <- sum_{m>n} f_m Q'_m (Q' not needed again)
+            for n in range(n_len):
+                Gr[n] = k * (Gr[n] + Qr[n])
     return E
 
 
@@ -690,31 +838,32 @@ def _log_ratios(P, J, n_len, LR):
 
 
 @njit(cache=True)
-def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR):
+def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum):
     """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N), the log-ratios
     given in LR (:func:`_log_ratios`, or carried along by the log-space steps); returns
-    (merit = |F|^2 + |c|^2 + e^2, stationarity = max |cumsum_r F|, count/metric residual)."""
+    (merit = |F|^2 + |c|^2 + e^2, stationarity = max |cumsum_r F|, count/metric residual).
+    cum: (N) scratch. Row passes; the merit (it only steers the line search) reassociated,
+    the counts in compensated blocks."""
     merit = 0.0
     st = 0.0
-    cres = 0.0
-    for n in range(n_len):
-        cum = 0.0
-        for r in range(J):
-            val = LR[r, n] + alpha[r] + b * G[r, n]
-            F[r, n] = val
-            merit += val * val
-            cum += val
-            if abs(cum) > st:
-                st = abs(cum)
+    for r in range(J):
+        a = alpha[r]
+        for n in range(n_len):
+            F[r, n] = LR[r, n] + a + b * G[r, n]
+        merit += _rsum_xy(F[r], F[r], 0, n_len)
+        if r == 0:
+            for n in range(n_len):
+                cum[n] = F[0, n]
+        else:
+            for n in range(n_len):
+                cum[n] += F[r, n]
+        st = max(st, _absmax(cum, n_len))
     # counts of the categories (as Batch.residuals) and of the tails (the Newton rows):
     # the tail residual sum_{i>r} (sum_n p_i - K_i) from the category residuals d_i
+    cres = 0.0
     tail = 0.0
     for i in range(J, -1, -1):
-        s = 0.0
-        sc = 0.0
-        for n in range(n_len):
-            s, sc = _nsum(s, sc, P[i, n])
-        d = s + sc - Kp[i]
+        d = _csum1(P[i], n_len) - Kp[i]
         cres = max(cres, abs(d))
         if i > 0:
             tail += d
@@ -726,16 +875,11 @@ def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR):
 
 @njit(cache=True)
 def _tail_counts(P, J, n_len, Kp, c):
-    for r in range(J):
-        s = 0.0
-        sc = 0.0
-        C = 0.0
-        for n in range(n_len):
-            for i in range(r + 1, J + 1):
-                s, sc = _nsum(s, sc, P[i, n])
-        for i in range(r + 1, J + 1):
-            C += Kp[i]
-        c[r] = s + sc - C
+    """c_r = sum_{i > r} (sum_n p_i - K_i): the tail count residuals (compensated sums)."""
+    tail = 0.0
+    for i in range(J, 0, -1):
+        tail += _csum1(P[i], n_len) - Kp[i]
+        c[i - 1] = tail
 
 
 @njit(cache=True)
@@ -977,14 +1121,11 @@ def _linearised_certificate(Pt, W_lin, W_new, Lc, n_len, Kp, b, E, v):
     dmax = 0.0
     for i in range(Lc):
         for n in range(n_len):
-            dmax = max(dmax, abs(W_new[i, n] - W_lin[i, n]))
+            d = abs(W_new[i, n] - W_lin[i, n])
+            dmax = d if d > dmax else dmax
     res = 0.0
     for i in range(Lc):
-        s = 0.0
-        sc = 0.0
-        for n in range(n_len):
-            s, sc = _nsum(s, sc, Pt[i, n])
-        res = max(res, abs(s + sc - Kp[i]))
+        res = max(res, abs(_csum1(Pt[i], n_len) - Kp[i]))
     return abs(b) * dmax, max(res, abs(E - v))
 
 
@@ -1035,8 +1176,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         top = 0.0
         bot = 0.0
         for i in range(Lc):
-            for n in range(n_len):
-                cur += W0[i, n] * P[i, n]
+            cur += _csum_xy(W0[i], P[i], n_len)
         n = 0
         for i in range(Lc - 1, -1, -1):
             for _ in range(int(Kp[i] + 0.5)):
@@ -1166,8 +1306,9 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
     LR = np.zeros((J, N))
     LRt = np.zeros((J, N))
+    Zs = np.zeros(N)
     _log_ratios(P, J, n_len, LR)
-    merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR)
+    merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
     nr = J + 2
     R = np.zeros((J, N, nr))
     X = np.zeros((J, N, nr))
@@ -1183,7 +1324,6 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     dQ = np.zeros((J, N))
     ell = np.zeros((Lc, N))
     ell_x = np.zeros((Lc, N))
-    Zs = np.zeros(N)
     Ft = np.zeros((J, N))
     alpha_t = np.empty(J)
     stalled = False
@@ -1191,8 +1331,8 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         if st <= kkt_tol and res <= tol:
             # certify on exact logarithms of the returned p (the steps carry them along)
             _log_ratios(P, J, n_len, LR)
-            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR)
-        if st <= kkt_tol and res <= tol:
+            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
+        if st <= kkt_tol and res <= tol and np.isfinite(merit):
             _to_th(alpha, b, J, th_out)
             _copy(P, Pf, Lc, n_len)
             return 0, nit, st, E, res
@@ -1201,8 +1341,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             _features(G, J, n_len, W1)
             cur = 0.0
             for i in range(Lc):
-                for n in range(n_len):
-                    cur += W1[i, n] * P[i, n]
+                cur += _csum_xy(W1[i], P[i], n_len)
             _to_th(alpha, b, J, th)
             _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER)
             El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
@@ -1246,7 +1385,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                 alpha_t[r] = alpha[r] + t * rs[r]
             bt = b + t * db
             Et = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
-            mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt)
+            mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt, Zs)
             if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                 acc_ = True
                 # the trial becomes the iterate (swap buffers)
@@ -1263,7 +1402,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         stalled = not acc_
         if not acc_:
             # F was overwritten by the trials: recompute it at the iterate
-            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR)
+            merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
     # second run: successive linearisation from the count-only distribution (targets within
     # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
     ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
