@@ -936,7 +936,9 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
 @njit(cache=True)
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
-    blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]."""
+    blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
+    rows of Ep's memory (so that their loop vectorises)."""
+    E3 = Ep.reshape((4, Ep.shape[0]))
     k0 = b * kap[0]
     k1 = b * kap[1]
     fl = 1.0 / _PINV_MAX
@@ -944,23 +946,23 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
         i0 = 1.0 / max(P[0, n], fl)
         i1 = 1.0 / max(P[1, n], fl)
         i2 = 1.0 / max(P[2, n], fl)
-        Ep[n, 0, 0] = i1 + i0 + k0 * f[n]
-        Ep[n, 0, 1] = -i1
-        Ep[n, 1, 1] = i2 + i1 + k1 * f[n]
+        E3[0, n] = i1 + i0 + k0 * f[n]
+        E3[1, n] = -i1
+        E3[2, n] = i2 + i1 + k1 * f[n]
     pa = 0.0
     pc = 0.0
     pd = 0.0
     for n in range(n_len):
-        ea = Ep[n, 0, 0]
-        ec = Ep[n, 0, 1]
-        ed = Ep[n, 1, 1]
+        ea = E3[0, n]
+        ec = E3[1, n]
+        ed = E3[2, n]
         ta = ea - k0 * w[n]
         tc = ec
         td = ed - k1 * w[n]
         if n + 1 < n_len:
-            ta += Ep[n + 1, 0, 0]
-            tc += Ep[n + 1, 0, 1]
-            td += Ep[n + 1, 1, 1]
+            ta += E3[0, n + 1]
+            tc += E3[1, n + 1]
+            td += E3[2, n + 1]
         if n > 0:
             # B = Dinv_{n-1} E'_n, then E'_n B (symmetric)
             b00 = pa * ea + pc * ec
@@ -1006,8 +1008,8 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
             if n + 1 < n_len:
                 y0 = X[0, n + 1, q]
                 y1 = X[1, n + 1, q]
-                g0 += Ep[n + 1, 0, 0] * y0 + Ep[n + 1, 0, 1] * y1
-                g1 += Ep[n + 1, 0, 1] * y0 + Ep[n + 1, 1, 1] * y1
+                g0 += E3[0, n + 1] * y0 + E3[1, n + 1] * y1
+                g1 += E3[1, n + 1] * y0 + E3[2, n + 1] * y1
             y0 = da * g0 + dc * g1
             y1 = dc * g0 + dd * g1
             if not (np.isfinite(y0) and np.isfinite(y1)):
@@ -1201,11 +1203,13 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             # the relaxation's multipliers can be far from the second subproblem's (its
             # target moved to the edge of the range gives |b| ~ 1e3-1e4 where the next needs
             # ~1e2): warm start only if its dual value is below the count-only start's
+            # D at the count-only multipliers (b = 0: every rank has lse = ln(sum K / K_0))
+            D0 = n_len * np.log(Ksum / Kp[0])
             for i in range(Lc):
                 th0[i] = np.log(Kp[i] / Kp[0])
+                D0 -= th0[i] * Kp[i]
             th0[Lc] = 0.0
-            if (_dual_value(W0, ones, Lc, n_len, ok, Kp, th0, vk, Pt, Sx, Zx)
-                    < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx)):
+            if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
         _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter)
@@ -1286,19 +1290,9 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         _copy(Pt, Pf, Lc, n_len)
         return 0, nit, stat, El, resl
     # the last subproblem's solution (exact exponential form) starts Newton
-    for i in range(Lc):
-        for n in range(n_len):
-            P[i, n] = Pt[i, n]
-    # ---- Newton on the KKT system
-    for i in range(Lc):
-        for n in range(n_len):
-            P[i, n] = max(P[i, n], _P_FLOOR)
-    for n in range(n_len):
-        s = 0.0
-        for i in range(Lc):
-            s += P[i, n]
-        for i in range(Lc):
-            P[i, n] /= s
+    # ---- Newton on the KKT system (p floored and renormalised, row passes)
+    Zs = np.zeros(N)
+    _floor_normalise(Pt, Lc, n_len, P, Zs)
     alpha = np.empty(J)
     for r in range(J):
         alpha[r] = th[r + 1] - th[r]
@@ -1306,7 +1300,6 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
     LR = np.zeros((J, N))
     LRt = np.zeros((J, N))
-    Zs = np.zeros(N)
     _log_ratios(P, J, n_len, LR)
     merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
     nr = J + 2
@@ -1491,6 +1484,24 @@ def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
     for i in range(Lc):
         for n in range(n_len):
             ell[i, n] -= Zs[n]
+
+
+@njit(cache=True)
+def _floor_normalise(Pin, Lc, n_len, P, Zs):
+    """P = max(Pin, _P_FLOOR) renormalised over the categories of each rank (Zs: scratch)."""
+    for i in range(Lc):
+        for n in range(n_len):
+            P[i, n] = max(Pin[i, n], _P_FLOOR)
+    for n in range(n_len):
+        Zs[n] = P[0, n]
+    for i in range(1, Lc):
+        for n in range(n_len):
+            Zs[n] += P[i, n]
+    for n in range(n_len):
+        Zs[n] = 1.0 / Zs[n]
+    for i in range(Lc):
+        for n in range(n_len):
+            P[i, n] *= Zs[n]
 
 
 @njit(cache=True)
