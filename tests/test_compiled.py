@@ -193,7 +193,7 @@ def test_block_thomas_against_dense_solve(J, b):
 
     rng = np.random.default_rng(J)
     N, nr = 9, J + 2
-    for n_len in (N, 6):
+    for n_len in (N, 8, 6, 3, 2, 1):
         P = np.zeros((J + 1, N))
         P[:, :n_len] = rng.dirichlet(np.linspace(3.0, 0.5, J + 1), size=n_len).T
         kap = rng.uniform(0.01, 0.1, J)
