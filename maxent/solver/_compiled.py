@@ -1181,18 +1181,17 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         bot = 0.0
         for i in range(Lc):
             cur += _csum_xy(W0[i], P[i], n_len)
-        n = 0
+        # <W, p> of the two extreme lists (highest category first / lowest first)
+        n0 = 0
         for i in range(Lc - 1, -1, -1):
-            for _ in range(int(Kp[i] + 0.5)):
-                if n < n_len:
-                    top += W0[i, n]
-                n += 1
-        n = 0
+            cnt = int(Kp[i] + 0.5)
+            top += _rsum(W0[i], min(n0, n_len), min(n0 + cnt, n_len))
+            n0 += cnt
+        n0 = 0
         for i in range(Lc):
-            for _ in range(int(Kp[i] + 0.5)):
-                if n < n_len:
-                    bot += W0[i, n]
-                n += 1
+            cnt = int(Kp[i] + 0.5)
+            bot += _rsum(W0[i], min(n0, n_len), min(n0 + cnt, n_len))
+            n0 += cnt
         lo = min(top, bot)
         hi = max(top, bot)
         vk = v - E + cur
@@ -1458,19 +1457,18 @@ def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
             for s in range(J):
                 acc += X[r, n, 1 + s] * rs[s]
             dQ[r, n] = acc
-    # l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0
+    # l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0, with
+    # (Hess dQ')_{r,n} = kappa'_r (f_n sum_{m<n} dQ'_m + sum_{m>n} f_m dQ'_m) (ell: scratch)
+    pre = ell[0]
+    post = ell[1]
     for r in range(J):
         k = kap[r]
-        T = 0.0
+        _prefix_excl(dQ[r], n_len, pre)
+        _suffix_excl_xy(f, dQ[r], n_len, post)
+        a = rs[r]
         for n in range(n_len):
-            T += f[n] * dQ[r, n]
-        pre = 0.0
-        later = 0.0
-        for n in range(n_len):
-            later += f[n] * dQ[r, n]
-            hv = k * (f[n] * pre + (T - later))
-            pre += dQ[r, n]
-            Ft[r, n] = F[r, n] + rs[r] + db * G[r, n] + b * hv
+            hv = k * (f[n] * pre[n] + post[n])
+            Ft[r, n] = F[r, n] + a + db * G[r, n] + b * hv
     for n in range(n_len):
         ell[0, n] = 0.0
         Zs[n] = 0.0
