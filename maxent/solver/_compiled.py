@@ -429,6 +429,23 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z):
     (one log per block instead of one per rank; columns with c_n != 1: c_n ln Z_n).
     S, Z: (>= n_len) scratch (row maxima, then 1/partition)."""
     b = theta[Lc]
+    if b == 0.0:
+        # the count-only start: the same softmax of the a_z at every rank, no exps per rank
+        mx = -np.inf
+        for z in range(Lc):
+            if ok[z]:
+                mx = max(mx, theta[z])
+        zs = 0.0
+        for z in range(Lc):
+            if ok[z]:
+                zs += np.exp(theta[z] - mx)
+        lse = mx + np.log(zs)
+        for z in range(Lc):
+            pz = np.exp(theta[z] - lse) if ok[z] else 0.0
+            for n in range(n_len):
+                P[z, n] = pz
+        cs = _rsum(c, 0, n_len)
+        return cs * lse, cs * abs(lse)
     for n in range(n_len):
         S[n] = -np.inf
         Z[n] = 0.0
@@ -483,11 +500,11 @@ def _dual_value(W, c, Lc, n_len, ok, K, theta, v, P, S, Z):
 
 
 @njit(cache=True)
-def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, H, S, Z):
-    """p = softmax(a + b W) into P (Lc, >= n_len), the mean feature per rank into wbar,
-    gradient g (Lc+1) and Hessian H of the dual; returns (D, rounding scale of D, entropy
-    of P computed without logarithms). Whole-row passes (softmax, then sums per category);
-    column n counts c_n times."""
+def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, S, Z):
+    """p = softmax(a + b W) into P (Lc, >= n_len), the mean feature per rank into wbar and
+    the gradient g (Lc+1) of the dual; returns (D, rounding scale of D, entropy of P
+    computed without logarithms). Whole-row passes (softmax, then sums per category);
+    column n counts c_n times. The Hessian: :func:`_dual_hessian`, only where a step needs it."""
     b = theta[Lc]
     slse, alse = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z)
     for n in range(n_len):
@@ -496,39 +513,9 @@ def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, H, S, Z):
         if ok[z]:
             for n in range(n_len):
                 wbar[n] += P[z, n] * W[z, n]
-    ref = -1
     for z in range(Lc):
-        if ok[z]:
-            ref = z
-            break
-    gb = _csum(c, wbar, n_len)
-    hbb = 0.0
-    for z in range(Lc + 1):
-        for y in range(Lc + 1):
-            H[z, y] = 0.0
-    # the reference category's row and column stay 0: _dual_solve replaces them (a_ref = 0)
-    for z in range(Lc):
-        if not ok[z]:
-            g[z] = -K[z]
-            continue
-        s = _csum(c, P[z], n_len)
-        g[z] = s
-        hzb, hzz = _rsum_dev(c, P[z], W[z], wbar, n_len)
-        hbb += hzz
-        if z == ref:
-            continue
-        H[z, Lc] = hzb
-        H[Lc, z] = hzb
-        for y in range(z, Lc):
-            if not ok[y]:
-                continue
-            acc = _rsum_cxy(c, P[z], P[y], 0, n_len)
-            H[z, y] -= acc
-            if y != z:
-                H[y, z] -= acc
-        H[z, z] += s
-    H[Lc, Lc] = hbb
-    g[Lc] = gb
+        g[z] = _csum(c, P[z], n_len) if ok[z] else 0.0
+    g[Lc] = _csum(c, wbar, n_len)
     aK = 0.0
     for z in range(Lc):
         if ok[z]:
@@ -548,10 +535,45 @@ def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, H, S, Z):
 
 
 @njit(cache=True)
+def _dual_hessian(W, c, Lc, n_len, ok, P, wbar, H):
+    """Hessian H (Lc+1, Lc+1) of the dual at the p (P) and mean features (wbar) of
+    :func:`_dual_state`: H_zy = sum_n c_n (p_z [z = y] - p_z p_y), H_zb = sum_n c_n p_z
+    (W_z - wbar), H_bb = sum_n c_n sum_z p_z (W_z - wbar)^2 (reassociated sums). The
+    reference category's row and column stay 0: _dual_solve replaces them (a_ref = 0)."""
+    ref = -1
+    for z in range(Lc):
+        if ok[z]:
+            ref = z
+            break
+    hbb = 0.0
+    for z in range(Lc + 1):
+        for y in range(Lc + 1):
+            H[z, y] = 0.0
+    for z in range(Lc):
+        if not ok[z]:
+            continue
+        hzb, hzz = _rsum_dev(c, P[z], W[z], wbar, n_len)
+        hbb += hzz
+        if z == ref:
+            continue
+        H[z, Lc] = hzb
+        H[Lc, z] = hzb
+        for y in range(z, Lc):
+            if not ok[y]:
+                continue
+            acc = _rsum_cxy(c, P[z], P[y], 0, n_len)
+            H[z, y] -= acc
+            if y != z:
+                H[y, z] -= acc
+        H[z, z] += _rsum_cx(c, P[z], 0, n_len)
+    H[Lc, Lc] = hbb
+
+
+@njit(cache=True)
 def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=False):
     """Damped Newton on the dual (as :func:`maxent.solver.dual.newton_dual`, one problem):
-    full step first, Armijo backtracking on D; every trial point's full state is computed
-    once and kept when accepted.
+    full step first, Armijo backtracking on D; every trial point's state (p, gradient) is
+    computed once and kept when accepted, the Hessian only before a step.
 
     theta (Lc+1) is the start and is overwritten by the result; P (Lc, >= n_len) gets p.
     Returns (nit, residual max|g|, stalled, entropy)."""
@@ -573,13 +595,12 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
     g = np.empty(Lc + 1)
     g2 = np.empty(Lc + 1)
     H = np.empty((Lc + 1, Lc + 1))
-    H2 = np.empty((Lc + 1, Lc + 1))
     trial = np.empty(Lc + 1)
     step = np.empty(Lc + 1)
     A = np.empty((Lc + 1, Lc + 1))
     S = np.empty(N)
     Z = np.empty(N)
-    D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, H, S, Z)
+    D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z)
     nit = 0
     stalled = False
     r = 0.0
@@ -590,7 +611,9 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
                 r = abs(g[i])
         if not (r > tol_b) or nit >= max_iter:
             break
-        # Newton step on the free multipliers (non-free: identity rows, zero gradient)
+        # Newton step on the free multipliers (non-free: identity rows, zero gradient); the
+        # Hessian only here, so the last state (converged, or the last allowed) never builds it
+        _dual_hessian(W, c, Lc, n_len, ok, Pa, wa, H)
         dmax = 0.0
         for i in range(Lc + 1):
             fi = i == Lc or (ok[i] and i != ref)
@@ -624,7 +647,7 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
             for i in range(Lc + 1):
                 trial[i] = theta[i] + t * step[i]
             if ls == 0:
-                Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, H2, S, Z)
+                Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, S, Z)
             else:
                 Dt = _dual_value(W, c, Lc, n_len, ok, K, trial, v, Pb, S, Z)
             if np.isfinite(Dt) and Dt <= D + _ARMIJO * t * slope + slack:
@@ -641,10 +664,9 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
             Pa, Pb = Pb, Pa
             wa, wb = wb, wa
             g, g2 = g2, g
-            H, H2 = H2, H
             D, mag, ent = Dt, magt, entt
         else:
-            D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, H, S, Z)
+            D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z)
     for z in range(Lc):
         for n in range(n_len):
             P[z, n] = Pa[z, n]
