@@ -153,6 +153,51 @@ def test_small_dense_solve_and_inverse(n):
     assert not C._solve_small(S.copy(), np.ones(n), n) and not C._invert_small(S.copy(), np.empty((n, n)), n)
 
 
+@pytest.mark.parametrize("gains", [(0.0, 1.0, 3.0), (0.0, 1.0), (0.0, 1.0, 3.0, 7.0, 15.0)])
+def test_softmax_power_path_against_general_path(gains):
+    """Oracle: the general softmax (one exp per rank and category). DCG-like features
+    W[z, n] = g_z w_n are recognised; the power path (one exp per rank, integer powers) gives
+    the same p (1e-12 relative) and sum of log-partitions (1e-12 relative) for moderate
+    multipliers; beyond its exponent range (|b| large) the guard leaves the general path
+    (results identical), and features that are not integer multiples are not recognised."""
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(len(gains))
+    L, N = len(gains), 1000
+    w = 1.0 / np.log2(np.arange(2, N + 2)) / 7.3
+    W = np.ascontiguousarray(np.outer(gains, w))
+    c = np.ones(N)
+    c[-100:] = 3.0                      # columns standing for several ranks
+    ok = np.ones(L, dtype=bool)
+    ok[-1] = L <= 2                     # an empty category when there are several
+    pw = np.empty(L + 3)
+    C._power_structure(W, L, N, pw)
+    assert pw[L] == 1 and list(pw[:L]) == list(gains) and pw[L + 1] == w.min() and pw[L + 2] == w.max()
+    none = np.full(L + 3, -1.0)
+    taken = 0
+    for b in (-300.0, -20.0, 0.5, 7.0, 60.0, 2e3, -5e4):
+        theta = np.append(rng.normal(0, 2, L), b)
+        P1, P2 = np.zeros((L, N)), np.zeros((L, N))
+        s1, _ = C._softmax(W, c, L, N, ok, theta, P1, np.empty(N), np.empty(N), pw)
+        s2, _ = C._softmax(W, c, L, N, ok, theta, P2, np.empty(N), np.empty(N), none)
+        x = theta[:L, None] + b * W
+        span = x[ok].max() - x[ok].min()
+        if span <= C._POW_RANGE:
+            taken += 1
+            np.testing.assert_allclose(P1, P2, rtol=1e-12, atol=1e-300)
+            assert abs(s1 - s2) <= 1e-12 * abs(s2)
+        else:
+            assert np.array_equal(P1, P2) and s1 == s2
+    assert 2 <= taken < 7
+    W2 = W.copy()
+    if L > 2:
+        W2[-1, 5] *= 1.001              # not a multiple any more
+    else:
+        W2[0, 5] = 0.5 * W[1, 5]        # a feature for the lowest grade at one rank only
+    C._power_structure(W2, L, N, pw)
+    assert pw[L] == -1
+
+
 @pytest.mark.parametrize("n_len", [0, 1, 5, 15, 16, 17, 19, 100, 1000, 1003])
 def test_scan_and_sum_helpers(n_len):
     """Oracles: numpy's cumsum / sum / max (and math.fsum for the compensated sums) for the

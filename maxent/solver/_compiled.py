@@ -419,8 +419,104 @@ def _suffix_excl_xy(x, y, n_len, out):
         out[n] += o3
 
 
+_POW_RANGE = 300.0   # the power path of _softmax when all exponents lie within this of the largest
+_POW_MAX = 16        # largest integer feature multiple m_z it takes
+
+
 @njit(cache=True)
-def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z):
+def _power_structure(W, Lc, n_len, pw):
+    """Whether the feature rows are integer multiples of one row, W[z, n] = m_z w_n (DCG and
+    nDCG: gains 0, 1, 3 = 2^z - 1; binary linear metrics: 0, 1), within 1e-14 relative (the
+    metric's own rounding of m_z w_n). Fills pw (Lc + 3): [m_0 .. m_{Lc-1}, base row zb
+    (m_zb = 1; -1: no such structure), min_n w_n, max_n w_n]."""
+    pw[Lc] = -1.0
+    zb = -1
+    n0 = -1
+    for z in range(Lc):
+        for n in range(n_len):
+            if W[z, n] != 0.0:
+                zb = z
+                n0 = n
+                break
+        if zb >= 0:
+            break
+    if zb < 0:
+        return
+    for z in range(Lc):
+        ratio = W[z, n0] / W[zb, n0]
+        m = np.floor(ratio + 0.5)
+        if not (abs(ratio - m) <= 1e-12 and 0.0 <= m <= _POW_MAX):
+            return
+        pw[z] = m
+    wmin = np.inf
+    wmax = -np.inf
+    for n in range(n_len):
+        w = W[zb, n]
+        for z in range(Lc):
+            if not (abs(W[z, n] - pw[z] * w) <= 1e-14 * abs(W[z, n])):
+                return
+        wmin = min(wmin, w)
+        wmax = max(wmax, w)
+    pw[Lc] = zb
+    pw[Lc + 1] = wmin
+    pw[Lc + 2] = wmax
+
+
+@njit(cache=True)
+def _softmax_power(W, c, Lc, n_len, ok, theta, P, S, Z, pw, xmax, xr):
+    """:func:`_softmax` when W[z, n] = m_z w_n (:func:`_power_structure`) and every exponent
+    x_zn = a_z + b m_z w_n lies in [xmax - xr, xmax], xr <= _POW_RANGE: one exp per rank,
+    u_n = exp(b (w_n - w_mid)), and p_n(z) ~ A_z u_n^{m_z} by repeated products, A_z =
+    exp(a_z + m_z b w_mid - xmax) (each factor within e^{+-300}: no overflow, no subnormal).
+    sum_n c_n ln Z_n from products over blocks of ranks short enough for Z_n in [e^-xr, Lc]."""
+    b = theta[Lc]
+    zb = int(pw[Lc])
+    wmid = 0.5 * (pw[Lc + 1] + pw[Lc + 2])
+    U = np.empty(n_len)
+    for n in range(n_len):
+        S[n] = _fexp(b * (W[zb, n] - wmid))
+        U[n] = 1.0
+        Z[n] = 0.0
+    nok = 0
+    mmax = 0
+    for z in range(Lc):
+        if ok[z]:
+            nok += 1
+            mmax = max(mmax, int(pw[z]))
+        else:
+            for n in range(n_len):
+                P[z, n] = 0.0
+    for k in range(mmax + 1):
+        if k > 0:
+            for n in range(n_len):
+                U[n] *= S[n]
+        for z in range(Lc):
+            if ok[z] and int(pw[z]) == k:
+                A = np.exp(theta[z] + k * b * wmid - xmax)
+                for n in range(n_len):
+                    e = A * U[n]
+                    P[z, n] = e
+                    Z[n] += e
+    span = max(xr, np.log(max(nok, 2)), 1.0)
+    blk = max(1, int(600.0 / span))
+    lz = 0.0
+    for n0 in range(0, n_len, blk):
+        lz += np.log(_rprod(Z, c, n0, min(n0 + blk, n_len)))
+    for n in range(n_len):
+        if c[n] != 1.0:
+            lz += c[n] * np.log(Z[n])
+    cs = _rsum(c, 0, n_len)
+    for n in range(n_len):
+        Z[n] = 1.0 / Z[n]
+    for z in range(Lc):
+        if ok[z]:
+            for n in range(n_len):
+                P[z, n] *= Z[n]
+    return cs * xmax + lz, cs * (abs(xmax) + span)
+
+
+@njit(cache=True)
+def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw):
     """P[z, n] = softmax_z(a_z + b W[z, n]) over the allowed categories (0 elsewhere), in
     whole-row passes that LLVM vectorises; returns (sum_n c_n lse_n, an upper bound of
     sum_n c_n |lse_n|: the scale of its rounding) (c_n: the number of ranks that column n
@@ -446,6 +542,18 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z):
                 P[z, n] = pz
         cs = _rsum(c, 0, n_len)
         return cs * lse, cs * abs(lse)
+    if pw[Lc] >= 0.0:
+        # features m_z w_n: the exponents' range from w's two ends
+        xmax = -np.inf
+        xmin = np.inf
+        for z in range(Lc):
+            if ok[z]:
+                lo = theta[z] + b * pw[z] * pw[Lc + 1]
+                hi = theta[z] + b * pw[z] * pw[Lc + 2]
+                xmax = max(xmax, max(lo, hi))
+                xmin = min(xmin, min(lo, hi))
+        if xmax - xmin <= _POW_RANGE:
+            return _softmax_power(W, c, Lc, n_len, ok, theta, P, S, Z, pw, xmax, xmax - xmin)
     for n in range(n_len):
         S[n] = -np.inf
         Z[n] = 0.0
@@ -489,9 +597,9 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z):
 
 
 @njit(cache=True)
-def _dual_value(W, c, Lc, n_len, ok, K, theta, v, P, S, Z):
+def _dual_value(W, c, Lc, n_len, ok, K, theta, v, P, S, Z, pw):
     """D(theta) = sum_n c_n lse_n - sum_z a_z K_z - b v (categories z < Lc, columns n < n_len)."""
-    slse, _ = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z)
+    slse, _ = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw)
     D = slse
     for z in range(Lc):
         if ok[z]:
@@ -500,13 +608,13 @@ def _dual_value(W, c, Lc, n_len, ok, K, theta, v, P, S, Z):
 
 
 @njit(cache=True)
-def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, S, Z):
+def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, S, Z, pw):
     """p = softmax(a + b W) into P (Lc, >= n_len), the mean feature per rank into wbar and
     the gradient g (Lc+1) of the dual; returns (D, rounding scale of D, entropy of P
     computed without logarithms). Whole-row passes (softmax, then sums per category);
     column n counts c_n times. The Hessian: :func:`_dual_hessian`, only where a step needs it."""
     b = theta[Lc]
-    slse, alse = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z)
+    slse, alse = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw)
     for n in range(n_len):
         wbar[n] = 0.0
     for z in range(Lc):
@@ -570,7 +678,7 @@ def _dual_hessian(W, c, Lc, n_len, ok, P, wbar, H):
 
 
 @njit(cache=True)
-def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=False):
+def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, pw):
     """Damped Newton on the dual (as :func:`maxent.solver.dual.newton_dual`, one problem):
     full step first, Armijo backtracking on D; every trial point's state (p, gradient) is
     computed once and kept when accepted, the Hessian only before a step.
@@ -600,7 +708,7 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
     A = np.empty((Lc + 1, Lc + 1))
     S = np.empty(N)
     Z = np.empty(N)
-    D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z)
+    D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z, pw)
     nit = 0
     stalled = False
     r = 0.0
@@ -647,9 +755,9 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
             for i in range(Lc + 1):
                 trial[i] = theta[i] + t * step[i]
             if ls == 0:
-                Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, S, Z)
+                Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, S, Z, pw)
             else:
-                Dt = _dual_value(W, c, Lc, n_len, ok, K, trial, v, Pb, S, Z)
+                Dt = _dual_value(W, c, Lc, n_len, ok, K, trial, v, Pb, S, Z, pw)
             if np.isfinite(Dt) and Dt <= D + _ARMIJO * t * slope + slack:
                 accepted = True
                 break
@@ -666,7 +774,7 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge=Fa
             g, g2 = g2, g
             D, mag, ent = Dt, magt, entt
         else:
-            D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z)
+            D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z, pw)
     for z in range(Lc):
         for n in range(n_len):
             P[z, n] = Pa[z, n]
@@ -739,6 +847,7 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
     cnt = np.empty(N)
     run = np.empty(N, dtype=np.int64)
     th = np.empty(L + 1)
+    pw = np.empty(L + 3)
     for i in range(B):
         W = WT[i]
         n_len = lengths[i]
@@ -776,8 +885,9 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
                 cnt[R] = 1.0
                 R += 1
             run[n] = R - 1
+        _power_structure(Wc, L, R, pw)
         it, r, stalled, ent = _dual_solve(Wc, cnt, L, R, ok, K[i], v[i], th, Pc, 0.01 * tol,
-                                          max_iter, True)
+                                          max_iter, True, pw)
         # certificate on the returned p (column r of the runs stands for cnt_r ranks of equal
         # p): counts and |<W, p> - v|, compensated sums
         res = 0.0
@@ -1176,6 +1286,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     ok = np.ones(Lc, dtype=np.bool_)
     ones = np.ones(P.shape[1])
     th0 = np.empty(Lc + 1)
+    nopw = np.full(Lc + 3, -1.0)      # general features: no power path in the softmax
     Sx = np.empty(P.shape[1])
     Zx = np.empty(P.shape[1])
     Ksum = 0.0
@@ -1232,10 +1343,10 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 th0[i] = np.log(Kp[i] / Kp[0])
                 D0 -= th0[i] * Kp[i]
             th0[Lc] = 0.0
-            if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx):
+            if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx, nopw):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter)
+        _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, False, nopw)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
         _features(Gt, J, n_len, W1)
         bl = th[Lc]
@@ -1290,6 +1401,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     N = Pf.shape[1]
     ok = np.ones(Lc, dtype=np.bool_)
     ones = np.ones(N)
+    nopw = np.full(Lc + 3, -1.0)
     G = np.zeros((J, N))
     Q = np.zeros((J, N))
     W0 = np.zeros((Lc, N))
@@ -1359,7 +1471,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             for i in range(Lc):
                 cur += _csum_xy(W1[i], P[i], n_len)
             _to_th(alpha, b, J, th)
-            _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER)
+            _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER, False, nopw)
             El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
             _features(Gt, J, n_len, W0)
             stl, resl = _linearised_certificate(Pt, W1, W0, Lc, n_len, Kp, th[Lc], El, v)
