@@ -396,4 +396,7 @@ def exit_now(code: int) -> None:
 
 
 if __name__ == "__main__":
+    from maxent import _startup
+
+    _startup.imports_done()
     exit_now(main())

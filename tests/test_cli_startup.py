@@ -90,10 +90,12 @@ def test_key_index_with_every_key_in_one_bucket():
 
 
 # ------------------------------------------------------------------ what the command loads
-_REPORTER = '''import atexit, os, sys
+_REPORTER = '''import atexit, gc, os, sys
 def _report():
     with open(os.environ["MAXENT_TEST_MODULES"], "w") as f:
         f.write(repr((os.environ.get("OPENBLAS_NUM_THREADS"), sorted(sys.modules))))
+    with open(os.environ["MAXENT_TEST_MODULES"] + ".gc", "w") as f:
+        f.write(repr((gc.isenabled(), gc.get_freeze_count())))
 atexit.register(_report)
 _exit = os._exit
 def _exit_reporting(code):   # the command ends with os._exit, which skips atexit
@@ -159,6 +161,24 @@ def test_evaluate_command_output_survives_its_quick_exit(tmp_path):
     bad = subprocess.run([sys.executable, "-m", "maxent.evaluate", str(QRELS), "nothere.gz"],
                          cwd=ROOT, capture_output=True, text=True)
     assert (bad.returncode, bad.stderr) == (1, "error: nothere.gz: no such file\n")
+
+
+def test_evaluate_command_resumes_garbage_collection_after_its_imports(tmp_path):
+    # _startup pauses the collector during the command's imports only: at the exit it is
+    # on again, the imported objects frozen (a pause that never ended would show False, 0)
+    args = [str(QRELS), *map(str, RUNS[:2]), "-m", "map"]
+    _modules_of(args, tmp_path)
+    enabled, frozen = eval((tmp_path / "modules.txt.gc").read_text())
+    assert enabled and frozen > 1000
+    _modules_of(args + ["--jobs", "2"], tmp_path)                # the forked path too
+    assert eval((tmp_path / "modules.txt.gc").read_text())[0]
+
+
+def test_library_import_leaves_garbage_collection_alone():
+    code = "import gc, maxent, maxent.evaluate; print(gc.isenabled(), gc.get_freeze_count())"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                         text=True, check=True)
+    assert out.stdout.split() == ["True", "0"]
 
 
 def test_library_import_keeps_the_blas_thread_pool():

@@ -288,3 +288,25 @@ def test_jobs_must_be_a_positive_integer_or_auto(value, capsys):
     assert e.value.code == 2                               # argparse's usage error
     assert "--jobs: expected a positive integer or auto" in capsys.readouterr().err
     assert main([str(QRELS), str(RUNS[0]), "-m", "map", "--jobs", "auto"]) == 0
+
+
+def test_text_size_is_the_gunzipped_length(tmp_path):
+    """plan() balances the processes by text bytes: a gzip file's trailer (ISIZE) gives
+    its uncompressed length (oracle: gzip.decompress); a plain file's size is its own."""
+    for run in RUNS[:3]:
+        assert _fork.text_size(run, run.stat().st_size) == len(gzip.decompress(run.read_bytes()))
+    plain = tmp_path / "plain.txt"
+    plain.write_bytes(b"1 Q0 d1 1 2.5 t\n")
+    assert _fork.text_size(plain, plain.stat().st_size) == plain.stat().st_size
+    tiny = tmp_path / "tiny.gz"                   # shorter than a gzip header + trailer
+    tiny.write_bytes(b"\x1f\x8b\x08")
+    assert _fork.text_size(tiny, 3) == 3
+
+
+def test_parent_takes_the_larger_share(single_threaded):
+    """PARENT_EXTRA: the parent's share of the text is larger than each child's."""
+    files, shares = _fork.plan(RUNS, 2)
+    text = [_fork.text_size(f, f.stat().st_size) for f in files]
+    parent, child = (sum(text[i] for i in s) for s in shares)
+    assert parent > child
+    assert sorted(i for s in shares for i in s) == list(range(len(files)))
