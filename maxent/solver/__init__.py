@@ -450,7 +450,10 @@ def _kkt_supports(metric) -> bool:
     return supports(metric)
 
 
-_KKT_STEPS_COMPILED = 20   # compiled Newton-KKT steps (from the linear relaxation) before polishing
+_KKT_STEPS_COMPILED = 40   # compiled Newton-KKT steps (from the linear relaxation) before polishing
+# (40, was 20: some lists take 20 small damped steps, then converge quadratically, e.g. robust03's
+# THUIRr0301/615 under GAP(g=0.1,0.9) in 25; cut at 20 they went to the second run, which failed
+# after 2000 steps and 11 s; stalled problems are found by the line search within ~3 steps)
 _KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
 _FALLBACK_FACTOR = 10   # the (few) problems of the second run get 10 x max_iter steps
 
