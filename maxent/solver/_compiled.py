@@ -56,6 +56,8 @@ _MAX_EXP = 300.0     # cap of a Newton-KKT log-space step per probability (30 be
 # trials per step and 8.6 steps before stalling; now 1.08 and 3.0, GAP -8 %)
 _ELASTIC = 0.99
 _START_TOL = 1e-8
+_COLD_RES = 10.0    # = maxent.solver.linearize._COLD_RES (a failed subproblem, not an inexact one)
+_COLD_ITER = 200    # = maxent.solver.linearize._COLD_ITER
 _START_STEPS = 2
 _START_ITER = 3     # dual Newton steps per start subproblem: an inexact start, Newton-KKT converges from it
 _FAR_TOL = 1e-8     # = maxent.solver.linearize's far_tol (the second run)
@@ -1346,8 +1348,29 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx, nopw):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _, _, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, False, nopw)
+        _, dres, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, False, nopw)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+        mu_t = max(mu, 2.0 * abs(th[Lc]) + 1.0)
+        if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
+            # a warm start far from this subproblem's multipliers left its dual unsolved (p
+            # off the counts, worse than the iterate): solve it again from the count-only
+            # multipliers (as maxent.solver.linearize); kept if its dual residual is lower
+            for i in range(Lc + 1):
+                th0[i] = th[i]
+            for i in range(Lc):
+                th[i] = np.log(Kp[i] / Kp[0])
+            th[Lc] = 0.0
+            _, dres2, _, Hl2 = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, W1, inner,
+                                           max(inner_iter, _COLD_ITER), False, nopw)
+            if dres2 < dres:
+                Hl = Hl2
+                for i in range(Lc):
+                    for n in range(n_len):
+                        Pt[i, n] = W1[i, n]
+                El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+            else:
+                for i in range(Lc + 1):
+                    th[i] = th0[i]
         _features(Gt, J, n_len, W1)
         bl = th[Lc]
         stat, resl = _linearised_certificate(Pt, W0, W1, Lc, n_len, Kp, bl, El, v)

@@ -51,6 +51,8 @@ from maxent.solver.dual import newton_dual
 __all__ = ["linearize"]
 
 _INNER_ITER = 40
+_COLD_RES = 10.0   # a subproblem left with a dual residual above this (and worse p) is solved again cold
+_COLD_ITER = 200   # dual Newton steps of a subproblem solved again from the count-only start
 _ELASTIC = 0.99   # an unreachable subproblem target goes this fraction of the way
 
 
@@ -97,10 +99,29 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=1e
         vk = np.where(vk < lo, cur + _ELASTIC * (lo - cur), vk)
         # inexact subproblems while far from stationarity, exact ones near the end
         inner_tol = np.where(stat[todo] > 1e-5, far_tol, 0.1 * tol)
-        th_l, P_l, _, _, _, H_l = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok,
-                                              theta, tol=inner_tol, max_iter=_INNER_ITER,
-                                              return_entropy=True)
+        th_l, P_l, _, dres, _, H_l = newton_dual(W, vk, sub.counts, sub.active, sub.grade_ok,
+                                                 theta, tol=inner_tol, max_iter=_INNER_ITER,
+                                                 return_entropy=True)
         E_l = sub.expectation(P_l)
+        # a warm start far from the subproblem's multipliers can leave its dual unsolved (p
+        # off the counts, which no step repairs): one whose residual stays above _COLD_RES
+        # and whose p is worse than the iterate on the merit is solved again from the
+        # count-only multipliers (kept if its dual residual is lower)
+        if H is None:
+            H = entropy(P)
+        m_t = np.maximum(mu[todo], 2.0 * np.abs(th_l[:, -1]) + 1.0)
+        bad = np.flatnonzero((dres > _COLD_RES)
+                             & (-H_l + m_t * np.abs(E_l - v[todo]) > -H + m_t * np.abs(E - v[todo])))
+        if len(bad):
+            s_b = sub.take(bad)
+            it_b = np.broadcast_to(inner_tol, (len(todo),))[bad]
+            tb, pb, _, rb, _, hb = newton_dual(W[bad], vk[bad], s_b.counts, s_b.active, s_b.grade_ok,
+                                               s_b.theta_uniform(), tol=it_b, max_iter=_COLD_ITER,
+                                               return_entropy=True)
+            lower = rb < dres[bad]
+            bb = bad[lower]
+            th_l[bb], P_l[bb], H_l[bb] = tb[lower], pb[lower], hb[lower]
+            E_l[bb] = s_b.take(np.flatnonzero(lower)).expectation(pb[lower])
         W_l = sub.features(P_l)
         st = stationarity(th_l, W_l, W, sub.grade_ok, sub.ref)
         cres = sub.residuals(P_l, E_l)
