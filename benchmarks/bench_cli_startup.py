@@ -39,6 +39,11 @@ import sys
 import time
 from pathlib import Path
 
+# run as ``python benchmarks/X.py``: this checkout's maxent (what the timed commands run too)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from maxent._fork import running_tasks  # noqa: E402
+
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
 QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
@@ -85,11 +90,8 @@ ENV = dict(os.environ)
 
 def _others_running() -> int | None:
     """Tasks running right now besides this one (Linux ``/proc/loadavg``)."""
-    try:
-        with open("/proc/loadavg") as f:
-            return int(f.read().split()[3].split("/")[0]) - 1
-    except (OSError, ValueError, IndexError):
-        return None
+    running = running_tasks()
+    return None if running is None else running - 1
 
 
 def _time(cmd: list[str], **env) -> tuple[float, str]:

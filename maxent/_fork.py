@@ -14,8 +14,9 @@ exception or warning while reading or ranking, a child that fails or dies, no to
 common with the qrels) makes the parent kill and reap its children, discard the parallel
 work and run the sequential path from the start, which raises (or prints) exactly what it
 always does; what can be seen before forking (a missing file, an empty directory, a run
-name twice, a file that is not a regular file) sends the command there at once. Children end with ``os._exit`` (no clean-up, no atexit, no stdio flush: they
-never write to stdout or stderr), die at once on SIGINT (default action), and are reaped by
+name twice, a file that is not a regular file) sends the command there at once. Children
+end with ``os._exit`` (no clean-up, no atexit, no stdio flush: they never write to stdout
+or stderr), die at once on SIGINT (default action), and are reaped by
 the parent (``waitpid``) on every path, an interrupt of the parent included.
 
 Forking is only used where it can pay: ``os.fork`` and ``os.sched_getaffinity`` exist
@@ -37,11 +38,12 @@ from pathlib import Path
 
 import numpy as np
 
-from maxent.ranked import RankedLists, RankSetup, assemble, rank_one, rank_setup
 from maxent._rawread import GZIP_MAGIC
+from maxent.ranked import RankedLists, RankSetup, assemble, rank_one, rank_setup
 from maxent.trec import Qrels, _run_files, _run_name, inflate_engine, read_run
 
-__all__ = ["RunHeader", "plan", "read_and_rank", "text_size", "usable_cpus", "MIN_WORK_PER_JOB"]
+__all__ = ["RunHeader", "plan", "read_and_rank", "running_tasks", "text_size", "usable_cpus",
+           "MIN_WORK_PER_JOB"]
 
 MIN_WORK_PER_JOB = 4 << 20
 """Bytes of run text (:func:`text_size`) per process below which automatic mode does not
@@ -51,8 +53,8 @@ PARENT_EXTRA = 0.10
 """Share of the run text the parent takes beyond an even split: a child reads and ranks
 more slowly than its parent (its first writes to inherited memory are page copies, and it
 pickles its lists): with 8% less than an even split (the earlier plan) the parent waited
-15-30 ms for the child on the 20 bundled runs; with 10% more, the command was 6-7% faster (medians of
-15 and of 21 alternating runs of each, idle machine)."""
+15-30 ms for the child on the 20 bundled runs; with 10% more, the command was 6-7% faster
+(medians of 15 and of 21 alternating runs of each, idle machine)."""
 PIPE_SIZE = 1 << 20
 """Pipe buffer asked for (Linux's default maximum): a child's ranked lists (a byte per
 document kept) usually fit, so it writes them at once and ends."""
@@ -82,12 +84,18 @@ def idle_cpus(loadavg="/proc/loadavg") -> int:
     shares CPU time per session (Linux's autogroups): there, two processes of one command
     get the time one would have had, and the fork's overhead makes the command slower
     (measured on 2 CPUs with one or two other tasks running: 5-14%)."""
+    running = running_tasks(loadavg)
+    return 0 if running is None else max(0, usable_cpus() - (running - 1))
+
+
+def running_tasks(loadavg="/proc/loadavg") -> int | None:
+    """Tasks running right now, this one included (``nr_running`` of ``/proc/loadavg``);
+    None where unknown."""
     try:
         with open(loadavg, "rb") as f:
-            running = int(f.read().split()[3].split(b"/")[0])
+            return int(f.read().split()[3].split(b"/")[0])
     except (OSError, ValueError, IndexError):
-        return 0
-    return max(0, usable_cpus() - (running - 1))
+        return None
 
 
 def _single_threaded() -> bool:

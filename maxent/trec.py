@@ -305,17 +305,11 @@ class _Table:
         if len(long) == 0:
             mat = self.matrix(c, bounds=(a, e))
             return mat.view(f"S{mat.shape[1]}").ravel()
-        short_ends = self.ends[tok].copy()
-        short_ends[long] = self.starts[tok][long]     # empty tokens while building the matrix
-        saved, self.ends = self.ends, self.ends.copy()
-        self.ends[tok] = short_ends
-        try:
-            mat = self.matrix(c)
-        finally:
-            self.ends = saved
+        short_e = e.copy()
+        short_e[long] = a[long]                       # empty tokens while building the matrix
+        mat = self.matrix(c, bounds=(a, short_e))
         out = mat.view(f"S{mat.shape[1]}").ravel().astype(f"S{_SURROGATE_WIDTH}")
-        out[long] = [_surrogate(self.buf[a: e].tobytes())
-                     for a, e in zip(self.starts[tok][long], self.ends[tok][long])]
+        out[long] = [_surrogate(self.buf[s: t].tobytes()) for s, t in zip(a[long], e[long])]
         return out
 
     def floats(self, c: int, what: str) -> np.ndarray:
