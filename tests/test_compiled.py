@@ -9,6 +9,8 @@ multipliers).
 """
 from __future__ import annotations
 
+import contextlib
+
 import math
 import subprocess
 import sys
@@ -80,6 +82,25 @@ def _numpy_certificate(m, res, lists, v):
     return resid, stat
 
 
+@contextlib.contextmanager
+def _numpy_path_problems():
+    """The sizes of the batches the solver's numpy path (``maxent.solver._solve_chunk``)
+    receives while the block runs: what the compiled kernels did not solve themselves."""
+    import maxent.solver as S
+
+    seen, original = [], S._solve_chunk
+
+    def counting(batch, *args, **kwargs):
+        seen.append(len(batch))
+        return original(batch, *args, **kwargs)
+
+    S._solve_chunk = counting
+    try:
+        yield seen
+    finally:
+        S._solve_chunk = original
+
+
 def _compare(collection, count, names, n, seed):
     lists = ranked(collection)
     lists = lists.take(np.sort(np.random.default_rng(seed).choice(len(lists), n, replace=False)))
@@ -89,8 +110,13 @@ def _compare(collection, count, names, n, seed):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             ref = solve(m, v, lists, count=count, engine="numpy")
-            new = solve(m, v, lists, count=count, engine="numba")
+            with _numpy_path_problems() as left:
+                new = solve(m, v, lists, count=count, engine="numba")
         assert new.engine == "numba" and ref.engine == "numpy"
+        # the kernels solved the interior problems themselves: the numpy path got only the
+        # boundary, infeasible and undefined ones (and at most a few the kernels left)
+        n_opt = int((new.status == "optimal").sum())
+        assert n_opt > 0 and sum(left) <= len(new) - n_opt + len(new) // 50, (name, sum(left), n_opt)
         assert new.method == ref.method or (name.startswith("GAP") and new.method == "newton-kkt")
         np.testing.assert_array_equal(new.status, ref.status, err_msg=name)
         assert (new.entropy >= ref.entropy - 1e-9 * np.maximum(1.0, np.abs(ref.entropy))).all(), name
@@ -166,7 +192,9 @@ def test_slow_newton_kkt_progress_is_not_cut_off():
     m = parse_measure("GAP(g=0.1,0.9)")
     v = m.value(lists)
     assert abs(v[0] - 0.43739249) < 1e-8
-    res = solve(m, v, lists, engine="numba")
+    with _numpy_path_problems() as left:
+        res = solve(m, v, lists, engine="numba")
+    assert left == []                  # solved by the kernels, not by the numpy fallback
     assert res.status[0] == "optimal" and res.message[0] == "KKT point"
     resid, stat = _numpy_certificate(m, res, lists, v)
     assert resid[0] <= 1e-10 and stat[0] <= 1e-9
@@ -179,8 +207,10 @@ def test_unsolved_warm_started_subproblem_is_solved_again_cold():
     warm-started there, was left unsolved (p off the counts by 51 documents, E = 0.62 above
     the top of the range), so Newton-KKT started from it stalled and the second run stayed
     there (not_converged after 2000 steps, 11 s, both engines). Solved again from the
-    count-only multipliers it converges (7 steps). Oracle: the certificate recomputed in
-    numpy on the returned p; the numpy Newton-KKT (same start) reaches the same entropy."""
+    count-only multipliers it converges. (With the default engine the compiled kernels still
+    fail it and the numpy path certifies it: see the xfail test at the end.) Oracle: the
+    certificate recomputed in numpy on the returned p; the numpy Newton-KKT (same start)
+    reaches the same entropy."""
     from maxent.solver import Batch
     from maxent.solver.newton_kkt import newton_kkt
     from maxent.solver._problem import entropy
@@ -343,7 +373,8 @@ def test_without_numba(monkeypatch):
 def test_numba_is_imported_only_by_a_solve():
     """``import maxent``, the solver module, the metrics and ``maxent.evaluate`` never import
     numba (its import costs ~0.3 s; issue 13 keeps the CLI start-up small); a numpy-engine
-    solve does not either; a default solve does."""
+    solve does not either, nor a default solve no kernel can run (RR: linearize); a default
+    AP solve does."""
     code = ("import sys, numpy as np; import maxent, maxent.solver, maxent.evaluate, maxent.metrics\n"
             "from maxent.ranked import RankedLists\n"
             "assert 'numba' not in sys.modules, 'imported early'\n"
@@ -351,6 +382,43 @@ def test_numba_is_imported_only_by_a_solve():
             "m = maxent.metrics.parse_measure('AP')\n"
             "maxent.solver.solve(m, m.value(l), l, engine='numpy')\n"
             "assert 'numba' not in sys.modules, 'numpy engine'\n"
+            "rr = maxent.metrics.parse_measure('RR')\n"
+            "maxent.solver.solve(rr, rr.value(l), l)\n"
+            "assert 'numba' not in sys.modules, 'RR: linearize, no kernel'\n"
             "maxent.solver.solve(m, m.value(l), l)\n"
             "assert 'numba' in sys.modules\n")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.xfail(strict=True, reason="known defect: the compiled kernels' cold re-solve does not "
+                   "trigger on this list; their second run fails (2005 steps) and the numpy path "
+                   "then certifies it (8 steps)")
+def test_unsolved_warm_started_subproblem_is_solved_by_the_kernels_themselves():
+    """The list of the test above, solved by the compiled kernels alone (no numpy fallback)."""
+    g = np.zeros((1, 500), dtype=np.int64)
+    g[0, [0, 1, 2, 3, 4, 5, 6, 7, 17, 127, 492]] = [1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]
+    lists = RankedLists.from_grades(g, np.array([[287, 42, 11]]))
+    m = parse_measure("GAP(g=0.2,0.8)")
+    with _numpy_path_problems() as left:
+        res = solve(m, m.value(lists), lists, engine="numba")
+    assert res.status[0] == "optimal"
+    assert left == []
+
+
+def test_kernel_constants_equal_the_numpy_engine_ones():
+    """The kernels keep their own copies of the numpy engine's constants (numba's on-disk cache
+    does not see a change of an imported global); each copy equals its source, so the two
+    engines cannot drift apart silently. Oracle: the numpy engine's modules."""
+    import inspect
+
+    from maxent.solver import _compiled as nb
+    from maxent.solver import _problem, dual, linearize, newton_kkt
+
+    far_tol = inspect.signature(linearize.linearize).parameters["far_tol"].default
+    pairs = {"_RTOL": _problem.BOUNDARY_RTOL, "_ARMIJO": dual._ARMIJO,
+             "_P_FLOOR": newton_kkt._P_FLOOR, "_PINV_MAX": newton_kkt._PINV_MAX,
+             "_START_TOL": newton_kkt._START_TOL, "_LS_STEPS": newton_kkt._LS_STEPS,
+             "_ELASTIC": linearize._ELASTIC, "_INNER_ITER": linearize._INNER_ITER,
+             "_COLD_RES": linearize._COLD_RES, "_COLD_ITER": linearize._COLD_ITER,
+             "_FAR_TOL": far_tol}
+    assert {k: getattr(nb, k) for k in pairs} == pairs

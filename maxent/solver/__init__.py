@@ -141,7 +141,6 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
     if engine not in ENGINES:
         raise ParameterError(f"engine must be one of {ENGINES}, got {engine!r}")
-    compiled = _use_numba(engine)
     if count not in COUNTS:
         raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
     metric = _check_metric(metric)
@@ -161,6 +160,11 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
                              f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
     retry = method in ("auto", "newton-kkt") and not metric.LINEAR_IN_P
+    # numba is imported only where a kernel can run: newton-dual / newton-kkt, or auto for
+    # a metric they solve (RR, ERR, linearize and cvxpy never pay its import)
+    compiled = ((method in ("newton-dual", "newton-kkt")
+                 or (method == "auto" and (metric.LINEAR_IN_P or _kkt_supports(metric))))
+                and _use_numba(engine))
     if method == "auto":
         # Newton-KKT where it was measured faster than linearisation (binary AP family;
         # for GAP its (L-1)-wide banded solves cost more than the steps they save)

@@ -84,7 +84,7 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=1e
     conv = np.zeros(B, dtype=bool)
     stat = np.full(B, np.inf)
     mu = np.ones(B)
-    H = None
+    H = entropy(P)
     todo = np.arange(B)
     sub = batch
     P_top, P_bot = batch.extreme(True), batch.extreme(False)
@@ -107,14 +107,12 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=1e
         # off the counts, which no step repairs): one whose residual stays above _COLD_RES
         # and whose p is worse than the iterate on the merit is solved again from the
         # count-only multipliers (kept if its dual residual is lower)
-        if H is None:
-            H = entropy(P)
         m_t = np.maximum(mu[todo], 2.0 * np.abs(th_l[:, -1]) + 1.0)
         bad = np.flatnonzero((dres > _COLD_RES)
                              & (-H_l + m_t * np.abs(E_l - v[todo]) > -H + m_t * np.abs(E - v[todo])))
         if len(bad):
             s_b = sub.take(bad)
-            it_b = np.broadcast_to(inner_tol, (len(todo),))[bad]
+            it_b = inner_tol[bad]
             tb, pb, _, rb, _, hb = newton_dual(W[bad], vk[bad], s_b.counts, s_b.active, s_b.grade_ok,
                                                s_b.theta_uniform(), tol=it_b, max_iter=_COLD_ITER,
                                                return_entropy=True)
@@ -136,8 +134,6 @@ def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=1e
         d = P_l - P
         m = np.maximum(mu[todo], 2.0 * np.abs(th_l[:, -1]) + 1.0)
         mu[todo] = m
-        if H is None:
-            H = entropy(P)
         phi0 = -H + m * np.abs(E - v[todo])
         slope = (np.abs(th_l[:, -1]) - m) * np.abs(E - v[todo])
         t = np.ones(len(todo))
