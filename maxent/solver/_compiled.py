@@ -979,11 +979,12 @@ def _log_ratios(P, J, n_len, LR):
 
 
 @njit(cache=True)
-def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum):
+def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum, c):
     """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N), the log-ratios
-    given in LR (:func:`_log_ratios`, or carried along by the log-space steps); returns
-    (merit = |F|^2 + |c|^2 + e^2, stationarity = max |cumsum_r F|, count/metric residual).
-    cum: (N) scratch. Row passes; the merit (it only steers the line search) reassociated,
+    given in LR (:func:`_log_ratios`, or carried along by the log-space steps), and the tail
+    count residuals c_r = sum_{i > r} (sum_n p_i - K_i) into c (J) (compensated sums: the
+    Newton step's count rows); returns (merit = |F|^2 + |c|^2 + e^2, stationarity =
+    max |cumsum_r F|, count/metric residual). cum: (N) scratch. Row passes; the merit (it only steers the line search) reassociated,
     the counts in compensated blocks."""
     merit = 0.0
     st = 0.0
@@ -1008,19 +1009,11 @@ def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum):
         cres = max(cres, abs(d))
         if i > 0:
             tail += d
+            c[i - 1] = tail
             merit += tail * tail
     e = E - v
     merit += e * e
     return merit, st, max(cres, abs(e))
-
-
-@njit(cache=True)
-def _tail_counts(P, J, n_len, Kp, c):
-    """c_r = sum_{i > r} (sum_n p_i - K_i): the tail count residuals (compensated sums)."""
-    tail = 0.0
-    for i in range(J, 0, -1):
-        tail += _csum1(P[i], n_len) - Kp[i]
-        c[i - 1] = tail
 
 
 @njit(cache=True)
@@ -1440,6 +1433,9 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     LRt = np.zeros((J, N))
     nr = J + 2
     R = np.zeros((J, N, nr))
+    for r in range(J):
+        for n in range(n_len):
+            R[r, n, 1 + r] = 1.0        # the constant right-hand sides 1_{s = r} (_newton_rhs)
     X = np.zeros((J, N, nr))
     Ep = np.zeros((N, J, J))
     Dinv = np.zeros((N, J, J))
@@ -1448,6 +1444,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     tB = np.zeros((J, J))
     tV = np.zeros(J)
     c = np.zeros(J)
+    ct = np.zeros(J)
     S = np.zeros((J + 1, J + 1))
     rs = np.zeros(J + 1)
     dQ = np.zeros((J, N))
@@ -1488,13 +1485,13 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
         b = th[Lc]
         E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
         _log_ratios(P, J, n_len, LR)
-        merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
+        merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c)
         stalled = False
         for it in range(max_newton):
             if st <= kkt_tol and res <= tol:
                 # certify on exact logarithms of the returned p (the steps carry them along)
                 _log_ratios(P, J, n_len, LR)
-                merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
+                merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c)
             if st <= kkt_tol and res <= tol and np.isfinite(merit):
                 _to_th(alpha, b, J, th_out)
                 _copy(P, Pf, Lc, n_len)
@@ -1523,7 +1520,6 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV):
                 stalled = True
                 continue
-            _tail_counts(P, J, n_len, Kp, c)
             _schur(X, G, J, n_len, c, E - v, S, rs)
             if not _solve_small(S, rs, J + 1):
                 stalled = True
@@ -1548,7 +1544,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                     alpha_t[r] = alpha[r] + t * rs[r]
                 bt = b + t * db
                 Et = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
-                mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt, Zs)
+                mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt, Zs, ct)
                 if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                     acc_ = True
                     # the trial becomes the iterate (swap buffers)
@@ -1556,6 +1552,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                     G, Gt = Gt, G
                     F, Ft = Ft, F
                     LR, LRt = LRt, LR
+                    c, ct = ct, c
                     for r in range(J):
                         alpha[r] = alpha_t[r]
                     b = bt
@@ -1565,7 +1562,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             stalled = not acc_
             if not acc_:
                 # F was overwritten by the trials: recompute it at the iterate
-                merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs)
+                merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c)
     # second run: successive linearisation from the count-only distribution (targets within
     # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
     ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
@@ -1578,12 +1575,11 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
 
 @njit(cache=True)
 def _newton_rhs(F, G, J, n_len, R):
-    """Right-hand sides of the Newton-KKT solve, R[r, n] = [F_rn, 1_{s = r} (s < J), G'_rn]."""
+    """Right-hand sides of the Newton-KKT solve, R[r, n] = [F_rn, 1_{s = r} (s < J), G'_rn]:
+    the columns of F and G' (the constant ones, 1_{s = r}, are set once by the caller)."""
     for r in range(J):
         for n in range(n_len):
             R[r, n, 0] = F[r, n]
-            for s in range(J):
-                R[r, n, 1 + s] = 1.0 if s == r else 0.0
             R[r, n, J + 1] = G[r, n]
 
 
@@ -1618,7 +1614,8 @@ def _schur(X, G, J, n_len, c, e, S, rs):
 def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
     """Newton-KKT step in log space from the solves X and the multiplier steps (rs[:J],
     db): dQ' = X_F + sum_s X_s dalpha_s + X_G db, Ft = F + dalpha + db G' + b (Hess dQ')_r
-    (the predicted log-ratio change), ell_i = sum_{r < i} Ft_r centred by p (ell (J+1, N))."""
+    (the predicted log-ratio change), ell_i = sum_{r < i} Ft_r centred by p (ell (J+1, N);
+    the columns of P sum to 1: every iterate is normalised)."""
     Lc = J + 1
     for r in range(J):
         for n in range(n_len):
@@ -1645,11 +1642,6 @@ def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
         for n in range(n_len):
             ell[i, n] = ell[i - 1, n] + Ft[i - 1, n]
             Zs[n] += P[i, n] * ell[i, n]
-    for n in range(n_len):
-        s = 0.0
-        for i in range(Lc):
-            s += P[i, n]
-        Zs[n] /= max(s, 1e-300)
     for i in range(Lc):
         for n in range(n_len):
             ell[i, n] -= Zs[n]
@@ -1749,6 +1741,7 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
             continue
         # thresholds -> slots: r = number of populated categories below j
         c0 = 0.0
+        fn = -1.0                       # sum_n f_n (n + 1), once per problem when needed
         for r in range(J):
             kap[r] = 0.0
         for q in range(J0):
@@ -1758,10 +1751,11 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
                 if pop[k] < j:
                     r += 1
             if r == 0:
-                s = 0.0
-                for n in range(n_len):
-                    s += f[n] * (n + 1)
-                c0 += kappa[i, q] * s
+                if fn < 0.0:
+                    fn = 0.0
+                    for n in range(n_len):
+                        fn += f[n] * (n + 1)
+                c0 += kappa[i, q] * fn
             elif r <= J:
                 kap[r - 1] += kappa[i, q]
         for n in range(n_len):
