@@ -207,26 +207,23 @@ def test_unsolved_warm_started_subproblem_is_solved_again_cold():
     warm-started there, was left unsolved (p off the counts by 51 documents, E = 0.62 above
     the top of the range), so Newton-KKT started from it stalled and the second run stayed
     there (not_converged after 2000 steps, 11 s, both engines). Solved again from the
-    count-only multipliers it converges. (The compiled kernels solve it themselves since
-    the seventh round: see the test at the end.) Oracle: the
-    certificate recomputed in numpy on the returned p; the numpy Newton-KKT (same start)
-    reaches the same entropy."""
-    from maxent.solver import Batch
-    from maxent.solver.newton_kkt import newton_kkt
-    from maxent.solver._problem import entropy
+    count-only multipliers it converges: here the numpy engine's Newton-KKT (the compiled
+    kernels: the test at the end). Oracle: the certificate recomputed in numpy on the
+    returned p."""
+    m, v, lists = _run2_16()
+    res = solve(m, v, lists, engine="numpy", method="newton-kkt")
+    assert res.status[0] == "optimal" and res.message[0] == "KKT point" and res.nit[0] <= 20
+    resid, stat = _numpy_certificate(m, res, lists, v)
+    assert resid[0] <= 1e-10 and stat[0] <= 1e-9
 
+
+def _run2_16():
+    """trec_covid_r1 run2/16 under GAP(g=0.2,0.8): (metric, target, lists)."""
     g = np.zeros((1, 500), dtype=np.int64)
     g[0, [0, 1, 2, 3, 4, 5, 6, 7, 17, 127, 492]] = [1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]
     lists = RankedLists.from_grades(g, np.array([[287, 42, 11]]))
     m = parse_measure("GAP(g=0.2,0.8)")
-    v = m.value(lists)
-    res = solve(m, v, lists, engine="numba")
-    assert res.status[0] == "optimal" and res.message[0] == "KKT point" and res.nit[0] <= 20
-    resid, stat = _numpy_certificate(m, res, lists, v)
-    assert resid[0] <= 1e-10 and stat[0] <= 1e-9
-    batch = Batch(m, v, lists, lists.retrieved_counts().astype(float))
-    th, P, nit, conv, st = newton_kkt(batch, max_iter=12)
-    assert conv[0] and abs(entropy(P)[0] - res.entropy[0]) <= 1e-8
+    return m, m.value(lists), lists
 
 
 @pytest.mark.parametrize("gains", [(0.0, 1.0, 3.0), (0.0, 1.0), (0.0, 1.0, 3.0, 7.0, 15.0)])
@@ -297,7 +294,7 @@ def test_scan_and_sum_helpers(n_len):
     C._suffix_excl_xy(x, yy, n_len, yy)        # in place (out = y), as _prefix_E_G uses it
     np.testing.assert_allclose(yy[:n_len], want, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(xs * ys).sum()))
     assert abs(C._csum1(x, n_len) - math.fsum(xs)) <= 1e-15 * max(1.0, np.abs(xs).sum())
-    assert abs(C._csum_xy(x, y, n_len) - math.fsum(xs * ys)) <= 1e-14 * max(1.0, np.abs(xs * ys).sum())
+    assert abs(C._csum(x, y, n_len) - math.fsum(xs * ys)) <= 1e-14 * max(1.0, np.abs(xs * ys).sum())
     assert C._absmax(y, n_len) == (np.abs(ys).max() if n_len else 0.0)
 
 
@@ -403,11 +400,7 @@ def test_unsolved_warm_started_subproblem_is_solved_by_the_kernels_themselves():
     from maxent.solver._problem import entropy
     from maxent.solver.newton_kkt import newton_kkt
 
-    g = np.zeros((1, 500), dtype=np.int64)
-    g[0, [0, 1, 2, 3, 4, 5, 6, 7, 17, 127, 492]] = [1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1]
-    lists = RankedLists.from_grades(g, np.array([[287, 42, 11]]))
-    m = parse_measure("GAP(g=0.2,0.8)")
-    v = m.value(lists)
+    m, v, lists = _run2_16()
     with _numpy_path_problems() as left:
         res = solve(m, v, lists, engine="numba")
     assert left == []

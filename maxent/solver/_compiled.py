@@ -257,7 +257,9 @@ def _rprod(x, c, n0, n1):
 
 @njit(cache=True)
 def _csum(c, x, n_len):
-    """sum_n c_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
+    """sum_n c_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks.
+    (_csum1 and _csum2, the same for one and three factors, are separate kernels: one
+    generic version would need numba first-class functions.)"""
     s = 0.0
     sc = 0.0
     for n0 in range(0, n_len, _BLOCK):
@@ -276,15 +278,6 @@ def _csum2(c, x, y, n_len):
 
 
 @njit(cache=True, fastmath={"reassoc"})
-def _rsum_xy(x, y, n0, n1):
-    """sum_{n0 <= n < n1} x_n y_n (reassociated)."""
-    s = 0.0
-    for n in range(n0, n1):
-        s += x[n] * y[n]
-    return s
-
-
-@njit(cache=True, fastmath={"reassoc"})
 def _rsum(x, n0, n1):
     """sum_{n0 <= n < n1} x_n (reassociated)."""
     s = 0.0
@@ -300,16 +293,6 @@ def _csum1(x, n_len):
     sc = 0.0
     for n0 in range(0, n_len, _BLOCK):
         s, sc = _nsum(s, sc, _rsum(x, n0, min(n0 + _BLOCK, n_len)))
-    return s + sc
-
-
-@njit(cache=True)
-def _csum_xy(x, y, n_len):
-    """sum_n x_n y_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
-    s = 0.0
-    sc = 0.0
-    for n0 in range(0, n_len, _BLOCK):
-        s, sc = _nsum(s, sc, _rsum_xy(x, y, n0, min(n0 + _BLOCK, n_len)))
     return s + sc
 
 
@@ -424,6 +407,20 @@ def _suffix_excl_xy(x, y, n_len, out):
         out[n] += o3
 
 
+@njit(cache=True)
+def _sum_log(Z, c, n_len, blk):
+    """sum_n c_n ln Z_n: the logarithm of products over blocks of ``blk`` ranks (whose
+    product cannot overflow or underflow: one log per block instead of one per rank);
+    columns with c_n != 1, c_n ln Z_n."""
+    lz = 0.0
+    for n0 in range(0, n_len, blk):
+        lz += np.log(_rprod(Z, c, n0, min(n0 + blk, n_len)))
+    for n in range(n_len):
+        if c[n] != 1.0:
+            lz += c[n] * np.log(Z[n])
+    return lz
+
+
 _POW_RANGE = 300.0   # the power path of _softmax when all exponents lie within this of the largest
 _POW_MAX = 16        # largest integer feature multiple m_z it takes
 
@@ -503,13 +500,7 @@ def _softmax_power(W, c, Lc, n_len, ok, theta, P, S, Z, pw, xmax, xr):
                     P[z, n] = e
                     Z[n] += e
     span = max(xr, np.log(max(nok, 2)), 1.0)
-    blk = max(1, int(600.0 / span))
-    lz = 0.0
-    for n0 in range(0, n_len, blk):
-        lz += np.log(_rprod(Z, c, n0, min(n0 + blk, n_len)))
-    for n in range(n_len):
-        if c[n] != 1.0:
-            lz += c[n] * np.log(Z[n])
+    lz = _sum_log(Z, c, n_len, max(1, int(600.0 / span)))
     cs = _rsum(c, 0, n_len)
     for n in range(n_len):
         Z[n] = 1.0 / Z[n]
@@ -582,13 +573,7 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw):
         else:
             for n in range(n_len):
                 P[z, n] = 0.0
-    lz = 0.0
-    blk = max(1, int(600.0 / np.log(max(nok, 2))))     # nok^blk <= e^600
-    for n0 in range(0, n_len, blk):
-        lz += np.log(_rprod(Z, c, n0, min(n0 + blk, n_len)))
-    for n in range(n_len):
-        if c[n] != 1.0:
-            lz += c[n] * np.log(Z[n])
+    lz = _sum_log(Z, c, n_len, max(1, int(600.0 / np.log(max(nok, 2)))))     # nok^blk <= e^600
     slse = _rsum_cx(c, S, 0, n_len) + lz
     alse = lz
     for n in range(n_len):          # no reduction in this loop: it vectorises
@@ -689,7 +674,7 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
     computed once and kept when accepted, the Hessian only before a step.
 
     theta (Lc+1) is the start and is overwritten by the result; P (Lc, >= n_len) gets p.
-    Returns (nit, residual max|g|, stalled, entropy)."""
+    Returns (nit, residual max|g|, entropy); a line search that finds no decrease ends it."""
     N = W.shape[1]
     ref = -1
     Ksum = 0.0
@@ -715,7 +700,6 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
     Z = np.empty(N)
     D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z, pw)
     nit = 0
-    stalled = False
     r = 0.0
     while True:
         r = 0.0
@@ -769,7 +753,6 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
             t *= 0.5
         nit += 1
         if not accepted:
-            stalled = True
             break
         for i in range(Lc + 1):
             theta[i] = trial[i]
@@ -783,7 +766,7 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
     for z in range(Lc):
         for n in range(n_len):
             P[z, n] = Pa[z, n]
-    return nit, r, stalled, ent
+    return nit, r, ent
 
 
 # ----------------------------------------------------------------------------- linear metrics
@@ -891,7 +874,7 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
                 R += 1
             run[n] = R - 1
         _power_structure(Wc, L, R, pw)
-        it, r, stalled, ent = _dual_solve(Wc, cnt, L, R, ok, K[i], v[i], th, Pc, 0.01 * tol,
+        it, _, ent = _dual_solve(Wc, cnt, L, R, ok, K[i], v[i], th, Pc, 0.01 * tol,
                                           max_iter, True, pw)
         # certificate on the returned p (column r of the runs stands for cnt_r ranks of equal
         # p): counts and |<W, p> - v|, compensated sums
@@ -951,7 +934,7 @@ def _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G):
         for n in range(n_len):
             Gr[n] = f[n] * (1.0 + Gr[n])
         k = kap[r]
-        E += k * _csum_xy(Qr, Gr, n_len)
+        E += k * _csum(Qr, Gr, n_len)
         if want_G:
             _suffix_excl_xy(f, Qr, n_len, Qr)      # Qr <- sum_{m>n} f_m Q'_m (Q' not needed again)
             for n in range(n_len):
@@ -992,7 +975,7 @@ def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum, c):
         a = alpha[r]
         for n in range(n_len):
             F[r, n] = LR[r, n] + a + b * G[r, n]
-        merit += _rsum_xy(F[r], F[r], 0, n_len)
+        merit += _rsum_cx(F[r], F[r], 0, n_len)
         if r == 0:
             for n in range(n_len):
                 cum[n] = F[0, n]
@@ -1021,7 +1004,8 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
     """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
     E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
     bk = b * k
-    # Gs[n, 0, 0] holds 1/D_n; Gs[n, 0, 1:] unused here (g_n goes to X, then y overwrites it)
+    # Gs[n, 0, 0] holds 1/D_n and Gs[n, 0, 1] E'_{n+1} for the backward pass (g_n goes to X,
+    # then y overwrites it); Gs[n, 0, 2:] is unused here
     e_next = 0.0
     if n_len > 0:
         e_next = 1.0 / max(P[1, 0], 1.0 / _PINV_MAX) + 1.0 / max(P[0, 0], 1.0 / _PINV_MAX) + bk * f[0]
@@ -1046,9 +1030,7 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
                 rt += fac * X[0, n - 1, q]
             X[0, n, q] = rt
         Gs[n, 0, 0] = dinv
-        # E'_{n+1} for the backward pass
-        if nr > 1:
-            Gs[n, 0, 1] = e_next
+        Gs[n, 0, 1] = e_next
         dinv_prev = dinv
     for n in range(n_len - 1, -1, -1):
         dinv = Gs[n, 0, 0]
@@ -1283,6 +1265,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     nopw = np.full(Lc + 3, -1.0)      # general features: no power path in the softmax
     Sx = np.empty(P.shape[1])
     Zx = np.empty(P.shape[1])
+    pref = np.arange(Lc - 1, -1, -1)   # the extreme lists: highest category first / lowest first
     Ksum = 0.0
     for i in range(Lc):
         Ksum += Kp[i]
@@ -1304,21 +1287,10 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     nit = 0
     for k in range(steps):
         cur = 0.0
-        top = 0.0
-        bot = 0.0
         for i in range(Lc):
-            cur += _csum_xy(W0[i], P[i], n_len)
-        # <W, p> of the two extreme lists (highest category first / lowest first)
-        n0 = 0
-        for i in range(Lc - 1, -1, -1):
-            cnt = int(Kp[i] + 0.5)
-            top += _rsum(W0[i], min(n0, n_len), min(n0 + cnt, n_len))
-            n0 += cnt
-        n0 = 0
-        for i in range(Lc):
-            cnt = int(Kp[i] + 0.5)
-            bot += _rsum(W0[i], min(n0, n_len), min(n0 + cnt, n_len))
-            n0 += cnt
+            cur += _csum(W0[i], P[i], n_len)
+        top = _extreme_value(W0, Lc, n_len, Kp, pref, True)
+        bot = _extreme_value(W0, Lc, n_len, Kp, pref, False)
         lo = min(top, bot)
         hi = max(top, bot)
         vk = v - E + cur
@@ -1340,7 +1312,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx, nopw):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _, dres, _, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, False, nopw)
+        _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, False, nopw)
         El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
         mu_t = max(mu, 2.0 * abs(th[Lc]) + 1.0)
         if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
@@ -1352,7 +1324,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             for i in range(Lc):
                 th[i] = np.log(Kp[i] / Kp[0])
             th[Lc] = 0.0
-            _, dres2, _, Hl2 = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, W1, inner,
+            _, dres2, Hl2 = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, W1, inner,
                                            max(inner_iter, _COLD_ITER), False, nopw)
             if dres2 < dres:
                 Hl = Hl2
@@ -1501,7 +1473,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                 _features(G, J, n_len, W1)
                 cur = 0.0
                 for i in range(Lc):
-                    cur += _csum_xy(W1[i], P[i], n_len)
+                    cur += _csum(W1[i], P[i], n_len)
                 _to_th(alpha, b, J, th)
                 _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER, False, nopw)
                 El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
@@ -1653,13 +1625,19 @@ def _floor_normalise(Pin, Lc, n_len, P, Zs):
     for i in range(Lc):
         for n in range(n_len):
             P[i, n] = max(Pin[i, n], _P_FLOOR)
+    _normalise(P, Lc, n_len, Zs)
+
+
+@njit(cache=True)
+def _normalise(P, Lc, n_len, Zs):
+    """The columns of P divided by their sums (Zs: scratch), whole-row passes."""
     for n in range(n_len):
         Zs[n] = P[0, n]
     for i in range(1, Lc):
         for n in range(n_len):
             Zs[n] += P[i, n]
     for n in range(n_len):
-        Zs[n] = 1.0 / Zs[n]
+        Zs[n] = 1.0 / max(Zs[n], 1e-300)
     for i in range(Lc):
         for n in range(n_len):
             P[i, n] *= Zs[n]
@@ -1679,16 +1657,7 @@ def _trial_p(P, ell, t, Lc, n_len, ell_x, Pt, Zs):
             low = not (val > _P_FLOOR)
             floored += low
             Pt[i, n] = _P_FLOOR if low else val
-    for n in range(n_len):
-        Zs[n] = Pt[0, n]
-    for i in range(1, Lc):
-        for n in range(n_len):
-            Zs[n] += Pt[i, n]
-    for n in range(n_len):
-        Zs[n] = 1.0 / max(Zs[n], 1e-300)
-    for i in range(Lc):
-        for n in range(n_len):
-            Pt[i, n] *= Zs[n]
+    _normalise(Pt, Lc, n_len, Zs)
     return floored
 
 
@@ -1705,6 +1674,22 @@ def _copy(src, dst, Lc, n_len):
     for i in range(Lc):
         for n in range(n_len):
             dst[i, n] = src[i, n]
+
+
+@njit(cache=True)
+def _extreme_list(Pf, J, n_len, Kp, top):
+    """Pf[:J+1, :n_len] = the deterministic list of slot-form counts Kp, highest category
+    first (top) or lowest first."""
+    for k in range(J + 1):
+        for n in range(n_len):
+            Pf[k, n] = 0.0
+    n = 0
+    for q in range(J + 1):
+        k = J - q if top else q
+        for _ in range(int(Kp[k] + 0.5)):
+            if n < n_len:
+                Pf[k, n] = 1.0
+            n += 1
 
 
 @njit(cache=True, nogil=True)
@@ -1763,25 +1748,9 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
         # attainable range: highest category first / lowest first
         G = np.zeros((J, N))
         Q = np.zeros((J, N))
-        for k in range(J + 1):
-            for n in range(n_len):
-                Pf[k, n] = 0.0
-        n = 0
-        for k in range(J, -1, -1):
-            for _ in range(int(Kp[k] + 0.5)):
-                if n < n_len:
-                    Pf[k, n] = 1.0
-                n += 1
+        _extreme_list(Pf, J, n_len, Kp, True)
         e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
-        for k in range(J + 1):
-            for n in range(n_len):
-                Pf[k, n] = 0.0
-        n = 0
-        for k in range(J + 1):
-            for _ in range(int(Kp[k] + 0.5)):
-                if n < n_len:
-                    Pf[k, n] = 1.0
-                n += 1
+        _extreme_list(Pf, J, n_len, Kp, False)
         e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
         if not _classify(e_top, e_bot, v[i], False):
             code[i] = 1
