@@ -743,10 +743,9 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
         for ls in range(51):
             for i in range(Lc + 1):
                 trial[i] = theta[i] + t * step[i]
-            if ls == 0:
-                Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, S, Z, pw)
-            else:
-                Dt = _dual_value(W, c, Lc, n_len, ok, K, trial, v, Pb, S, Z, pw)
+            # the whole state at every trial (the gradient costs little beside the softmax):
+            # the accepted one is kept, never recomputed (~0.7 partial steps per nDCG problem)
+            Dt, magt, entt = _dual_state(W, c, Lc, n_len, ok, K, trial, v, Pb, wb, g2, S, Z, pw)
             if np.isfinite(Dt) and Dt <= D + _ARMIJO * t * slope + slack:
                 accepted = True
                 break
@@ -756,13 +755,10 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
             break
         for i in range(Lc + 1):
             theta[i] = trial[i]
-        if t == 1.0:
-            Pa, Pb = Pb, Pa
-            wa, wb = wb, wa
-            g, g2 = g2, g
-            D, mag, ent = Dt, magt, entt
-        else:
-            D, mag, ent = _dual_state(W, c, Lc, n_len, ok, K, theta, v, Pa, wa, g, S, Z, pw)
+        Pa, Pb = Pb, Pa
+        wa, wb = wb, wa
+        g, g2 = g2, g
+        D, mag, ent = Dt, magt, entt
     for z in range(Lc):
         for n in range(n_len):
             P[z, n] = Pa[z, n]
