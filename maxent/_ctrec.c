@@ -2,7 +2,7 @@
  * its vectorised numpy code when this module is not built, with the same results).
  *
  * Three loops, each one pass over its input, holding no Python object per token:
- *   tokenize     token boundaries of the first `ncols` tokens of every kept line
+ *   tokenize     the bounds of the wanted columns' tokens on every kept line
  *   parse_floats a column's tokens as doubles, the same as float(token)
  *   gather       a column's tokens as an (n, width) zero-padded byte matrix (a numpy "S" array)
  * Inputs and outputs are plain buffers (bytes, bytearray, numpy arrays through the buffer
@@ -14,6 +14,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>  /* x86-64 baseline: 16 bytes compared at once */
+#endif
 
 /* C isspace() in the "C" locale: tab, newline, vertical tab, form feed, carriage return, space */
 static inline int is_space(unsigned char c) { return c == 32 || (unsigned char)(c - 9) < 5; }
@@ -33,20 +36,6 @@ static int index_buffer(PyObject *obj, Py_buffer *view, const char *what)
     }
     return 0;
 }
-
-PyDoc_STRVAR(tokenize_doc,
-"tokenize(data, ncols, exact, keep) -> (starts, ends, lines) or (None, line, count)\n\n"
-"Lines end at b'\\n'; tokens are separated by C isspace bytes. Blank lines and lines whose\n"
-"first token starts with '#' are skipped. For every other line, the start and end offsets\n"
-"of its tokens number keep[0], keep[1], ... (0-based columns < ncols; bytearrays, len(keep)\n"
-"per line) and its 1-based number (bytearray); items are int32 for data under 2 GiB, else\n"
-"int64. A line with fewer than\n"
-"ncols tokens (or, when exact, another number) stops the scan: (None, its line number, its\n"
-"number of tokens).");
-
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* Bit j of *ws: byte p[j] is whitespace (C isspace); of *nl: p[j] is '\n'. Bytes past avail
  * (a short last block) count as spaces: the file's last token then ends at its length. */
@@ -120,6 +109,15 @@ static int lines_append(Lines *o, const int64_t *s, const int64_t *e, const int 
     put(o->lines, o->n++, lineno, o->wide);
     return 0;
 }
+
+PyDoc_STRVAR(tokenize_doc,
+"tokenize(data, ncols, exact, keep) -> (starts, ends, lines) or (None, line, count)\n\n"
+"Lines end at b'\\n'; tokens are separated by C isspace bytes. Blank lines and lines whose\n"
+"first token starts with '#' are skipped. For every other line: the start and end offsets of\n"
+"its tokens in the columns keep[0], keep[1], ... (0-based, < ncols), len(keep) per line, and\n"
+"its 1-based line number, as bytearrays of int32 items (data under 2 GiB) or int64 items.\n"
+"A line with fewer than ncols tokens (or, when exact, another number) stops the scan:\n"
+"(None, its line number, its number of tokens).");
 
 static PyObject *tokenize(PyObject *self, PyObject *args)
 {
