@@ -111,11 +111,11 @@ static int lines_append(Lines *o, const int64_t *s, const int64_t *e, const int 
 }
 
 PyDoc_STRVAR(tokenize_doc,
-"tokenize(data, ncols, exact, keep) -> (starts, ends, lines) or (None, line, count)\n\n"
+"tokenize(data, ncols, exact, keep, wide=len(data) >= 2**31) -> (starts, ends, lines) or (None, line, count)\n\n"
 "Lines end at b'\\n'; tokens are separated by C isspace bytes. Blank lines and lines whose\n"
 "first token starts with '#' are skipped. For every other line: the start and end offsets of\n"
 "its tokens in the columns keep[0], keep[1], ... (0-based, < ncols), len(keep) per line, and\n"
-"its 1-based line number, as bytearrays of int32 items (data under 2 GiB) or int64 items.\n"
+"its 1-based line number, as bytearrays of int64 items when wide, else int32.\n"
 "A line with fewer than ncols tokens (or, when exact, another number) stops the scan:\n"
 "(None, its line number, its number of tokens).");
 
@@ -125,8 +125,8 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     Py_ssize_t ncols;
     int exact;
     PyObject *keep_o;
-    int keep[64];
-    if (!PyArg_ParseTuple(args, "y*npO!:tokenize", &data, &ncols, &exact, &PyTuple_Type, &keep_o))
+    int keep[64], wide = -1;
+    if (!PyArg_ParseTuple(args, "y*npO!|p:tokenize", &data, &ncols, &exact, &PyTuple_Type, &keep_o, &wide))
         return NULL;
     const Py_ssize_t nkeep = PyTuple_GET_SIZE(keep_o);
     if (ncols < 1 || ncols > 64 || nkeep < 1 || nkeep > ncols) {
@@ -147,7 +147,11 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     const unsigned char *p = data.buf;
     const Py_ssize_t len = data.len;
     Lines o = {PyByteArray_FromStringAndSize(NULL, 0), PyByteArray_FromStringAndSize(NULL, 0),
-               PyByteArray_FromStringAndSize(NULL, 0), 0, 0, nkeep, len > INT32_MAX};
+               PyByteArray_FromStringAndSize(NULL, 0), 0, 0, nkeep, wide == -1 ? len > INT32_MAX : wide};
+    if (!o.wide && len > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "data of 2 GiB or more needs int64 offsets (wide=True)");
+        goto fail;
+    }
     if (!o.starts || !o.ends || !o.lines || lines_reserve(&o, len / 32 + 16) < 0)
         goto fail;
     int64_t s[64], e[64];  /* the current line's first ncols tokens */

@@ -474,11 +474,11 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str,
     buf = np.frombuffer(data, dtype=np.uint8)
     if _ctrec is not None:  # the same scan in C: the first ncols tokens of each kept line
         keep = tuple(range(ncols)) if keep is None else tuple(keep)
-        got = _ctrec.tokenize(data, ncols, exact, keep)
+        wide = len(data) > 2**31 - 1                     # int64 offsets, else int32
+        got = _ctrec.tokenize(data, ncols, exact, keep, wide)
         if got[0] is None:
             raise InputError(path, got[1], f"expected {ncols} columns ({what}), found {got[2]}")
-        itype = np.int32 if len(data) <= 2**31 - 1 else np.int64   # as the scan writes them
-        starts, ends, lines = (np.frombuffer(b, dtype=itype) for b in got)
+        starts, ends, lines = (np.frombuffer(b, dtype=np.int64 if wide else np.int32) for b in got)
         if len(lines) == 0:
             raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
         return _Table(buf, starts, ends, np.arange(0, len(starts), len(keep)), lines, path,

@@ -142,6 +142,23 @@ def test_tokenizer_reports_the_first_bad_line():
     assert np.frombuffer(e, np.int32).tolist() == [5, 1, 15, 11]
 
 
+@needs_c
+def test_wide_offsets_are_the_same_numbers():
+    # files of 2 GiB or more get int64 offsets: forced here on the bundled runs, the same
+    # values as the int32 ones, and parse_floats / gather read either
+    from maxent._rawread import read_raw
+    data = read_raw(sorted((ROOT / "trec_runs" / "runs").iterdir())[0])
+    narrow = ctrec.tokenize(data, 6, False, (0, 2, 4))
+    wide = ctrec.tokenize(data, 6, False, (0, 2, 4), True)
+    for a, b in zip(narrow, wide):
+        assert len(b) == 2 * len(a)
+        np.testing.assert_array_equal(np.frombuffer(a, np.int32), np.frombuffer(b, np.int64))
+    s32, e32 = (np.frombuffer(x, np.int32).reshape(-1, 3)[:, 2].copy() for x in narrow[:2])
+    s64, e64 = (np.frombuffer(x, np.int64).reshape(-1, 3)[:, 2].copy() for x in wide[:2])
+    assert ctrec.parse_floats(data, s32, e32) == ctrec.parse_floats(data, s64, e64)
+    assert ctrec.gather(data, s32, e32, 20) == ctrec.gather(data, s64, e64, 20)
+
+
 # --- scores --------------------------------------------------------------------------------
 
 def _parse(tokens: list[bytes]):
