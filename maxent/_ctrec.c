@@ -228,6 +228,55 @@ static inline int64_t item(const Py_buffer *v, Py_ssize_t i)
     return v->itemsize == 4 ? ((const int32_t *)v->buf)[i] : ((const int64_t *)v->buf)[i];
 }
 
+/* What parse_floats and gather take: the data and a column's token bounds in it */
+typedef struct {
+    Py_buffer data, starts, ends;
+    Py_ssize_t n;
+} Column;
+
+static int column_get(Column *c, PyObject *data, PyObject *starts, PyObject *ends)
+{
+    if (PyObject_GetBuffer(data, &c->data, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (index_buffer(starts, &c->starts, "starts") < 0) {
+        PyBuffer_Release(&c->data);
+        return -1;
+    }
+    if (index_buffer(ends, &c->ends, "ends") < 0) {
+        PyBuffer_Release(&c->data);
+        PyBuffer_Release(&c->starts);
+        return -1;
+    }
+    if (c->ends.len != c->starts.len || c->ends.itemsize != c->starts.itemsize) {
+        PyErr_SetString(PyExc_ValueError, "starts and ends differ in length or type");
+        PyBuffer_Release(&c->data);
+        PyBuffer_Release(&c->starts);
+        PyBuffer_Release(&c->ends);
+        return -1;
+    }
+    c->n = c->starts.len / c->starts.itemsize;
+    return 0;
+}
+
+static void column_release(Column *c)
+{
+    PyBuffer_Release(&c->data);
+    PyBuffer_Release(&c->starts);
+    PyBuffer_Release(&c->ends);
+}
+
+/* Token i's bounds; -1 with IndexError when they are not inside the data */
+static inline int column_token(const Column *c, Py_ssize_t i, int64_t *a, int64_t *b)
+{
+    *a = item(&c->starts, i);
+    *b = item(&c->ends, i);
+    if (*a < 0 || *b < *a || *b > c->data.len) {
+        PyErr_SetString(PyExc_IndexError, "token bounds outside the data");
+        return -1;
+    }
+    return 0;
+}
+
 /* 10^k, exact as doubles for k <= 22 */
 static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                  1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
@@ -313,39 +362,23 @@ PyDoc_STRVAR(parse_floats_doc,
 
 static PyObject *parse_floats(PyObject *self, PyObject *args)
 {
-    Py_buffer data, sv, ev;
-    PyObject *so, *eo;
-    if (!PyArg_ParseTuple(args, "y*OO:parse_floats", &data, &so, &eo))
+    PyObject *data_o, *starts_o, *ends_o;
+    Column c;
+    if (!PyArg_ParseTuple(args, "OOO:parse_floats", &data_o, &starts_o, &ends_o)
+        || column_get(&c, data_o, starts_o, ends_o) < 0)
         return NULL;
-    if (index_buffer(so, &sv, "starts") < 0) {
-        PyBuffer_Release(&data);
-        return NULL;
-    }
-    if (index_buffer(eo, &ev, "ends") < 0) {
-        PyBuffer_Release(&data);
-        PyBuffer_Release(&sv);
-        return NULL;
-    }
-    PyObject *values_b = NULL, *ok_b = NULL;
-    if (ev.len != sv.len || ev.itemsize != sv.itemsize) {
-        PyErr_SetString(PyExc_ValueError, "starts and ends differ in length or type");
-        goto fail;
-    }
-    const Py_ssize_t n = sv.len / sv.itemsize;
-    const unsigned char *p = data.buf;
-    values_b = PyByteArray_FromStringAndSize(NULL, n * 8);
-    ok_b = PyByteArray_FromStringAndSize(NULL, n);
+    const unsigned char *p = c.data.buf;
+    PyObject *values_b = PyByteArray_FromStringAndSize(NULL, c.n * 8);
+    PyObject *ok_b = PyByteArray_FromStringAndSize(NULL, c.n);
     if (!values_b || !ok_b)
         goto fail;
     double *values = (double *)PyByteArray_AS_STRING(values_b);
     char *ok = PyByteArray_AS_STRING(ok_b);
     char text[128];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        const int64_t a = item(&sv, i), b = item(&ev, i);
-        if (a < 0 || b < a || b > data.len) {
-            PyErr_SetString(PyExc_IndexError, "token bounds outside the data");
+    for (Py_ssize_t i = 0; i < c.n; i++) {
+        int64_t a, b;
+        if (column_token(&c, i, &a, &b) < 0)
             goto fail;
-        }
         ok[i] = (char)fast_decimal(p + a, b - a, values + i);
         if (ok[i] || b - a == 0 || b - a >= (int64_t)sizeof text)
             continue;
@@ -362,14 +395,10 @@ static PyObject *parse_floats(PyObject *self, PyObject *args)
         values[i] = v;
         ok[i] = end == text + (b - a);
     }
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&ev);
+    column_release(&c);
     return Py_BuildValue("(NN)", values_b, ok_b);
 fail:
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&ev);
+    column_release(&c);
     Py_XDECREF(values_b);
     Py_XDECREF(ok_b);
     return NULL;
@@ -382,39 +411,29 @@ PyDoc_STRVAR(gather_doc,
 
 static PyObject *gather(PyObject *self, PyObject *args)
 {
-    Py_buffer data, sv, ev;
-    PyObject *so, *eo;
+    PyObject *data_o, *starts_o, *ends_o;
     Py_ssize_t width;
-    if (!PyArg_ParseTuple(args, "y*OOn:gather", &data, &so, &eo, &width))
+    Column c;
+    if (!PyArg_ParseTuple(args, "OOOn:gather", &data_o, &starts_o, &ends_o, &width)
+        || column_get(&c, data_o, starts_o, ends_o) < 0)
         return NULL;
-    if (index_buffer(so, &sv, "starts") < 0) {
-        PyBuffer_Release(&data);
-        return NULL;
-    }
-    if (index_buffer(eo, &ev, "ends") < 0) {
-        PyBuffer_Release(&data);
-        PyBuffer_Release(&sv);
-        return NULL;
-    }
-    const Py_ssize_t n = sv.len / sv.itemsize;
-    const unsigned char *p = data.buf;
     PyObject *out_b = NULL;
-    if (ev.len != sv.len || ev.itemsize != sv.itemsize || width < 1) {
-        PyErr_SetString(PyExc_ValueError, "starts and ends differ in length or type, or width < 1");
+    if (width < 1) {
+        PyErr_SetString(PyExc_ValueError, "width < 1");
         goto done;
     }
-    if (n > PY_SSIZE_T_MAX / width) {
+    if (c.n > PY_SSIZE_T_MAX / width) {
         PyErr_NoMemory();
         goto done;
     }
-    out_b = PyByteArray_FromStringAndSize(NULL, n * width);
+    out_b = PyByteArray_FromStringAndSize(NULL, c.n * width);
     if (!out_b)
         goto done;
     char *out = PyByteArray_AS_STRING(out_b);
-    for (Py_ssize_t i = 0; i < n; i++, out += width) {
-        const int64_t a = item(&sv, i), b = item(&ev, i);
-        if (a < 0 || b < a || b > data.len) {
-            PyErr_SetString(PyExc_IndexError, "token bounds outside the data");
+    const unsigned char *p = c.data.buf;
+    for (Py_ssize_t i = 0; i < c.n; i++, out += width) {
+        int64_t a, b;
+        if (column_token(&c, i, &a, &b) < 0) {
             Py_CLEAR(out_b);
             goto done;
         }
@@ -423,9 +442,7 @@ static PyObject *gather(PyObject *self, PyObject *args)
         memset(out + k, 0, width - k);
     }
 done:
-    PyBuffer_Release(&data);
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&ev);
+    column_release(&c);
     return out_b;
 }
 
