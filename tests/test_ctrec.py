@@ -45,6 +45,14 @@ def _engine(engine):
         trec._ctrec = ctrec
 
 
+@needs_c
+def test_extension_is_not_older_than_its_source():
+    # an edited (or pulled) maxent/_ctrec.c is not what runs until it is rebuilt
+    built, source = Path(ctrec.__file__), ROOT / "maxent" / "_ctrec.c"
+    assert built.stat().st_mtime >= source.stat().st_mtime, (
+        f"{built.name} is older than maxent/_ctrec.c: rebuild it with pip install -e .")
+
+
 def _read_both(reader, path):
     """reader(path) with the C loops and with the numpy code: (result, error) for each."""
     out = []
