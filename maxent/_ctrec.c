@@ -160,7 +160,8 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     /* Each 64-byte block gives bit masks of token starts (a non-space after a space), token
      * ends (a space after a non-space) and newlines; the loop visits only those bytes, in order.
      * A last line without a newline ends at the file's end (its last token ends there: the
-     * bytes past the end count as spaces), handled after the loop. */
+     * bytes past the end count as spaces, or, when the file is whole blocks, after the loop),
+     * handled after the loop. */
     for (Py_ssize_t base = 0; base < len && !bad_line; base += 64) {
         uint64_t ws, nl;
         block_masks(p + base, len - base, &ws, &nl);
@@ -194,6 +195,11 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
             lineno++;
             count = 0;
         }
+    }
+    if (!bad_line && !prev_ws) {  /* a file of whole blocks ending in a token: it ends there */
+        if (count < ncols)
+            e[count] = len;
+        count++;
     }
     if (!bad_line && count > 0 && p[s[0]] != '#') {  /* a last line without a newline */
         if (exact ? count != ncols : count < ncols) {

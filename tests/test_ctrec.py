@@ -137,6 +137,21 @@ def test_tokenizer_matches_numpy_and_python(pieces, ncols, exact):
 
 
 @needs_c
+@pytest.mark.parametrize("size", [63, 64, 65, 127, 128, 129])
+def test_last_token_at_a_block_boundary(size):
+    # the scan reads 64-byte blocks: a file ending in a token exactly at a block's end
+    # (found by the test above: 64 bytes ending "...docA", no newline, once lost its line)
+    data = b"x " * ((size - 4) // 2) + b"y" * (size - 2 * ((size - 4) // 2))
+    assert len(data) == size and not data[-1:].isspace()
+    s, e, lines = ctrec.tokenize(data, 1, False, (0,))
+    tokens = data.split()
+    assert np.frombuffer(lines, np.int32).tolist() == [1]
+    assert data[np.frombuffer(s, np.int32)[0]: np.frombuffer(e, np.int32)[0]] == tokens[0]
+    got = trec._table(data, "f", len(tokens), True, "w")
+    assert bytes(data[got.starts[-1]: got.ends[-1]]) == tokens[-1]
+
+
+@needs_c
 def test_tokenizer_reports_the_first_bad_line():
     # oracle: the file as written: line 3 has 2 tokens (a comment and a blank line before it)
     assert ctrec.tokenize(b"a b c\n# x\n\nd e\nf\n", 3, False, (0, 1, 2)) == (None, 4, 2)
