@@ -255,7 +255,7 @@ class _Table:
         if self.columns is None or c in self.columns:
             t = self._tokens(c)[-1]
             return self.buf[self.starts[t]: self.ends[t]].tobytes()
-        a = int(self.starts[self.first[-1]])           # the line's first kept token (column 0)
+        a = int(self.starts[self._tokens(0)[-1]])      # the line's first token
         line = self.buf[a:].tobytes().split(b"\n", 1)[0]
         return line.split()[c]                          # bytes.split(): C isspace, as the scan
 
@@ -472,7 +472,7 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str,
         line = data.count(b"\n", 0, nul) + 1
         raise InputError(path, line, "binary data (NUL byte): not a text file")
     buf = np.frombuffer(data, dtype=np.uint8)
-    if _ctrec is not None:  # the same scan in C: the first ncols tokens of each kept line
+    if _ctrec is not None:  # the same scan in C, storing the kept columns only
         keep = tuple(range(ncols)) if keep is None else tuple(keep)
         wide = len(data) > 2**31 - 1                     # int64 offsets, else int32
         got = _ctrec.tokenize(data, ncols, exact, keep, wide)
