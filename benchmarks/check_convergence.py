@@ -14,6 +14,7 @@ CPU heavy (tens of thousands of problems): run it by hand, not in the test suite
 
     python benchmarks/check_convergence.py [--collections robust03,trec_covid_r1] [--workers 2]
     python benchmarks/check_convergence.py --gap-step 0.1     # + GAP at analysis.gap_thresholds' g grid
+    python benchmarks/check_convergence.py --more RR,ERR      # + the metrics solved by linearisation
 """
 from __future__ import annotations
 
@@ -59,6 +60,9 @@ def main(argv=None) -> int:
     ap.add_argument("--collections", default=",".join(SOURCES))
     ap.add_argument("--counts", default="retrieved,total")
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--more", default="",
+                    help="more metrics, comma-separated (e.g. RR,ERR: solved by numpy successive "
+                         "linearisation, minutes on the larger collections)")
     ap.add_argument("--gap-step", type=float, default=0.0,
                     help="GAP(g) over analysis.gap_thresholds' simplex grid of this step (0: default g only)")
     args = ap.parse_args(argv)
@@ -72,6 +76,7 @@ def main(argv=None) -> int:
         lists = lists_of(name)
         metrics = [parse_measure(f"AP(rel={t})") for t in range(1, lists.levels)]
         metrics += [parse_measure("nDCG"), parse_measure("GAP"), parse_measure("RBP")]
+        metrics += [parse_measure(x) for x in args.more.split(",") if x]
         if args.gap_step > 0 and lists.levels > 2:  # the g settings analysis.gap_thresholds sweeps
             grid = [parse_measure(g_name(g)) for g in simplex_grid(lists.levels - 1, args.gap_step)]
             metrics += [m for m in grid if str(m) not in {str(x) for x in metrics}]

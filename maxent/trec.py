@@ -17,10 +17,11 @@ A UTF-8 byte-order mark at the start of a file (as some editors write) is read t
 it is not part of the first line's first token.
 
 gzip files are decompressed by :func:`maxent._rawread.inflate_engine` (ISA-L with the
-optional ``fast`` extra, else zlib: the same bytes). Parsing is vectorised: token
-boundaries come from one numpy pass over the bytes, columns are gathered into fixed-width
-byte arrays and scores are parsed by an exact vectorised decimal fast path, so no Python
-object is made per line. Every problem raises
+optional ``fast`` extra, else zlib: the same bytes). No Python object is made per line:
+token boundaries, the columns gathered into fixed-width byte arrays and the scores come from
+the C loops of :mod:`maxent._ctrec`, built at install when a C compiler is there, else from
+the same steps vectorised in numpy (one pass over the bytes for the boundaries, an exact
+vectorised decimal fast path for the scores), with the same results. Every problem raises
 :class:`~maxent.errors.InputError` naming the file, the line and the reason.
 """
 from __future__ import annotations
@@ -37,6 +38,11 @@ import numpy as np
 
 from maxent._rawread import GZIP_MAGIC, inflate_engine, read_raw
 from maxent.errors import InputError
+
+try:
+    from maxent import _ctrec  # the per-byte loops in C (maxent/_ctrec.c), when built
+except ImportError:            # no C compiler at install: the numpy code below does it all
+    _ctrec = None
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
            "hash_strings", "topic_keys", "topic_codes", "inflate_engine", "MAX_GRADE"]
@@ -231,12 +237,27 @@ class _Table:
     """A tokenised file: token boundaries of every kept line, and column extraction.
 
     ``first[i]`` is the index of the first token of the i-th kept line, whose 1-based line
-    number is ``lines[i]``; column c of that line is token ``first[i] + c``.
+    number is ``lines[i]``; column c of that line is token ``first[i] + c``, or, when only
+    some columns were kept (``columns``: column -> its place among them), token
+    ``first[i] + columns[c]``.
     """
 
-    def __init__(self, buf, starts, ends, first, lines, path):
+    def __init__(self, buf, starts, ends, first, lines, path, columns=None):
         self.buf, self.starts, self.ends = buf, starts, ends
         self.first, self.lines, self.path = first, lines, path
+        self.columns = columns
+
+    def _tokens(self, c: int) -> np.ndarray:
+        return self.first + (c if self.columns is None else self.columns[c])
+
+    def last_line_token(self, c: int) -> bytes:
+        """Column c of the last kept line."""
+        if self.columns is None or c in self.columns:
+            t = self._tokens(c)[-1]
+            return self.buf[self.starts[t]: self.ends[t]].tobytes()
+        a = int(self.starts[self._tokens(0)[-1]])      # the line's first token
+        line = self.buf[a:].tobytes().split(b"\n", 1)[0]
+        return line.split()[c]                          # bytes.split(): C isspace, as the scan
 
     def _windows(self, offsets: np.ndarray, W: int) -> np.ndarray:
         """The W bytes from each offset, (n, W) uint8 (zeros beyond the end of the file)."""
@@ -257,7 +278,7 @@ class _Table:
 
     def bounds(self, c: int) -> tuple[np.ndarray, np.ndarray]:
         """Start and end offsets of column c's tokens."""
-        tok = self.first + c
+        tok = self._tokens(c)
         return self.starts[tok], self.ends[tok]
 
     def matrix(self, c: int, right: bool = False, bounds=None) -> np.ndarray:
@@ -276,6 +297,8 @@ class _Table:
                 for i in np.flatnonzero(first_col < 0):
                     mat[i] = 0
                     mat[i, W - length[i]:] = self.buf[a[i]: e[i]]
+        elif _ctrec is not None:
+            return np.frombuffer(_ctrec.gather(self.buf, a, e, W), np.uint8).reshape(len(a), W)
         else:
             mat = self._windows(a, W)
             lead = None
@@ -298,8 +321,7 @@ class _Table:
         (:func:`compact_long`), so the array's width, and memory, stay bounded whatever one
         line holds.
         """
-        tok = self.first + c
-        a, e = self.starts[tok], self.ends[tok]
+        a, e = self.bounds(c)
         length = e - a
         long = np.flatnonzero(length > LONG_TOKEN)
         if len(long) == 0:
@@ -317,6 +339,13 @@ class _Table:
 
         Raises InputError (with the line) for a token that is not a number or not finite.
         """
+        if _ctrec is not None:
+            value, ok = _ctrec.parse_floats(self.buf, *self.bounds(c))
+            value = np.frombuffer(value, np.float64)
+            if np.frombuffer(ok, np.bool_).all() and np.isfinite(value).all():
+                return value
+            # a token that is not wholly a number, or not finite: the numpy code below
+            # finds the first such line and names it (and reads what float() reads)
         mat = self.matrix(c, right=True)
         value, ok = _decimal_fast_path(mat)
         if not ok.all():
@@ -426,13 +455,15 @@ def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(neg, -value, value), ok
 
 
-def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
-    """Tokenise ``data`` (vectorised: no Python object per token).
+def _table(data: bytes, path, ncols: int, exact: bool, what: str,
+           keep: tuple[int, ...] | None = None) -> _Table:
+    """Tokenise ``data`` (no Python object per token).
 
     Tokens are separated by C ``isspace`` bytes (tab, newline, vertical tab, form feed,
     carriage return, space); lines end at newlines. Lines that are blank or whose first
     token starts with ``#`` are skipped. A line with fewer than ``ncols`` tokens (or, when
-    ``exact``, another number) raises InputError.
+    ``exact``, another number) raises InputError. ``keep``: the columns the caller reads
+    (default all); the C scan stores only those, and they must include column 0.
     """
     if not data or data.isspace():
         raise InputError(path, None, f"empty file: no {what} lines")
@@ -441,6 +472,17 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str) -> _Table:
         line = data.count(b"\n", 0, nul) + 1
         raise InputError(path, line, "binary data (NUL byte): not a text file")
     buf = np.frombuffer(data, dtype=np.uint8)
+    if _ctrec is not None:  # the same scan in C, storing the kept columns only
+        keep = tuple(range(ncols)) if keep is None else tuple(keep)
+        wide = len(data) > 2**31 - 1                     # int64 offsets, else int32
+        got = _ctrec.tokenize(data, ncols, exact, keep, wide)
+        if got[0] is None:
+            raise InputError(path, got[1], f"expected {ncols} columns ({what}), found {got[2]}")
+        starts, ends, lines = (np.frombuffer(b, dtype=np.int64 if wide else np.int32) for b in got)
+        if len(lines) == 0:
+            raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
+        return _Table(buf, starts, ends, np.arange(0, len(starts), len(keep)), lines, path,
+                      columns={c: i for i, c in enumerate(keep)})
     outside = np.empty(len(buf) + 1, dtype=bool)      # outside a token, before each byte
     outside[0] = True
     np.less(buf - np.uint8(9), 5, out=outside[1:])      # \t \n \v \f \r (uint8 wrap-around)
@@ -595,13 +637,12 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     """
     path = Path(path)
     data = _read_bytes(path)
-    table = _table(data, path, 6, exact=False, what="qid Q0 docno rank score tag")
+    table = _table(data, path, 6, exact=False, what="qid Q0 docno rank score tag", keep=(0, 2, 4))
     qid = table.strings(0)
     docno = table.strings(2)
     score = table.floats(4, "score")
     lines = table.lines.astype(np.int64)
     h = _check_duplicates(path, qid, docno, lines)
-    t0 = table.first[-1] + 5  # trec_eval keeps the run_id of the last line
     run = Run(
         name=name or _run_name(path),
         path=str(path),
@@ -609,7 +650,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
         docno=docno,
         score=score,
         line=lines,
-        tag=data[table.starts[t0]: table.ends[t0]].decode("utf-8", "replace"),
+        tag=table.last_line_token(5).decode("utf-8", "replace"),  # trec_eval: the last line's run_id
     )
     object.__setattr__(run, "docno_hash", h)  # fill the cached property
     return run
@@ -714,7 +755,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     """
     path = Path(path)
     data = _read_bytes(path)
-    table = _table(data, path, 4, exact=True, what="qid iter docno grade")
+    table = _table(data, path, 4, exact=True, what="qid iter docno grade", keep=(0, 2, 3))
     lines = table.lines
     grades = _parse_grades(table.strings(3), lines, path)
     qid_a, docno_a = table.strings(0), table.strings(2)

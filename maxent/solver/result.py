@@ -19,14 +19,18 @@ class Status(str, Enum):
     optimal
         A KKT point was found: every constraint residual (counts and metric) is at most
         ``tol`` (and below 1e-9), and, for metrics non-linear in p, the stationarity residual
-        ``max |p - softmax(a + b dE/dp(p))|`` is at most ``kkt_tol``. For metrics linear in p
+        (see ``MaxEntResult.stationarity``) is at most ``kkt_tol``. For metrics linear in p
         the problem is convex and the point is the unique global optimum.
     boundary
         The target equals (to 1e-11, relative) an end of the attainable range, so every
         feasible distribution lies on a face of the polytope: the solution is the
         maximum-entropy distribution on that face (entropy 0 when only one deterministic
         list attains the value, e.g. K = 0, K = N, a perfectly ordered list). The metric
-        multiplier b is +-inf.
+        multiplier b is +-inf. Also, when no interior solution was certified (the last run
+        included), a target within ``tol`` of an end: p is then the extreme list (or its
+        face), which meets every constraint to ``tol`` (the message says so; e.g. ERR of
+        lists whose top documents all have the highest grade, 7e-11 below the maximum,
+        where |b| would be ~5e9).
     infeasible
         The target lies outside the attainable range ``value_range`` (certified for metrics
         linear in p, AP and GAP; for RR and ERR: outside the deterministic range and no
@@ -81,8 +85,12 @@ class MaxEntResult:
     residual : float array (B,)
         Max absolute constraint violation: count constraints and |E[M](p) - target|.
     stationarity : float array (B,)
-        KKT stationarity residual ``max |p - softmax(a + b dE/dp(p))|`` (0 for boundary,
-        infeasible and undefined problems, where it does not apply).
+        KKT stationarity residual in log-odds against the reference grade,
+        ``max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))|`` with W = dE/dp(p), less
+        the rounding of W (|b| times 16 ulps of max |W|: it matters only where |b| > ~1e6; the
+        compiled kernels report theirs without that allowance);
+        0 for linear metrics (p is exactly of that form) and for boundary, infeasible and
+        undefined problems, where it does not apply.
     entropy : float array (B,)
         Entropy of p in nats (sum over ranks of the Bernoulli / categorical entropies).
     multipliers : float array (B, 1 + c)

@@ -1,0 +1,472 @@
+/* maxent._ctrec: the TREC readers' per-byte work in C (optional; maxent/trec.py falls back to
+ * its vectorised numpy code when this module is not built, with the same results).
+ *
+ * Three loops, each one pass over its input, holding no Python object per token:
+ *   tokenize     the bounds of the wanted columns' tokens on every kept line
+ *   parse_floats a column's tokens as doubles, the same as float(token)
+ *   gather       a column's tokens as an (n, width) zero-padded byte matrix (a numpy "S" array)
+ * Inputs and outputs are plain buffers (bytes, bytearray, numpy arrays through the buffer
+ * protocol), so only Python.h is needed: no numpy headers at build time.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>  /* x86-64 baseline: 16 bytes compared at once */
+#endif
+
+/* C isspace() in the "C" locale: tab, newline, vertical tab, form feed, carriage return, space */
+static inline int is_space(unsigned char c) { return c == 32 || (unsigned char)(c - 9) < 5; }
+
+/* A C-contiguous buffer of int32 or int64 items (token offsets), as numpy arrays export */
+static int index_buffer(PyObject *obj, Py_buffer *view, const char *what)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *f = view->format ? view->format : "B";
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    if ((view->itemsize != 4 && view->itemsize != 8) || !*f || !strchr("ilq", *f) || f[1]) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_ValueError, "%s: expected int32 or int64 items", what);
+        return -1;
+    }
+    return 0;
+}
+
+/* Bit j of *ws: byte p[j] is whitespace (C isspace); of *nl: p[j] is '\n'. Bytes past avail
+ * (a short last block) count as spaces: the file's last token then ends at its length. */
+static inline void block_masks(const unsigned char *p, Py_ssize_t avail, uint64_t *ws, uint64_t *nl)
+{
+    unsigned char tail[64];
+    if (avail < 64) {
+        memcpy(tail, p, avail);
+        memset(tail + avail, ' ', 64 - avail);
+        p = tail;
+    }
+#if defined(__SSE2__)
+    uint64_t w = 0, n = 0;
+    const __m128i nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
+    const __m128i space = _mm_set1_epi8(' '), newline = _mm_set1_epi8('\n');
+    for (int k = 0; k < 4; k++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k));
+        const __m128i d = _mm_sub_epi8(v, nine);                         /* 9..13 -> 0..4 */
+        const __m128i ctl = _mm_cmpeq_epi8(_mm_min_epu8(d, four), d);    /* unsigned d <= 4 */
+        const __m128i sp = _mm_or_si128(ctl, _mm_cmpeq_epi8(v, space));
+        w |= (uint64_t)(uint16_t)_mm_movemask_epi8(sp) << (16 * k);
+        n |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * k);
+    }
+    *ws = w;
+    *nl = n;
+#else
+    uint64_t w = 0, n = 0;
+    for (int j = 0; j < 64; j++) {
+        w |= (uint64_t)is_space(p[j]) << j;
+        n |= (uint64_t)(p[j] == '\n') << j;
+    }
+    *ws = w;
+    *nl = n;
+#endif
+}
+
+/* The kept lines of tokenize: their kept tokens' bounds and their line numbers, in bytearrays of
+ * int32 (files under 2 GiB: half the memory to write) or int64 items, grown by doubling. */
+typedef struct {
+    PyObject *starts, *ends, *lines;
+    Py_ssize_t n, cap, nkeep;
+    int wide;
+} Lines;
+
+static int lines_reserve(Lines *o, Py_ssize_t cap)
+{
+    const Py_ssize_t isz = o->wide ? 8 : 4;
+    if (PyByteArray_Resize(o->starts, cap * o->nkeep * isz) < 0
+        || PyByteArray_Resize(o->ends, cap * o->nkeep * isz) < 0 || PyByteArray_Resize(o->lines, cap * isz) < 0)
+        return -1;
+    o->cap = cap;
+    return 0;
+}
+
+static inline void put(PyObject *array, Py_ssize_t i, int64_t v, int wide)
+{
+    if (wide)
+        ((int64_t *)PyByteArray_AS_STRING(array))[i] = v;
+    else
+        ((int32_t *)PyByteArray_AS_STRING(array))[i] = (int32_t)v;
+}
+
+static int lines_append(Lines *o, const int64_t *s, const int64_t *e, const int *keep, int64_t lineno)
+{
+    if (o->n == o->cap && lines_reserve(o, 2 * o->cap) < 0)
+        return -1;
+    for (Py_ssize_t k = 0; k < o->nkeep; k++) {
+        put(o->starts, o->n * o->nkeep + k, s[keep[k]], o->wide);
+        put(o->ends, o->n * o->nkeep + k, e[keep[k]], o->wide);
+    }
+    put(o->lines, o->n++, lineno, o->wide);
+    return 0;
+}
+
+PyDoc_STRVAR(tokenize_doc,
+"tokenize(data, ncols, exact, keep, wide=len(data) >= 2**31) -> (starts, ends, lines) or (None, line, count)\n\n"
+"Lines end at b'\\n'; tokens are separated by C isspace bytes. Blank lines and lines whose\n"
+"first token starts with '#' are skipped. For every other line: the start and end offsets of\n"
+"its tokens in the columns keep[0], keep[1], ... (0-based, < ncols), len(keep) per line, and\n"
+"its 1-based line number, as bytearrays of int64 items when wide, else int32.\n"
+"A line with fewer than ncols tokens (or, when exact, another number) stops the scan:\n"
+"(None, its line number, its number of tokens).");
+
+static PyObject *tokenize(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t ncols;
+    int exact;
+    PyObject *keep_o;
+    int keep[64], wide = -1;
+    if (!PyArg_ParseTuple(args, "y*npO!|p:tokenize", &data, &ncols, &exact, &PyTuple_Type, &keep_o, &wide))
+        return NULL;
+    const Py_ssize_t nkeep = PyTuple_GET_SIZE(keep_o);
+    if (ncols < 1 || ncols > 64 || nkeep < 1 || nkeep > ncols) {
+        PyBuffer_Release(&data);
+        PyErr_SetString(PyExc_ValueError, "ncols must be in 1..64, keep a tuple of 1 to ncols columns");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < nkeep; k++) {
+        const long c = PyLong_AsLong(PyTuple_GET_ITEM(keep_o, k));
+        if (c < 0 || c >= ncols) {
+            PyBuffer_Release(&data);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "keep: a column outside 0..ncols-1");
+            return NULL;
+        }
+        keep[k] = (int)c;
+    }
+    const unsigned char *p = data.buf;
+    const Py_ssize_t len = data.len;
+    Lines o = {PyByteArray_FromStringAndSize(NULL, 0), PyByteArray_FromStringAndSize(NULL, 0),
+               PyByteArray_FromStringAndSize(NULL, 0), 0, 0, nkeep, wide == -1 ? len > INT32_MAX : wide};
+    if (!o.wide && len > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "data of 2 GiB or more needs int64 offsets (wide=True)");
+        goto fail;
+    }
+    if (!o.starts || !o.ends || !o.lines || lines_reserve(&o, len / 32 + 16) < 0)
+        goto fail;
+    int64_t s[64], e[64];  /* the current line's first ncols tokens */
+    Py_ssize_t lineno = 1, count = 0, bad_line = 0, bad_count = 0;
+    uint64_t prev_ws = 1;  /* the file starts after whitespace */
+    /* Each 64-byte block gives bit masks of token starts (a non-space after a space), token
+     * ends (a space after a non-space) and newlines; the loop visits only those bytes, in order.
+     * A last line without a newline ends at the file's end (its last token ends there: the
+     * bytes past the end count as spaces, or, when the file is whole blocks, after the loop),
+     * handled after the loop. */
+    for (Py_ssize_t base = 0; base < len && !bad_line; base += 64) {
+        uint64_t ws, nl;
+        block_masks(p + base, len - base, &ws, &nl);
+        const uint64_t after_ws = (ws << 1) | prev_ws;
+        prev_ws = ws >> 63;
+        const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
+        for (uint64_t ev = start | end | nl; ev; ev &= ev - 1) {
+            const int j = __builtin_ctzll(ev);
+            const uint64_t bit = (uint64_t)1 << j;
+            if (start & bit) {
+                if (count < ncols)
+                    s[count] = base + j;
+                continue;
+            }
+            if (end & bit) {
+                if (count < ncols)
+                    e[count] = base + j;
+                count++;
+            }
+            if (!(nl & bit))
+                continue;
+            if (count > 0 && p[s[0]] != '#') {  /* the end of a line to keep */
+                if (exact ? count != ncols : count < ncols) {
+                    bad_line = lineno;
+                    bad_count = count;
+                    break;
+                }
+                if (lines_append(&o, s, e, keep, lineno) < 0)
+                    goto fail;
+            }
+            lineno++;
+            count = 0;
+        }
+    }
+    if (!bad_line && !prev_ws) {  /* a file of whole blocks ending in a token: it ends there */
+        if (count < ncols)
+            e[count] = len;
+        count++;
+    }
+    if (!bad_line && count > 0 && p[s[0]] != '#') {  /* a last line without a newline */
+        if (exact ? count != ncols : count < ncols) {
+            bad_line = lineno;
+            bad_count = count;
+        }
+        else if (lines_append(&o, s, e, keep, lineno) < 0)
+            goto fail;
+    }
+    PyBuffer_Release(&data);
+    if (bad_line) {
+        Py_DECREF(o.starts);
+        Py_DECREF(o.ends);
+        Py_DECREF(o.lines);
+        return Py_BuildValue("(Onn)", Py_None, bad_line, bad_count);
+    }
+    if (lines_reserve(&o, o.n) < 0)
+        goto fail_released;
+    return Py_BuildValue("(NNN)", o.starts, o.ends, o.lines);
+fail:
+    PyBuffer_Release(&data);
+fail_released:
+    Py_XDECREF(o.starts);
+    Py_XDECREF(o.ends);
+    Py_XDECREF(o.lines);
+    return NULL;
+}
+
+/* The i-th item of a buffer of int32 or int64 items (index_buffer) */
+static inline int64_t item(const Py_buffer *v, Py_ssize_t i)
+{
+    return v->itemsize == 4 ? ((const int32_t *)v->buf)[i] : ((const int64_t *)v->buf)[i];
+}
+
+/* What parse_floats and gather take: the data and a column's token bounds in it */
+typedef struct {
+    Py_buffer data, starts, ends;
+    Py_ssize_t n;
+} Column;
+
+static int column_get(Column *c, PyObject *data, PyObject *starts, PyObject *ends)
+{
+    if (PyObject_GetBuffer(data, &c->data, PyBUF_SIMPLE) < 0)
+        return -1;
+    if (index_buffer(starts, &c->starts, "starts") < 0) {
+        PyBuffer_Release(&c->data);
+        return -1;
+    }
+    if (index_buffer(ends, &c->ends, "ends") < 0) {
+        PyBuffer_Release(&c->data);
+        PyBuffer_Release(&c->starts);
+        return -1;
+    }
+    if (c->ends.len != c->starts.len || c->ends.itemsize != c->starts.itemsize) {
+        PyErr_SetString(PyExc_ValueError, "starts and ends differ in length or type");
+        PyBuffer_Release(&c->data);
+        PyBuffer_Release(&c->starts);
+        PyBuffer_Release(&c->ends);
+        return -1;
+    }
+    c->n = c->starts.len / c->starts.itemsize;
+    return 0;
+}
+
+static void column_release(Column *c)
+{
+    PyBuffer_Release(&c->data);
+    PyBuffer_Release(&c->starts);
+    PyBuffer_Release(&c->ends);
+}
+
+/* Token i's bounds; -1 with IndexError when they are not inside the data */
+static inline int column_token(const Column *c, Py_ssize_t i, int64_t *a, int64_t *b)
+{
+    *a = item(&c->starts, i);
+    *b = item(&c->ends, i);
+    if (*a < 0 || *b < *a || *b > c->data.len) {
+        PyErr_SetString(PyExc_IndexError, "token bounds outside the data");
+        return -1;
+    }
+    return 0;
+}
+
+/* 10^k, exact as doubles for k <= 22 */
+static const double POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+#if LDBL_MANT_DIG == 64 && defined(__linux__)  /* Linux sets the x87 unit to 64-bit precision */
+/* 10^k, exact in x87 extended precision (64-bit mantissa) for k <= 27 */
+static long double POW10L[28];
+static void init_pow10l(void)
+{
+    POW10L[0] = 1.0L;
+    for (int k = 1; k < 28; k++)
+        POW10L[k] = POW10L[k - 1] * 10.0L;  /* 10^k = 5^k 2^k, 5^27 < 2^64: every product exact */
+}
+#else
+static void init_pow10l(void) {}
+#endif
+
+/* [+-]digits[.digits] (at least one digit), read as an integer m and a count f of digits after
+ * the dot. When m < 2^53 and f <= 22, m and 10^f are exact doubles and m / 10^f is the correctly
+ * rounded value of the decimal (Clinger's fast path): the double float() returns; up to 19 digits
+ * where long double has a 64-bit mantissa (below). Returns 0 for anything else (exponents, nan,
+ * inf, underscores, more digits), left to Python's own parser. */
+static int fast_decimal(const unsigned char *s, Py_ssize_t n, double *out)
+{
+#if FLT_EVAL_METHOD == 0
+    Py_ssize_t i = 0;
+    int neg = 0, digits = 0, f = 0, dot = 0;
+    uint64_t m = 0;
+    if (n > 0 && (s[0] == '-' || s[0] == '+')) {
+        neg = s[0] == '-';
+        i = 1;
+    }
+    for (; i < n; i++) {
+        const unsigned d = (unsigned)s[i] - '0';
+        if (d < 10) {
+            if (++digits > 19)
+                return 0;
+            m = m * 10 + d;
+            f += dot;
+        }
+        else if (s[i] == '.' && !dot)
+            dot = 1;
+        else
+            return 0;
+    }
+    if (digits == 0)
+        return 0;
+    double v;
+    if (m < ((uint64_t)1 << 53) && f <= 22)
+        v = (double)m / POW10[f];
+    else {
+#if LDBL_MANT_DIG == 64 && defined(__linux__)  /* Linux sets the x87 unit to 64-bit precision */
+        /* 16-19 digits (doubles printed in full): m < 2^64 and 10^f (f <= 27) are exact in x87
+         * extended precision, so m / 10^f is correctly rounded there; rounding it to double is
+         * then the correctly rounded double unless the extended result lies exactly half-way
+         * between two doubles (its low 11 mantissa bits 10000000000), left to Python's parser. */
+        if (f > 27)
+            return 0;
+        const long double x = (long double)m / POW10L[f];
+        int ex;
+        const long double frac = frexpl(x, &ex);  /* x = frac 2^ex, 0.5 <= frac < 1 (m > 0) */
+        if (m == 0 || ((uint64_t)ldexpl(frac, 64) & 0x7FF) == 0x400)
+            return 0;
+        v = (double)x;
+#else
+        return 0;
+#endif
+    }
+    *out = neg ? -v : v;
+    return 1;
+#else
+    (void)s; (void)n; (void)out;
+    return 0;  /* excess precision (x87): the division could round twice */
+#endif
+}
+
+PyDoc_STRVAR(parse_floats_doc,
+"parse_floats(data, starts, ends) -> (values, ok)\n\n"
+"Every token data[starts[i]:ends[i]] as a double (bytearray of float64), the same double as\n"
+"float(token) (plain decimals by Clinger's fast path, others by Python's own correctly\n"
+"rounded parser, PyOS_string_to_double); ok (bytearray of uint8) is 0 where the token is\n"
+"not wholly a number that parser reads, and the value then undefined.");
+
+static PyObject *parse_floats(PyObject *self, PyObject *args)
+{
+    PyObject *data_o, *starts_o, *ends_o;
+    Column c;
+    if (!PyArg_ParseTuple(args, "OOO:parse_floats", &data_o, &starts_o, &ends_o)
+        || column_get(&c, data_o, starts_o, ends_o) < 0)
+        return NULL;
+    const unsigned char *p = c.data.buf;
+    PyObject *values_b = PyByteArray_FromStringAndSize(NULL, c.n * 8);
+    PyObject *ok_b = PyByteArray_FromStringAndSize(NULL, c.n);
+    if (!values_b || !ok_b)
+        goto fail;
+    double *values = (double *)PyByteArray_AS_STRING(values_b);
+    char *ok = PyByteArray_AS_STRING(ok_b);
+    char text[128];
+    for (Py_ssize_t i = 0; i < c.n; i++) {
+        int64_t a, b;
+        if (column_token(&c, i, &a, &b) < 0)
+            goto fail;
+        ok[i] = (char)fast_decimal(p + a, b - a, values + i);
+        if (ok[i] || b - a == 0 || b - a >= (int64_t)sizeof text)
+            continue;
+        memcpy(text, p + a, b - a);
+        text[b - a] = 0;
+        char *end = NULL;
+        const double v = PyOS_string_to_double(text, &end, NULL);  /* inf on overflow, as float() */
+        if (v == -1.0 && PyErr_Occurred()) {
+            if (!PyErr_ExceptionMatches(PyExc_ValueError))
+                goto fail;
+            PyErr_Clear();
+            continue;
+        }
+        values[i] = v;
+        ok[i] = end == text + (b - a);
+    }
+    column_release(&c);
+    return Py_BuildValue("(NN)", values_b, ok_b);
+fail:
+    column_release(&c);
+    Py_XDECREF(values_b);
+    Py_XDECREF(ok_b);
+    return NULL;
+}
+
+PyDoc_STRVAR(gather_doc,
+"gather(data, starts, ends, width) -> bytearray\n\n"
+"Row i of an (n, width) matrix holds the token data[starts[i]:ends[i]], cut to width bytes,\n"
+"and zeros after it: viewed as numpy dtype 'S<width>', the tokens as a bytes array.");
+
+static PyObject *gather(PyObject *self, PyObject *args)
+{
+    PyObject *data_o, *starts_o, *ends_o;
+    Py_ssize_t width;
+    Column c;
+    if (!PyArg_ParseTuple(args, "OOOn:gather", &data_o, &starts_o, &ends_o, &width)
+        || column_get(&c, data_o, starts_o, ends_o) < 0)
+        return NULL;
+    PyObject *out_b = NULL;
+    if (width < 1) {
+        PyErr_SetString(PyExc_ValueError, "width < 1");
+        goto done;
+    }
+    if (c.n > PY_SSIZE_T_MAX / width) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    out_b = PyByteArray_FromStringAndSize(NULL, c.n * width);
+    if (!out_b)
+        goto done;
+    char *out = PyByteArray_AS_STRING(out_b);
+    const unsigned char *p = c.data.buf;
+    for (Py_ssize_t i = 0; i < c.n; i++, out += width) {
+        int64_t a, b;
+        if (column_token(&c, i, &a, &b) < 0) {
+            Py_CLEAR(out_b);
+            goto done;
+        }
+        const Py_ssize_t k = b - a < width ? (Py_ssize_t)(b - a) : width;
+        memcpy(out, p + a, k);
+        memset(out + k, 0, width - k);
+    }
+done:
+    column_release(&c);
+    return out_b;
+}
+
+static PyMethodDef methods[] = {
+    {"tokenize", tokenize, METH_VARARGS, tokenize_doc},
+    {"parse_floats", parse_floats, METH_VARARGS, parse_floats_doc},
+    {"gather", gather, METH_VARARGS, gather_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "maxent._ctrec",
+    "The TREC readers' per-byte loops in C (see maxent/_ctrec.c; optional, maxent.trec falls back to numpy).",
+    -1, methods,
+};
+
+PyMODINIT_FUNC PyInit__ctrec(void)
+{
+    init_pow10l();
+    return PyModule_Create(&module);
+}
