@@ -6,7 +6,7 @@ Prints, in one run, for each engine (``--engines numba,numpy``: the compiled ker
    cache (cold: JIT compilation, as after a fresh checkout) and with the cache filled
    (warm: every later run), for a linear and an AP-like metric;
 1. per-solve time of this solver (one problem per call, and per problem when the problems
-   of a (metric, N) are solved in one call) and of cvxpy (Clarabel, exponential cone) on the
+   of a (metric, N) are solved in one call, the fastest of ``--batch-repeat`` calls) and of cvxpy (Clarabel, exponential cone) on the
    same nDCG and P@10 problems at N = 100 and N = 1000, with both entropies and the speed
    ratios (issue 12 targets: single calls <= 0.5 ms; batched >= 1000x cvxpy);
 2. batched throughput for AP, nDCG and GAP at N = 1000 over 100 runs x 50 topics (5000

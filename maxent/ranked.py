@@ -103,12 +103,19 @@ class RankedLists:
 
     def retrieved_counts(self) -> np.ndarray:
         """K_z: number of retrieved documents of each grade z = 0..L-1 (B, L); unjudged count as 0."""
-        # per grade z >= 1 one comparison pass (count_nonzero); grade 0 (and unjudged) is the
-        # rest of the list (np.add.at over the cells was ~30 us per list at N = 1000)
+        # grade 0 (and unjudged) is the rest of the list. Grades z >= 1: one comparison pass
+        # each (count_nonzero) for a few levels, else one bincount over the cells (passes cost
+        # L x cells, bincount ~20 passes' worth: 64 lists of 1000 at L = 256, 8 ms against
+        # 0.2 ms); np.add.at over the cells was ~30 us per list at N = 1000
+        B, L = len(self), self.levels
         g = np.where(np.arange(self.depth)[None, :] < self.lengths[:, None], self.grades, -1)
-        out = np.empty((len(self), self.levels), dtype=np.int64)
-        for z in range(1, self.levels):
-            out[:, z] = np.count_nonzero(g == z, axis=1)
+        if L <= 16:
+            out = np.empty((B, L), dtype=np.int64)
+            for z in range(1, L):
+                out[:, z] = np.count_nonzero(g == z, axis=1)
+        else:
+            cell = (np.arange(B)[:, None] * L + g)[g >= 1]
+            out = np.bincount(cell, minlength=B * L).reshape(B, L).astype(np.int64, copy=False)
         out[:, 0] = self.lengths - out[:, 1:].sum(axis=1)
         return out
 

@@ -152,3 +152,16 @@ def test_ranked_lists_container():
     assert lists.take([1]).topics.tolist() == ["b"]
     cut = lists.truncate(2)
     assert cut.depth == 2 and cut.lengths.tolist() == [2, 1]
+
+
+def test_retrieved_counts_against_counting_by_hand(rng):
+    # oracle: a Python count per list (unjudged as grade 0, padding beyond the length
+    # ignored), for few levels (a comparison pass per grade) and many (one bincount)
+    for L in (2, 3, 16, 17, 40):
+        B, N = 7, 30
+        grades = rng.integers(-1, L, size=(B, N))
+        lengths = rng.integers(0, N + 1, size=B)
+        lists = RankedLists.from_grades(grades, np.full((B, L), N), lengths=lengths)
+        want = [[sum(1 for g in grades[b, :lengths[b]] if max(int(g), 0) == z) for z in range(L)]
+                for b in range(B)]
+        assert lists.retrieved_counts().tolist() == want, L

@@ -78,7 +78,7 @@ def stationarity(theta, W_new, W_old, grade_ok, ref):
     rounding: negligible for ordinary multipliers (|b| = 1e4: 4e-11), but not for targets
     within ~1e-8 of an end of the range, where |b| ~ 1e8-1e9 (ERR lists whose top documents
     are all of the highest grade; e.g. bundled list 163: |b| = 7.1e8, the iterates fixed to
-    the last digit, |dW| = 0.2 ulp, residual 3e-8 without this allowance)."""
+    the last digit, |dW| ~ 5e-17, residual 3e-8 without this allowance)."""
     dW = W_new - W_old                                                      # (B, L, N)
     dW -= np.take_along_axis(dW, ref[:, None, None], axis=1)
     dW = np.abs(dW) * grade_ok[:, :, None]
