@@ -79,6 +79,13 @@ class ERR(Metric):
         dr = A * mask / n - after / (1.0 - rn)
         return dr[:, :, None] * r[None, None, :]
 
+    def cascade_form(self, lists):
+        r"""Structure for the compiled solver (:func:`maxent.solver._compiled.cascade_batch`):
+        (s (L,), c (N,)) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)`,
+        :math:`r_n = \sum_z s_z p_n(z)`: s the satisfaction of each grade level, c_n = [n <= k]/n."""
+        N = lists.depth
+        return self.satisfaction(lists.levels), cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
+
     # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True
     DELTA_STRIP: ClassVar[bool] = True

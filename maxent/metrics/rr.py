@@ -67,6 +67,13 @@ class RR(Metric):
         T = np.where(np.isfinite(S), T, 0.0)
         return A * (mask / n - T)
 
+    def cascade_form(self, lists):
+        r"""Structure for the compiled solver (:func:`maxent.solver._compiled.cascade_batch`):
+        (s, c) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` over the binary form's
+        two categories (s = [0, 1]: r_n = q_n) and c_n = [n <= k]/n."""
+        N = lists.depth
+        return np.array([0.0, 1.0]), cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
+
     # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True
 

@@ -120,7 +120,8 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         ``auto``, which then also picks ``newton-kkt`` for GAP) solve each interior problem
         entirely in compiled code (:mod:`maxent.solver._compiled`); the problems it does
         not certify, and every boundary, infeasible or undefined one, take the numpy path.
-        ``linearize`` (RR, ERR) and ``cvxpy`` are numpy/cvxpy only.
+        ``linearize`` runs compiled for the cascade metrics (RR, ERR: ``auto`` and
+        ``linearize``); for AP and GAP it is numpy only, as is ``cvxpy``.
 
     Returns
     -------
@@ -160,10 +161,13 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
                              f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
     retry = method in ("auto", "newton-kkt") and not metric.LINEAR_IN_P
-    # numba is imported only where a kernel can run: newton-dual / newton-kkt, or auto for
-    # a metric they solve (RR, ERR, linearize and cvxpy never pay its import)
+    # numba is imported only where a kernel can run: newton-dual / newton-kkt, auto for a
+    # metric they solve, auto / linearize for a cascade metric (RR, ERR; other linearize
+    # solves and cvxpy never pay its import)
+    cascade = _cascade_supports(metric, lists)
     compiled = ((method in ("newton-dual", "newton-kkt")
-                 or (method == "auto" and (metric.LINEAR_IN_P or _kkt_supports(metric))))
+                 or (method == "auto" and (metric.LINEAR_IN_P or _kkt_supports(metric)))
+                 or (method in ("auto", "linearize") and cascade))
                 and _use_numba(engine))
     if method == "auto":
         # Newton-KKT where it was measured faster than linearisation (binary AP family;
@@ -172,7 +176,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         method = ("newton-dual" if metric.LINEAR_IN_P
                   else "newton-kkt" if _kkt_supports(metric) and (compiled or not metric.GRADED)
                   else "linearize")
-    compiled = compiled and method in ("newton-dual", "newton-kkt")
+    compiled = compiled and (method in ("newton-dual", "newton-kkt") or (method == "linearize" and cascade))
 
     counts = count_constraints(metric, lists, count)
     L = counts.shape[1]
@@ -270,6 +274,13 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         nb.linear_batch(W, batch.target, batch.counts, lengths, undefined, tol, max_iter,
                         P_out, col0, theta, code, nit, resid, ent, att)
         msg = "optimal (convex dual)"
+    elif method == "linearize":
+        s_all, c = metric.cascade_form(lists)
+        nb.cascade_batch(np.ascontiguousarray(s_all, dtype=np.float64),
+                         np.ascontiguousarray(np.asarray(c, dtype=np.float64)[: lists.grades.shape[1]]),
+                         batch.target, batch.counts, lengths, undefined, tol, kkt_tol, max_iter,
+                         P_out, col0, theta, code, nit, resid, ent, att, stat)
+        msg = "KKT point"
     else:
         js, kappa, f = metric.prefix_hessian(lists)
         kappa = np.ascontiguousarray(np.asarray(kappa, dtype=np.float64).reshape(B, -1))
@@ -456,6 +467,16 @@ def _newton(sub: Batch, W, tol, max_iter):
     th, P, it, _, _ = newton_dual(W, sub.target, sub.counts, sub.active, sub.grade_ok,
                                   sub.theta_uniform(), tol=0.01 * tol, max_iter=max_iter)
     return th, P, it, None, None
+
+
+def _cascade_supports(metric, lists) -> bool:
+    """Whether the compiled successive linearisation of cascade metrics applies (RR, ERR:
+    ``metric.cascade_form``, satisfaction non-decreasing in the grade, as the extreme lists
+    of the attainable range assume)."""
+    form = getattr(metric, "cascade_form", None)
+    if not callable(form):
+        return False
+    return bool(np.all(np.diff(form(lists)[0]) >= 0))
 
 
 def _kkt_supports(metric) -> bool:

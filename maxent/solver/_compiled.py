@@ -8,7 +8,7 @@ over a few thousand numbers. Here one compiled loop runs over the problems of a 
 per problem, the whole solve: classification against the attainable range, the iterations,
 the certificate and the outputs, with O(N L) scratch per problem.
 
-Two kernels, the same mathematics as the numpy path (same starts, tolerances, certificates):
+Three kernels, the same mathematics as the numpy path (same starts, tolerances, certificates):
 
 - :func:`linear_batch`: metrics linear in p (P@k, R-prec, recall, DCG/nDCG, RBP). E = <W, p>
   with constant W = dE/dp; damped Newton with Armijo backtracking on the convex dual of
@@ -35,6 +35,11 @@ Two kernels, the same mathematics as the numpy path (same starts, tolerances, ce
   :func:`maxent.solver.solve` here too: successive linearisation from the count-only
   distribution with 10 x ``max_iter`` steps (code 3).
 
+- :func:`cascade_batch`: cascade metrics (RR, ERR; ``metric.cascade_form``),
+  E = sum_n c_n r_n prod_{m<n} (1 - r_m) with r_n = sum_z s_z p_n(z): successive
+  linearisation as :mod:`maxent.solver.linearize` (the same subproblems, elastic targets,
+  merit line search, damping and certificate), dE/dr by a division-free suffix recursion.
+
 A problem the kernels do not certify, or that is not strictly inside the attainable range
 (boundary, infeasible, undefined, degenerate range), is reported back with code != 0 and
 solved by the numpy path (:func:`maxent.solver._solve_chunk`), which owns every other
@@ -49,6 +54,9 @@ from numba import njit
 _RTOL = 1e-11          # = maxent.solver._problem.BOUNDARY_RTOL
 _ARMIJO = 1e-4
 _EPS64 = 64.0 * np.finfo(np.float64).eps
+_EPS = np.finfo(np.float64).eps
+_W_ULPS = 16.0      # = maxent.solver.linearize._W_ULPS (rounding allowance of dE/dp in the certificate)
+_MIN_STEP = 1.0 / 64   # = maxent.solver.linearize._MIN_STEP (first trial step of a damped problem)
 _P_FLOOR = 1e-250
 _PINV_MAX = 1e12
 _MAX_EXP = 300.0     # cap of a Newton-KKT log-space step per probability (30 before: near-boundary
@@ -1221,46 +1229,119 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
     return True
 
 
+# ----------------------------------------------------------------------------- cascade metrics
+@njit(cache=True)
+def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, R, T):
+    """E = sum_n c_n r_n A_n of slot-form p (P (Lc, N)), r_n = sum_k s_k p_n(k),
+    A_n = prod_{m<n} (1 - r_m) (RR, ERR; ``metric.cascade_form``) and, if want_W, the
+    category-form features W[k, n] = (s_k - s_0) dE/dr_n with dE/dr_n = A_n (c_n - T_n),
+    T_n = sum_{m>n} c_m r_m prod_{n<l<m} (1 - r_l) by the suffix recursion
+    T_n = c_{n+1} r_{n+1} + (1 - r_{n+1}) T_{n+1}: no division, so no vanishing product is
+    divided by (the numpy gradients divide by 1 - r or use log-space sums). 1 - r_n is
+    summed as sum_k (1 - s_k) p_n(k), exact where r_n is near 1. R, T: (N) scratch."""
+    E = 0.0
+    Ec = 0.0
+    A = 1.0
+    for n in range(n_len):
+        r = 0.0
+        om = 0.0
+        for k in range(Lc):
+            r += s[k] * P[k, n]
+            om += (1.0 - s[k]) * P[k, n]
+        R[n] = r
+        T[n] = A            # A_n, kept for the gradient
+        E, Ec = _nsum(E, Ec, c[n] * r * A)
+        A *= om
+    E += Ec
+    if want_W:
+        t = 0.0
+        for n in range(n_len - 1, -1, -1):
+            An = T[n]
+            g = An * (c[n] - t)
+            for k in range(Lc):
+                W[k, n] = (s[k] - s[0]) * g
+            # T_{n-1} = c_n r_n + (1 - r_n) T_n, 1 - r_n recomputed exactly
+            om = 0.0
+            for k in range(Lc):
+                om += (1.0 - s[k]) * P[k, n]
+            t = c[n] * R[n] + om * t
+    return E
+
+
+@njit(cache=True)
+def _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, want_G, R, T):
+    """E of slot-form p: kind 0 a prefix metric (:func:`_prefix_E_G`, G' into G if want_G),
+    kind 1 a cascade metric (:func:`_cascade_E_W`, kap = s, f = c; G unused)."""
+    if kind == 0:
+        return _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G)
+    return _cascade_E_W(P, J + 1, n_len, kap, f, Q, False, R, T)
+
+
+@njit(cache=True)
+def _metric_W(kind, P, J, n_len, kap, f, G, Wc, R, T):
+    """Category-form features dE/dp at P (slot 0's features 0): kind 0 from the G' that
+    :func:`_metric_E` left in G at the same P, kind 1 computed from P."""
+    if kind == 0:
+        _features(G, J, n_len, Wc)
+    else:
+        _cascade_E_W(P, J + 1, n_len, kap, f, Wc, True, R, T)
+
+
 @njit(cache=True)
 def _linearised_certificate(Pt, W_lin, W_new, Lc, n_len, Kp, b, E, v):
     """Certificate of a linearised subproblem's solution Pt (features W_lin, metric
-    multiplier b): stationarity |b| max|W_new - W_lin| (W_new: the features at Pt) and the
-    constraint residual max(|sum_n Pt[i, n] - Kp[i]| (compensated sums), |E - v|)."""
+    multiplier b): stationarity |b| max|W_new - W_lin| (W_new: the features at Pt, slot 0's
+    zero), the constraint residual max(|sum_n Pt[i, n] - Kp[i]| (compensated sums), |E - v|)
+    and the stationarity with the rounding allowance of
+    :func:`maxent.solver.linearize.stationarity`, |b| max(0, max|dW| - _W_ULPS ulp(max|W_new|))."""
     dmax = 0.0
+    wmax = 0.0
     for i in range(Lc):
         for n in range(n_len):
             d = abs(W_new[i, n] - W_lin[i, n])
             dmax = d if d > dmax else dmax
+            a = abs(W_new[i, n])
+            wmax = a if a > wmax else wmax
     res = 0.0
     for i in range(Lc):
         res = max(res, abs(_csum1(Pt[i], n_len) - Kp[i]))
-    return abs(b) * dmax, max(res, abs(E - v))
+    return abs(b) * dmax, max(res, abs(E - v)), abs(b) * max(dmax - _W_ULPS * _EPS * wmax, 0.0)
 
 
 @njit(cache=True)
 def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P, Pt, th, W0, W1, G, Gt, Q,
-                   inner_iter=_INNER_ITER):
+                   inner_iter=_INNER_ITER, kind=0):
     """Successive linearisation (:func:`maxent.solver.linearize.linearize`, one problem in
     slot form) from the count-only distribution, at most ``steps`` subproblems: each the
     convex dual with W = dE/dp at the iterate (inexact, dual residual ``far_tol``, while the
     stationarity is > 1e-5), its target moved 99 % of the way to the range of <W, p> when
-    out of it; the step by Armijo on the exact penalty -H(p) + mu |E(p) - v|. Certified
-    (count and metric residual <= tol, stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the
-    subproblem's solution p_l, left in Pt with its multipliers in th. Each subproblem starts
-    from the previous one's multipliers (as the numpy code), except the second, which starts
-    from the count-only multipliers when their dual value is lower (the relaxation's target
-    is often moved to the edge of its range, |b| ~ 1e3-1e4, far from the next one's).
+    out of it; the step by Armijo on the exact penalty -H(p) + mu |E(p) - v|, its first
+    trial damped (halved, down to _MIN_STEP) after a reversal of b larger than half the
+    last change, as the numpy code. Certified (count and metric residual <= tol,
+    stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the subproblem's solution p_l (one
+    stationary only to the rounding of W ends the run uncertified: the numpy engine's), left in Pt with its multipliers in th. Each subproblem starts from the
+    previous one's multipliers (as the numpy code), except the second, which starts from
+    the count-only multipliers when their dual value is lower (the relaxation's target is
+    often moved to the edge of its range, |b| ~ 1e3-1e4, far from the next one's).
 
     ``inner_iter`` caps the dual Newton steps per subproblem (the start: an inexact one).
+    ``kind``: 0 a prefix metric (kap, f, c0 of ``prefix_hessian``), 1 a cascade metric
+    (kap = s, f = c of ``cascade_form``; :func:`_metric_E`), whose subproblems take the ridge
+    relative to each multiplier's own curvature (as ``newton_dual``): near the maximum of ERR
+    (|b| ~ 1e7-1e9, |W| ~ 1e-8) the largest diagonal's ridge dwarfs b's curvature and cut its
+    steps to a few per cent (b crept for 200 steps where the numpy engine needs 20).
 
     Returns (certified, nit, stationarity, E(p_l), residual)."""
     Lc = J + 1
+    N = P.shape[1]
     ok = np.ones(Lc, dtype=np.bool_)
-    ones = np.ones(P.shape[1])
+    ones = np.ones(N)
     th0 = np.empty(Lc + 1)
     nopw = np.full(Lc + 3, -1.0)      # general features: no power path in the softmax
-    Sx = np.empty(P.shape[1])
-    Zx = np.empty(P.shape[1])
+    Sx = np.empty(N)
+    Zx = np.empty(N)
+    R = np.empty(N)
+    T = np.empty(N)
     pref = np.arange(Lc - 1, -1, -1)   # the extreme lists: highest category first / lowest first
     Ksum = 0.0
     for i in range(Lc):
@@ -1272,8 +1353,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             P[i, n] = Kp[i] / Ksum
         th[i] = np.log(Kp[i] / Kp[0])
     th[Lc] = 0.0
-    E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
-    _features(G, J, n_len, W0)
+    E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, R, T)
+    _metric_W(kind, P, J, n_len, kap, f, G, W0, R, T)
     Hc = 0.0                    # entropy of the count-only p (constant per category)
     for i in range(Lc):
         q = Kp[i] / Ksum
@@ -1281,6 +1362,9 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     mu = 1.0
     stat = np.inf
     nit = 0
+    t_first = 1.0
+    b_last = 0.0
+    db_last = 0.0
     for k in range(steps):
         cur = 0.0
         for i in range(Lc):
@@ -1308,8 +1392,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx, nopw):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, False, nopw)
-        El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+        _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, kind == 1, nopw)
+        El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, R, T)
         mu_t = max(mu, 2.0 * abs(th[Lc]) + 1.0)
         if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
             # a warm start far from this subproblem's multipliers left its dual unsolved (p
@@ -1321,31 +1405,45 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 th[i] = np.log(Kp[i] / Kp[0])
             th[Lc] = 0.0
             _, dres2, Hl2 = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, W1, inner,
-                                           max(inner_iter, _COLD_ITER), False, nopw)
+                                           max(inner_iter, _COLD_ITER), kind == 1, nopw)
             if dres2 < dres:
                 Hl = Hl2
                 for i in range(Lc):
                     for n in range(n_len):
                         Pt[i, n] = W1[i, n]
-                El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
+                El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, R, T)
             else:
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _features(Gt, J, n_len, W1)
+        _metric_W(kind, Pt, J, n_len, kap, f, Gt, W1, R, T)
         bl = th[Lc]
-        stat, resl = _linearised_certificate(Pt, W0, W1, Lc, n_len, Kp, bl, El, v)
+        stat, resl, stat_r = _linearised_certificate(Pt, W0, W1, Lc, n_len, Kp, bl, El, v)
         nit += 1
         if resl <= tol and stat <= kkt_tol:
             return True, nit, stat, El, resl
+        if resl <= tol and stat_r <= kkt_tol:
+            # stationary to the rounding of dE/dp only (|b| ~ 1e7-1e9): different runs stop
+            # at different such points (an ERR list 7e-11 below its maximum: entropies 0.02
+            # apart), so the numpy engine, whose results these kernels reproduce, takes it
+            break
         if k == steps - 1:
             break
+        # damping (maxent.solver.linearize): a reversal of b larger than half its last change
+        # halves the first trial step, which grows back by 1.25 per step that does not reverse
+        db = bl - b_last
+        if db * db_last < 0.0 and abs(db) > 0.5 * abs(db_last):
+            t_first = max(0.5 * t_first, _MIN_STEP)
+        else:
+            t_first = min(1.25 * t_first, 1.0)
+        b_last = bl
+        db_last = db
         mu = max(mu, 2.0 * abs(bl) + 1.0)
         phi0 = -Hc + mu * abs(E - v)
         slope = (abs(bl) - mu) * abs(E - v)
         slack = 1e-12 * (abs(phi0) + 1.0) + 2.0 * mu * tol
         t = 1.0
         phit = -Hl + mu * abs(El - v)
-        if phit <= phi0 + _ARMIJO * slope + slack:
+        if t_first >= 1.0 and phit <= phi0 + _ARMIJO * slope + slack:
             for i in range(Lc):
                 for n in range(n_len):
                     P[i, n] = Pt[i, n]
@@ -1354,21 +1452,23 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 for n in range(n_len):
                     W0[i, n] = W1[i, n]
         else:
+            t = 2.0 * t_first if t_first < 1.0 else 1.0
+            Ht = Hc
             for ls in range(30):
                 t *= 0.5
                 for i in range(Lc):
                     for n in range(n_len):
                         W1[i, n] = P[i, n] + t * (Pt[i, n] - P[i, n])   # W1: scratch trial p
-                Et = _prefix_E_G(W1, J, n_len, kap, f, c0, Gt, Q, False)
+                Et = _metric_E(kind, W1, J, n_len, kap, f, c0, Gt, Q, False, R, T)
                 Ht = _entropy(W1, Lc, n_len)
                 if -Ht + mu * abs(Et - v) <= phi0 + _ARMIJO * t * slope + slack or ls == 29:
                     break
             for i in range(Lc):
                 for n in range(n_len):
                     P[i, n] = W1[i, n]
-            E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
+            E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, R, T)
             Hc = Ht                                     # P is the accepted trial point W1
-            _features(G, J, n_len, W0)
+            _metric_W(kind, P, J, n_len, kap, f, G, W0, R, T)
     return False, nit, stat, El, resl
 
 
@@ -1474,7 +1574,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                 _dual_solve(W1, ones, Lc, n_len, ok, Kp, v - E + cur, th, Pt, 0.1 * tol, _POLISH_ITER, False, nopw)
                 El = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
                 _features(Gt, J, n_len, W0)
-                stl, resl = _linearised_certificate(Pt, W1, W0, Lc, n_len, Kp, th[Lc], El, v)
+                stl, resl, _ = _linearised_certificate(Pt, W1, W0, Lc, n_len, Kp, th[Lc], El, v)
                 nit += 1
                 if resl <= tol and stl <= kkt_tol:
                     for i in range(Lc + 1):
@@ -1758,6 +1858,72 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
         code[i] = cd
         if cd != 0 and cd != 3:
             continue
+        for k in range(Lp):
+            z = pop[k]
+            if z >= col0:
+                for n in range(n_len):
+                    P_out[i, n, z - col0] = Pf[k, n]
+            theta_out[i, z] = th[k]
+        theta_out[i, L] = th[J + 1]
+        resid_out[i] = res
+        stat_out[i] = st
+        ent_out[i] = _entropy(Pf, Lp, n_len)
+        att_out[i] = E
+
+
+@njit(cache=True, nogil=True)
+def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, steps,
+                  P_out, col0, theta_out, code, nit_out, resid_out, ent_out, att_out, stat_out):
+    """Solve every problem of a batch of a cascade metric (RR, ERR; ``metric.cascade_form``)
+    by successive linearisation (:func:`_linearize_run`, at most ``steps`` subproblems).
+
+    s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; v (B,),
+    K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`prefix_batch`.
+    code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy).
+    """
+    B, L = K.shape
+    N = c.shape[0]
+    pop = np.empty(L, dtype=np.int64)
+    Kp = np.empty(L)
+    sp = np.zeros(L)
+    Pf = np.zeros((L, N))
+    P = np.zeros((L, N))
+    W0 = np.zeros((L, N))
+    W1 = np.zeros((L, N))
+    G = np.zeros((1, N))
+    Gt = np.zeros((1, N))
+    Q = np.zeros((1, N))
+    R = np.empty(N)
+    T = np.empty(N)
+    th = np.zeros(L + 1)
+    for i in range(B):
+        n_len = lengths[i]
+        Lp = 0
+        for z in range(L):
+            if K[i, z] > 0:
+                pop[Lp] = z
+                Kp[Lp] = K[i, z]
+                sp[Lp] = s_all[z]
+                Lp += 1
+        J = Lp - 1
+        if undefined[i] or J < 1:
+            code[i] = 1
+            continue
+        # attainable range: highest category first / lowest first
+        _extreme_list(Pf, J, n_len, Kp, True)
+        e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, R, T)
+        _extreme_list(Pf, J, n_len, Kp, False)
+        e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, R, T)
+        if not _classify(e_top, e_bot, v[i], False):
+            code[i] = 1
+            continue
+        ok_, it, st, E, res = _linearize_run(J, n_len, Kp, sp, c, 0.0, v[i], tol, kkt_tol, steps,
+                                             _FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1)
+        nit_out[i] = it
+        if not ok_:
+            code[i] = 2
+            continue
+        code[i] = 0
         for k in range(Lp):
             z = pop[k]
             if z >= col0:
