@@ -61,8 +61,8 @@ def main(argv=None) -> int:
     ap.add_argument("--counts", default="retrieved,total")
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--more", default="",
-                    help="more metrics, comma-separated (e.g. RR,ERR: solved by numpy successive "
-                         "linearisation, minutes on the larger collections)")
+                    help="more metrics, comma-separated (e.g. RR,ERR: successive linearisation "
+                         "and Newton-KKT, minutes on the larger collections)")
     ap.add_argument("--gap-step", type=float, default=0.0,
                     help="GAP(g) over analysis.gap_thresholds' simplex grid of this step (0: default g only)")
     args = ap.parse_args(argv)
@@ -95,6 +95,10 @@ def main(argv=None) -> int:
                 counts = ", ".join(f"{k}={c}" for k, c in res.counts().items() if c)
                 print(f"{name:18} {count:9} {str(m):20} {len(res):6d} problems {dt:7.1f} s  "
                       f"max nit {res.nit.max():5d}  [{counts}]  uncertified optimal={uncert}", flush=True)
+                for i in np.flatnonzero(res.status == "not_converged"):
+                    print(f"    not_converged: list {i} (run {lists.runs[i]}, topic {lists.topics[i]}): "
+                          f"residual {res.residual[i]:.1e}, stationarity {res.stationarity[i]:.1e}, "
+                          f"|b| {abs(res.multipliers[i, -1]):.2e}", flush=True)
     print(f"{total} problems in {time.perf_counter() - t_all:.1f} s")
     print("OK: no not_converged, every optimal certified" if not bad else f"FAILED: {bad} problems")
     return 1 if bad else 0
