@@ -1418,16 +1418,19 @@ def _cascade_system(b, A, e, D, om, n_len, AB):
 @njit(cache=True)
 def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
     """F1 = y - b g (N), F2_k = sum_n p_n(k) - K_k (k = 1..J, compensated sums); returns
-    (merit |F1|^2 + |F2|^2 + (E - v)^2, stationarity max|s'| max|F1| (the log-odds residual
-    ln p_n(k)/p_n(0) - (a_k + b W_n(k)) = s'_k F1_n of p in exponential form), count and
-    metric residual)."""
+    (merit |F1|^2 + |F2|^2 + (E - v)^2, stationarity max|s'| max_n (|F1_n| - _W_ULPS ulp(|y_n|
+    + |b g_n|))^+ (the log-odds residual ln p_n(k)/p_n(0) - (a_k + b W_n(k)) = s'_k F1_n of
+    p in exponential form, beyond the rounding of its own exponent: the allowance of
+    :func:`maxent.solver.linearize.stationarity`, per rank instead of at the largest |b W|),
+    count and metric residual)."""
     merit = 0.0
     f1 = 0.0
     for n in range(n_len):
-        x = y[n] - b * g[n]
+        bg = b * g[n]
+        x = y[n] - bg
         F1[n] = x
         merit += x * x
-        f1 = max(f1, abs(x))
+        f1 = max(f1, abs(x) - _W_ULPS * _EPS * (abs(y[n]) + abs(bg)))
     res = 0.0
     for k in range(Lc):
         d = _csum1(P[k], n_len) - Kp[k]
