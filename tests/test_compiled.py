@@ -75,6 +75,10 @@ def _numpy_certificate(m, res, lists, v):
     pr = np.take_along_axis(cats, ref[:, None, None], axis=2)
     Wr = np.take_along_axis(W, ref[:, None, None], axis=2)
     use = active[:, :, None] & ok[:, None, :] & (cats > 1e-100) & (pr > 1e-100)
+    if p.ndim == 2:
+        # a binary p within 1e-13 of 1: its complement 1 - p, recomputed here from the stored
+        # p, keeps no digits (robust03 RBP, b W = 175: 1 - p = 1e-76 is stored as p = 1.0)
+        use &= ((1.0 - p) > 1e-13)[:, :, None]
     with np.errstate(divide="ignore", invalid="ignore"):
         F = np.log(cats / pr) - (a[:, None, :] + b[:, None, None] * (W - Wr))
         slack = 1e-15 * (1.0 / cats + 1.0 / pr) + 1e-13 * np.abs(b)[:, None, None] * np.abs(W).max()
@@ -146,9 +150,17 @@ def _compare(collection, count, names, n, seed):
         n_in = int((_strictly_interior(m, v, lists, count) & ~_rounding_only(m, ref, lists)).sum())
         assert n_in > 0 and len(set(left)) <= len(new) - n_in + len(new) // 50, (name, len(set(left)), n_in)
         assert new.method == ref.method or (name.startswith("GAP") and new.method == "newton-kkt")
-        np.testing.assert_array_equal(new.status, ref.status, err_msg=name)
-        assert (new.entropy >= ref.entropy - 1e-9 * np.maximum(1.0, np.abs(ref.entropy))).all(), name
-        np.testing.assert_allclose(new.p, ref.p, rtol=0, atol=1e-6, err_msg=name)
+        # the same statuses, except where the numpy engine found no KKT point (not_converged,
+        # or an extreme list within tol: "no interior solution found") and the kernels
+        # certified one (checked below with every optimal problem): numpy-engine RBP lists
+        # with |b| ~ 1e8, ERR lists with |b| ~ 1e10
+        none = (ref.status == "not_converged") | np.array(["no interior solution" in x for x in ref.message])
+        better = none & (new.status == "optimal")
+        same = ~better
+        np.testing.assert_array_equal(new.status[same], ref.status[same], err_msg=name)
+        assert better.sum() <= max(1, len(new) // 100), (name, better.sum())
+        assert (new.entropy >= ref.entropy - 1e-9 * np.maximum(1.0, np.abs(ref.entropy)))[same].all(), name
+        np.testing.assert_allclose(new.p[same], ref.p[same], rtol=0, atol=1e-6, err_msg=name)
         opt = new.status == "optimal"
         assert (new.residual[opt] <= 1e-10).all() and (new.stationarity[opt] <= 1e-9).all(), name
         resid, stat = _numpy_certificate(m, new, lists, v)

@@ -316,7 +316,8 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         # metrics, |b| ~ 1e9): the numpy engine solves it again (its result, as before the
         # kernels); this one is kept for when it ends without a KKT point
         for g in s + deferred:
-            out["kept"][int(g)] = {key: np.copy(out[key][g]) for key in _ROW_FIELDS}
+            out["kept"][int(g)] = {key: (v.copy() if isinstance(v, np.ndarray) else v)
+                                   for key in _ROW_FIELDS for v in (out[key][g],)}
     return np.flatnonzero((code != 0) & (code != 3))
 
 
