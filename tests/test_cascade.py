@@ -148,7 +148,8 @@ def test_newton_step_against_finite_difference_jacobian():
 
 def test_deferred_problem_gets_the_numpy_result_or_keeps_its_own(monkeypatch):
     """A problem the kernels certify where the numpy engine's certificate is rounding-limited
-    (|b| 16 ulp max|W| > 1e-6) takes the numpy engine's result; when the numpy engine ends
+    (|b| 16 ulp max|W| > 1e-7) is solved by the numpy engine too and the higher-entropy
+    certified point is returned (here the numpy engine's); when the numpy engine ends
     without a KKT point, the kernels' certified one is returned (oracle: the numpy engine's
     result; the constraints recomputed on the returned p)."""
     import maxent.solver as S
@@ -171,7 +172,8 @@ def test_deferred_problem_gets_the_numpy_result_or_keeps_its_own(monkeypatch):
         ref = solve(m, v, lists, engine="numpy")
         new = solve(m, v, lists, engine="numba")
         assert codes == [4], codes
-        np.testing.assert_array_equal(new.status, ref.status)
+        # the numpy engine's point has the higher entropy here (by 0.02): it is returned
+        assert ref.status[0] == "optimal" and new.message[0] == ref.message[0]
         np.testing.assert_array_equal(new.p, ref.p)
 
         def fails(batch, method, tol, kkt_tol, max_iter, out, idx, near_tol=0.0):

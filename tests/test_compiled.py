@@ -160,6 +160,8 @@ def _compare(collection, count, names, n, seed):
         np.testing.assert_array_equal(new.status[same], ref.status[same], err_msg=name)
         assert better.sum() <= max(1, len(new) // 100), (name, better.sum())
         assert (new.entropy >= ref.entropy - 1e-9 * np.maximum(1.0, np.abs(ref.entropy)))[same].all(), name
+        # a deferred cascade problem whose own KKT point has the higher entropy returns it
+        same &= np.array(["higher entropy than the numpy" not in x for x in new.message])
         np.testing.assert_allclose(new.p[same], ref.p[same], rtol=0, atol=1e-6, err_msg=name)
         opt = new.status == "optimal"
         assert (new.residual[opt] <= 1e-10).all() and (new.stationarity[opt] <= 1e-9).all(), name

@@ -221,13 +221,16 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
             out["message"][solved] = "KKT point (second run: successive linearisation)"
 
     for g, row in out["kept"].items():
-        if out["status"][g] != Status.OPTIMAL.value:
-            # the numpy engine found no KKT point where the kernels certified one
+        numpy_opt = out["status"][g] == Status.OPTIMAL.value
+        if not numpy_opt or out["entropy"][g] < row["entropy"]:
+            # the numpy engine found no KKT point where the kernels certified one, or one of
+            # lower entropy: the higher-entropy certified point is returned
             nit = out["nit"][g]
             for key in _ROW_FIELDS:
                 out[key][g] = row[key]
             out["nit"][g] += nit
-            out["message"][g] = "KKT point (Newton-KKT; the numpy engine found none)"
+            out["message"][g] = ("KKT point (Newton-KKT; the numpy engine found none)" if not numpy_opt
+                                 else "KKT point (Newton-KKT; higher entropy than the numpy engine's)")
     p = out["P"]
     status = out["status"]
     n_nc = int((status == Status.NOT_CONVERGED.value).sum())
@@ -313,8 +316,8 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     deferred = np.flatnonzero(code == 4)
     if len(deferred):
         # certified, but where the numpy engine's certificate is rounding-limited (cascade
-        # metrics, |b| ~ 1e9): the numpy engine solves it again (its result, as before the
-        # kernels); this one is kept for when it ends without a KKT point
+        # metrics, |b| ~ 1e8-1e10): the numpy engine solves it again, and the higher-entropy
+        # of the two certified points is returned (never below the numpy engine's result)
         for g in s + deferred:
             out["kept"][int(g)] = {key: (v.copy() if isinstance(v, np.ndarray) else v)
                                    for key in _ROW_FIELDS for v in (out[key][g],)}

@@ -2232,7 +2232,7 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
     s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; v (B,),
     K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`prefix_batch`.
     code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy),
-    4 optimal but deferred to numpy (the outputs written: used when numpy finds no KKT point).
+    4 optimal but deferred to numpy (the outputs written: the higher-entropy certified point wins).
     """
     B, L = K.shape
     N = c.shape[0]
@@ -2291,7 +2291,7 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
         # above _DEFER its own results are not reproducible to the tolerance (a trec_dl19 ERR
         # list 7e-11 below its maximum, |b| = 1.8e9: it ends at a feasible point of entropy
         # 0.02 above this strict KKT point; at 1e-6, a trec_covid_r1 one with |b| = 6e8 by
-        # 3.5e-7); code 4 defers to it, keeping this result for when it ends without one
+        # 3.5e-7); code 4 defers to it, the higher-entropy certified point of the two winning
         _cascade_E_W(Pf, Lp, n_len, sp, c, W0, True, R, T)
         wmax = 0.0
         for k in range(Lp):
