@@ -101,10 +101,15 @@ def test_cascade_state_and_hessian_system_against_dense():
         X = np.zeros((2 * N, 1))
         X[2:2 * N:2, 0] = st["A"][:-1] * w[:-1]          # V rows: A_j w_j
         X[1:2 * N - 1:2, 0] = st["e"][1:] * w[1:]         # U rows: e_j w_j
+        Xt = X.copy()
         assert nb._band_solve(AB, 2 * N, 2, 2, X, 1)
         V, U = X[0::2, 0], X[1::2, 0]
         z = w - b * st["D"] * (st["A"] * U + st["e"] * V)
         np.testing.assert_allclose(z, np.linalg.solve(S, w), rtol=1e-6, atol=1e-8 * np.abs(z).max())
+        # the block-Thomas recurrences (no pivoting, residual-checked) give the same solution
+        assert nb._cascade_thomas(b, st["A"], st["e"], st["D"], st["OM"], N, Xt, 1,
+                                  np.zeros_like(Xt), np.zeros(N), np.zeros(N))
+        np.testing.assert_allclose(Xt, X, rtol=1e-9, atol=1e-12 * np.abs(X).max())
 
 
 def test_newton_step_against_finite_difference_jacobian():
@@ -141,7 +146,8 @@ def test_newton_step_against_finite_difference_jacobian():
     Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
     S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
     assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
-                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, dy)
+                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, dy,
+                            np.zeros((2 * N, J + 2)), np.zeros(N), np.zeros(N))
     got = np.concatenate((rs[:J], dy, [rs[J]]))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
 
@@ -186,3 +192,27 @@ def test_deferred_problem_gets_the_numpy_result_or_keeps_its_own(monkeypatch):
     np.testing.assert_allclose(m.expectation(kept.p, lists), v, atol=1e-10)
     K = count_constraints(m, lists, "retrieved")
     np.testing.assert_allclose(kept.p.sum(axis=1), K, atol=1e-9)
+
+
+def test_block_thomas_refuses_a_zero_pivot_and_restores_the_right_hand_sides():
+    """A system whose pivot 1 - kappa_1 d_1 is -2e-10 (kappa_1 = a_0 = b D_0 A_0^2,
+    d_1 = b D_1 e_1^2, b chosen so that their product is 1 + 2e-10; the matrix is regular,
+    its determinant the product of the pivots): the recurrences refuse it and leave X as it
+    was, and the pivoting band solve solves it (oracle: a dense solve)."""
+    N = 4
+    A = np.array([1.0, 0.5, 0.25, 0.125])
+    e = np.array([1.0, 0.5, 0.3, 0.2])
+    D = np.array([0.25, 0.25, 0.2, 0.2])
+    OM = np.array([0.5, 0.5, 0.5, 0.5])
+    b = (1.0 + 1e-10) / np.sqrt(D[0] * A[0] ** 2 * D[1] * e[1] ** 2)     # kappa_1 d_1 = 1 + 2e-10
+    X = np.arange(1.0, 2 * N + 1)[:, None].copy()
+    X[0] = X[-1] = 0.0
+    before = X.copy()
+    assert not nb._cascade_thomas(b, A, e, D, OM, N, X, 1, np.zeros_like(X), np.zeros(N), np.zeros(N))
+    np.testing.assert_array_equal(X, before)
+    AB = np.zeros((2 * N, 7))
+    nb._cascade_system(b, A, e, D, OM, N, AB)
+    dense = _dense_from_band(AB, 2 * N, 2, 2)
+    assert nb._band_solve(AB, 2 * N, 2, 2, X, 1)
+    want = np.linalg.solve(dense, before[:, 0])
+    np.testing.assert_allclose(X[:, 0], want, rtol=0, atol=1e-5 * np.abs(want).max())

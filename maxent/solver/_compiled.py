@@ -1416,6 +1416,83 @@ def _cascade_system(b, A, e, D, om, n_len, AB):
 
 
 @njit(cache=True)
+def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, kap, piv):
+    """The system of :func:`_cascade_system` (right-hand sides X (2N, nr) in its row order,
+    overwritten by the solution) as block-tridiagonal with identity diagonal blocks over
+    u_j = (V_j, U_j): block Thomas without pivoting reduces to scalar recurrences,
+    kappa_{j+1} = a_j + kappa_j m_j^2 / pi_j, pi_j = 1 - kappa_j d_j (m_j = b D_j A_j e_j -
+    (1 - r_j), a_j = b D_j A_j^2, d_j = b D_j e_j^2), O(N nr), no division but by pi_j.
+    The solution is accepted only if every row's residual is <= 1e-12 of its terms' size
+    (else, or on a pivot |pi_j| < 1e-8: False, X restored; the caller then pivots).
+    Y (2N, nr): scratch (a copy of the right-hand sides); kap, piv (N): scratch."""
+    n2 = 2 * n_len
+    for i in range(n2):
+        for q in range(nr):
+            Y[i, q] = X[i, q]
+    k = 0.0
+    for j in range(n_len):
+        bd = b * D[j]
+        m = bd * A[j] * e[j] - OM[j]
+        d = bd * e[j] * e[j]
+        pi = 1.0 - k * d
+        if not (abs(pi) >= 1e-8) or not np.isfinite(pi):
+            return False
+        kap[j] = k
+        piv[j] = pi
+        if j >= 1:
+            # y_j^V -= (m_{j-1}, a_{j-1}) . D'^{-1}_{j-1} y_{j-1}
+            bp = b * D[j - 1]
+            mp = bp * A[j - 1] * e[j - 1] - OM[j - 1]
+            ap = bp * A[j - 1] * A[j - 1]
+            kp = kap[j - 1]
+            pp = piv[j - 1]
+            for q in range(nr):
+                yu = X[2 * j - 1, q]
+                X[2 * j, q] -= mp * (X[2 * j - 2, q] + kp * mp * yu) / pp + ap * yu
+        k = bd * A[j] * A[j] + k * m * m / pi
+    for j in range(n_len - 1, -1, -1):
+        bd = b * D[j]
+        m = bd * A[j] * e[j] - OM[j]
+        if j + 1 < n_len:
+            bn = b * D[j + 1]
+            mn = bn * A[j + 1] * e[j + 1] - OM[j + 1]
+            dn = bn * e[j + 1] * e[j + 1]
+        for q in range(nr):
+            zu = X[2 * j + 1, q]
+            if j + 1 < n_len:
+                zu -= dn * X[2 * j + 2, q] + mn * X[2 * j + 3, q]
+            X[2 * j + 1, q] = zu
+            X[2 * j, q] = (X[2 * j, q] + kap[j] * m * zu) / piv[j]
+    # residual of every row against the saved right-hand sides
+    ok = True
+    for j in range(n_len):
+        bd = b * D[j]
+        m = bd * A[j] * e[j] - OM[j]
+        for q in range(nr):
+            if j + 1 < n_len:       # row 2(j+1): V_{j+1} + m_j V_j + a_j U_j
+                t1 = X[2 * j + 2, q]
+                t2 = m * X[2 * j, q]
+                t3 = bd * A[j] * A[j] * X[2 * j + 1, q]
+                r = t1 + t2 + t3 - Y[2 * j + 2, q]
+                if not (abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(Y[2 * j + 2, q])) + 1e-300):
+                    ok = False
+            if j >= 1:              # row 2j-1: U_{j-1} + m_j U_j + d_j V_j
+                t1 = X[2 * j - 1, q]
+                t2 = m * X[2 * j + 1, q]
+                t3 = bd * e[j] * e[j] * X[2 * j, q]
+                r = t1 + t2 + t3 - Y[2 * j - 1, q]
+                if not (abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(Y[2 * j - 1, q])) + 1e-300):
+                    ok = False
+        if not ok:
+            break
+    if not ok:
+        for i in range(n2):
+            for q in range(nr):
+                X[i, q] = Y[i, q]
+    return ok
+
+
+@njit(cache=True)
 def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
     """F1 = y - b g (N), F2_k = sum_n p_n(k) - K_k (k = 1..J, compensated sums); returns
     (merit |F1|^2 + |F2|^2 + (E - v)^2, stationarity max|s'| max_n (|F1_n| - _W_ULPS ulp(|y_n|
@@ -1446,13 +1523,13 @@ def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
 
 
 @njit(cache=True)
-def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy):
+def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy, Y, kap, piv):
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N). Returns False when a solve fails."""
     Lc = J + 1
     nr = J + 2
-    # ---- the band solves: columns w = -D F1, M_k (k = 1..J), D g
-    _cascade_system(b, A, e, D, OM, n_len, AB)
+    # ---- the band solves: columns w = -D F1, M_k (k = 1..J), D g (block Thomas, checked;
+    # else Gaussian elimination with partial pivoting)
     for q in range(nr):
         for i in range(2 * n_len):
             X[i, q] = 0.0
@@ -1469,8 +1546,10 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
                 X[2 * (j + 1), q] = A[j] * w
             if j >= 1:
                 X[2 * j - 1, q] = e[j] * w
-    if not _band_solve(AB, 2 * n_len, 2, 2, X, nr):
-        return False
+    if not _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, kap, piv):
+        _cascade_system(b, A, e, D, OM, n_len, AB)
+        if not _band_solve(AB, 2 * n_len, 2, 2, X, nr):
+            return False
     for q in range(nr):
         for j in range(n_len):
             hz = -(A[j] * X[2 * j + 1, q] + e[j] * X[2 * j, q])
@@ -1561,6 +1640,9 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     nr = J + 2
     AB = np.empty((2 * N, 7))
     X = np.empty((2 * N, nr))
+    Yb = np.empty((2 * N, nr))
+    kapb = np.empty(N)
+    pivb = np.empty(N)
     Z = np.empty((nr, N))
     HZ = np.empty((nr, N))
     S = np.empty((J + 1, J + 1))
@@ -1582,7 +1664,8 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
             _copy(P, Pf, Lc, n_len)
             return True, nit, st, E, res
         nit += 1
-        if not _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, E - v, J, n_len, AB, X, Z, HZ, S, rs, dy):
+        if not _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, E - v, J, n_len, AB, X, Z, HZ, S, rs, dy,
+                             Yb, kapb, pivb):
             break
         db = rs[J]
         # ---- Armijo on the squared residual
