@@ -1763,6 +1763,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     ones = np.ones(N)
     th0 = np.empty(Lc + 1)
     nopw = np.full(Lc + 3, -1.0)      # general features: no power path in the softmax
+    pw = np.full(Lc + 3, -1.0)        # cascade features (s'_k g_n): the power path when s' are integer multiples
     Sx = np.empty(N)
     Zx = np.empty(N)
     R = np.empty(N)
@@ -1805,6 +1806,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         if vk < lo:
             vk = cur + _ELASTIC * (lo - cur)
         inner = far_tol if stat > 1e-5 else 0.1 * tol
+        if kind == 1:
+            _power_structure(W0, Lc, n_len, pw)
         if k == 1:
             # the relaxation's multipliers can be far from the second subproblem's (its
             # target moved to the edge of the range gives |b| ~ 1e3-1e4 where the next needs
@@ -1815,10 +1818,10 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 th0[i] = np.log(Kp[i] / Kp[0])
                 D0 -= th0[i] * Kp[i]
             th0[Lc] = 0.0
-            if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx, nopw):
+            if D0 < _dual_value(W0, ones, Lc, n_len, ok, Kp, th, vk, Pt, Sx, Zx, pw if kind == 1 else nopw):
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, kind == 1, nopw)
+        _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, kind == 1, pw if kind == 1 else nopw)
         El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, R, T)
         mu_t = max(mu, 2.0 * abs(th[Lc]) + 1.0)
         if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
@@ -1831,7 +1834,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 th[i] = np.log(Kp[i] / Kp[0])
             th[Lc] = 0.0
             _, dres2, Hl2 = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, W1, inner,
-                                           max(inner_iter, _COLD_ITER), kind == 1, nopw)
+                                           max(inner_iter, _COLD_ITER), kind == 1, pw if kind == 1 else nopw)
             if dres2 < dres:
                 Hl = Hl2
                 for i in range(Lc):
