@@ -38,7 +38,12 @@ Three kernels, the same mathematics as the numpy path (same starts, tolerances, 
 - :func:`cascade_batch`: cascade metrics (RR, ERR; ``metric.cascade_form``),
   E = sum_n c_n r_n prod_{m<n} (1 - r_m) with r_n = sum_z s_z p_n(z): successive
   linearisation as :mod:`maxent.solver.linearize` (the same subproblems, elastic targets,
-  merit line search, damping and certificate), dE/dr by a division-free suffix recursion.
+  merit line search, damping and certificate), dE/dr by a division-free suffix recursion,
+  until the stationarity is <= 1e-2, then Newton-KKT in (a, y = b dE/dr, b), whose
+  semi-separable Hessian makes each step an O(N) pentadiagonal solve
+  (:func:`_cascade_newton`). A problem certified where the numpy engine's certificate is
+  rounding-limited is also solved by the numpy path, the higher-entropy point winning
+  (code 4, :func:`maxent.solver._solve_chunk_compiled`).
 
 A problem the kernels do not certify, or that is not strictly inside the attainable range
 (boundary, infeasible, undefined, degenerate range), is reported back with code != 0 and
@@ -1344,7 +1349,6 @@ def _band_solve(AB, n, kl, ku, X, nr):
     row i holds columns i - kl .. i + kl + ku at AB[i, col - i + kl] (the last kl: room for
     the fill-in of row swaps); X (n, nr) right-hand sides, overwritten by the solutions.
     Returns False on a zero or non-finite pivot."""
-    wd = 2 * kl + ku + 1
     for i in range(n):
         piv = i
         best = abs(AB[i, kl])
@@ -1382,7 +1386,7 @@ def _band_solve(AB, n, kl, ku, X, nr):
             for cc in range(i + 1, hi):
                 acc -= AB[i, cc - i + kl] * X[cc, q]
             X[i, q] = acc / d
-    return wd > 0
+    return True
 
 
 @njit(cache=True)
