@@ -138,13 +138,18 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     """The chunk folder for ``config``; without --resume, earlier chunks are cleared.
 
     With --resume, chunks written under different settings are refused (they would mix).
+    Temporary files of writes a killed process left behind (``.NAME.csv.*.tmp``: a SIGKILL
+    runs no clean-up) are removed either way; they are never read (chunks are ``*.csv``).
     """
     chunks = out / "chunks"
     stamp = out / "config.json"
     text = _check_config(out, config, resume)
-    if not resume and chunks.exists():
-        for f in chunks.glob("*.csv"):
+    if chunks.exists():
+        for f in chunks.glob(".*.tmp"):
             f.unlink()
+        if not resume:
+            for f in chunks.glob("*.csv"):
+                f.unlink()
     chunks.mkdir(parents=True, exist_ok=True)
     atomic_write_text(stamp, text)
     return chunks

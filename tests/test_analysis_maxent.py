@@ -121,8 +121,13 @@ def test_killed_process_resumes(slice_dir, full, tmp_path):
             break
         time.sleep(0.02)
     proc.wait()
-    assert not list(tmp_path.glob("chunks/.*.tmp"))  # no partial chunk survives a kill... or is ever read
+    # a kill during another chunk's write can leave its temporary file (SIGKILL runs no
+    # clean-up; CI saw one): never a partial *.csv, and --resume removes the leftovers
+    for f in (tmp_path / "chunks").iterdir():
+        assert (f.suffix == ".csv" and not f.name.startswith(".")) or (f.name.startswith(".") and f.suffix == ".tmp")
+    (tmp_path / "chunks" / ".T9R9.csv.abc123.tmp").write_text("run,topic\npartial")   # as a kill leaves it
     assert _run(slice_dir, tmp_path, "--resume") == 0
+    assert not list(tmp_path.glob("chunks/.*.tmp"))
     inst = pd.read_csv(tmp_path / "instances.csv")
     assert not inst.duplicated(["run", "topic", "metric", "threshold"]).any()
     assert (tmp_path / "instances.csv").read_bytes() == (full / "instances.csv").read_bytes()
