@@ -108,7 +108,7 @@ def test_cascade_state_and_hessian_system_against_dense():
         np.testing.assert_allclose(z, np.linalg.solve(S, w), rtol=1e-6, atol=1e-8 * np.abs(z).max())
         # the block-Thomas recurrences (no pivoting, residual-checked) give the same solution
         assert nb._cascade_thomas(b, st["A"], st["e"], st["D"], st["OM"], N, Xt, 1,
-                                  np.zeros_like(Xt), np.zeros(N), np.zeros(N))
+                                  np.zeros_like(Xt), np.zeros((5, N)))
         np.testing.assert_allclose(Xt, X, rtol=1e-9, atol=1e-12 * np.abs(X).max())
 
 
@@ -147,7 +147,7 @@ def test_newton_step_against_finite_difference_jacobian():
     S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
     assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
                             F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, dy,
-                            np.zeros((2 * N, J + 2)), np.zeros(N), np.zeros(N))
+                            np.zeros((2 * N, J + 2)), np.zeros((5, N)))
     got = np.concatenate((rs[:J], dy, [rs[J]]))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
 
@@ -208,7 +208,7 @@ def test_block_thomas_refuses_a_zero_pivot_and_restores_the_right_hand_sides():
     X = np.arange(1.0, 2 * N + 1)[:, None].copy()
     X[0] = X[-1] = 0.0
     before = X.copy()
-    assert not nb._cascade_thomas(b, A, e, D, OM, N, X, 1, np.zeros_like(X), np.zeros(N), np.zeros(N))
+    assert not nb._cascade_thomas(b, A, e, D, OM, N, X, 1, np.zeros_like(X), np.zeros((5, N)))
     np.testing.assert_array_equal(X, before)
     AB = np.zeros((2 * N, 7))
     nb._cascade_system(b, A, e, D, OM, N, AB)

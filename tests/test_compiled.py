@@ -513,8 +513,7 @@ def test_cascade_expectation_and_features_against_the_metric(name):
             P[:, hot] = 1e-13
             P[-1, hot] = 1.0 - (L - 1) * 1e-13
         W = np.zeros((L, N))
-        R, T = np.empty(N), np.empty(N)
-        E = _cascade_E_W(P, L, N, s, c, W, True, R, T)
+        E = _cascade_E_W(P, L, N, s, c, W, True, np.empty((5, N)))
         p = P[1] if L == 2 else P.T
         np.testing.assert_allclose(E, m.expectation(p[None], lists)[0], rtol=1e-13, atol=1e-15)
         grad = m.gradient(p[None], lists)[0]

@@ -1238,17 +1238,35 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
 
 # ----------------------------------------------------------------------------- cascade metrics
 @njit(cache=True)
-def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, R, T):
-    """E = sum_n c_n r_n A_n of slot-form p (P (Lc, N)), r_n = sum_k s_k p_n(k),
-    A_n = prod_{m<n} (1 - r_m) (RR, ERR; ``metric.cascade_form``) and, if want_W, the
-    category-form features W[k, n] = (s_k - s_0) dE/dr_n with dE/dr_n = A_n (c_n - T_n),
-    T_n = sum_{m>n} c_m r_m prod_{n<l<m} (1 - r_l) by the suffix recursion
-    T_n = c_{n+1} r_{n+1} + (1 - r_{n+1}) T_{n+1}: no division, so no vanishing product is
-    divided by (the numpy gradients divide by 1 - r or use log-space sums). 1 - r_n is
-    summed as sum_k (1 - s_k) p_n(k), exact where r_n is near 1. R, T: (N) scratch."""
+def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
+    """The cascade recursions from r (R) and 1 - r (OM): A_n = prod_{m<n} (1 - r_m) into A,
+    E = sum_n c_n r_n A_n (compensated sum, returned) and, if want_g, e_n = c_n - T_n and
+    g_n = dE/dr_n = A_n e_n with the suffix recursion T_n = c_{n+1} r_{n+1} + (1 - r_{n+1})
+    T_{n+1}, T_{N-1} = 0: no division, so no vanishing product is divided by (the numpy
+    gradients divide by 1 - r or use log-space sums), every g_n accurate to ulps of itself."""
     E = 0.0
     Ec = 0.0
-    A = 1.0
+    a = 1.0
+    for n in range(n_len):
+        A[n] = a
+        E, Ec = _nsum(E, Ec, c[n] * R[n] * a)
+        a *= OM[n]
+    if want_g:
+        t = 0.0
+        for n in range(n_len - 1, -1, -1):
+            e[n] = c[n] - t
+            g[n] = A[n] * e[n]
+            t = c[n] * R[n] + OM[n] * t
+    return E + Ec
+
+
+@njit(cache=True)
+def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, Sc):
+    """E = sum_n c_n r_n prod_{m<n} (1 - r_m) of slot-form p (P (Lc, N)), r_n = sum_k s_k
+    p_n(k) (RR, ERR; ``metric.cascade_form``) and, if want_W, the category-form features
+    W[k, n] = (s_k - s_0) dE/dr_n (:func:`_cascade_chain`). 1 - r_n is summed as
+    sum_k (1 - s_k) p_n(k), exact where r_n is near 1. Sc (5, N): scratch."""
+    R, OM, A, e, g = Sc[0], Sc[1], Sc[2], Sc[3], Sc[4]
     for n in range(n_len):
         r = 0.0
         om = 0.0
@@ -1256,42 +1274,33 @@ def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, R, T):
             r += s[k] * P[k, n]
             om += (1.0 - s[k]) * P[k, n]
         R[n] = r
-        T[n] = A            # A_n, kept for the gradient
-        E, Ec = _nsum(E, Ec, c[n] * r * A)
-        A *= om
-    E += Ec
+        OM[n] = om
+    E = _cascade_chain(R, OM, c, n_len, A, e, g, want_W)
     if want_W:
-        t = 0.0
-        for n in range(n_len - 1, -1, -1):
-            An = T[n]
-            g = An * (c[n] - t)
-            for k in range(Lc):
-                W[k, n] = (s[k] - s[0]) * g
-            # T_{n-1} = c_n r_n + (1 - r_n) T_n, 1 - r_n recomputed exactly
-            om = 0.0
-            for k in range(Lc):
-                om += (1.0 - s[k]) * P[k, n]
-            t = c[n] * R[n] + om * t
+        for k in range(Lc):
+            sk = s[k] - s[0]
+            for n in range(n_len):
+                W[k, n] = sk * g[n]
     return E
 
 
 @njit(cache=True)
-def _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, want_G, R, T):
+def _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, want_G, Sc):
     """E of slot-form p: kind 0 a prefix metric (:func:`_prefix_E_G`, G' into G if want_G),
     kind 1 a cascade metric (:func:`_cascade_E_W`, kap = s, f = c; G unused)."""
     if kind == 0:
         return _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G)
-    return _cascade_E_W(P, J + 1, n_len, kap, f, Q, False, R, T)
+    return _cascade_E_W(P, J + 1, n_len, kap, f, Q, False, Sc)
 
 
 @njit(cache=True)
-def _metric_W(kind, P, J, n_len, kap, f, G, Wc, R, T):
+def _metric_W(kind, P, J, n_len, kap, f, G, Wc, Sc):
     """Category-form features dE/dp at P (slot 0's features 0): kind 0 from the G' that
     :func:`_metric_E` left in G at the same P, kind 1 computed from P."""
     if kind == 0:
         _features(G, J, n_len, Wc)
     else:
-        _cascade_E_W(P, J + 1, n_len, kap, f, Wc, True, R, T)
+        _cascade_E_W(P, J + 1, n_len, kap, f, Wc, True, Sc)
 
 
 @njit(cache=True)
@@ -1300,7 +1309,7 @@ def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM):
     softmax_k(theta_k + s'_k y_n) into P (s' = s - s_0), r_n = sum_k s_k p_n(k) into R,
     A_n = prod_{m<n} (1 - r_m), e_n = c_n - T_n, g_n = dE/dr_n = A_n e_n, D_n = Var_n(s),
     M[n, k] = dr_n/dtheta_k = p_n(k) (s_k - r_n) (k < Lc), 1 - r_n = sum_k (1 - s_k) p_n(k)
-    into OM. Returns E (compensated sum)."""
+    into OM (:func:`_cascade_chain`). Returns E (compensated sum)."""
     for n in range(n_len):
         mx = -np.inf
         for k in range(Lc):
@@ -1328,19 +1337,7 @@ def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM):
         for k in range(Lc):
             om += (1.0 - s[k]) * P[k, n]
         OM[n] = om
-    E = 0.0
-    Ec = 0.0
-    a = 1.0
-    for n in range(n_len):
-        A[n] = a
-        E, Ec = _nsum(E, Ec, c[n] * R[n] * a)
-        a *= OM[n]
-    t = 0.0
-    for n in range(n_len - 1, -1, -1):
-        e[n] = c[n] - t
-        g[n] = A[n] * e[n]
-        t = c[n] * R[n] + OM[n] * t
-    return E + Ec
+    return _cascade_chain(R, OM, c, n_len, A, e, g, True)
 
 
 @njit(cache=True)
@@ -1390,13 +1387,21 @@ def _band_solve(AB, n, kl, ku, X, nr):
 
 
 @njit(cache=True)
-def _cascade_system(b, A, e, D, om, n_len, AB):
+def _cascade_coef(b, A, e, D, OM, j):
+    """Coefficients of rank j in the system of :func:`_cascade_system`: (m_j, a_j, d_j) =
+    (b D_j A_j e_j - (1 - r_j), b D_j A_j^2, b D_j e_j^2)."""
+    bd = b * D[j]
+    return bd * A[j] * e[j] - OM[j], bd * A[j] * A[j], bd * e[j] * e[j]
+
+
+@njit(cache=True)
+def _cascade_system(b, A, e, D, OM, n_len, AB):
     """Band matrix (kl = ku = 2) of S z = w, S = I - b D H (H = d^2E/dr^2), in the unknowns
     x_{2j} = V_j = sum_{k<j} A_k P(k, j) z_k and x_{2j+1} = U_j = sum_{k>j} P(j, k) e_k z_k
     (P(j, k) = prod_{j<l<k} (1 - r_l)), where (H z)_j = -(A_j U_j + e_j V_j) and
-    z_j = w_j - b D_j (A_j U_j + e_j V_j):
-    V_{j+1} + (b D_j A_j e_j - (1 - r_j)) V_j + b D_j A_j^2 U_j = A_j w_j,
-    U_{j-1} + (b D_j A_j e_j - (1 - r_j)) U_j + b D_j e_j^2 V_j = e_j w_j, V_0 = U_{N-1} = 0."""
+    z_j = w_j - b D_j (A_j U_j + e_j V_j): with (m_j, a_j, d_j) of :func:`_cascade_coef`,
+    V_{j+1} + m_j V_j + a_j U_j = A_j w_j, U_{j-1} + m_j U_j + d_j V_j = e_j w_j,
+    V_0 = U_{N-1} = 0."""
     n2 = 2 * n_len
     for i in range(n2):
         for q in range(7):
@@ -1405,39 +1410,45 @@ def _cascade_system(b, A, e, D, om, n_len, AB):
     AB[0, kl] = 1.0                       # V_0 = 0
     AB[n2 - 1, kl] = 1.0                  # U_{N-1} = 0
     for j in range(n_len):
-        bd = b * D[j]
-        mix = bd * A[j] * e[j] - om[j]
+        m, a, d = _cascade_coef(b, A, e, D, OM, j)
         if j + 1 < n_len:                 # row 2(j+1): V_{j+1}
             i = 2 * (j + 1)
             AB[i, kl] = 1.0
-            AB[i, kl - 2] = mix           # V_j   (column i - 2)
-            AB[i, kl - 1] = bd * A[j] * A[j]   # U_j   (column i - 1)
+            AB[i, kl - 2] = m             # V_j   (column i - 2)
+            AB[i, kl - 1] = a             # U_j   (column i - 1)
         if j >= 1:                        # row 2(j-1)+1: U_{j-1}
             i = 2 * j - 1
             AB[i, kl] = 1.0
-            AB[i, kl + 2] = mix           # U_j   (column i + 2)
-            AB[i, kl + 1] = bd * e[j] * e[j]   # V_j   (column i + 1)
+            AB[i, kl + 2] = m             # U_j   (column i + 2)
+            AB[i, kl + 1] = d             # V_j   (column i + 1)
 
 
 @njit(cache=True)
-def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, kap, piv):
+def _thomas_row_ok(t1, t2, t3, rhs):
+    """A row t1 + t2 + t3 = rhs holds to 1e-12 of its terms' size."""
+    r = t1 + t2 + t3 - rhs
+    return abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(rhs)) + 1e-300
+
+
+@njit(cache=True)
+def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     """The system of :func:`_cascade_system` (right-hand sides X (2N, nr) in its row order,
     overwritten by the solution) as block-tridiagonal with identity diagonal blocks over
     u_j = (V_j, U_j): block Thomas without pivoting reduces to scalar recurrences,
-    kappa_{j+1} = a_j + kappa_j m_j^2 / pi_j, pi_j = 1 - kappa_j d_j (m_j = b D_j A_j e_j -
-    (1 - r_j), a_j = b D_j A_j^2, d_j = b D_j e_j^2), O(N nr), no division but by pi_j.
-    The solution is accepted only if every row's residual is <= 1e-12 of its terms' size
-    (else, or on a pivot |pi_j| < 1e-8: False, X restored; the caller then pivots).
-    Y (2N, nr): scratch (a copy of the right-hand sides); kap, piv (N): scratch."""
+    kappa_{j+1} = a_j + kappa_j m_j^2 / pi_j, pi_j = 1 - kappa_j d_j (:func:`_cascade_coef`),
+    O(N nr), no division but by pi_j. The solution is accepted only if every row's residual
+    is <= 1e-12 of its terms' size (else, or on a pivot |pi_j| < 1e-8: False, X restored;
+    the caller then pivots). Y (2N, nr): scratch (a copy of the right-hand sides);
+    Sc (5, N): scratch (kappa, pi, m, a, d per rank)."""
+    kap, piv, mm, aa, dd = Sc[0], Sc[1], Sc[2], Sc[3], Sc[4]
     n2 = 2 * n_len
     for i in range(n2):
         for q in range(nr):
             Y[i, q] = X[i, q]
     k = 0.0
     for j in range(n_len):
-        bd = b * D[j]
-        m = bd * A[j] * e[j] - OM[j]
-        d = bd * e[j] * e[j]
+        m, a, d = _cascade_coef(b, A, e, D, OM, j)
+        mm[j], aa[j], dd[j] = m, a, d
         pi = 1.0 - k * d
         if not (abs(pi) >= 1e-8) or not np.isfinite(pi):
             return False
@@ -1445,48 +1456,28 @@ def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, kap, piv):
         piv[j] = pi
         if j >= 1:
             # y_j^V -= (m_{j-1}, a_{j-1}) . D'^{-1}_{j-1} y_{j-1}
-            bp = b * D[j - 1]
-            mp = bp * A[j - 1] * e[j - 1] - OM[j - 1]
-            ap = bp * A[j - 1] * A[j - 1]
-            kp = kap[j - 1]
-            pp = piv[j - 1]
+            mp, ap, kp, pp = mm[j - 1], aa[j - 1], kap[j - 1], piv[j - 1]
             for q in range(nr):
                 yu = X[2 * j - 1, q]
                 X[2 * j, q] -= mp * (X[2 * j - 2, q] + kp * mp * yu) / pp + ap * yu
-        k = bd * A[j] * A[j] + k * m * m / pi
+        k = a + k * m * m / pi
     for j in range(n_len - 1, -1, -1):
-        bd = b * D[j]
-        m = bd * A[j] * e[j] - OM[j]
-        if j + 1 < n_len:
-            bn = b * D[j + 1]
-            mn = bn * A[j + 1] * e[j + 1] - OM[j + 1]
-            dn = bn * e[j + 1] * e[j + 1]
         for q in range(nr):
             zu = X[2 * j + 1, q]
             if j + 1 < n_len:
-                zu -= dn * X[2 * j + 2, q] + mn * X[2 * j + 3, q]
+                zu -= dd[j + 1] * X[2 * j + 2, q] + mm[j + 1] * X[2 * j + 3, q]
             X[2 * j + 1, q] = zu
-            X[2 * j, q] = (X[2 * j, q] + kap[j] * m * zu) / piv[j]
+            X[2 * j, q] = (X[2 * j, q] + kap[j] * mm[j] * zu) / piv[j]
     # residual of every row against the saved right-hand sides
     ok = True
     for j in range(n_len):
-        bd = b * D[j]
-        m = bd * A[j] * e[j] - OM[j]
         for q in range(nr):
-            if j + 1 < n_len:       # row 2(j+1): V_{j+1} + m_j V_j + a_j U_j
-                t1 = X[2 * j + 2, q]
-                t2 = m * X[2 * j, q]
-                t3 = bd * A[j] * A[j] * X[2 * j + 1, q]
-                r = t1 + t2 + t3 - Y[2 * j + 2, q]
-                if not (abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(Y[2 * j + 2, q])) + 1e-300):
-                    ok = False
-            if j >= 1:              # row 2j-1: U_{j-1} + m_j U_j + d_j V_j
-                t1 = X[2 * j - 1, q]
-                t2 = m * X[2 * j + 1, q]
-                t3 = bd * e[j] * e[j] * X[2 * j, q]
-                r = t1 + t2 + t3 - Y[2 * j - 1, q]
-                if not (abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(Y[2 * j - 1, q])) + 1e-300):
-                    ok = False
+            if j + 1 < n_len and not _thomas_row_ok(X[2 * j + 2, q], mm[j] * X[2 * j, q],
+                                                     aa[j] * X[2 * j + 1, q], Y[2 * j + 2, q]):
+                ok = False            # row 2(j+1): V_{j+1} + m_j V_j + a_j U_j
+            if j >= 1 and not _thomas_row_ok(X[2 * j - 1, q], mm[j] * X[2 * j + 1, q],
+                                             dd[j] * X[2 * j, q], Y[2 * j - 1, q]):
+                ok = False            # row 2j-1: U_{j-1} + m_j U_j + d_j V_j
         if not ok:
             break
     if not ok:
@@ -1527,7 +1518,7 @@ def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
 
 
 @njit(cache=True)
-def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy, Y, kap, piv):
+def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy, Y, Sc):
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N). Returns False when a solve fails."""
     Lc = J + 1
@@ -1550,7 +1541,7 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
                 X[2 * (j + 1), q] = A[j] * w
             if j >= 1:
                 X[2 * j - 1, q] = e[j] * w
-    if not _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, kap, piv):
+    if not _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
         _cascade_system(b, A, e, D, OM, n_len, AB)
         if not _band_solve(AB, 2 * n_len, 2, 2, X, nr):
             return False
@@ -1575,9 +1566,11 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
             acc = 0.0
             for n in range(n_len):
                 acc += M[n, k] * b * HZ[q, n]
-                if q == J + 1:
-                    acc += M[n, k] * g[n]
             S[k - 1, q - 1] = acc
+        acc = 0.0
+        for n in range(n_len):
+            acc += M[n, k] * g[n]
+        S[k - 1, J] += acc
         for jj in range(1, Lc):
             cc = 0.0
             for n in range(n_len):
@@ -1604,112 +1597,92 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
 
 
 @njit(cache=True)
+def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v):
+    """State (:func:`_cascade_state`) and residual (:func:`_cascade_residual`) of the
+    iterate in slot k of the two-slot arrays of :func:`_cascade_newton` (V[k] rows: r, A,
+    e, g, D, 1 - r, F1). Returns (E, merit, stationarity, residual)."""
+    Vk = V[k]
+    E = _cascade_state(TH[k], Yv[k], sp, s, Lc, n_len, c, PP[k], Vk[0], Vk[1], Vk[2], Vk[3], Vk[4],
+                       MM[k], Vk[5])
+    merit, st, res = _cascade_residual(PP[k], Yv[k], b, Vk[3], Lc, n_len, Kp, E, v, sp, Vk[6], FF2[k])
+    return E, merit, st, res
+
+
+@njit(cache=True)
 def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0):
     """Newton on the KKT system of a cascade metric (RR, ERR) in the variables (theta, y, b):
     p_n = softmax(theta + s' y_n), y = b dE/dr(p) at the solution, counts, E = v. From the
     start th (Lc+1: [theta, b]) with the last linearised subproblem's features W0
     (y_n = b W0[J, n] / s'_J). Each step solves the band system of :func:`_cascade_system`
     for J + 2 right-hand sides, then the (J+1) x (J+1) system of the multiplier steps; Armijo
-    on the squared residual. Pf (Lc, N) gets p; th the multipliers. Returns (certified,
-    nit, stationarity, E, residual)."""
+    on the squared residual. The iterate and the trial point live in the two slots of each
+    state array (an accepted trial flips the slot). Pf (Lc, N) gets p; th the multipliers.
+    Returns (certified, nit, stationarity, E, residual)."""
     Lc = J + 1
     N = Pf.shape[1]
     sp = np.empty(Lc)
     for k in range(Lc):
         sp[k] = s[k] - s[0]
-    theta = np.empty(Lc)
-    theta_t = np.empty(Lc)
-    y = np.empty(N)
-    y_t = np.empty(N)
-    P = np.zeros((Lc, N))
-    Pt = np.zeros((Lc, N))
-    R = np.empty(N)
-    A = np.empty(N)
-    e = np.empty(N)
-    g = np.empty(N)
-    D = np.empty(N)
-    OM = np.empty(N)
-    M = np.empty((N, Lc))
-    Rt = np.empty(N)
-    At = np.empty(N)
-    et = np.empty(N)
-    gt = np.empty(N)
-    Dt = np.empty(N)
-    OMt = np.empty(N)
-    Mt = np.empty((N, Lc))
-    F1 = np.empty(N)
-    F2 = np.zeros(Lc)
-    F1t = np.empty(N)
-    F2t = np.zeros(Lc)
+    TH = np.empty((2, Lc))
+    Yv = np.empty((2, N))
+    PP = np.zeros((2, Lc, N))
+    V = np.empty((2, 7, N))
+    MM = np.empty((2, N, Lc))
+    FF2 = np.zeros((2, Lc))
     nr = J + 2
     AB = np.empty((2 * N, 7))
     X = np.empty((2 * N, nr))
     Yb = np.empty((2 * N, nr))
-    kapb = np.empty(N)
-    pivb = np.empty(N)
+    Sc = np.empty((5, N))
     Z = np.empty((nr, N))
     HZ = np.empty((nr, N))
     S = np.empty((J + 1, J + 1))
     rs = np.empty(J + 1)
     dy = np.empty(N)
+    cur = 0
     for k in range(Lc):
-        theta[k] = th[k]
+        TH[cur, k] = th[k]
     b = th[Lc]
     for n in range(n_len):
-        y[n] = b * W0[J, n] / sp[J]
-    E = _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM)
-    merit, st, res = _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2)
+        Yv[cur, n] = b * W0[J, n] / sp[J]
+    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v)
     nit = 0
-    for it in range(max_newton):
+    while True:
         if st <= kkt_tol and res <= tol and np.isfinite(merit):
             for k in range(Lc):
-                th[k] = theta[k]
+                th[k] = TH[cur, k]
             th[Lc] = b
-            _copy(P, Pf, Lc, n_len)
+            _copy(PP[cur], Pf, Lc, n_len)
             return True, nit, st, E, res
+        if nit == max_newton:
+            break
         nit += 1
-        if not _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, E - v, J, n_len, AB, X, Z, HZ, S, rs, dy,
-                             Yb, kapb, pivb):
+        Vc = V[cur]
+        if not _cascade_step(b, Vc[1], Vc[2], Vc[3], Vc[4], Vc[5], MM[cur], PP[cur], Vc[6], FF2[cur], E - v,
+                             J, n_len, AB, X, Z, HZ, S, rs, dy, Yb, Sc):
             break
         db = rs[J]
-        # ---- Armijo on the squared residual
+        # ---- Armijo on the squared residual, the trial in the other slot
+        nxt = 1 - cur
         t = 1.0
         acc_ = False
         for ls in range(_LS_STEPS):
-            theta_t[0] = theta[0]
+            TH[nxt, 0] = TH[cur, 0]
             for k in range(1, Lc):
-                theta_t[k] = theta[k] + t * rs[k - 1]
+                TH[nxt, k] = TH[cur, k] + t * rs[k - 1]
             for n in range(n_len):
-                y_t[n] = y[n] + t * dy[n]
+                Yv[nxt, n] = Yv[cur, n] + t * dy[n]
             bt = b + t * db
-            Et = _cascade_state(theta_t, y_t, sp, s, Lc, n_len, c, Pt, Rt, At, et, gt, Dt, Mt, OMt)
-            mt, stt, rest = _cascade_residual(Pt, y_t, bt, gt, Lc, n_len, Kp, Et, v, sp, F1t, F2t)
+            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v)
             if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                 acc_ = True
-                theta, theta_t = theta_t, theta
-                y, y_t = y_t, y
-                P, Pt = Pt, P
-                R, Rt = Rt, R
-                A, At = At, A
-                e, et = et, e
-                g, gt = gt, g
-                D, Dt = Dt, D
-                M, Mt = Mt, M
-                OM, OMt = OMt, OM
-                F1, F1t = F1t, F1
-                F2, F2t = F2t, F2
+                cur = nxt
                 b = bt
                 E, merit, st, res = Et, mt, stt, rest
                 break
             t *= 0.5
         if not acc_:
             break
-    if st <= kkt_tol and res <= tol and np.isfinite(merit):
-        for k in range(Lc):
-            th[k] = theta[k]
-        th[Lc] = b
-        _copy(P, Pf, Lc, n_len)
-        return True, nit, st, E, res
     return False, nit, st, E, res
 
 
@@ -1773,8 +1746,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     pw = np.full(Lc + 3, -1.0)        # cascade features (s'_k g_n): the power path when s' are integer multiples
     Sx = np.empty(N)
     Zx = np.empty(N)
-    R = np.empty(N)
-    T = np.empty(N)
+    Sc = np.empty((5, N))
     pref = np.arange(Lc - 1, -1, -1)   # the extreme lists: highest category first / lowest first
     Ksum = 0.0
     for i in range(Lc):
@@ -1786,8 +1758,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             P[i, n] = Kp[i] / Ksum
         th[i] = np.log(Kp[i] / Kp[0])
     th[Lc] = 0.0
-    E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, R, T)
-    _metric_W(kind, P, J, n_len, kap, f, G, W0, R, T)
+    E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, Sc)
+    _metric_W(kind, P, J, n_len, kap, f, G, W0, Sc)
     Hc = 0.0                    # entropy of the count-only p (constant per category)
     for i in range(Lc):
         q = Kp[i] / Ksum
@@ -1829,7 +1801,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 for i in range(Lc + 1):
                     th[i] = th0[i]
         _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, kind == 1, pw if kind == 1 else nopw)
-        El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, R, T)
+        El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, Sc)
         mu_t = max(mu, 2.0 * abs(th[Lc]) + 1.0)
         if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
             # a warm start far from this subproblem's multipliers left its dual unsolved (p
@@ -1847,11 +1819,11 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 for i in range(Lc):
                     for n in range(n_len):
                         Pt[i, n] = W1[i, n]
-                El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, R, T)
+                El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, Sc)
             else:
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _metric_W(kind, Pt, J, n_len, kap, f, Gt, W1, R, T)
+        _metric_W(kind, Pt, J, n_len, kap, f, Gt, W1, Sc)
         bl = th[Lc]
         stat, resl, stat_r = _linearised_certificate(Pt, W0, W1, Lc, n_len, Kp, bl, El, v)
         nit += 1
@@ -1905,16 +1877,16 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 for i in range(Lc):
                     for n in range(n_len):
                         W1[i, n] = P[i, n] + t * (Pt[i, n] - P[i, n])   # W1: scratch trial p
-                Et = _metric_E(kind, W1, J, n_len, kap, f, c0, Gt, Q, False, R, T)
+                Et = _metric_E(kind, W1, J, n_len, kap, f, c0, Gt, Q, False, Sc)
                 Ht = _entropy(W1, Lc, n_len)
                 if -Ht + mu * abs(Et - v) <= phi0 + _ARMIJO * t * slope + slack or ls == 29:
                     break
             for i in range(Lc):
                 for n in range(n_len):
                     P[i, n] = W1[i, n]
-            E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, R, T)
+            E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, Sc)
             Hc = Ht                                     # P is the accepted trial point W1
-            _metric_W(kind, P, J, n_len, kap, f, G, W0, R, T)
+            _metric_W(kind, P, J, n_len, kap, f, G, W0, Sc)
     return False, nit, stat, El, resl
 
 
@@ -2342,8 +2314,7 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
     G = np.zeros((1, N))
     Gt = np.zeros((1, N))
     Q = np.zeros((1, N))
-    R = np.empty(N)
-    T = np.empty(N)
+    Sc = np.empty((5, N))
     th = np.zeros(L + 1)
     for i in range(B):
         n_len = lengths[i]
@@ -2360,9 +2331,9 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
             continue
         # attainable range: highest category first / lowest first
         _extreme_list(Pf, J, n_len, Kp, True)
-        e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, R, T)
+        e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
         _extreme_list(Pf, J, n_len, Kp, False)
-        e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, R, T)
+        e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
         if not _classify(e_top, e_bot, v[i], False):
             code[i] = 1
             continue
@@ -2388,7 +2359,7 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
         # list 7e-11 below its maximum, |b| = 1.8e9: it ends at a feasible point of entropy
         # 0.02 above this strict KKT point; at 1e-6, a trec_covid_r1 one with |b| = 6e8 by
         # 3.5e-7); code 4 defers to it, the higher-entropy certified point of the two winning
-        _cascade_E_W(Pf, Lp, n_len, sp, c, W0, True, R, T)
+        _cascade_E_W(Pf, Lp, n_len, sp, c, W0, True, Sc)
         wmax = 0.0
         for k in range(Lp):
             for n in range(n_len):
