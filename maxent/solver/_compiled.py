@@ -2206,6 +2206,26 @@ def _extreme_list(Pf, J, n_len, Kp, top):
             n += 1
 
 
+@njit(cache=True)
+def _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
+                       stat_out, ent_out, att_out):
+    """Outputs of problem i from its slot form (Lp populated categories pop, p in Pf,
+    multipliers th = [a over the slots, b]): P_out[i, n, z - col0] for z >= col0, theta_out[i]
+    (a_z at the populated z, b last), residual, stationarity, entropy and E."""
+    L = theta_out.shape[1] - 1
+    for k in range(Lp):
+        z = pop[k]
+        if z >= col0:
+            for n in range(n_len):
+                P_out[i, n, z - col0] = Pf[k, n]
+        theta_out[i, z] = th[k]
+    theta_out[i, L] = th[Lp]
+    resid_out[i] = res
+    stat_out[i] = st
+    ent_out[i] = _entropy(Pf, Lp, n_len)
+    att_out[i] = E
+
+
 @njit(cache=True, nogil=True)
 def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newton, fallback,
                  P_out, col0, theta_out, code, nit_out, resid_out, ent_out, att_out, stat_out):
@@ -2276,17 +2296,8 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
         code[i] = cd
         if cd != 0 and cd != 3:
             continue
-        for k in range(Lp):
-            z = pop[k]
-            if z >= col0:
-                for n in range(n_len):
-                    P_out[i, n, z - col0] = Pf[k, n]
-            theta_out[i, z] = th[k]
-        theta_out[i, L] = th[J + 1]
-        resid_out[i] = res
-        stat_out[i] = st
-        ent_out[i] = _entropy(Pf, Lp, n_len)
-        att_out[i] = E
+        _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
+                           stat_out, ent_out, att_out)
 
 
 @njit(cache=True, nogil=True)
@@ -2365,14 +2376,5 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
             for n in range(n_len):
                 wmax = max(wmax, abs(W0[k, n]))
         code[i] = 4 if abs(th[J + 1]) * _W_ULPS * _EPS * wmax > _DEFER else 0
-        for k in range(Lp):
-            z = pop[k]
-            if z >= col0:
-                for n in range(n_len):
-                    P_out[i, n, z - col0] = Pf[k, n]
-            theta_out[i, z] = th[k]
-        theta_out[i, L] = th[J + 1]
-        resid_out[i] = res
-        stat_out[i] = st
-        ent_out[i] = _entropy(Pf, Lp, n_len)
-        att_out[i] = E
+        _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
+                           stat_out, ent_out, att_out)
