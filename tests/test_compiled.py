@@ -22,8 +22,9 @@ import pytest
 from maxent.errors import ConvergenceWarning, ParameterError
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists
-from maxent.solver import solve
+from maxent.solver import count_constraints, solve
 from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
+from tests._projection import project_onto_constraints
 
 numba = pytest.importorskip("numba", reason="the compiled engine needs numba (pip install -e '.[fast]')")
 
@@ -109,7 +110,6 @@ def _strictly_interior(m, v, lists, count):
     """Targets strictly inside the attainable range (not within BOUNDARY_RTOL of an end; the
     numpy engine's classification): the problems the kernels solve themselves. Targets at
     an uncertified end (ERR@20 = 0, a face) are the numpy path's."""
-    from maxent.solver import count_constraints
     from maxent.solver._problem import BOUNDARY_RTOL, Batch
 
     batch = Batch(m, v, lists, count_constraints(m, lists, count))
@@ -120,15 +120,15 @@ def _strictly_interior(m, v, lists, count):
             & (hi - v > BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))) & (lists.n_rel(t) > 0))
 
 
-def _rounding_only(m, res, lists):
+def _rounding_only(m, res, lists, limit=1e-9):
     """Problems whose log-odds stationarity the rounding allowance of
-    ``linearize.stationarity`` alone could hide: |b| 16 ulp(max |dE/dp|) > 1e-9."""
+    ``linearize.stationarity`` alone could hide: |b| 16 ulp(max |dE/dp|) > limit."""
     from maxent.solver.linearize import _W_ULPS
 
     W = np.abs(m.gradient(res.p, lists)).reshape(len(res), -1).max(axis=1)
     b = np.abs(res.multipliers[:, -1])
     with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(b), b * _W_ULPS * np.finfo(float).eps * W, 0.0) > 1e-9
+        return np.where(np.isfinite(b), b * _W_ULPS * np.finfo(float).eps * W, 0.0) > limit
 
 
 def _compare(collection, count, names, n, seed):
@@ -159,9 +159,19 @@ def _compare(collection, count, names, n, seed):
         same = ~better
         np.testing.assert_array_equal(new.status[same], ref.status[same], err_msg=name)
         assert better.sum() <= max(1, len(new) // 100), (name, better.sum())
-        assert (new.entropy >= ref.entropy - 1e-9 * np.maximum(1.0, np.abs(ref.entropy)))[same].all(), name
-        # a deferred cascade problem whose own KKT point has the higher entropy returns it
-        same &= np.array(["higher entropy than the numpy" not in x for x in new.message])
+        tol_h = 1e-9 * np.maximum(1.0, np.abs(ref.entropy))
+        # where the numpy engine's certificate is rounding-limited (ERR near its maximum,
+        # |b| ~ 1e8-1e10) its point may miss the target inside the tolerance, which is worth
+        # |b| |E - v| nats: there the oracle is its point moved onto the constraints exactly
+        # (and p is not compared: the numpy engine stops on its rounding floor, at 1e-9 of
+        # the entropy p may still move by ~1e-5)
+        limited = same & (ref.status == "optimal") & _rounding_only(m, ref, lists, 1e-7)
+        K = count_constraints(m, lists, count)
+        for i in np.flatnonzero(limited):
+            _, h = project_onto_constraints(m, lists.take([i]), ref.p[i], K[i], v[i], ref.multipliers[i, -1])
+            assert new.entropy[i] >= h - tol_h[i], (name, i, new.entropy[i], h, ref.entropy[i])
+        same &= ~limited
+        assert (new.entropy >= ref.entropy - tol_h)[same].all(), name
         np.testing.assert_allclose(new.p[same], ref.p[same], rtol=0, atol=1e-6, err_msg=name)
         opt = new.status == "optimal"
         assert (new.residual[opt] <= 1e-10).all() and (new.stationarity[opt] <= 1e-9).all(), name

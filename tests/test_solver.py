@@ -126,6 +126,64 @@ def test_rr_one_boundary_face():
     np.testing.assert_allclose(res.entropy, 19 * _h(2 / 19), atol=1e-12)
 
 
+def _sinkhorn(rng, K, N, spread):
+    """A random point of the relaxed polytope {p >= 0: rows sum to 1, columns to K}."""
+    P = rng.random((N, len(K))) ** spread + 1e-12
+    for _ in range(500):
+        P *= (K / P.sum(axis=0))[None, :]
+        P /= P.sum(axis=1, keepdims=True)
+    return P
+
+
+@pytest.mark.parametrize("name", ["ERR", "ERR@3", "ERR(gain=linear)", "RR"])
+def test_err_maximum_is_the_ideal_lists(name):
+    """certified_ends: with stopping probabilities increasing in the grade, no point of the
+    relaxed polytope has E[ERR] above the ideal list's (oracle: random polytope points,
+    spread out and concentrated, and the ideal list blended with each; the ideal list's
+    value by metric.value). At that value the solver returns a boundary, above it infeasible."""
+    m = parse_measure(name)
+    rng = np.random.default_rng(3)
+    N = 12
+    K = np.array([7.0, 3.0, 2.0]) if m.GRADED else np.array([9.0, 3.0])
+    grades = np.repeat(np.arange(len(K))[::-1], K[::-1].astype(int))     # the ideal list
+    lists = _lists([grades], [K[::-1].astype(int)[::-1]])
+    top = m.value(lists)[0]
+    ideal = np.eye(len(K))[grades]
+    worst = -np.inf
+    for spread in (1.0, 4.0, 16.0):
+        for _ in range(50):
+            P = _sinkhorn(rng, K, N, spread)
+            for w in (0.0, 0.9, 0.999):
+                Q = w * ideal + (1 - w) * P
+                e = m.expectation(Q[None] if m.GRADED else Q[None, :, 1], lists)[0]
+                worst = max(worst, e - top)
+    assert worst <= 1e-15, worst
+    assert m.CERTIFIED_ENDS == (False, True)
+    res = _solve(m, lists, target=np.array([top]))
+    assert res.status[0] == "boundary" and "maximum attainable" in res.message[0]
+    np.testing.assert_allclose(m.expectation(res.p, lists), [top], rtol=0, atol=1e-12)
+    if m.GRADED and m.cutoff is None:
+        # every rank's weight 1/n - 1/(n+1) > 0: the ideal list is the only maximiser
+        assert res.entropy[0] == 0 and np.array_equal(res.p[0], ideal)
+    else:
+        # ERR@3: ranks 4..12 are free (two grade-1 documents among them); RR: only p_1 = 1
+        # is needed (the face spreads the rest)
+        assert res.entropy[0] > 0
+    res = _solve(m, lists, target=np.array([top + 1e-3]))
+    assert res.status[0] == "infeasible"
+
+
+def test_err_maximum_not_certified_where_stopping_probabilities_tie():
+    """A capped max_grade (grades above it stop with probability 1: ties) or a gain map
+    that is not strictly increasing withdraws the certified maximum."""
+    assert parse_measure("ERR").CERTIFIED_ENDS == (False, True)
+    assert parse_measure("ERR(max_grade=1)").CERTIFIED_ENDS == (False, False)
+    assert parse_measure("ERR(gain=1:2,2:2)").CERTIFIED_ENDS == (False, False)
+    # levels beyond a map keep gain = level: 2:5 is above level 3's gain 3
+    assert parse_measure("ERR(gain=1:1,2:5)").CERTIFIED_ENDS == (False, False)
+    assert parse_measure("ERR(gain=1:1,2:2.5)").CERTIFIED_ENDS == (False, True)
+
+
 @pytest.mark.parametrize("name", ["AP", "GAP", "nDCG", "R-prec", "ERR@10", "RR"])
 def test_deterministic_edge_cases(name):
     """K = 0, K = length, perfect and worst orderings, R = 0, empty list, out of range."""
@@ -149,8 +207,8 @@ def test_deterministic_edge_cases(name):
     assert st[0] == "boundary" and res.entropy[0] == 0 and np.array_equal(res.p[0], ind[0])
     assert st[1] == "boundary" and res.entropy[1] == 0
     if name == "ERR@10":
-        # ERR's range is not certified (see certified_ends): the solver is run at the ends
-        # and reaches the deterministic list itself
+        # ERR's maximum is certified (see certified_ends), its minimum is not: the solver
+        # is run there and reaches the deterministic list itself
         assert st[2] in ("optimal", "boundary") and res.entropy[2] < 1e-6
         assert st[3] in ("optimal", "boundary") and res.entropy[3] < 1e-6
     elif name == "R-prec":

@@ -38,12 +38,27 @@ class ERR(Metric):
         "max_grade": Param(int, None, "c, the maximum grade (default: the qrels' highest level)"),
     }
     GRADED: ClassVar[bool] = True
+    # the maximum is certified when the stopping probabilities s_z strictly increase with z
+    # (see certified_ends); validate() withdraws it for gains where they may not
+    CERTIFIED_ENDS: ClassVar[tuple] = (False, True)
 
     def validate(self):
         _check_gain(self)
         if self.max_grade is not None:
             self._check(isinstance(self.max_grade, int) and self.max_grade >= 1, "max_grade must be >= 1")
         super().validate()
+        if not self._strict_satisfaction():
+            object.__setattr__(self, "CERTIFIED_ENDS", (False, False))
+
+    def _strict_satisfaction(self) -> bool:
+        """Whether s_z = gain(z) / (gain(c) + 1) strictly increases with z and stays below 1 at
+        every number of levels: non-negative, strictly increasing gains with c the highest
+        level (no ``max_grade``; above it s is clipped to 1, and negative gains to 0)."""
+        if self.max_grade is not None:
+            return False
+        top = max((level for level, _ in self.gain), default=0) if isinstance(self.gain, tuple) else 0
+        g = gain_vector(top + 2, self.gain)          # levels beyond the map keep gain = level
+        return bool(g[0] >= 0 and (np.diff(g) > 0).all())
 
     def satisfaction(self, levels: int) -> np.ndarray:
         """(L,) stopping probability r(z) of each grade level."""

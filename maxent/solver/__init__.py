@@ -220,17 +220,6 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
             solved = nc[out["status"][nc] == Status.OPTIMAL.value]
             out["message"][solved] = "KKT point (second run: successive linearisation)"
 
-    for g, row in out["kept"].items():
-        numpy_opt = out["status"][g] == Status.OPTIMAL.value
-        if not numpy_opt or out["entropy"][g] < row["entropy"]:
-            # the numpy engine found no KKT point where the kernels certified one, or one of
-            # lower entropy: the higher-entropy certified point is returned
-            nit = out["nit"][g]
-            for key in _ROW_FIELDS:
-                out[key][g] = row[key]
-            out["nit"][g] += nit
-            out["message"][g] = ("KKT point (Newton-KKT; the numpy engine found none)" if not numpy_opt
-                                 else "KKT point (Newton-KKT; higher entropy than the numpy engine's)")
     p = out["P"]
     status = out["status"]
     n_nc = int((status == Status.NOT_CONVERGED.value).sum())
@@ -301,7 +290,7 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
                         _FALLBACK_FACTOR * max_iter, P_out, col0, theta, code, nit, resid, ent,
                         att, stat)
         msg = "KKT point"
-    done = np.flatnonzero((code == 0) | (code == 3) | (code == 4))
+    done = np.flatnonzero((code == 0) | (code == 3))
     if len(done):
         g = s + done
         out["status"][g] = Status.OPTIMAL.value
@@ -313,23 +302,11 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         out["attained"][g] = att[done]
         out["mult"][g] = _multipliers(theta[done], batch.grade_ok[done], batch.ref[done])
         out["message"][s + np.flatnonzero(code == 3)] = "KKT point (second run: successive linearisation)"
-    deferred = np.flatnonzero(code == 4)
-    if len(deferred):
-        # certified, but where the numpy engine's certificate is rounding-limited (cascade
-        # metrics, |b| ~ 1e8-1e10): the numpy engine solves it again, and the higher-entropy
-        # of the two certified points is returned (never below the numpy engine's result)
-        for g in s + deferred:
-            out["kept"][int(g)] = {key: (v.copy() if isinstance(v, np.ndarray) else v)
-                                   for key in _ROW_FIELDS for v in (out[key][g],)}
     return np.flatnonzero((code != 0) & (code != 3))
-
-
-_ROW_FIELDS = ("P", "status", "message", "nit", "residual", "stationarity", "entropy", "mult", "attained")
 
 
 def _empty(B, N, L, target, graded):
     return {
-        "kept": {},      # row -> the compiled result of a deferred problem (code 4)
         # the returned p itself, (B, N, L) graded or (B, N) binary; chunks are solved
         # category-major and written here once (no second full-size copy)
         "P": np.zeros((B, N, L) if graded else (B, N)),

@@ -62,7 +62,6 @@ _EPS64 = 64.0 * np.finfo(np.float64).eps
 _EPS = np.finfo(np.float64).eps
 _W_ULPS = 16.0      # = maxent.solver.linearize._W_ULPS (rounding allowance of dE/dp in the certificate)
 _MIN_STEP = 1.0 / 64   # = maxent.solver.linearize._MIN_STEP (first trial step of a damped problem)
-_DEFER = 1e-7          # cascade_batch: a rounding allowance above this defers the problem to numpy
 _ROUNDING_STEPS = 8    # linearisation steps a run stationary only to rounding may take to certify
 _P_FLOOR = 1e-250
 _PINV_MAX = 1e12
@@ -1304,39 +1303,117 @@ def _metric_W(kind, P, J, n_len, kap, f, G, Wc, Sc):
 
 
 @njit(cache=True)
-def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM):
-    """State of the cascade Newton-KKT iterate (theta (Lc), y (N)): p_n(k) =
-    softmax_k(theta_k + s'_k y_n) into P (s' = s - s_0), r_n = sum_k s_k p_n(k) into R,
-    A_n = prod_{m<n} (1 - r_m), e_n = c_n - T_n, g_n = dE/dr_n = A_n e_n, D_n = Var_n(s),
-    M[n, k] = dr_n/dtheta_k = p_n(k) (s_k - r_n) (k < Lc), 1 - r_n = sum_k (1 - s_k) p_n(k)
-    into OM (:func:`_cascade_chain`). Returns E (compensated sum)."""
+def _cascade_power(sp, Lc, pw):
+    """Whether s'_k = m_k u with integers 0 <= m_k <= _POW_MAX (within 4 ulps; ERR's
+    exponential gains: s' = (0, 1, 3) / 4, linear ones (0, 1, 2) / 3; RR (0, 1)): pw (Lc + 2)
+    gets [m_0 .. m_{Lc-1}, u] (u = -1: no such structure), for :func:`_cascade_softmax`."""
+    pw[Lc] = -1.0
+    u = 0.0
+    for k in range(Lc):
+        if sp[k] != 0.0:
+            u = sp[k]
+            break
+    if not (u > 0.0):
+        return
+    for k in range(Lc):
+        ratio = sp[k] / u
+        m = np.floor(ratio + 0.5)
+        # within 4 ulps: m_k u y_n is then s'_k y_n to 4 ulps of it (the certificate allows 16)
+        if not (abs(ratio - m) <= 4.0 * _EPS * m and 0.0 <= m <= _POW_MAX):
+            return
+        pw[k] = m
+    pw[Lc] = u
+
+
+@njit(cache=True)
+def _cascade_softmax(theta, y, sp, Lc, n_len, P, pw, U, X):
+    """P[k, n] = softmax_k(theta_k + s'_k y_n) in whole-row passes (LLVM vectorises them).
+    With s'_k = m_k u (:func:`_cascade_power`) and every exponent within _POW_RANGE of the
+    largest, one exp per rank: U_n = exp(u (y_n - y_mid)) and p_n(k) ~ A_k U_n^{m_k},
+    A_k = exp(theta_k + m_k u y_mid - xmax), each factor within e^{+-300} (as
+    :func:`_softmax_power`); else one exp per rank and category, p = 0 below e^_EXP_MIN of
+    the row's largest. U, X (>= n_len): scratch."""
+    ymin = np.inf
+    ymax = -np.inf
     for n in range(n_len):
-        mx = -np.inf
+        ymin = min(ymin, y[n])
+        ymax = max(ymax, y[n])
+    xmax = -np.inf
+    xmin = np.inf
+    for k in range(Lc):
+        lo = theta[k] + sp[k] * ymin
+        hi = theta[k] + sp[k] * ymax
+        xmax = max(xmax, max(lo, hi))
+        xmin = min(xmin, min(lo, hi))
+    if pw[Lc] > 0.0 and xmax - xmin <= _POW_RANGE:
+        u = pw[Lc]
+        ymid = 0.5 * (ymin + ymax)
+        mmax = 0
         for k in range(Lc):
-            x = theta[k] + sp[k] * y[n]
-            mx = x if x > mx else mx
-        Z = 0.0
+            mmax = max(mmax, int(pw[k]))
+        for n in range(n_len):
+            X[n] = _fexp(u * (y[n] - ymid))
+            U[n] = 1.0
+        for m in range(mmax + 1):
+            if m > 0:
+                for n in range(n_len):
+                    U[n] *= X[n]
+            for k in range(Lc):
+                if int(pw[k]) == m:
+                    Ak = np.exp(theta[k] + m * u * ymid - xmax)
+                    for n in range(n_len):
+                        P[k, n] = Ak * U[n]
+    else:
+        for n in range(n_len):
+            X[n] = -np.inf
         for k in range(Lc):
-            x = theta[k] + sp[k] * y[n] - mx
-            q = _fexp(x) if x > _EXP_MIN else 0.0
-            P[k, n] = q
-            Z += q
-        Zi = 1.0 / Z
-        r = 0.0
+            for n in range(n_len):
+                X[n] = max(X[n], theta[k] + sp[k] * y[n])
         for k in range(Lc):
-            P[k, n] *= Zi
-            r += sp[k] * P[k, n]
-        d = 0.0
-        for k in range(Lc):
-            dv = sp[k] - r
-            M[n, k] = P[k, n] * dv
-            d += P[k, n] * dv * dv
-        D[n] = d
-        R[n] = r + s[0]
-        om = 0.0
-        for k in range(Lc):
-            om += (1.0 - s[k]) * P[k, n]
-        OM[n] = om
+            for n in range(n_len):
+                d = theta[k] + sp[k] * y[n] - X[n]
+                q = _fexp(max(d, -700.0))
+                P[k, n] = q if d > _EXP_MIN else 0.0
+    for n in range(n_len):
+        U[n] = 0.0
+    for k in range(Lc):
+        for n in range(n_len):
+            U[n] += P[k, n]
+    for n in range(n_len):
+        U[n] = 1.0 / U[n]
+    for k in range(Lc):
+        for n in range(n_len):
+            P[k, n] *= U[n]
+
+
+@njit(cache=True)
+def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pw):
+    """State of the cascade Newton-KKT iterate (theta (Lc), y (N)): p_n(k) =
+    softmax_k(theta_k + s'_k y_n) into P (s' = s - s_0; :func:`_cascade_softmax` with the
+    power structure pw of :func:`_cascade_power`; A and e serve as its scratch), r_n =
+    sum_k s_k p_n(k) into R, A_n = prod_{m<n} (1 - r_m), e_n = c_n - T_n, g_n = dE/dr_n =
+    A_n e_n, D_n = Var_n(s), M[k, n] = dr_n/dtheta_k = p_n(k) (s_k - r_n) (M (Lc, N)),
+    1 - r_n = sum_k (1 - s_k) p_n(k) into OM (:func:`_cascade_chain`). Returns E
+    (compensated sum)."""
+    _cascade_softmax(theta, y, sp, Lc, n_len, P, pw, A, e)
+    for n in range(n_len):
+        R[n] = 0.0
+        OM[n] = 0.0
+        D[n] = 0.0
+    for k in range(Lc):
+        sk = sp[k]
+        ok_ = 1.0 - s[k]
+        for n in range(n_len):
+            R[n] += sk * P[k, n]
+            OM[n] += ok_ * P[k, n]
+    for k in range(Lc):
+        sk = sp[k]
+        for n in range(n_len):
+            dv = sk - R[n]
+            M[k, n] = P[k, n] * dv
+            D[n] += M[k, n] * dv
+    for n in range(n_len):
+        R[n] += s[0]
     return _cascade_chain(R, OM, c, n_len, A, e, g, True)
 
 
@@ -1436,10 +1513,10 @@ def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     overwritten by the solution) as block-tridiagonal with identity diagonal blocks over
     u_j = (V_j, U_j): block Thomas without pivoting reduces to scalar recurrences,
     kappa_{j+1} = a_j + kappa_j m_j^2 / pi_j, pi_j = 1 - kappa_j d_j (:func:`_cascade_coef`),
-    O(N nr), no division but by pi_j. The solution is accepted only if every row's residual
+    O(N nr), one division per rank (1 / pi_j). The solution is accepted only if every row's residual
     is <= 1e-12 of its terms' size (else, or on a pivot |pi_j| < 1e-8: False, X restored;
     the caller then pivots). Y (2N, nr): scratch (a copy of the right-hand sides);
-    Sc (5, N): scratch (kappa, pi, m, a, d per rank)."""
+    Sc (5, N): scratch (kappa, 1 / pi, m, a, d per rank)."""
     kap, piv, mm, aa, dd = Sc[0], Sc[1], Sc[2], Sc[3], Sc[4]
     n2 = 2 * n_len
     for i in range(n2):
@@ -1452,22 +1529,27 @@ def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
         pi = 1.0 - k * d
         if not (abs(pi) >= 1e-8) or not np.isfinite(pi):
             return False
+        ipi = 1.0 / pi
         kap[j] = k
-        piv[j] = pi
+        piv[j] = ipi
         if j >= 1:
             # y_j^V -= (m_{j-1}, a_{j-1}) . D'^{-1}_{j-1} y_{j-1}
-            mp, ap, kp, pp = mm[j - 1], aa[j - 1], kap[j - 1], piv[j - 1]
+            mp, ap, kp, ip = mm[j - 1], aa[j - 1], kap[j - 1], piv[j - 1]
+            mi = mp * ip
+            kmi = kp * mp * mi
             for q in range(nr):
                 yu = X[2 * j - 1, q]
-                X[2 * j, q] -= mp * (X[2 * j - 2, q] + kp * mp * yu) / pp + ap * yu
-        k = a + k * m * m / pi
+                X[2 * j, q] -= mi * X[2 * j - 2, q] + (kmi + ap) * yu
+        k = a + k * m * m * ipi
     for j in range(n_len - 1, -1, -1):
+        km = kap[j] * mm[j]
+        ip = piv[j]
         for q in range(nr):
             zu = X[2 * j + 1, q]
             if j + 1 < n_len:
                 zu -= dd[j + 1] * X[2 * j + 2, q] + mm[j + 1] * X[2 * j + 3, q]
             X[2 * j + 1, q] = zu
-            X[2 * j, q] = (X[2 * j, q] + kap[j] * mm[j] * zu) / piv[j]
+            X[2 * j, q] = (X[2 * j, q] + km * zu) * ip
     # residual of every row against the saved right-hand sides
     ok = True
     for j in range(n_len):
@@ -1525,18 +1607,18 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
     nr = J + 2
     # ---- the band solves: columns w = -D F1, M_k (k = 1..J), D g (block Thomas, checked;
     # else Gaussian elimination with partial pivoting)
-    for q in range(nr):
-        for i in range(2 * n_len):
+    for i in range(2 * n_len):
+        for q in range(nr):
             X[i, q] = 0.0
     for j in range(n_len):
+        Z[0, j] = -D[j] * F1[j]
+        Z[nr - 1, j] = D[j] * g[j]
+    for q in range(1, nr - 1):
+        for j in range(n_len):
+            Z[q, j] = M[q, j]
+    for j in range(n_len):
         for q in range(nr):
-            if q == 0:
-                w = -D[j] * F1[j]
-            elif q <= J:
-                w = M[j, q]
-            else:
-                w = D[j] * g[j]
-            Z[q, j] = w
+            w = Z[q, j]
             if j + 1 < n_len:
                 X[2 * (j + 1), q] = A[j] * w
             if j >= 1:
@@ -1545,46 +1627,30 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
         _cascade_system(b, A, e, D, OM, n_len, AB)
         if not _band_solve(AB, 2 * n_len, 2, 2, X, nr):
             return False
-    for q in range(nr):
-        for j in range(n_len):
+    for j in range(n_len):
+        bd = b * D[j]
+        for q in range(nr):
             hz = -(A[j] * X[2 * j + 1, q] + e[j] * X[2 * j, q])
             HZ[q, j] = hz
-            Z[q, j] = Z[q, j] + b * D[j] * hz
+            Z[q, j] = Z[q, j] + bd * hz
     # ---- the multiplier steps (dtheta_1..J, db):
     # dy = -F1 + b H dr + g db, dr = Z_0 + sum_k Z_k dtheta_k + Z_{J+1} db;
     # counts: sum_n M_k dy + sum_j C_kj dtheta_j = -F2_k; metric: g . dr = -(E - v)
-    for i in range(J + 1):
-        rs[i] = 0.0
-        for jj in range(J + 1):
-            S[i, jj] = 0.0
+    # (sums that only steer the step: reassociated, as the other Newton-KKT Schur complements)
     for k in range(1, Lc):
-        a0 = 0.0
-        for n in range(n_len):
-            a0 += M[n, k] * (-F1[n] + b * HZ[0, n])
-        rs[k - 1] = -F2[k] - a0
+        Mk = M[k]
+        rs[k - 1] = -F2[k] + _rsum_cx(Mk, F1, 0, n_len) - b * _rsum_cx(Mk, HZ[0], 0, n_len)
         for q in range(1, nr):
-            acc = 0.0
-            for n in range(n_len):
-                acc += M[n, k] * b * HZ[q, n]
-            S[k - 1, q - 1] = acc
-        acc = 0.0
-        for n in range(n_len):
-            acc += M[n, k] * g[n]
-        S[k - 1, J] += acc
+            S[k - 1, q - 1] = b * _rsum_cx(Mk, HZ[q], 0, n_len)
+        S[k - 1, J] += _rsum_cx(Mk, g, 0, n_len)
         for jj in range(1, Lc):
-            cc = 0.0
-            for n in range(n_len):
-                cc += P[k, n] * ((1.0 if k == jj else 0.0) - P[jj, n])
+            cc = -_rsum_cx(P[k], P[jj], 0, n_len)
+            if jj == k:
+                cc += _rsum(P[k], 0, n_len)
             S[k - 1, jj - 1] += cc
-    a0 = 0.0
-    for n in range(n_len):
-        a0 += g[n] * Z[0, n]
-    rs[J] = -ev - a0
+    rs[J] = -ev - _rsum_cx(g, Z[0], 0, n_len)
     for q in range(1, nr):
-        acc = 0.0
-        for n in range(n_len):
-            acc += g[n] * Z[q, n]
-        S[J, q - 1] = acc
+        S[J, q - 1] = _rsum_cx(g, Z[q], 0, n_len)
     if not _solve_small(S, rs, J + 1):
         return False
     db = rs[J]
@@ -1597,13 +1663,13 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
 
 
 @njit(cache=True)
-def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v):
+def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pw):
     """State (:func:`_cascade_state`) and residual (:func:`_cascade_residual`) of the
     iterate in slot k of the two-slot arrays of :func:`_cascade_newton` (V[k] rows: r, A,
     e, g, D, 1 - r, F1). Returns (E, merit, stationarity, residual)."""
     Vk = V[k]
     E = _cascade_state(TH[k], Yv[k], sp, s, Lc, n_len, c, PP[k], Vk[0], Vk[1], Vk[2], Vk[3], Vk[4],
-                       MM[k], Vk[5])
+                       MM[k], Vk[5], pw)
     merit, st, res = _cascade_residual(PP[k], Yv[k], b, Vk[3], Lc, n_len, Kp, E, v, sp, Vk[6], FF2[k])
     return E, merit, st, res
 
@@ -1627,7 +1693,9 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     Yv = np.empty((2, N))
     PP = np.zeros((2, Lc, N))
     V = np.empty((2, 7, N))
-    MM = np.empty((2, N, Lc))
+    MM = np.empty((2, Lc, N))
+    pw = np.empty(Lc + 1)
+    _cascade_power(sp, Lc, pw)
     FF2 = np.zeros((2, Lc))
     nr = J + 2
     AB = np.empty((2 * N, 7))
@@ -1645,7 +1713,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     b = th[Lc]
     for n in range(n_len):
         Yv[cur, n] = b * W0[J, n] / sp[J]
-    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v)
+    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pw)
     nit = 0
     while True:
         if st <= kkt_tol and res <= tol and np.isfinite(merit):
@@ -1673,7 +1741,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
             for n in range(n_len):
                 Yv[nxt, n] = Yv[cur, n] + t * dy[n]
             bt = b + t * db
-            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v)
+            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pw)
             if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                 acc_ = True
                 cur = nxt
@@ -2310,8 +2378,7 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
 
     s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; v (B,),
     K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`prefix_batch`.
-    code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy),
-    4 optimal but deferred to numpy (the outputs written: the higher-entropy certified point wins).
+    code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy).
     """
     B, L = K.shape
     N = c.shape[0]
@@ -2365,16 +2432,6 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
         if not ok_:
             code[i] = 2
             continue
-        # the largest rounding the numpy engine's certificate allows here (|b| 16 ulp max|W|):
-        # above _DEFER its own results are not reproducible to the tolerance (a trec_dl19 ERR
-        # list 7e-11 below its maximum, |b| = 1.8e9: it ends at a feasible point of entropy
-        # 0.02 above this strict KKT point; at 1e-6, a trec_covid_r1 one with |b| = 6e8 by
-        # 3.5e-7); code 4 defers to it, the higher-entropy certified point of the two winning
-        _cascade_E_W(Pf, Lp, n_len, sp, c, W0, True, Sc)
-        wmax = 0.0
-        for k in range(Lp):
-            for n in range(n_len):
-                wmax = max(wmax, abs(W0[k, n]))
-        code[i] = 4 if abs(th[J + 1]) * _W_ULPS * _EPS * wmax > _DEFER else 0
+        code[i] = 0
         _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
                            stat_out, ent_out, att_out)

@@ -74,7 +74,14 @@ def certified_ends(metric) -> tuple[bool, bool]:
       Jensen E[AP] >= f(K) with equality only for a deterministic count;
     - RR: the maximum 1 needs p_1 = 1 (certified); the minimum is not (a fractional list can
       leave every rank empty with positive probability, RR = 0);
-    - ERR and others: not certified (the solver is tried outside the deterministic range).
+    - ERR (and RR) when the stopping probabilities s_z strictly increase with the grade:
+      the maximum is the ideal list's. With c_n non-increasing (1/n, 0 beyond a cutoff),
+      Abel summation gives E = sum_n (c_n - c_{n+1}) (1 - prod_{m<=n} (1 - r_m)), a
+      non-negative combination; each sum_{m<=n} log(1 - r_m) is concave in p (r is
+      linear), so its minimum over the transportation polytope is at a vertex, a
+      deterministic list, where it is least with the n highest grades first: the ideal
+      list does that for every n at once. The minimum is not certified (as RR's);
+    - others: not certified (the solver is tried outside the deterministic range).
     """
     lo, hi = metric.CERTIFIED_ENDS
     return bool(lo), bool(hi)
