@@ -1328,6 +1328,26 @@ def _cascade_power(sp, Lc, pw):
 
 
 @njit(cache=True)
+def _cascade_power_rows(W, pm, Lc, n_len, pw):
+    """:func:`_power_structure` of cascade features W[k, n] = s'_k g_n when s'_k = m_k u
+    (pm of :func:`_cascade_power`): the multiples are known, so only the base row's range
+    is scanned (no per-element check: m_k W[zb, n] is W[k, n] to 4 ulps)."""
+    zb = 0
+    for k in range(Lc):
+        pw[k] = pm[k]
+        if pm[k] == 1.0 and zb == 0:
+            zb = k
+    wmin = np.inf
+    wmax = -np.inf
+    for n in range(n_len):
+        wmin = min(wmin, W[zb, n])
+        wmax = max(wmax, W[zb, n])
+    pw[Lc] = zb
+    pw[Lc + 1] = wmin
+    pw[Lc + 2] = wmax
+
+
+@njit(cache=True)
 def _cascade_softmax(theta, y, sp, Lc, n_len, P, pw, U, X):
     """P[k, n] = softmax_k(theta_k + s'_k y_n) in whole-row passes (LLVM vectorises them).
     With s'_k = m_k u (:func:`_cascade_power`) and every exponent within _POW_RANGE of the
@@ -1814,6 +1834,11 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     th0 = np.empty(Lc + 1)
     nopw = np.full(Lc + 3, -1.0)      # general features: no power path in the softmax
     pw = np.full(Lc + 3, -1.0)        # cascade features (s'_k g_n): the power path when s' are integer multiples
+    pm = np.full(Lc + 1, -1.0)        # ... their multiples m_k (:func:`_cascade_power`)
+    if kind == 1:
+        for i in range(Lc):
+            th0[i] = kap[i] - kap[0]
+        _cascade_power(th0, Lc, pm)
     Sx = np.empty(N)
     Zx = np.empty(N)
     Sc = np.empty((5, N))
@@ -1855,8 +1880,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         if vk < lo:
             vk = cur + _ELASTIC * (lo - cur)
         inner = far_tol if stat > 1e-5 else 0.1 * tol
-        if kind == 1:
-            _power_structure(W0, Lc, n_len, pw)
+        if kind == 1 and pm[Lc] > 0.0:
+            _cascade_power_rows(W0, pm, Lc, n_len, pw)
         if k == 1:
             # the relaxation's multipliers can be far from the second subproblem's (its
             # target moved to the edge of the range gives |b| ~ 1e3-1e4 where the next needs
@@ -1871,7 +1896,12 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 for i in range(Lc + 1):
                     th[i] = th0[i]
         _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, kind == 1, pw if kind == 1 else nopw)
-        El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, Sc)
+        # cascade runs: E and the features W1 at Pt in one pass (W1 is then left as it is)
+        w1_fresh = kind == 1
+        if w1_fresh:
+            El = _cascade_E_W(Pt, Lc, n_len, kap, f, W1, True, Sc)
+        else:
+            El = _metric_E(kind, Pt, J, n_len, kap, f, c0, Gt, Q, True, Sc)
         mu_t = max(mu, 2.0 * abs(th[Lc]) + 1.0)
         if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
             # a warm start far from this subproblem's multipliers left its dual unsolved (p
@@ -1882,6 +1912,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             for i in range(Lc):
                 th[i] = np.log(Kp[i] / Kp[0])
             th[Lc] = 0.0
+            w1_fresh = False                          # W1: scratch of the cold solve
             _, dres2, Hl2 = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, W1, inner,
                                            max(inner_iter, _COLD_ITER), kind == 1, pw if kind == 1 else nopw)
             if dres2 < dres:
@@ -1893,7 +1924,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             else:
                 for i in range(Lc + 1):
                     th[i] = th0[i]
-        _metric_W(kind, Pt, J, n_len, kap, f, Gt, W1, Sc)
+        if not w1_fresh:
+            _metric_W(kind, Pt, J, n_len, kap, f, Gt, W1, Sc)
         bl = th[Lc]
         stat, resl, stat_r = _linearised_certificate(Pt, W0, W1, Lc, n_len, Kp, bl, El, v)
         nit += 1
@@ -1954,9 +1986,12 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             for i in range(Lc):
                 for n in range(n_len):
                     P[i, n] = W1[i, n]
-            E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, Sc)
             Hc = Ht                                     # P is the accepted trial point W1
-            _metric_W(kind, P, J, n_len, kap, f, G, W0, Sc)
+            if kind == 1:
+                E = _cascade_E_W(P, Lc, n_len, kap, f, W0, True, Sc)
+            else:
+                E = _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, True, Sc)
+                _metric_W(kind, P, J, n_len, kap, f, G, W0, Sc)
     return False, nit, stat, El, resl
 
 
