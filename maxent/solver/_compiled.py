@@ -1307,7 +1307,7 @@ def _metric_W(kind, P, J, n_len, kap, f, G, Wc, Sc):
 @njit(cache=True)
 def _cascade_power(sp, Lc, pw):
     """Whether s'_k = m_k u with integers 0 <= m_k <= _POW_MAX (within 4 ulps; ERR's
-    exponential gains: s' = (0, 1, 3) / 4, linear ones (0, 1, 2) / 3; RR (0, 1)): pw (Lc + 2)
+    exponential gains: s' = (0, 1, 3) / 4, linear ones (0, 1, 2) / 3; RR (0, 1)): pw (Lc + 1)
     gets [m_0 .. m_{Lc-1}, u] (u = -1: no such structure), for :func:`_cascade_softmax`."""
     pw[Lc] = -1.0
     u = 0.0
