@@ -173,6 +173,50 @@ def test_err_maximum_is_the_ideal_lists(name):
     assert res.status[0] == "infeasible"
 
 
+@pytest.mark.parametrize("name", ["ERR", "ERR@3", "ERR(gain=linear)", "RR", "RR@4"])
+def test_cascade_lower_bound_holds_and_certifies_infeasible_targets(name):
+    """cascade_lower_bound: sum_n w_n (1 - exp(-R_n)) at the worst-first list is below E at
+    every polytope point (oracle: random points, spread out, concentrated and blended with
+    the worst-first list) and below the deterministic minimum, which fractional points can
+    undercut (RR, by hand: why that minimum is not certified). A target below the bound ends
+    `infeasible` at once (nit 0, the certain message); one between the bound and the
+    deterministic minimum is still solved."""
+    from maxent.solver import count_constraints
+    from maxent.solver._problem import cascade_lower_bound
+
+    m = parse_measure(name)
+    rng = np.random.default_rng(5)
+    N = 12
+    K = np.array([7.0, 3.0, 2.0]) if m.GRADED else np.array([9.0, 3.0])
+    worst = np.repeat(np.arange(len(K)), K.astype(int))          # lowest grades first
+    lists = _lists([worst], [K.astype(int)])
+    counts = count_constraints(m, lists, "retrieved")
+    bound = cascade_lower_bound(m, lists, counts)[0]
+    low = m.value(lists)[0]
+    assert 0 <= bound <= low                # ERR@3: the worst-first list's top 3 are grade 0
+    base = np.eye(len(K))[worst]
+    for spread in (1.0, 4.0, 16.0):
+        for _ in range(50):
+            P = _sinkhorn(rng, K, N, spread)
+            for wgt in (0.0, 0.9, 0.999):
+                Q = wgt * base + (1 - wgt) * P
+                e = m.expectation(Q[None] if m.GRADED else Q[None, :, 1], lists)[0]
+                assert e >= bound - 1e-15, (e, bound)
+    if name == "RR":
+        # why the minimum is not certified (hand): one relevant in 12, p_11 = 0.1, p_12 = 0.9
+        # gives E = 0.1/11 + 0.9 * 0.9/12 = 0.0766 < 1/12, the deterministic minimum
+        one = _lists([[0] * 11 + [1]], [[11, 1]])
+        q = np.zeros((1, 12))
+        q[0, 10], q[0, 11] = 0.1, 0.9
+        e = m.expectation(q, one)[0]
+        assert e == pytest.approx(0.1 / 11 + 0.81 / 12) and e < 1 / 12
+        assert cascade_lower_bound(m, one, count_constraints(m, one, "retrieved"))[0] <= 0.0766
+    res = _solve(m, lists, target=np.array([0.5 * bound if bound > 0 else -0.01]))
+    assert res.status[0] == "infeasible" and res.nit[0] == 0
+    assert res.message[0].startswith("target below the attainable range")
+    assert cascade_lower_bound(parse_measure("nDCG"), lists, counts) is None
+
+
 def test_err_maximum_not_certified_where_stopping_probabilities_tie():
     """A capped max_grade (grades above it stop with probability 1: ties) or a gain map
     that is not strictly increasing withdraws the certified maximum."""

@@ -47,7 +47,7 @@ import numpy as np
 from maxent.errors import ConvergenceWarning, ParameterError
 from maxent.ranked import RankedLists
 from maxent.solver._problem import (
-    BOUNDARY_RTOL, COUNTS, Batch, certified_ends, count_constraints, entropy,
+    BOUNDARY_RTOL, COUNTS, Batch, cascade_lower_bound, certified_ends, count_constraints, entropy,
 )
 from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
@@ -82,9 +82,9 @@ def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndar
 
     The ends are the metric's values on the two deterministic lists that sort the grades
     by the metric's preference (best first / worst first). This is the exact range over
-    all feasible distributions for metrics linear in p, AP and GAP; for RR the maximum is
-    exact and a fractional list can go below the minimum; for ERR both ends are the
-    deterministic range (see ``certified_ends``). Problems with no relevant document in the
+    all feasible distributions for metrics linear in p, AP and GAP; for RR and ERR the
+    maximum is exact and a fractional list can go below the minimum (see
+    ``certified_ends`` and ``cascade_lower_bound``). Problems with no relevant document in the
     qrels get the range of their (degenerate) constraints, typically [0, 0].
     """
     metric = _check_metric(metric)
@@ -352,6 +352,11 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx, near_to
     above = (v > hi) & ~at_hi
     below = (v < lo) & ~at_lo
     degenerate = (hi - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
+    if not cert_lo:
+        # RR, ERR: below a lower bound of E over every distribution is certainly infeasible
+        bound = cascade_lower_bound(metric, lists, batch.counts)
+        if bound is not None:
+            cert_lo = below & (v < bound - BOUNDARY_RTOL * np.maximum(1.0, np.abs(bound)))
 
     status = np.full(B, "", dtype=object)
     message = np.full(B, "", dtype=object)

@@ -80,11 +80,42 @@ def certified_ends(metric) -> tuple[bool, bool]:
       non-negative combination; each sum_{m<=n} log(1 - r_m) is concave in p (r is
       linear), so its minimum over the transportation polytope is at a vertex, a
       deterministic list, where it is least with the n highest grades first: the ideal
-      list does that for every n at once. The minimum is not certified (as RR's);
+      list does that for every n at once. The minimum is not certified (as RR's), but a
+      target below :func:`cascade_lower_bound` is certainly infeasible;
     - others: not certified (the solver is tried outside the deterministic range).
     """
     lo, hi = metric.CERTIFIED_ENDS
     return bool(lo), bool(hi)
+
+
+def cascade_lower_bound(metric, lists: RankedLists, counts: np.ndarray) -> np.ndarray | None:
+    """A lower bound of E[M] over every distribution meeting the counts, (B,), for the
+    cascade metrics (RR, ERR: ``metric.cascade_form``), whose minimum is not certified
+    (a fractional list can go below the deterministic one); None for other metrics.
+
+    With c_n non-increasing (w_n = c_n - c_{n+1} >= 0) and 0 <= s <= 1,
+    E = sum_n w_n (1 - prod_{m<=n} (1 - r_m)) >= sum_n w_n (1 - exp(-R_n)), R_n =
+    sum_{m<=n} r_m (1 - x <= e^-x). The bound is concave in p, so its minimum over the
+    transportation polytope is at a deterministic list, where every R_n is least with the
+    lowest stopping probabilities first: that list's value of the bound. A target below
+    it is certainly infeasible (below the deterministic minimum but above the bound: not
+    known)."""
+    if not hasattr(metric, "cascade_form"):
+        return None
+    s, c = metric.cascade_form(lists)
+    s = np.asarray(s, dtype=np.float64)
+    c = np.asarray(c, dtype=np.float64)
+    w = c - np.append(c[1:], 0.0)
+    if s.shape != (counts.shape[1],) or (w < 0).any() or (s < 0).any() or (s > 1).any():
+        return None
+    order = np.argsort(s, kind="stable")
+    cum = np.cumsum(counts[:, order], axis=1)                                  # (B, L)
+    N = c.shape[0]
+    n = np.arange(N, dtype=np.float64)
+    slot = (n[None, :, None] >= cum[:, None, :]).sum(axis=2)                  # (B, N)
+    r = s[order][np.minimum(slot, len(order) - 1)]
+    r = np.where(n[None, :] < lists.lengths[:, None], r, 0.0)
+    return (w[None, :] * -np.expm1(-np.cumsum(r, axis=1))).sum(axis=1)
 
 
 class Batch:

@@ -33,8 +33,10 @@ class Status(str, Enum):
         where |b| would be ~5e9).
     infeasible
         The target lies outside the attainable range ``value_range`` (certified for metrics
-        linear in p, AP and GAP; for RR and ERR: outside the deterministic range and no
-        feasible distribution was found). ``p`` is the finite fallback: the deterministic
+        linear in p, AP and GAP, and above the maximum of RR and ERR; below their
+        deterministic minimum: certified under a lower bound of E over every distribution,
+        ``cascade_lower_bound``, else when no feasible distribution was found, as the
+        message says). ``p`` is the finite fallback: the deterministic
         extreme list nearest the target; ``residual`` records its violation.
     undefined
         The metric is undefined: the qrels have no relevant document at the threshold
