@@ -67,9 +67,9 @@ def _state(theta, y, s, c, N):
     P = np.zeros((Lc, N))
     M = np.zeros((Lc, N))
     R, A, e, g, D, OM = (np.zeros(N) for _ in range(6))
-    pw = np.zeros(Lc + 1)
-    nb._cascade_power(sp, Lc, pw)
-    E = nb._cascade_state(theta, y, sp, s, Lc, N, c, P, R, A, e, g, D, M, OM, pw)
+    pm = np.zeros(Lc + 1)
+    nb._cascade_power(sp, Lc, pm)
+    E = nb._cascade_state(theta, y, sp, s, Lc, N, c, P, R, A, e, g, D, M, OM, pm)
     return E, dict(P=P, M=M, R=R, A=A, e=e, g=g, D=D, OM=OM)
 
 

@@ -187,14 +187,17 @@ def test_cascade_lower_bound_holds_and_certifies_infeasible_targets(name):
     `infeasible` at once (nit 0, the certain message); one between the bound and the
     deterministic minimum is still solved."""
     from maxent.solver import count_constraints
-    from maxent.solver._problem import cascade_lower_bound
+    from maxent.solver._problem import Batch, cascade_lower_bound
+
+    def worst_first(m, lists):
+        counts = count_constraints(m, lists, "retrieved")
+        return Batch(m, np.zeros(len(lists)), lists, counts).extreme(False)
 
     m = parse_measure(name)
     K = np.array([7.0, 3.0, 2.0]) if m.GRADED else np.array([9.0, 3.0])
     worst = np.repeat(np.arange(len(K)), K.astype(int))          # lowest grades first
     lists = _lists([worst], [K.astype(int)])
-    counts = count_constraints(m, lists, "retrieved")
-    bound = cascade_lower_bound(m, lists, counts)[0]
+    bound = cascade_lower_bound(m, lists, worst_first(m, lists))[0]
     low = m.value(lists)[0]
     assert 0 <= bound <= low                # ERR@3: the worst-first list's top 3 are grade 0
     e = _polytope_values(m, lists, K, np.eye(len(K))[worst], 5)
@@ -207,11 +210,18 @@ def test_cascade_lower_bound_holds_and_certifies_infeasible_targets(name):
         q[0, 10], q[0, 11] = 0.1, 0.9
         e = m.expectation(q, one)[0]
         assert e == pytest.approx(0.1 / 11 + 0.81 / 12) and e < 1 / 12
-        assert cascade_lower_bound(m, one, count_constraints(m, one, "retrieved"))[0] <= 0.0766
+        assert cascade_lower_bound(m, one, worst_first(m, one))[0] <= 0.0766
     res = _solve(m, lists, target=np.array([0.5 * bound if bound > 0 else -0.01]))
     assert res.status[0] == "infeasible" and res.nit[0] == 0
     assert res.message[0].startswith("target below the attainable range")
-    assert cascade_lower_bound(parse_measure("nDCG"), lists, counts) is None
+    if bound < low:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = solve(m, np.array([0.5 * (bound + low)]), lists)
+        assert res.nit[0] > 0, res.message[0]
+    assert cascade_lower_bound(parse_measure("nDCG"), lists, worst_first(m, lists)) is None
+    best_first = worst_first(m, lists)[:, ::-1, :]     # highest first: the bound refuses it
+    assert cascade_lower_bound(m, lists, np.ascontiguousarray(best_first)) is None
 
 
 def test_err_maximum_not_certified_where_stopping_probabilities_tie():

@@ -354,7 +354,7 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx, near_to
     degenerate = (hi - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
     if not cert_lo:
         # RR, ERR: below a lower bound of E over every distribution is certainly infeasible
-        bound = cascade_lower_bound(metric, lists, batch.counts)
+        bound = cascade_lower_bound(metric, lists, P_bot)
         if bound is not None:
             cert_lo = below & (v < bound - BOUNDARY_RTOL * np.maximum(1.0, np.abs(bound)))
 

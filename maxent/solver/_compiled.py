@@ -39,11 +39,9 @@ Three kernels, the same mathematics as the numpy path (same starts, tolerances, 
   E = sum_n c_n r_n prod_{m<n} (1 - r_m) with r_n = sum_z s_z p_n(z): successive
   linearisation as :mod:`maxent.solver.linearize` (the same subproblems, elastic targets,
   merit line search, damping and certificate), dE/dr by a division-free suffix recursion,
-  until the stationarity is <= 1e-2, then Newton-KKT in (a, y = b dE/dr, b), whose
-  semi-separable Hessian makes each step an O(N) pentadiagonal solve
-  (:func:`_cascade_newton`). A problem certified where the numpy engine's certificate is
-  rounding-limited is also solved by the numpy path, the higher-entropy point winning
-  (code 4, :func:`maxent.solver._solve_chunk_compiled`).
+  until the stationarity is <= ``switch`` (1), then Newton-KKT in (a, y = b dE/dr, b),
+  whose semi-separable Hessian makes each step an O(N) pentadiagonal solve
+  (:func:`_cascade_newton`).
 
 A problem the kernels do not certify, or that is not strictly inside the attainable range
 (boundary, infeasible, undefined, degenerate range), is reported back with code != 0 and
@@ -1308,7 +1306,7 @@ def _metric_W(kind, P, J, n_len, kap, f, G, Wc, Sc):
 def _cascade_power(sp, Lc, pw):
     """Whether s'_k = m_k u with integers 0 <= m_k <= _POW_MAX (within 4 ulps; ERR's
     exponential gains: s' = (0, 1, 3) / 4, linear ones (0, 1, 2) / 3; RR (0, 1)): pw (Lc + 1)
-    gets [m_0 .. m_{Lc-1}, u] (u = -1: no such structure), for :func:`_cascade_softmax`."""
+    gets [m_0 .. m_{Lc-1}, u] (u = -1: no such structure), for :func:`_cascade_power_rows`."""
     pw[Lc] = -1.0
     u = 0.0
     for k in range(Lc):
@@ -1348,76 +1346,35 @@ def _cascade_power_rows(W, pm, Lc, n_len, pw):
 
 
 @njit(cache=True)
-def _cascade_softmax(theta, y, sp, Lc, n_len, P, pw, U, X):
-    """P[k, n] = softmax_k(theta_k + s'_k y_n) in whole-row passes (LLVM vectorises them).
-    With s'_k = m_k u (:func:`_cascade_power`) and every exponent within _POW_RANGE of the
-    largest, one exp per rank: U_n = exp(u (y_n - y_mid)) and p_n(k) ~ A_k U_n^{m_k},
-    A_k = exp(theta_k + m_k u y_mid - xmax), each factor within e^{+-300} (as
-    :func:`_softmax_power`); else one exp per rank and category, p = 0 below e^_EXP_MIN of
-    the row's largest. U, X (>= n_len): scratch."""
-    ymin = np.inf
-    ymax = -np.inf
-    for n in range(n_len):
-        ymin = min(ymin, y[n])
-        ymax = max(ymax, y[n])
-    xmax = -np.inf
-    xmin = np.inf
-    for k in range(Lc):
-        lo = theta[k] + sp[k] * ymin
-        hi = theta[k] + sp[k] * ymax
-        xmax = max(xmax, max(lo, hi))
-        xmin = min(xmin, min(lo, hi))
-    if pw[Lc] > 0.0 and xmax - xmin <= _POW_RANGE:
-        u = pw[Lc]
-        ymid = 0.5 * (ymin + ymax)
-        mmax = 0
-        for k in range(Lc):
-            mmax = max(mmax, int(pw[k]))
-        for n in range(n_len):
-            X[n] = _fexp(u * (y[n] - ymid))
-            U[n] = 1.0
-        for m in range(mmax + 1):
-            if m > 0:
-                for n in range(n_len):
-                    U[n] *= X[n]
-            for k in range(Lc):
-                if int(pw[k]) == m:
-                    Ak = np.exp(theta[k] + m * u * ymid - xmax)
-                    for n in range(n_len):
-                        P[k, n] = Ak * U[n]
-    else:
-        for n in range(n_len):
-            X[n] = -np.inf
-        for k in range(Lc):
-            for n in range(n_len):
-                X[n] = max(X[n], theta[k] + sp[k] * y[n])
-        for k in range(Lc):
-            for n in range(n_len):
-                d = theta[k] + sp[k] * y[n] - X[n]
-                q = _fexp(max(d, -700.0))
-                P[k, n] = q if d > _EXP_MIN else 0.0
-    for n in range(n_len):
-        U[n] = 0.0
+def _cascade_softmax(theta, y, sp, Lc, n_len, P, pm):
+    """P[k, n] = softmax_k(theta_k + s'_k y_n): :func:`_softmax` with the features
+    W[k, n] = s'_k y_n and b = 1, on its power path (one exp per rank) when s'_k = m_k u
+    (pm of :func:`_cascade_power`) and every exponent lies within _POW_RANGE of the largest."""
+    N = y.shape[0]
+    W = np.empty((Lc, N))
     for k in range(Lc):
         for n in range(n_len):
-            U[n] += P[k, n]
-    for n in range(n_len):
-        U[n] = 1.0 / U[n]
+            W[k, n] = sp[k] * y[n]
+    pw = np.full(Lc + 3, -1.0)
+    if pm[Lc] > 0.0:
+        _cascade_power_rows(W, pm, Lc, n_len, pw)
+    th1 = np.empty(Lc + 1)
     for k in range(Lc):
-        for n in range(n_len):
-            P[k, n] *= U[n]
+        th1[k] = theta[k]
+    th1[Lc] = 1.0
+    _softmax(W, np.ones(N), Lc, n_len, np.ones(Lc, dtype=np.bool_), th1, P, np.empty(N), np.empty(N), pw)
 
 
 @njit(cache=True)
-def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pw):
+def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pm):
     """State of the cascade Newton-KKT iterate (theta (Lc), y (N)): p_n(k) =
     softmax_k(theta_k + s'_k y_n) into P (s' = s - s_0; :func:`_cascade_softmax` with the
-    power structure pw of :func:`_cascade_power`; A and e serve as its scratch), r_n =
+    multiples pm of :func:`_cascade_power`), r_n =
     sum_k s_k p_n(k) into R, A_n = prod_{m<n} (1 - r_m), e_n = c_n - T_n, g_n = dE/dr_n =
     A_n e_n, D_n = Var_n(s), M[k, n] = dr_n/dtheta_k = p_n(k) (s_k - r_n) (M (Lc, N)),
     1 - r_n = sum_k (1 - s_k) p_n(k) into OM (:func:`_cascade_chain`). Returns E
     (compensated sum)."""
-    _cascade_softmax(theta, y, sp, Lc, n_len, P, pw, A, e)
+    _cascade_softmax(theta, y, sp, Lc, n_len, P, pm)
     for n in range(n_len):
         R[n] = 0.0
         OM[n] = 0.0
@@ -1685,13 +1642,13 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
 
 
 @njit(cache=True)
-def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pw):
+def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm):
     """State (:func:`_cascade_state`) and residual (:func:`_cascade_residual`) of the
     iterate in slot k of the two-slot arrays of :func:`_cascade_newton` (V[k] rows: r, A,
     e, g, D, 1 - r, F1). Returns (E, merit, stationarity, residual)."""
     Vk = V[k]
     E = _cascade_state(TH[k], Yv[k], sp, s, Lc, n_len, c, PP[k], Vk[0], Vk[1], Vk[2], Vk[3], Vk[4],
-                       MM[k], Vk[5], pw)
+                       MM[k], Vk[5], pm)
     merit, st, res = _cascade_residual(PP[k], Yv[k], b, Vk[3], Lc, n_len, Kp, E, v, sp, Vk[6], FF2[k])
     return E, merit, st, res
 
@@ -1716,8 +1673,8 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     PP = np.zeros((2, Lc, N))
     V = np.empty((2, 7, N))
     MM = np.empty((2, Lc, N))
-    pw = np.empty(Lc + 1)
-    _cascade_power(sp, Lc, pw)
+    pm = np.empty(Lc + 1)
+    _cascade_power(sp, Lc, pm)
     FF2 = np.zeros((2, Lc))
     nr = J + 2
     AB = np.empty((2 * N, 7))
@@ -1735,7 +1692,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     b = th[Lc]
     for n in range(n_len):
         Yv[cur, n] = b * W0[J, n] / sp[J]
-    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pw)
+    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm)
     nit = 0
     while True:
         if st <= kkt_tol and res <= tol and np.isfinite(merit):
@@ -1763,7 +1720,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
             for n in range(n_len):
                 Yv[nxt, n] = Yv[cur, n] + t * dy[n]
             bt = b + t * db
-            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pw)
+            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm)
             if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                 acc_ = True
                 cur = nxt
@@ -1809,8 +1766,9 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     the last change, as the numpy code). Certified (count and metric residual <= tol,
     stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the subproblem's solution p_l, left
     in Pt with its multipliers in th (a cascade run stationary only to the rounding of W
-    for more than _ROUNDING_STEPS steps ends uncertified: the numpy engine's; prefix runs
-    go on, as before: handing theirs over cost the robust03 GAP sweep 20 %). Each
+    for more than _ROUNDING_STEPS steps ends uncertified, for Newton-KKT, whose certificate
+    allows each rank's own rounding; prefix runs go on, as before: handing theirs over cost
+    the robust03 GAP sweep 20 %). Each
     subproblem starts from the
     previous one's multipliers (as the numpy code), except the second, which starts from
     the count-only multipliers when their dual value is lower (the relaxation's target is
@@ -1937,9 +1895,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
             # stationary to the rounding of dE/dp only (|b| ~ 1e6-1e9): a few more steps often
             # certify it strictly (the division-free dE/dr is accurate per element, not only
             # to ulps of its largest entry; trec_covid_r1 ERR lists at |b| ~ 3e6: 4 steps
-            # more); else different runs stop at different such points (a trec_dl19 ERR list
-            # 7e-11 below its maximum: entropies 0.02 apart), so the numpy engine, whose
-            # results these kernels reproduce, takes it
+            # more); else Newton-KKT takes it (cascade_batch), whose certificate allows the
+            # rounding of each rank's own exponent
             rounding += 1
             if rounding > _ROUNDING_STEPS:
                 break
@@ -2312,6 +2269,19 @@ def _extreme_list(Pf, J, n_len, Kp, top):
 
 
 @njit(cache=True)
+def _populated(Ki, pop, Kp):
+    """The populated categories of one problem (counts Ki (L,)): their indices into pop and
+    counts into Kp, in order; returns their number (the slot form's Lc)."""
+    Lp = 0
+    for z in range(Ki.shape[0]):
+        if Ki[z] > 0:
+            pop[Lp] = z
+            Kp[Lp] = Ki[z]
+            Lp += 1
+    return Lp
+
+
+@njit(cache=True)
 def _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
                        stat_out, ent_out, att_out):
     """Outputs of problem i from its slot form (Lp populated categories pop, p in Pf,
@@ -2353,12 +2323,7 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
     th = np.zeros(L + 1)
     for i in range(B):
         n_len = lengths[i]
-        Lp = 0
-        for z in range(L):
-            if K[i, z] > 0:
-                pop[Lp] = z
-                Kp[Lp] = K[i, z]
-                Lp += 1
+        Lp = _populated(K[i], pop, Kp)
         J = Lp - 1
         if undefined[i] or J < 1:
             code[i] = 1
@@ -2433,13 +2398,9 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
     th = np.zeros(L + 1)
     for i in range(B):
         n_len = lengths[i]
-        Lp = 0
-        for z in range(L):
-            if K[i, z] > 0:
-                pop[Lp] = z
-                Kp[Lp] = K[i, z]
-                sp[Lp] = s_all[z]
-                Lp += 1
+        Lp = _populated(K[i], pop, Kp)
+        for k in range(Lp):
+            sp[k] = s_all[pop[k]]
         J = Lp - 1
         if undefined[i] or J < 1:
             code[i] = 1

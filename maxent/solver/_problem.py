@@ -88,10 +88,12 @@ def certified_ends(metric) -> tuple[bool, bool]:
     return bool(lo), bool(hi)
 
 
-def cascade_lower_bound(metric, lists: RankedLists, counts: np.ndarray) -> np.ndarray | None:
+def cascade_lower_bound(metric, lists: RankedLists, worst: np.ndarray) -> np.ndarray | None:
     """A lower bound of E[M] over every distribution meeting the counts, (B,), for the
     cascade metrics (RR, ERR: ``metric.cascade_form``), whose minimum is not certified
     (a fractional list can go below the deterministic one); None for other metrics.
+    ``worst``: the deterministic list with the lowest stopping probabilities first,
+    one-hot (B, L, N) (:meth:`Batch.extreme` with top=False).
 
     With c_n non-increasing (w_n = c_n - c_{n+1} >= 0) and 0 <= s <= 1,
     E = sum_n w_n (1 - prod_{m<=n} (1 - r_m)) >= sum_n w_n (1 - exp(-R_n)), R_n =
@@ -106,15 +108,12 @@ def cascade_lower_bound(metric, lists: RankedLists, counts: np.ndarray) -> np.nd
     s = np.asarray(s, dtype=np.float64)
     c = np.asarray(c, dtype=np.float64)
     w = c - np.append(c[1:], 0.0)
-    if s.shape != (counts.shape[1],) or (w < 0).any() or (s < 0).any() or (s > 1).any():
+    if s.shape != (worst.shape[1],) or (w < 0).any() or (s < 0).any() or (s > 1).any():
         return None
-    order = np.argsort(s, kind="stable")
-    cum = np.cumsum(counts[:, order], axis=1)                                  # (B, L)
-    N = c.shape[0]
-    n = np.arange(N, dtype=np.float64)
-    slot = (n[None, :, None] >= cum[:, None, :]).sum(axis=2)                  # (B, N)
-    r = s[order][np.minimum(slot, len(order) - 1)]
-    r = np.where(n[None, :] < lists.lengths[:, None], r, 0.0)
+    r = np.einsum("z,bzn->bn", s, worst)
+    active = worst.sum(axis=1) > 0
+    if ((r[:, 1:] < r[:, :-1]) & active[:, 1:]).any():
+        return None                                  # not lowest first: no bound
     return (w[None, :] * -np.expm1(-np.cumsum(r, axis=1))).sum(axis=1)
 
 
