@@ -62,6 +62,9 @@ _W_ULPS = 16.0      # = maxent.solver.linearize._W_ULPS (rounding allowance of d
 _MIN_STEP = 1.0 / 64   # = maxent.solver.linearize._MIN_STEP (first trial step of a damped problem)
 _ROUNDING_STEPS = 8    # linearisation steps a run stationary only to rounding may take to certify
 _P_FLOOR = 1e-250
+_AT_FLOOR = 2.0 * _P_FLOOR   # a probability below this sits on the floor: its exponential-family
+# value underflowed (near an end of the range, |b| ~ 1e4-1e5, exponents reach -3000), so its
+# log-odds say nothing about stationarity (_kkt_residual's ``masked``)
 _PINV_MAX = 1e12
 _MAX_EXP = 300.0     # cap of a Newton-KKT log-space step per probability (30 before: near-boundary
 # problems, |b| ~ 1e4, want moves of hundreds; the cap bent their directions into 1.28 line-search
@@ -80,9 +83,12 @@ _INNER_ITER = 40
 _EXP_MIN = -300.0   # exp(d) below this is taken as 0: products of two such p stay normal floats
 # (subnormal arithmetic is ~100x slower; p < 5e-131 changes no residual, entropy or count)
 _POLISH_ITER = 20
-_NEAR = 0.01        # a target within this fraction of the range's width from an end is "near" it:
-# the problems Newton-KKT does not certify there (trec_covid_r1 GAP, 129 of 5000: all within 2.2e-3
-# of the minimum, |b| ~ 1e4-1e5) are not certified from the exact start either (measured)
+_NEAR = 0.01        # a target within this fraction of the range's width from an end is "near" it
+_NEAR_NEWTON = 10   # Newton-KKT steps a near problem gets from each start (certified ones: <= 19
+# steps, 98 % within 8; the others creep with steps of 1/16-1/64 towards a b 40x the start's)
+_NEAR_SWITCH = 1e-3  # a near problem's second start: successive linearisation until its
+# stationarity is <= this (then Newton-KKT). trec_covid_r1 GAP, the 39 of 5000 Newton left from the
+# inexact start: 36 certified from here (1e-2: 31, and entropies 2.5e-5 lower: another KKT point)
 
 
 # ----------------------------------------------------------------------------- exp
@@ -972,19 +978,29 @@ def _log_ratios(P, J, n_len, LR):
 
 
 @njit(cache=True)
-def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum, c):
+def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum, c, masked=False):
     """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N), the log-ratios
     given in LR (:func:`_log_ratios`, or carried along by the log-space steps), and the tail
     count residuals c_r = sum_{i > r} (sum_n p_i - K_i) into c (J) (compensated sums: the
     Newton step's count rows); returns (merit = |F|^2 + |c|^2 + e^2, stationarity =
     max |cumsum_r F|, count/metric residual). cum: (N) scratch. Row passes; the merit (it only steers the line search) reassociated,
-    the counts in compensated blocks."""
+    the counts in compensated blocks.
+
+    ``masked`` (the Newton iterations, never a certificate): F_{r,n} = 0 where p_r or p_{r+1}
+    sits on the floor (< _AT_FLOOR). Its exponential-family value underflowed, and the floor's
+    log-odds are no stationarity residual: Newton cannot lower them (a trial is floored again),
+    so its line search stalled on them (trec_covid_r1 GAP near the minimum: 90 of the 129 lists
+    Newton left to the second run, e.g. F = 7.6 at one entry, 6e-5 elsewhere)."""
     merit = 0.0
     st = 0.0
     for r in range(J):
         a = alpha[r]
         for n in range(n_len):
             F[r, n] = LR[r, n] + a + b * G[r, n]
+        if masked:
+            for n in range(n_len):
+                at_floor = (P[r, n] < _AT_FLOOR) | (P[r + 1, n] < _AT_FLOOR)
+                F[r, n] = 0.0 if at_floor else F[r, n]
         merit += _rsum_cx(F[r], F[r], 0, n_len)
         if r == 0:
             for n in range(n_len):
@@ -1063,7 +1079,21 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
     blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
-    rows of Ep's memory (so that their loop vectorises)."""
+    rows of Ep's memory (so that their loop vectorises).
+
+    Two-sided ("burn at both ends"): one recurrence eliminates from the top (D_n =
+    T_nn - E'_n D_{n-1}^{-1} E'_n, g_n = Rt_n + E'_n D_{n-1}^{-1} g_{n-1}, n < m), another
+    from the bottom (U_n = T_nn - E'_{n+1} U_{n+1}^{-1} E'_{n+1}, h_n likewise, n > m), in one
+    loop so that their latency chains (a division per rank) overlap; they meet at m = n_len // 2,
+    where S_m = T_mm - E'_m D_{m-1}^{-1} E'_m - E'_{m+1} U_{m+1}^{-1} E'_{m+1} gives y_m, and two
+    interleaved back-substitutions give y_n = D_n^{-1} (g_n + E'_{n+1} y_{n+1}) above m and
+    y_n = U_n^{-1} (h_n + E'_n y_{n-1}) below it. Measured on a trec_covid_r1 GAP state
+    (N = 1000): 15 us per solve, 22 us one-sided.
+
+    Always nr = J + 2 = 4 right-hand sides (a constant trip count: LLVM unrolls them). The
+    back-substitutions do not check finiteness per entry (branches there cost ~10 %): every
+    entry of X enters the sums of :func:`_schur`, whose solve (:func:`_solve_small`) fails
+    on a non-finite system."""
     E3 = Ep.reshape((4, Ep.shape[0]))
     k0 = b * kap[0]
     k1 = b * kap[1]
@@ -1075,22 +1105,26 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
         E3[0, n] = i1 + i0 + k0 * f[n]
         E3[1, n] = -i1
         E3[2, n] = i2 + i1 + k1 * f[n]
-    pa = 0.0
+    if n_len == 0:
+        return True
+    m = n_len // 2
+    nbot = n_len - 1 - m
+    pa = 0.0    # D_{n-1}^{-1} of the top recurrence
     pc = 0.0
     pd = 0.0
-    for n in range(n_len):
+    qa = 0.0    # U_{n+1}^{-1} of the bottom recurrence
+    qc = 0.0
+    qd = 0.0
+    for k in range(m):
+        # ---- top: rank n = k (n + 1 <= m < n_len)
+        n = k
         ea = E3[0, n]
         ec = E3[1, n]
         ed = E3[2, n]
-        ta = ea - k0 * w[n]
-        tc = ec
-        td = ed - k1 * w[n]
-        if n + 1 < n_len:
-            ta += E3[0, n + 1]
-            tc += E3[1, n + 1]
-            td += E3[2, n + 1]
-        if n > 0:
-            # B = Dinv_{n-1} E'_n, then E'_n B (symmetric)
+        ta = ea + E3[0, n + 1] - k0 * w[n]
+        tc = ec + E3[1, n + 1]
+        td = ed + E3[2, n + 1] - k1 * w[n]
+        if k > 0:
             b00 = pa * ea + pc * ec
             b01 = pa * ec + pc * ed
             b10 = pc * ea + pd * ec
@@ -1105,13 +1139,10 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
         na = td * idet
         nc = -tc * idet
         nd = ta * idet
-        for q in range(nr):
-            r0 = R[0, n, q]
-            r1 = R[1, n, q]
-            if n + 1 < n_len:
-                r0 -= R[0, n + 1, q]
-                r1 -= R[1, n + 1, q]
-            if n > 0:
+        for q in range(4):
+            r0 = R[0, n, q] - R[0, n + 1, q]
+            r1 = R[1, n, q] - R[1, n + 1, q]
+            if k > 0:
                 g0 = X[0, n - 1, q]
                 g1 = X[1, n - 1, q]
                 u0 = pa * g0 + pc * g1
@@ -1124,26 +1155,150 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
         Dinv[n, 0, 1] = nc
         Dinv[n, 1, 1] = nd
         pa, pc, pd = na, nc, nd
-    for n in range(n_len - 1, -1, -1):
+        # ---- bottom: rank n = n_len - 1 - k (> m)
+        if k < nbot:
+            n = n_len - 1 - k
+            ta = E3[0, n] - k0 * w[n]
+            tc = E3[1, n]
+            td = E3[2, n] - k1 * w[n]
+            if k > 0:
+                ea = E3[0, n + 1]
+                ec = E3[1, n + 1]
+                ed = E3[2, n + 1]
+                ta += ea
+                tc += ec
+                td += ed
+                b00 = qa * ea + qc * ec
+                b01 = qa * ec + qc * ed
+                b10 = qc * ea + qd * ec
+                b11 = qc * ec + qd * ed
+                ta -= ea * b00 + ec * b10
+                tc -= ea * b01 + ec * b11
+                td -= ec * b01 + ed * b11
+            det = ta * td - tc * tc
+            if not (det != 0.0) or not np.isfinite(det):
+                return False
+            idet = 1.0 / det
+            na = td * idet
+            nc = -tc * idet
+            nd = ta * idet
+            for q in range(4):
+                r0 = R[0, n, q]
+                r1 = R[1, n, q]
+                if k > 0:
+                    r0 -= R[0, n + 1, q]
+                    r1 -= R[1, n + 1, q]
+                    g0 = X[0, n + 1, q]
+                    g1 = X[1, n + 1, q]
+                    u0 = qa * g0 + qc * g1
+                    u1 = qc * g0 + qd * g1
+                    r0 += ea * u0 + ec * u1
+                    r1 += ec * u0 + ed * u1
+                X[0, n, q] = r0
+                X[1, n, q] = r1
+            Dinv[n, 0, 0] = na
+            Dinv[n, 0, 1] = nc
+            Dinv[n, 1, 1] = nd
+            qa, qc, qd = na, nc, nd
+    # ---- the meeting rank m: both Schur complements
+    ta = E3[0, m] - k0 * w[m]
+    tc = E3[1, m]
+    td = E3[2, m] - k1 * w[m]
+    if m + 1 < n_len:
+        ta += E3[0, m + 1]
+        tc += E3[1, m + 1]
+        td += E3[2, m + 1]
+    ea = E3[0, m]
+    ec = E3[1, m]
+    ed = E3[2, m]
+    if m > 0:
+        b00 = pa * ea + pc * ec
+        b01 = pa * ec + pc * ed
+        b10 = pc * ea + pd * ec
+        b11 = pc * ec + pd * ed
+        ta -= ea * b00 + ec * b10
+        tc -= ea * b01 + ec * b11
+        td -= ec * b01 + ed * b11
+    if m + 1 < n_len:
+        fa = E3[0, m + 1]
+        fc = E3[1, m + 1]
+        fd = E3[2, m + 1]
+        b00 = qa * fa + qc * fc
+        b01 = qa * fc + qc * fd
+        b10 = qc * fa + qd * fc
+        b11 = qc * fc + qd * fd
+        ta -= fa * b00 + fc * b10
+        tc -= fa * b01 + fc * b11
+        td -= fc * b01 + fd * b11
+    det = ta * td - tc * tc
+    if not (det != 0.0) or not np.isfinite(det):
+        return False
+    idet = 1.0 / det
+    na = td * idet
+    nc = -tc * idet
+    nd = ta * idet
+    for q in range(4):
+        r0 = R[0, m, q]
+        r1 = R[1, m, q]
+        if m + 1 < n_len:
+            r0 -= R[0, m + 1, q]
+            r1 -= R[1, m + 1, q]
+            g0 = X[0, m + 1, q]
+            g1 = X[1, m + 1, q]
+            u0 = qa * g0 + qc * g1
+            u1 = qc * g0 + qd * g1
+            r0 += fa * u0 + fc * u1
+            r1 += fc * u0 + fd * u1
+        if m > 0:
+            g0 = X[0, m - 1, q]
+            g1 = X[1, m - 1, q]
+            u0 = pa * g0 + pc * g1
+            u1 = pc * g0 + pd * g1
+            r0 += ea * u0 + ec * u1
+            r1 += ec * u0 + ed * u1
+        y0 = na * r0 + nc * r1
+        y1 = nc * r0 + nd * r1
+        if not (np.isfinite(y0) and np.isfinite(y1)):
+            return False
+        X[0, m, q] = y0
+        X[1, m, q] = y1
+    # ---- back-substitution from m, upwards and downwards (interleaved)
+    for k in range(1, m + 1):
+        n = m - k
         da = Dinv[n, 0, 0]
         dc = Dinv[n, 0, 1]
         dd = Dinv[n, 1, 1]
-        for q in range(nr):
-            g0 = X[0, n, q]
-            g1 = X[1, n, q]
-            if n + 1 < n_len:
-                y0 = X[0, n + 1, q]
-                y1 = X[1, n + 1, q]
-                g0 += E3[0, n + 1] * y0 + E3[1, n + 1] * y1
-                g1 += E3[1, n + 1] * y0 + E3[2, n + 1] * y1
+        ea = E3[0, n + 1]
+        ec = E3[1, n + 1]
+        ed = E3[2, n + 1]
+        for q in range(4):
+            y0 = X[0, n + 1, q]
+            y1 = X[1, n + 1, q]
+            g0 = X[0, n, q] + ea * y0 + ec * y1
+            g1 = X[1, n, q] + ec * y0 + ed * y1
             y0 = da * g0 + dc * g1
             y1 = dc * g0 + dd * g1
-            if not (np.isfinite(y0) and np.isfinite(y1)):
-                return False
             X[0, n, q] = y0
             X[1, n, q] = y1
+        if k <= nbot:
+            n = m + k
+            da = Dinv[n, 0, 0]
+            dc = Dinv[n, 0, 1]
+            dd = Dinv[n, 1, 1]
+            ea = E3[0, n]
+            ec = E3[1, n]
+            ed = E3[2, n]
+            for q in range(4):
+                y0 = X[0, n - 1, q]
+                y1 = X[1, n - 1, q]
+                g0 = X[0, n, q] + ea * y0 + ec * y1
+                g1 = X[1, n, q] + ec * y0 + ed * y1
+                y0 = da * g0 + dc * g1
+                y1 = dc * g0 + dd * g1
+                X[0, n, q] = y0
+                X[1, n, q] = y1
     for n in range(n_len - 1, 0, -1):
-        for q in range(nr):
+        for q in range(4):
             X[0, n, q] -= X[0, n - 1, q]
             X[1, n, q] -= X[1, n - 1, q]
     return True
@@ -1958,9 +2113,10 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     the target is within _NEAR of the range's width from an end of it.
 
     Returns (code, nit, stationarity, E, residual): code 0 certified by Newton, 3 certified
-    by the second run (successive linearisation from the start, at most ``fallback``
-    steps, as :func:`maxent.solver.solve` does for the problems Newton-KKT leaves), 2 not
-    certified; th_out (J+2) gets [a_0 = 0, a_1, .., a_J, b] over the populated categories."""
+    by successive linearisation from the start (the second run, at most ``fallback`` steps, as
+    :func:`maxent.solver.solve` does for the problems Newton-KKT leaves; for a near problem
+    also its second start), 2 not certified; th_out (J+2) gets [a_0 = 0, a_1, .., a_J, b] over
+    the populated categories."""
     Lc = J + 1
     N = Pf.shape[1]
     ok = np.ones(Lc, dtype=np.bool_)
@@ -2001,50 +2157,68 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     Ft = np.zeros((J, N))
     alpha_t = np.empty(J)
     nit = 0
-    # Newton-KKT from the inexact start, then (if not certified, and not ``near`` an end of
-    # the range) again from the exact start of the numpy engine (each start subproblem solved
-    # to _START_TOL within _INNER_ITER steps, a failed warm start re-solved cold). The inexact
+    n_newton = min(max_newton, _NEAR_NEWTON) if near else max_newton
+    # Newton-KKT from the inexact start, then (if not certified) from a second start: away
+    # from the ends, the exact start of the numpy engine (each start subproblem solved to
+    # _START_TOL within _INNER_ITER steps, a failed warm start re-solved cold). The inexact
     # start's subproblems are unsolved by design, so the cold re-solve (dual residual >
     # _COLD_RES) cannot tell a failed one, and one can leave Newton too far from the KKT
     # point: trec_covid_r1 run2/16 under GAP(g=0.2,0.8) (count residual 2.2 after 3 dual
     # steps, Newton stalls, and the second run's linearisation oscillates around b = 452.22
     # for 2000 steps; from the exact start Newton certifies it in 5 steps). Near an end
-    # (|b| ~ 1e4-1e5) Newton fails from both starts and the second run certifies.
-    for attempt in range(1 if near else 2):
-        # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation from
-        # the count-only distribution, the first being the linear relaxation; each subproblem
-        # is the convex dual with W = dE/dp at the iterate, its target moved 99 % of the way to
-        # the range of <W, p> when out of it, the step taken with an Armijo line search on the
-        # exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
-        ok_, nit_s, stat, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
-                                                    _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt, Q,
-                                                    _START_ITER if attempt == 0 else _INNER_ITER)
-        nit += nit_s
+    # (|b| ~ 1e4-1e5, where b can have to grow 40x from the inexact start's) Newton fails from
+    # both of these; its second start there is successive linearisation until the
+    # stationarity is <= _NEAR_SWITCH.
+    for attempt in range(2):
+        if attempt == 1 and near:
+            ok_, nit_s, stat, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
+                                                        fallback, _FAR_TOL, P, Pt, th, W0, W1, G, Gt, Q,
+                                                        _INNER_ITER, 0, _NEAR_SWITCH)
+            nit += nit_s
+            if not ok_ and not stat <= _NEAR_SWITCH:
+                # all ``fallback`` steps taken: the second run would repeat them
+                for i in range(Lc + 1):
+                    th_out[i] = th[i]
+                _copy(Pt, Pf, Lc, n_len)
+                return 2, nit, stat, El, resl
+        else:
+            # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation
+            # from the count-only distribution, the first being the linear relaxation; each
+            # subproblem is the convex dual with W = dE/dp at the iterate, its target moved 99 %
+            # of the way to the range of <W, p> when out of it, the step taken with an Armijo
+            # line search on the exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
+            ok_, nit_s, stat, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
+                                                        _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt,
+                                                        Q, _START_ITER if attempt == 0 else _INNER_ITER)
+            nit += nit_s
         if ok_:
             for i in range(Lc + 1):
                 th_out[i] = th[i]
             _copy(Pt, Pf, Lc, n_len)
-            return 0, nit, stat, El, resl
+            return (3 if attempt == 1 and near else 0), nit, stat, El, resl
         # the last subproblem's solution (exact exponential form) starts Newton
-        # ---- Newton on the KKT system (p floored and renormalised, row passes)
+        # ---- Newton on the KKT system (p floored and renormalised, row passes; the residual
+        # masked on the floor, the certificate not)
         _floor_normalise(Pt, Lc, n_len, P, Zs)
         for r in range(J):
             alpha[r] = th[r + 1] - th[r]
         b = th[Lc]
         E = _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, True)
         _log_ratios(P, J, n_len, LR)
-        merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c)
+        merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c, True)
         stalled = False
-        for it in range(max_newton):
+        for it in range(n_newton):
             if st <= kkt_tol and res <= tol:
-                # certify on exact logarithms of the returned p (the steps carry them along)
+                # certify on exact logarithms of the returned p (the steps carry them along),
+                # every entry counted; a p on the floor fails it: polish (below)
                 _log_ratios(P, J, n_len, LR)
                 merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c)
-            if st <= kkt_tol and res <= tol and np.isfinite(merit):
-                _to_th(alpha, b, J, th_out)
-                _copy(P, Pf, Lc, n_len)
-                return 0, nit, st, E, res
-            if stalled or it == max_newton - 1:
+                if st <= kkt_tol and res <= tol and np.isfinite(merit):
+                    _to_th(alpha, b, J, th_out)
+                    _copy(P, Pf, Lc, n_len)
+                    return 0, nit, st, E, res
+                stalled = True
+            if stalled or it == n_newton - 1:
                 # polish: one exact linearised subproblem with W = dE/dp(p) (then certify)
                 _features(G, J, n_len, W1)
                 cur = 0.0
@@ -2092,7 +2266,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                     alpha_t[r] = alpha[r] + t * rs[r]
                 bt = b + t * db
                 Et = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
-                mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt, Zs, ct)
+                mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt, Zs, ct, True)
                 if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
                     acc_ = True
                     # the trial becomes the iterate (swap buffers)
@@ -2110,7 +2284,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             stalled = not acc_
             if not acc_:
                 # F was overwritten by the trials: recompute it at the iterate
-                merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c)
+                merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c, True)
     # second run: successive linearisation from the count-only distribution (targets within
     # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
     ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
