@@ -195,6 +195,29 @@ def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(
     assert new.entropy[0] >= h - 1e-9 * abs(h), (new.entropy[0], h, ref.entropy[0])
 
 
+def test_block_thomas_refuses_a_non_finite_right_hand_side():
+    """The recurrences check only the V rows (the U rows hold by construction, up to the
+    rounding of two products); every unknown but U_{N-1} enters a V row, so a NaN right-hand
+    side in any other row fails the check, in either kind of row, and X is left as it was.
+    Oracle: numpy's NaN-aware array equality."""
+    N = 5
+    A = np.array([1.0, 0.5, 0.25, 0.125, 0.06])
+    e = np.array([1.0, 0.5, 0.3, 0.2, 0.1])
+    D = np.array([0.25, 0.25, 0.2, 0.2, 0.1])
+    OM = np.array([0.5, 0.5, 0.5, 0.5, 0.5])
+    for row in (1, 2, 5, 6, 2 * N - 2):
+        X = np.arange(1.0, 2 * N + 1)[:, None] * np.array([[1.0, -0.5]])
+        X[0] = X[-1] = 0.0
+        X[row, 1] = np.nan
+        before = X.copy()
+        assert not nb._cascade_thomas(3.0, A, e, D, OM, N, X, 2, np.zeros_like(X), np.zeros((5, N)))
+        np.testing.assert_array_equal(X, before)
+    X = np.arange(1.0, 2 * N + 1)[:, None] * np.array([[1.0, -0.5]])
+    X[0] = X[-1] = 0.0
+    assert nb._cascade_thomas(3.0, A, e, D, OM, N, X, 2, np.zeros_like(X), np.zeros((5, N)))
+    assert np.isfinite(X).all()
+
+
 def test_block_thomas_refuses_a_zero_pivot_and_restores_the_right_hand_sides():
     """A system whose pivot 1 - kappa_1 d_1 is -2e-10 (kappa_1 = a_0 = b D_0 A_0^2,
     d_1 = b D_1 e_1^2, b chosen so that their product is 1 + 2e-10; the matrix is regular,
