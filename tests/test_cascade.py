@@ -195,6 +195,28 @@ def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(
     assert new.entropy[0] >= h - 1e-9 * abs(h), (new.entropy[0], h, ref.entropy[0])
 
 
+@pytest.mark.parametrize("N", [1, 2, 3, 4, 5, 8, 9, 200])
+def test_two_sided_block_thomas_against_the_band_solve(N):
+    """The two eliminations meet at rank N // 2 (odd and even N, the middle at either end
+    of a short list). Oracle: the pivoting band solve of the same system, for several
+    right-hand sides and multipliers b of both signs."""
+    rng = np.random.default_rng(N)
+    for b in (-50.0, -0.7, 3.0, 400.0):
+        A = np.cumprod(rng.uniform(0.3, 1.0, N))
+        e = rng.uniform(0.01, 1.0, N)
+        D = rng.uniform(0.0, 0.25, N)
+        OM = rng.uniform(0.1, 1.0, N)
+        X = rng.normal(size=(2 * N, 3))
+        X[0] = X[-1] = 0.0
+        AB = np.zeros((2 * N, 7))
+        nb._cascade_system(b, A, e, D, OM, N, AB)
+        want = X.copy()
+        assert nb._band_solve(AB, 2 * N, 2, 2, want, 3)
+        got = X.copy()
+        assert nb._cascade_thomas(b, A, e, D, OM, N, got, 3, np.zeros_like(X), np.zeros((5, N)))
+        np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
+
+
 def test_block_thomas_refuses_a_non_finite_right_hand_side():
     """The recurrences check only the V rows (the U rows hold by construction, up to the
     rounding of two products); every unknown but U_{N-1} enters a V row, so a NaN right-hand
