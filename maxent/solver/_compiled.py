@@ -52,7 +52,17 @@ status and the fallbacks. This module imports numba at import time: import it la
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import njit as _numba_njit
+
+
+def njit(*args, **kwargs):
+    """numba's njit with numpy's error model: a float division by 0 gives inf or NaN (which
+    every certificate rejects) instead of raising ZeroDivisionError. numba's default (the
+    Python model) guards each division by a test and a raise, so no loop that divides is
+    vectorised: numpy's model measured nDCG's batch 8-10 % and ERR's 5 % faster, and it is what
+    lets :func:`_log_rows` vectorise at all (2 us per 3000 logarithms instead of 16)."""
+    kwargs.setdefault("error_model", "numpy")
+    return _numba_njit(*args, **kwargs)
 
 _RTOL = 1e-11          # = maxent.solver._problem.BOUNDARY_RTOL
 _ARMIJO = 1e-4
@@ -129,6 +139,61 @@ def fexp_array(x):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
         out[i] = _fexp(x[i])
+    return out
+
+
+_MANT_BITS = np.int64((1 << 52) - 1)
+_ONE_BITS = np.int64(1023 << 52)
+_MAGIC_BITS = np.int64(0x4330000000000000)    # 2^52 as a double; | e gives 2^52 + e exactly
+_MAGIC_SUB = 4503599627370496.0 + 1023.0
+_SQRT2 = 1.4142135623730951
+_MIN_NORMAL = np.finfo(np.float64).tiny
+_MAX_FINITE = np.finfo(np.float64).max
+
+
+@njit(cache=True)
+def _log_rows(x, n_len, out, Mi):
+    """out[n] = ln x[n] (n < n_len) for positive normal finite x, within 2 ulp (checked against
+    numpy in the tests), in loops that LLVM vectorises (numba's np.log is a scalar libm call,
+    ~4x slower): x = 2^k m with k and m in [1, 2) taken from the bits (int64 views; the
+    exponent through the double 2^52 + e, as AVX2 has no int64 -> double conversion), m halved
+    into [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s) with s = (m - 1) / (m + 1), |s| <= 0.172, by
+    its odd series to s^21 (truncation < 1e-17 relative), plus k ln 2 in two parts. Other x
+    (0, subnormal, inf, NaN) give finite nonsense: the callers take np.log there.
+    out (>= n_len, float64) and Mi (>= n_len, int64): out also holds the exponents on the way."""
+    xi = x.view(np.int64)
+    Ei = out.view(np.int64)
+    Mf = Mi.view(np.float64)
+    for n in range(n_len):
+        bits = xi[n]
+        Mi[n] = (bits & _MANT_BITS) | _ONE_BITS
+        Ei[n] = ((bits >> 52) & 0x7FF) | _MAGIC_BITS
+    for n in range(n_len):
+        k = out[n] - _MAGIC_SUB
+        m = Mf[n]
+        big = m > _SQRT2
+        m = 0.5 * m if big else m
+        k = k + 1.0 if big else k
+        s = (m - 1.0) / (m + 1.0)
+        s2 = s * s
+        q = 1.0 / 21.0
+        q = q * s2 + 1.0 / 19.0
+        q = q * s2 + 1.0 / 17.0
+        q = q * s2 + 1.0 / 15.0
+        q = q * s2 + 1.0 / 13.0
+        q = q * s2 + 1.0 / 11.0
+        q = q * s2 + 1.0 / 9.0
+        q = q * s2 + 1.0 / 7.0
+        q = q * s2 + 1.0 / 5.0
+        q = q * s2 + 1.0 / 3.0
+        out[n] = k * _LN2_HI + ((2.0 * s + 2.0 * s * s2 * q) + k * _LN2_LO)
+
+
+@njit(cache=True)
+def log_array(x):
+    """:func:`_log_rows` over an array (for the tests)."""
+    out = np.empty_like(x)
+    _log_rows(np.ascontiguousarray(x), x.shape[0], out, np.empty(x.shape[0], dtype=np.int64))
     return out
 
 
@@ -920,12 +985,16 @@ def linear_batch(WT, v, K, lengths, undefined, tol, max_iter, P_out, col0, theta
 
 @njit(cache=True)
 def _entropy(P, Lc, n_len):
+    """-sum p ln p over P[:Lc, :n_len] (p = 0 counts 0; :func:`_log_rows`, whose nonsense
+    for 0 and subnormal p is multiplied by p <= 2.3e-308)."""
+    N = P.shape[1]
+    lg = np.empty(N)
+    Mi = np.empty(N, dtype=np.int64)
     h = 0.0
     for z in range(Lc):
+        _log_rows(P[z], n_len, lg, Mi)
         for n in range(n_len):
-            p = P[z, n]
-            if p > 0.0:
-                h -= p * np.log(p)
+            h -= P[z, n] * lg[n]
     return h
 
 
@@ -967,14 +1036,25 @@ def _features(G, J, n_len, Wc):
             Wc[i, n] = Wc[i - 1, n] + G[i - 1, n]
 
 
-@njit(cache=True, error_model="numpy")
+@njit(cache=True)
 def _log_ratios(P, J, n_len, LR):
     """LR_{r,n} = ln p_r - ln p_{r+1} (J, N). A p that underflowed to 0 after a trial's
     renormalisation gives +-inf (numpy's rule, not an exception): the trial's merit is then
     not finite and the line search rejects it, as in the numpy engine."""
+    N = P.shape[1]
+    x = np.empty(N)
+    Mi = np.empty(N, dtype=np.int64)
     for r in range(J):
+        bad = 0
         for n in range(n_len):
-            LR[r, n] = np.log(P[r, n] / P[r + 1, n])
+            q = P[r, n] / P[r + 1, n]
+            x[n] = q
+            bad += not (_MIN_NORMAL <= q <= _MAX_FINITE)
+        _log_rows(x, n_len, LR[r], Mi)
+        if bad:
+            for n in range(n_len):
+                if not (_MIN_NORMAL <= x[n] <= _MAX_FINITE):
+                    LR[r, n] = np.log(x[n])     # 0, subnormal, inf, NaN: numpy's values
 
 
 @njit(cache=True)
