@@ -1032,7 +1032,8 @@ def _features(G, J, n_len, Wc):
     """Category-form features of the slot form: W'(0) = 0, W'(i) = sum_{r < i} G'_r."""
     for n in range(n_len):
         Wc[0, n] = 0.0
-        for i in range(1, J + 1):
+    for i in range(1, J + 1):
+        for n in range(n_len):
             Wc[i, n] = Wc[i - 1, n] + G[i - 1, n]
 
 
@@ -1501,14 +1502,18 @@ def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, Sc):
     W[k, n] = (s_k - s_0) dE/dr_n (:func:`_cascade_chain`). 1 - r_n is summed as
     sum_k (1 - s_k) p_n(k), exact where r_n is near 1. Sc (5, N): scratch."""
     R, OM, A, e, g = Sc[0], Sc[1], Sc[2], Sc[3], Sc[4]
+    # whole-row passes (LLVM vectorises them; a loop over k inside one over n it did not)
+    s0 = s[0]
+    o0 = 1.0 - s[0]
     for n in range(n_len):
-        r = 0.0
-        om = 0.0
-        for k in range(Lc):
-            r += s[k] * P[k, n]
-            om += (1.0 - s[k]) * P[k, n]
-        R[n] = r
-        OM[n] = om
+        R[n] = s0 * P[0, n]
+        OM[n] = o0 * P[0, n]
+    for k in range(1, Lc):
+        sk = s[k]
+        ok_ = 1.0 - s[k]
+        for n in range(n_len):
+            R[n] += sk * P[k, n]
+            OM[n] += ok_ * P[k, n]
     E = _cascade_chain(R, OM, c, n_len, A, e, g, want_W)
     if want_W:
         for k in range(Lc):
