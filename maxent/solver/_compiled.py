@@ -2474,19 +2474,53 @@ def _schur(X, G, J, n_len, c, e, S, rs):
         for j in range(J + 1):
             S[i, j] = 0.0
     for r in range(J):
-        for q in range(J + 2):
-            a0 = 0.0
-            a1 = 0.0
+        if J == 2:
+            # four right-hand sides: one pass over the ranks with the four columns together
+            # (contiguous in X; one strided pass per column took 4.0 us per call at N = 1000)
+            s0 = 0.0
+            s1 = 0.0
+            s2 = 0.0
+            s3 = 0.0
+            t0 = 0.0
+            t1 = 0.0
+            t2 = 0.0
+            t3 = 0.0
             for n in range(n_len):
-                x = X[r, n, q]
-                a0 += x
-                a1 += G[r, n] * x
-            if q == 0:
-                rs[r] -= a0
-                rs[J] -= a1
-            else:
-                S[r, q - 1] += a0
-                S[J, q - 1] += a1
+                gn = G[r, n]
+                x0 = X[r, n, 0]
+                x1 = X[r, n, 1]
+                x2 = X[r, n, 2]
+                x3 = X[r, n, 3]
+                s0 += x0
+                s1 += x1
+                s2 += x2
+                s3 += x3
+                t0 += gn * x0
+                t1 += gn * x1
+                t2 += gn * x2
+                t3 += gn * x3
+            rs[r] -= s0
+            rs[J] -= t0
+            S[r, 0] += s1
+            S[J, 0] += t1
+            S[r, 1] += s2
+            S[J, 1] += t2
+            S[r, 2] += s3
+            S[J, 2] += t3
+        else:
+            for q in range(J + 2):
+                a0 = 0.0
+                a1 = 0.0
+                for n in range(n_len):
+                    x = X[r, n, q]
+                    a0 += x
+                    a1 += G[r, n] * x
+                if q == 0:
+                    rs[r] -= a0
+                    rs[J] -= a1
+                else:
+                    S[r, q - 1] += a0
+                    S[J, q - 1] += a1
         rs[r] -= c[r]
     rs[J] -= e
 
@@ -2499,11 +2533,18 @@ def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
     the columns of P sum to 1: every iterate is normalised)."""
     Lc = J + 1
     for r in range(J):
-        for n in range(n_len):
-            acc = X[r, n, 0] + X[r, n, J + 1] * db
-            for s in range(J):
-                acc += X[r, n, 1 + s] * rs[s]
-            dQ[r, n] = acc
+        if J == 2:
+            # the four columns of X in one pass (no inner loop over them: it vectorises)
+            r0 = rs[0]
+            r1 = rs[1]
+            for n in range(n_len):
+                dQ[r, n] = X[r, n, 0] + X[r, n, 3] * db + X[r, n, 1] * r0 + X[r, n, 2] * r1
+        else:
+            for n in range(n_len):
+                acc = X[r, n, 0] + X[r, n, J + 1] * db
+                for s in range(J):
+                    acc += X[r, n, 1 + s] * rs[s]
+                dQ[r, n] = acc
     # l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0, with
     # (Hess dQ')_{r,n} = kappa'_r (f_n sum_{m<n} dQ'_m + sum_{m>n} f_m dQ'_m) (ell: scratch)
     pre = ell[0]
