@@ -1157,6 +1157,36 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
 
 
 @njit(cache=True)
+def _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed):
+    """(ta, tc, td) - E D E for symmetric 2 x 2 blocks held as (a, c, d) = [[a, c], [c, d]]:
+    D = (pa, pc, pd), E = (ea, ec, ed) (:func:`_thomas_2x2`'s Schur complement)."""
+    b00 = pa * ea + pc * ec
+    b01 = pa * ec + pc * ed
+    b10 = pc * ea + pd * ec
+    b11 = pc * ec + pd * ed
+    return ta - (ea * b00 + ec * b10), tc - (ea * b01 + ec * b11), td - (ec * b01 + ed * b11)
+
+
+@njit(cache=True)
+def _sym_inverse(ta, tc, td):
+    """(ok, inverse) of the symmetric 2 x 2 block (ta, tc, td) by its adjugate; ok is False
+    when its determinant is 0 or not finite."""
+    det = ta * td - tc * tc
+    if not (det != 0.0) or not np.isfinite(det):
+        return False, 0.0, 0.0, 0.0
+    idet = 1.0 / det
+    return True, td * idet, -tc * idet, ta * idet
+
+
+@njit(cache=True)
+def _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1):
+    """E D g for symmetric 2 x 2 blocks D = (pa, pc, pd), E = (ea, ec, ed) and g = (g0, g1)."""
+    u0 = pa * g0 + pc * g1
+    u1 = pc * g0 + pd * g1
+    return ea * u0 + ec * u1, ec * u0 + ed * u1
+
+
+@njit(cache=True)
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
     blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
@@ -1196,6 +1226,8 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     qa = 0.0    # U_{n+1}^{-1} of the bottom recurrence
     qc = 0.0
     qd = 0.0
+    # the two eliminations are written out in one loop body (so that their division chains
+    # overlap); one shared helper per rank, called for each, was not inlined: 4x slower
     for k in range(m):
         # ---- top: rank n = k (n + 1 <= m < n_len)
         n = k
@@ -1206,30 +1238,19 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
         tc = ec + E3[1, n + 1]
         td = ed + E3[2, n + 1] - k1 * w[n]
         if k > 0:
-            b00 = pa * ea + pc * ec
-            b01 = pa * ec + pc * ed
-            b10 = pc * ea + pd * ec
-            b11 = pc * ec + pd * ed
-            ta -= ea * b00 + ec * b10
-            tc -= ea * b01 + ec * b11
-            td -= ec * b01 + ed * b11
-        det = ta * td - tc * tc
-        if not (det != 0.0) or not np.isfinite(det):
+            ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
+        ok, na, nc, nd = _sym_inverse(ta, tc, td)
+        if not ok:
             return False
-        idet = 1.0 / det
-        na = td * idet
-        nc = -tc * idet
-        nd = ta * idet
         for q in range(4):
             r0 = R[0, n, q] - R[0, n + 1, q]
             r1 = R[1, n, q] - R[1, n + 1, q]
             if k > 0:
                 g0 = X[0, n - 1, q]
                 g1 = X[1, n - 1, q]
-                u0 = pa * g0 + pc * g1
-                u1 = pc * g0 + pd * g1
-                r0 += ea * u0 + ec * u1
-                r1 += ec * u0 + ed * u1
+                u0, u1 = _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1)
+                r0 += u0
+                r1 += u1
             X[0, n, q] = r0
             X[1, n, q] = r1
         Dinv[n, 0, 0] = na
@@ -1249,20 +1270,10 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
                 ta += ea
                 tc += ec
                 td += ed
-                b00 = qa * ea + qc * ec
-                b01 = qa * ec + qc * ed
-                b10 = qc * ea + qd * ec
-                b11 = qc * ec + qd * ed
-                ta -= ea * b00 + ec * b10
-                tc -= ea * b01 + ec * b11
-                td -= ec * b01 + ed * b11
-            det = ta * td - tc * tc
-            if not (det != 0.0) or not np.isfinite(det):
+                ta, tc, td = _sym_sandwich(ta, tc, td, qa, qc, qd, ea, ec, ed)
+            ok, na, nc, nd = _sym_inverse(ta, tc, td)
+            if not ok:
                 return False
-            idet = 1.0 / det
-            na = td * idet
-            nc = -tc * idet
-            nd = ta * idet
             for q in range(4):
                 r0 = R[0, n, q]
                 r1 = R[1, n, q]
@@ -1271,10 +1282,9 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
                     r1 -= R[1, n + 1, q]
                     g0 = X[0, n + 1, q]
                     g1 = X[1, n + 1, q]
-                    u0 = qa * g0 + qc * g1
-                    u1 = qc * g0 + qd * g1
-                    r0 += ea * u0 + ec * u1
-                    r1 += ec * u0 + ed * u1
+                    u0, u1 = _sym_apply2(qa, qc, qd, ea, ec, ed, g0, g1)
+                    r0 += u0
+                    r1 += u1
                 X[0, n, q] = r0
                 X[1, n, q] = r1
             Dinv[n, 0, 0] = na
@@ -1293,31 +1303,15 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     ec = E3[1, m]
     ed = E3[2, m]
     if m > 0:
-        b00 = pa * ea + pc * ec
-        b01 = pa * ec + pc * ed
-        b10 = pc * ea + pd * ec
-        b11 = pc * ec + pd * ed
-        ta -= ea * b00 + ec * b10
-        tc -= ea * b01 + ec * b11
-        td -= ec * b01 + ed * b11
+        ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
     if m + 1 < n_len:
         fa = E3[0, m + 1]
         fc = E3[1, m + 1]
         fd = E3[2, m + 1]
-        b00 = qa * fa + qc * fc
-        b01 = qa * fc + qc * fd
-        b10 = qc * fa + qd * fc
-        b11 = qc * fc + qd * fd
-        ta -= fa * b00 + fc * b10
-        tc -= fa * b01 + fc * b11
-        td -= fc * b01 + fd * b11
-    det = ta * td - tc * tc
-    if not (det != 0.0) or not np.isfinite(det):
+        ta, tc, td = _sym_sandwich(ta, tc, td, qa, qc, qd, fa, fc, fd)
+    ok, na, nc, nd = _sym_inverse(ta, tc, td)
+    if not ok:
         return False
-    idet = 1.0 / det
-    na = td * idet
-    nc = -tc * idet
-    nd = ta * idet
     for q in range(4):
         r0 = R[0, m, q]
         r1 = R[1, m, q]
@@ -1326,17 +1320,15 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
             r1 -= R[1, m + 1, q]
             g0 = X[0, m + 1, q]
             g1 = X[1, m + 1, q]
-            u0 = qa * g0 + qc * g1
-            u1 = qc * g0 + qd * g1
-            r0 += fa * u0 + fc * u1
-            r1 += fc * u0 + fd * u1
+            u0, u1 = _sym_apply2(qa, qc, qd, fa, fc, fd, g0, g1)
+            r0 += u0
+            r1 += u1
         if m > 0:
             g0 = X[0, m - 1, q]
             g1 = X[1, m - 1, q]
-            u0 = pa * g0 + pc * g1
-            u1 = pc * g0 + pd * g1
-            r0 += ea * u0 + ec * u1
-            r1 += ec * u0 + ed * u1
+            u0, u1 = _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1)
+            r0 += u0
+            r1 += u1
         y0 = na * r0 + nc * r1
         y1 = nc * r0 + nd * r1
         if not (np.isfinite(y0) and np.isfinite(y1)):
