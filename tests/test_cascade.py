@@ -218,10 +218,10 @@ def test_two_sided_block_thomas_against_the_band_solve(N):
 
 
 def test_block_thomas_refuses_a_non_finite_right_hand_side():
-    """The recurrences check only the V rows (the U rows hold by construction, up to the
-    rounding of two products); every unknown but U_{N-1} enters a V row, so a NaN right-hand
-    side in any other row fails the check, in either kind of row, and X is left as it was.
-    Oracle: numpy's NaN-aware array equality."""
+    """The recurrences check only the rows not solved by construction (the V rows above the
+    middle rank, the U rows from it down); every unknown enters one of them, so a NaN
+    right-hand side in a V or a U row, above or below the middle, fails the check and X is
+    left as it was. Oracle: numpy's NaN-aware array equality."""
     N = 5
     A = np.array([1.0, 0.5, 0.25, 0.125, 0.06])
     e = np.array([1.0, 0.5, 0.3, 0.2, 0.1])

@@ -26,14 +26,18 @@ Three kernels, the same mathematics as the numpy path (same starts, tolerances, 
   (at most 3 damped Newton steps: the start only has to be near the KKT point; measured
   13-16 % less GAP/AP time than solving them to 1e-8, same KKT points). Then Newton on the KKT system, whose
   (block-)tridiagonal matrix T (``newton_kkt``'s change of variables) is solved by a Thomas
-  recurrence (scalar for one slot, closed-form 2 x 2 blocks for two, Gauss-Jordan blocks
-  beyond), O(N (L-1)^3) per step, no LAPACK call; log-space steps, Armijo on the squared KKT
-  residual; a stalled or last iterate is polished by one exact linearised subproblem.
-  Certificate as in ``newton_kkt``: count and metric residual <= tol and log-odds
-  stationarity max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| <= kkt_tol,
-  W = dE/dp(p) at the returned p. A problem Newton does not certify gets the second run of
-  :func:`maxent.solver.solve` here too: successive linearisation from the count-only
-  distribution with 10 x ``max_iter`` steps (code 3).
+  recurrence (scalar for one slot, closed-form two-sided 2 x 2 blocks for two, Gauss-Jordan
+  blocks beyond), O(N (L-1)^3) per step, no LAPACK call; log-space steps, Armijo on the
+  squared KKT residual, whose log-odds leave out the probabilities on the floor (their
+  exponents underflowed near an end of the range); a stalled or last iterate is polished by
+  one exact linearised subproblem. Certificate as in ``newton_kkt``, on every entry: count
+  and metric residual <= tol and log-odds stationarity
+  max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| <= kkt_tol, W = dE/dp(p) at the
+  returned p (or the polish's linearised certificate). A problem Newton does not certify gets
+  a second start (the numpy engine's exact one; near an end of the range, linearisation to
+  stationarity _NEAR_SWITCH), then the second run of :func:`maxent.solver.solve` here too:
+  successive linearisation from the count-only distribution with 10 x ``max_iter`` steps
+  (code 3).
 
 - :func:`cascade_batch`: cascade metrics (RR, ERR; ``metric.cascade_form``),
   E = sum_n c_n r_n prod_{m<n} (1 - r_m) with r_n = sum_z s_z p_n(z): successive
@@ -95,7 +99,7 @@ _EXP_MIN = -300.0   # exp(d) below this is taken as 0: products of two such p st
 _POLISH_ITER = 20
 _NEAR = 0.01        # a target within this fraction of the range's width from an end is "near" it
 _NEAR_NEWTON = 10   # Newton-KKT steps a near problem gets from each start (certified ones: <= 19
-# steps, 98 % within 8; the others creep with steps of 1/16-1/64 towards a b 40x the start's)
+# steps, 95 % within 8; the others creep with steps of 1/16-1/64 towards a b 40x the start's)
 _NEAR_SWITCH = 1e-3  # a near problem's second start: successive linearisation until its
 # stationarity is <= this (then Newton-KKT). trec_covid_r1 GAP, the 39 of 5000 Newton left from the
 # inexact start: 36 certified from here (1e-2: 31, and entropies 2.5e-5 lower: another KKT point)
