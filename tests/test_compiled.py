@@ -374,6 +374,10 @@ def test_scan_and_sum_helpers(n_len):
     assert abs(C._csum1(x, n_len) - math.fsum(xs)) <= 1e-15 * max(1.0, np.abs(xs).sum())
     assert abs(C._csum(x, y, n_len) - math.fsum(xs * ys)) <= 1e-14 * max(1.0, np.abs(xs * ys).sum())
     assert C._absmax(y, n_len) == (np.abs(ys).max() if n_len else 0.0)
+    d, a = C._absmax_diff(x, y, n_len)
+    assert d == (np.abs(xs - ys).max() if n_len else 0.0) and a == (np.abs(xs).max() if n_len else 0.0)
+    if n_len:
+        assert C._minmax(y, n_len) == (ys.min(), ys.max())
 
 
 @pytest.mark.parametrize("J", [1, 2, 3])

@@ -409,6 +409,58 @@ def _absmax(x, n_len):
 
 
 @njit(cache=True)
+def _absmax_diff(x, y, n_len):
+    """(max_n |x_n - y_n|, max_n |x_n|) in four independent chains each (as :func:`_absmax`)."""
+    d0 = d1 = d2 = d3 = 0.0
+    a0 = a1 = a2 = a3 = 0.0
+    n4 = n_len - n_len % 4
+    for n in range(0, n4, 4):
+        t0 = abs(x[n] - y[n])
+        t1 = abs(x[n + 1] - y[n + 1])
+        t2 = abs(x[n + 2] - y[n + 2])
+        t3 = abs(x[n + 3] - y[n + 3])
+        d0 = t0 if t0 > d0 else d0
+        d1 = t1 if t1 > d1 else d1
+        d2 = t2 if t2 > d2 else d2
+        d3 = t3 if t3 > d3 else d3
+        u0 = abs(x[n])
+        u1 = abs(x[n + 1])
+        u2 = abs(x[n + 2])
+        u3 = abs(x[n + 3])
+        a0 = u0 if u0 > a0 else a0
+        a1 = u1 if u1 > a1 else a1
+        a2 = u2 if u2 > a2 else a2
+        a3 = u3 if u3 > a3 else a3
+    for n in range(n4, n_len):
+        t0 = abs(x[n] - y[n])
+        d0 = t0 if t0 > d0 else d0
+        u0 = abs(x[n])
+        a0 = u0 if u0 > a0 else a0
+    return max(max(d0, d1), max(d2, d3)), max(max(a0, a1), max(a2, a3))
+
+
+@njit(cache=True)
+def _minmax(x, n_len):
+    """(min_n x_n, max_n x_n) in four independent chains each (n_len >= 1)."""
+    lo0 = lo1 = lo2 = lo3 = np.inf
+    hi0 = hi1 = hi2 = hi3 = -np.inf
+    n4 = n_len - n_len % 4
+    for n in range(0, n4, 4):
+        lo0 = min(lo0, x[n])
+        lo1 = min(lo1, x[n + 1])
+        lo2 = min(lo2, x[n + 2])
+        lo3 = min(lo3, x[n + 3])
+        hi0 = max(hi0, x[n])
+        hi1 = max(hi1, x[n + 1])
+        hi2 = max(hi2, x[n + 2])
+        hi3 = max(hi3, x[n + 3])
+    for n in range(n4, n_len):
+        lo0 = min(lo0, x[n])
+        hi0 = max(hi0, x[n])
+    return min(min(lo0, lo1), min(lo2, lo3)), max(max(hi0, hi1), max(hi2, hi3))
+
+
+@njit(cache=True)
 def _prefix_excl(x, n_len, out):
     """out[n] = sum_{m < n} x_m: four interleaved segments (independent add chains instead
     of one of n_len latencies), then each segment shifted by the sums before it."""
@@ -1571,11 +1623,7 @@ def _cascade_power_rows(W, pm, Lc, n_len, pw):
         pw[k] = pm[k]
         if pm[k] == 1.0 and zb == 0:
             zb = k
-    wmin = np.inf
-    wmax = -np.inf
-    for n in range(n_len):
-        wmin = min(wmin, W[zb, n])
-        wmax = max(wmax, W[zb, n])
+    wmin, wmax = _minmax(W[zb], n_len)
     pw[Lc] = zb
     pw[Lc + 1] = wmin
     pw[Lc + 2] = wmax
@@ -2070,11 +2118,9 @@ def _linearised_certificate(Pt, W_lin, W_new, Lc, n_len, Kp, b, E, v):
     dmax = 0.0
     wmax = 0.0
     for i in range(Lc):
-        for n in range(n_len):
-            d = abs(W_new[i, n] - W_lin[i, n])
-            dmax = d if d > dmax else dmax
-            a = abs(W_new[i, n])
-            wmax = a if a > wmax else wmax
+        d, a = _absmax_diff(W_new[i], W_lin[i], n_len)
+        dmax = d if d > dmax else dmax
+        wmax = a if a > wmax else wmax
     res = 0.0
     for i in range(Lc):
         res = max(res, abs(_csum1(Pt[i], n_len) - Kp[i]))
