@@ -386,57 +386,39 @@ def _csum1(x, n_len):
 
 
 @njit(cache=True)
-def _absmax(x, n_len):
-    """max_n |x_n| (four independent running maxima; NaN ignored as by ``if |x| > m``)."""
+def _absmax_of(x, y, n_len, diff):
+    """max_n |x_n - y_n| (diff) or max_n |x_n| (four independent running maxima; NaN ignored
+    as by ``if |x| > m``)."""
     m0 = 0.0
     m1 = 0.0
     m2 = 0.0
     m3 = 0.0
     n4 = n_len - n_len % 4
     for n in range(0, n4, 4):
-        a0 = abs(x[n])
-        a1 = abs(x[n + 1])
-        a2 = abs(x[n + 2])
-        a3 = abs(x[n + 3])
+        a0 = abs(x[n] - y[n]) if diff else abs(x[n])
+        a1 = abs(x[n + 1] - y[n + 1]) if diff else abs(x[n + 1])
+        a2 = abs(x[n + 2] - y[n + 2]) if diff else abs(x[n + 2])
+        a3 = abs(x[n + 3] - y[n + 3]) if diff else abs(x[n + 3])
         m0 = a0 if a0 > m0 else m0
         m1 = a1 if a1 > m1 else m1
         m2 = a2 if a2 > m2 else m2
         m3 = a3 if a3 > m3 else m3
     for n in range(n4, n_len):
-        a0 = abs(x[n])
+        a0 = abs(x[n] - y[n]) if diff else abs(x[n])
         m0 = a0 if a0 > m0 else m0
     return max(max(m0, m1), max(m2, m3))
 
 
 @njit(cache=True)
+def _absmax(x, n_len):
+    """max_n |x_n| (:func:`_absmax_of`)."""
+    return _absmax_of(x, x, n_len, False)
+
+
+@njit(cache=True)
 def _absmax_diff(x, y, n_len):
-    """(max_n |x_n - y_n|, max_n |x_n|) in four independent chains each (as :func:`_absmax`)."""
-    d0 = d1 = d2 = d3 = 0.0
-    a0 = a1 = a2 = a3 = 0.0
-    n4 = n_len - n_len % 4
-    for n in range(0, n4, 4):
-        t0 = abs(x[n] - y[n])
-        t1 = abs(x[n + 1] - y[n + 1])
-        t2 = abs(x[n + 2] - y[n + 2])
-        t3 = abs(x[n + 3] - y[n + 3])
-        d0 = t0 if t0 > d0 else d0
-        d1 = t1 if t1 > d1 else d1
-        d2 = t2 if t2 > d2 else d2
-        d3 = t3 if t3 > d3 else d3
-        u0 = abs(x[n])
-        u1 = abs(x[n + 1])
-        u2 = abs(x[n + 2])
-        u3 = abs(x[n + 3])
-        a0 = u0 if u0 > a0 else a0
-        a1 = u1 if u1 > a1 else a1
-        a2 = u2 if u2 > a2 else a2
-        a3 = u3 if u3 > a3 else a3
-    for n in range(n4, n_len):
-        t0 = abs(x[n] - y[n])
-        d0 = t0 if t0 > d0 else d0
-        u0 = abs(x[n])
-        a0 = u0 if u0 > a0 else a0
-    return max(max(d0, d1), max(d2, d3)), max(max(a0, a1), max(a2, a3))
+    """(max_n |x_n - y_n|, max_n |x_n|) (:func:`_absmax_of`)."""
+    return _absmax_of(x, y, n_len, True), _absmax_of(x, x, n_len, False)
 
 
 @njit(cache=True)
