@@ -1224,6 +1224,46 @@ def _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1):
     return ea * u0 + ec * u1, ec * u0 + ed * u1
 
 
+@njit(cache=True, inline="always")
+def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, pa, pc, pd):
+    """One rank n of an elimination of :func:`_thomas_2x2` (top or bottom): the block
+    T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
+    (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), its inverse into
+    Dinv[n]; the right-hand sides R_n (- R_{n+1} if has_next) (+ E'_ie D X_prev if coupled)
+    into X[:, n]. Returns (ok, the inverse)."""
+    ta = E3[0, n] - k0 * w[n]
+    tc = E3[1, n]
+    td = E3[2, n] - k1 * w[n]
+    if has_next:
+        ta += E3[0, n + 1]
+        tc += E3[1, n + 1]
+        td += E3[2, n + 1]
+    ea = E3[0, ie]
+    ec = E3[1, ie]
+    ed = E3[2, ie]
+    if coupled:
+        ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
+    ok, na, nc, nd = _sym_inverse(ta, tc, td)
+    if not ok:
+        return False, 0.0, 0.0, 0.0
+    for q in range(4):
+        r0 = R[0, n, q]
+        r1 = R[1, n, q]
+        if has_next:
+            r0 -= R[0, n + 1, q]
+            r1 -= R[1, n + 1, q]
+        if coupled:
+            u0, u1 = _sym_apply2(pa, pc, pd, ea, ec, ed, X[0, prev, q], X[1, prev, q])
+            r0 += u0
+            r1 += u1
+        X[0, n, q] = r0
+        X[1, n, q] = r1
+    Dinv[n, 0, 0] = na
+    Dinv[n, 0, 1] = nc
+    Dinv[n, 1, 1] = nd
+    return True, na, nc, nd
+
+
 @njit(cache=True)
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
@@ -1264,71 +1304,21 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     qa = 0.0    # U_{n+1}^{-1} of the bottom recurrence
     qc = 0.0
     qd = 0.0
-    # the two eliminations are written out in one loop body (so that their division chains
-    # overlap); one shared helper per rank, called for each, was not inlined: 4x slower
+    # both eliminations in one loop body (so that their division chains overlap): the helper
+    # per rank is inlined at numba's IR level (inline="always"; as a call it was 4x slower)
     for k in range(m):
-        # ---- top: rank n = k (n + 1 <= m < n_len)
-        n = k
-        ea = E3[0, n]
-        ec = E3[1, n]
-        ed = E3[2, n]
-        ta = ea + E3[0, n + 1] - k0 * w[n]
-        tc = ec + E3[1, n + 1]
-        td = ed + E3[2, n + 1] - k1 * w[n]
-        if k > 0:
-            ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
-        ok, na, nc, nd = _sym_inverse(ta, tc, td)
+        # top: rank k (its next rank k + 1 <= m: always there), coupled to k - 1
+        ok, pa, pc, pd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1,
+                                          pa, pc, pd)
         if not ok:
             return False
-        for q in range(4):
-            r0 = R[0, n, q] - R[0, n + 1, q]
-            r1 = R[1, n, q] - R[1, n + 1, q]
-            if k > 0:
-                g0 = X[0, n - 1, q]
-                g1 = X[1, n - 1, q]
-                u0, u1 = _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1)
-                r0 += u0
-                r1 += u1
-            X[0, n, q] = r0
-            X[1, n, q] = r1
-        Dinv[n, 0, 0] = na
-        Dinv[n, 0, 1] = nc
-        Dinv[n, 1, 1] = nd
-        pa, pc, pd = na, nc, nd
-        # ---- bottom: rank n = n_len - 1 - k (> m)
         if k < nbot:
+            # bottom: rank n_len - 1 - k (> m), coupled to the rank after it
             n = n_len - 1 - k
-            ta = E3[0, n] - k0 * w[n]
-            tc = E3[1, n]
-            td = E3[2, n] - k1 * w[n]
-            if k > 0:
-                ea = E3[0, n + 1]
-                ec = E3[1, n + 1]
-                ed = E3[2, n + 1]
-                ta += ea
-                tc += ec
-                td += ed
-                ta, tc, td = _sym_sandwich(ta, tc, td, qa, qc, qd, ea, ec, ed)
-            ok, na, nc, nd = _sym_inverse(ta, tc, td)
+            ok, qa, qc, qd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, k > 0, k > 0, n + 1,
+                                              n + 1, qa, qc, qd)
             if not ok:
                 return False
-            for q in range(4):
-                r0 = R[0, n, q]
-                r1 = R[1, n, q]
-                if k > 0:
-                    r0 -= R[0, n + 1, q]
-                    r1 -= R[1, n + 1, q]
-                    g0 = X[0, n + 1, q]
-                    g1 = X[1, n + 1, q]
-                    u0, u1 = _sym_apply2(qa, qc, qd, ea, ec, ed, g0, g1)
-                    r0 += u0
-                    r1 += u1
-                X[0, n, q] = r0
-                X[1, n, q] = r1
-            Dinv[n, 0, 0] = na
-            Dinv[n, 0, 1] = nc
-            Dinv[n, 1, 1] = nd
-            qa, qc, qd = na, nc, nd
     # ---- the meeting rank m: both Schur complements
     ta = E3[0, m] - k0 * w[m]
     tc = E3[1, m]
