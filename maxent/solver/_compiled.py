@@ -110,6 +110,21 @@ _POW2 = np.array([2.0 ** k for k in range(-1074, 1024)])   # 2^k, k = -1074..102
 _LOG2E = 1.4426950408889634
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
+_EXP_TAYLOR = (1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0,
+               1.0 / 362880.0, 1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0,
+               1.0 / 6.0, 0.5, 1.0, 1.0)            # 1/13! .. 1/0!: exp's Taylor series, highest first
+_ATANH_ODD = (1.0 / 21.0, 1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 11.0, 1.0 / 9.0,
+              1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0)       # atanh(s) / s - 1 = sum_k s^2k / (2k + 1), in s^2
+
+
+@njit(cache=True)
+def _horner(coef, x):
+    """sum_i coef[i] x^(len - 1 - i) by Horner's rule (coef: a tuple, highest power first;
+    a constant trip count, unrolled where it is inlined)."""
+    q = coef[0]
+    for i in range(1, len(coef)):
+        q = q * x + coef[i]
+    return q
 
 
 @njit(cache=True)
@@ -120,21 +135,7 @@ def _fexp(x):
     degree 13 (truncation < 1e-17), times 2^k from a table."""
     k = np.floor(x * _LOG2E + 0.5)
     r = x - k * _LN2_HI - k * _LN2_LO
-    q = 1.0 / 6227020800.0
-    q = q * r + 1.0 / 479001600.0
-    q = q * r + 1.0 / 39916800.0
-    q = q * r + 1.0 / 3628800.0
-    q = q * r + 1.0 / 362880.0
-    q = q * r + 1.0 / 40320.0
-    q = q * r + 1.0 / 5040.0
-    q = q * r + 1.0 / 720.0
-    q = q * r + 1.0 / 120.0
-    q = q * r + 1.0 / 24.0
-    q = q * r + 1.0 / 6.0
-    q = q * r + 0.5
-    q = q * r + 1.0
-    q = q * r + 1.0
-    return q * _POW2[int(k) + 1074]
+    return _horner(_EXP_TAYLOR, r) * _POW2[int(k) + 1074]
 
 
 @njit(cache=True)
@@ -180,16 +181,7 @@ def _log_rows(x, n_len, out, Mi):
         k = k + 1.0 if big else k
         s = (m - 1.0) / (m + 1.0)
         s2 = s * s
-        q = 1.0 / 21.0
-        q = q * s2 + 1.0 / 19.0
-        q = q * s2 + 1.0 / 17.0
-        q = q * s2 + 1.0 / 15.0
-        q = q * s2 + 1.0 / 13.0
-        q = q * s2 + 1.0 / 11.0
-        q = q * s2 + 1.0 / 9.0
-        q = q * s2 + 1.0 / 7.0
-        q = q * s2 + 1.0 / 5.0
-        q = q * s2 + 1.0 / 3.0
+        q = _horner(_ATANH_ODD, s2)
         out[n] = k * _LN2_HI + ((2.0 * s + 2.0 * s * s2 * q) + k * _LN2_LO)
 
 
@@ -1264,6 +1256,26 @@ def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, 
     return True, na, nc, nd
 
 
+@njit(cache=True, inline="always")
+def _thomas_2x2_back(E3, X, Dinv, n, ie, nb):
+    """One rank n of a back-substitution of :func:`_thomas_2x2`: y_n = Dinv_n (g_n + E'_ie y_nb)
+    with the neighbour nb already solved (above the middle: ie = nb = n + 1; below it:
+    ie = n, nb = n - 1), in place in X[:, n]."""
+    da = Dinv[n, 0, 0]
+    dc = Dinv[n, 0, 1]
+    dd = Dinv[n, 1, 1]
+    ea = E3[0, ie]
+    ec = E3[1, ie]
+    ed = E3[2, ie]
+    for q in range(4):
+        y0 = X[0, nb, q]
+        y1 = X[1, nb, q]
+        g0 = X[0, n, q] + ea * y0 + ec * y1
+        g1 = X[1, n, q] + ec * y0 + ed * y1
+        X[0, n, q] = da * g0 + dc * g1
+        X[1, n, q] = dc * g0 + dd * g1
+
+
 @njit(cache=True)
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
@@ -1277,12 +1289,12 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     where S_m = T_mm - E'_m D_{m-1}^{-1} E'_m - E'_{m+1} U_{m+1}^{-1} E'_{m+1} gives y_m, and two
     interleaved back-substitutions give y_n = D_n^{-1} (g_n + E'_{n+1} y_{n+1}) above m and
     y_n = U_n^{-1} (h_n + E'_n y_{n-1}) below it. Measured on a trec_covid_r1 GAP state
-    (N = 1000): 15 us per solve, 22 us one-sided.
+    (N = 1000): 14-15 us per solve, 22 us one-sided.
 
-    Always nr = J + 2 = 4 right-hand sides (a constant trip count: LLVM unrolls them). The
-    back-substitutions do not check finiteness per entry (branches there cost ~10 %): every
-    entry of X enters the sums of :func:`_schur`, whose solve (:func:`_solve_small`) fails
-    on a non-finite system."""
+    Always nr = J + 2 = 4 right-hand sides, looped over as a constant (against a runtime nr:
+    15.1 instead of 17.3 us). The back-substitutions do not check finiteness per entry
+    (branches there cost ~6 %): every entry of X enters the sums of :func:`_schur`, whose
+    solve (:func:`_solve_small`) fails on a non-finite system."""
     E3 = Ep.reshape((4, Ep.shape[0]))
     k0 = b * kap[0]
     k1 = b * kap[1]
@@ -1319,7 +1331,8 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
                                               n + 1, qa, qc, qd)
             if not ok:
                 return False
-    # ---- the meeting rank m: both Schur complements
+    # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank:
+    # a helper shared by the two, inlined or not, made this solve 2.5-3x slower, measured)
     ta = E3[0, m] - k0 * w[m]
     tc = E3[1, m]
     td = E3[2, m] - k1 * w[m]
@@ -1365,39 +1378,9 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
         X[1, m, q] = y1
     # ---- back-substitution from m, upwards and downwards (interleaved)
     for k in range(1, m + 1):
-        n = m - k
-        da = Dinv[n, 0, 0]
-        dc = Dinv[n, 0, 1]
-        dd = Dinv[n, 1, 1]
-        ea = E3[0, n + 1]
-        ec = E3[1, n + 1]
-        ed = E3[2, n + 1]
-        for q in range(4):
-            y0 = X[0, n + 1, q]
-            y1 = X[1, n + 1, q]
-            g0 = X[0, n, q] + ea * y0 + ec * y1
-            g1 = X[1, n, q] + ec * y0 + ed * y1
-            y0 = da * g0 + dc * g1
-            y1 = dc * g0 + dd * g1
-            X[0, n, q] = y0
-            X[1, n, q] = y1
+        _thomas_2x2_back(E3, X, Dinv, m - k, m - k + 1, m - k + 1)
         if k <= nbot:
-            n = m + k
-            da = Dinv[n, 0, 0]
-            dc = Dinv[n, 0, 1]
-            dd = Dinv[n, 1, 1]
-            ea = E3[0, n]
-            ec = E3[1, n]
-            ed = E3[2, n]
-            for q in range(4):
-                y0 = X[0, n - 1, q]
-                y1 = X[1, n - 1, q]
-                g0 = X[0, n, q] + ea * y0 + ec * y1
-                g1 = X[1, n, q] + ec * y0 + ed * y1
-                y0 = da * g0 + dc * g1
-                y1 = dc * g0 + dd * g1
-                X[0, n, q] = y0
-                X[1, n, q] = y1
+            _thomas_2x2_back(E3, X, Dinv, m + k, m + k, m + k - 1)
     for n in range(n_len - 1, 0, -1):
         for q in range(4):
             X[0, n, q] -= X[0, n - 1, q]
@@ -2480,8 +2463,8 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             if not acc_:
                 # F was overwritten by the trials: recompute it at the iterate
                 merit, st, res = _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, Zs, c, True)
-    # second run: successive linearisation from the count-only distribution (targets within
-    # ~1e-4 of an end of the range, |b| ~ 1e4-1e5, where Newton's start is too far)
+    # second run: successive linearisation from the count-only distribution, for what Newton
+    # left from both starts (trec_covid_r1 GAP and AP: no list of the benchmark's 5000)
     ok_, nl, stl, El, resl = _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, fallback,
                                             _FAR_TOL, P, Pt, th, W0, W1, G, Gt, Q)
     for i in range(Lc + 1):
