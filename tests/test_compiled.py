@@ -373,6 +373,14 @@ def test_scan_and_sum_helpers(n_len):
     np.testing.assert_allclose(yy[:n_len], want, rtol=1e-12, atol=1e-12 * max(1.0, np.abs(xs * ys).sum()))
     assert abs(C._csum1(x, n_len) - math.fsum(xs)) <= 1e-15 * max(1.0, np.abs(xs).sum())
     assert abs(C._csum(x, y, n_len) - math.fsum(xs * ys)) <= 1e-14 * max(1.0, np.abs(xs * ys).sum())
+    assert abs(C._csum2(x, y, x, n_len) - math.fsum(xs * ys * xs)) <= 1e-14 * max(1.0, np.abs(xs * ys * xs).sum())
+    # the reassociated sums and product over [n0, n1) (views indexed from 0), against numpy
+    n0, n1 = n_len // 3, n_len - n_len // 4
+    cw = np.where(np.arange(n_len + 2) % 7 == 3, 2.0, 1.0)     # weights != 1 leave the product
+    assert np.isclose(C._rsum_cx(x, y, n0, n1), np.dot(xs[n0:n1], ys[n0:n1]), rtol=1e-13, atol=1e-13)
+    assert np.isclose(C._rsum_cxy(x, y, y, n0, n1), np.sum(xs[n0:n1] * ys[n0:n1] ** 2), rtol=1e-13, atol=1e-13)
+    assert np.isclose(C._rsum(y, n0, n1), ys[n0:n1].sum(), rtol=1e-13, atol=1e-13)
+    assert np.isclose(C._rprod(x, cw, n0, n1), np.prod(np.where(cw[n0:n1] == 1.0, xs[n0:n1], 1.0)), rtol=1e-12)
     assert C._absmax(y, n_len) == (np.abs(ys).max() if n_len else 0.0)
     d, a = C._absmax_diff(x, y, n_len)
     assert d == (np.abs(xs - ys).max() if n_len else 0.0) and a == (np.abs(xs).max() if n_len else 0.0)

@@ -299,19 +299,27 @@ _BLOCK = 64
 
 @njit(cache=True, fastmath={"reassoc"})
 def _rsum_cx(c, x, n0, n1):
-    """sum_{n0 <= n < n1} c_n x_n (reassociated)."""
+    """sum_{n0 <= n < n1} c_n x_n (reassociated). Over views indexed from 0: a loop over
+    range(n0, n1) stays scalar wherever n0 is not a constant (numba's wraparound of a possibly
+    negative index blocks LLVM's vectoriser; _csum's blocks of 64 took 0.6 us per 1000 terms,
+    0.1 us this way), and so do the other reassociated sums below."""
+    cs = c[n0:n1]
+    xs = x[n0:n1]
     s = 0.0
-    for n in range(n0, n1):
-        s += c[n] * x[n]
+    for n in range(n1 - n0):
+        s += cs[n] * xs[n]
     return s
 
 
 @njit(cache=True, fastmath={"reassoc"})
 def _rsum_cxy(c, x, y, n0, n1):
-    """sum_{n0 <= n < n1} c_n x_n y_n (reassociated)."""
+    """sum_{n0 <= n < n1} c_n x_n y_n (reassociated, over views: :func:`_rsum_cx`)."""
+    cs = c[n0:n1]
+    xs = x[n0:n1]
+    ys = y[n0:n1]
     s = 0.0
-    for n in range(n0, n1):
-        s += c[n] * x[n] * y[n]
+    for n in range(n1 - n0):
+        s += cs[n] * xs[n] * ys[n]
     return s
 
 
@@ -329,10 +337,13 @@ def _rsum_dev(c, p, w, wbar, n_len):
 
 @njit(cache=True, fastmath={"reassoc"})
 def _rprod(x, c, n0, n1):
-    """prod_{n0 <= n < n1} x_n over the columns of weight c_n = 1 (reassociated)."""
+    """prod_{n0 <= n < n1} x_n over the columns of weight c_n = 1 (reassociated, over views:
+    :func:`_rsum_cx`)."""
+    xs = x[n0:n1]
+    cs = c[n0:n1]
     q = 1.0
-    for n in range(n0, n1):
-        q *= x[n] if c[n] == 1.0 else 1.0
+    for n in range(n1 - n0):
+        q *= xs[n] if cs[n] == 1.0 else 1.0
     return q
 
 
@@ -360,10 +371,11 @@ def _csum2(c, x, y, n_len):
 
 @njit(cache=True, fastmath={"reassoc"})
 def _rsum(x, n0, n1):
-    """sum_{n0 <= n < n1} x_n (reassociated)."""
+    """sum_{n0 <= n < n1} x_n (reassociated, over a view: :func:`_rsum_cx`)."""
+    xs = x[n0:n1]
     s = 0.0
-    for n in range(n0, n1):
-        s += x[n]
+    for n in range(n1 - n0):
+        s += xs[n]
     return s
 
 
