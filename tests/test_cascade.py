@@ -195,6 +195,42 @@ def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(
     assert new.entropy[0] >= h - 1e-9 * abs(h), (new.entropy[0], h, ref.entropy[0])
 
 
+def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
+    """trec_covid_r1 run BITEM_df, topic 10, under ERR: v within 1e-10 of its maximum,
+    |b| ~ 3.8e10. Newton's fourth step reaches a certified point (stationarity 1.9e-9 ->
+    4e-19) whose merit is higher (3e-17 -> 1.5e-11: at this |b| the y-equation's terms are
+    rounding noise that jumps by 1e4 between nearby t), so the Armijo test refused every
+    trial and the list went to the numpy engine, whose 2200 linearisation steps end
+    "boundary" with entropy 0. A trial meeting the certificate is now taken. Oracles: the
+    kernels' own code (0: certified by them), the counts and E(p) = v recomputed in numpy."""
+    from tests._realdata import ranked
+
+    lists = ranked("trec_covid_r1")
+    k = [i for i in range(len(lists.runs)) if lists.runs[i] == "BITEM_df" and str(lists.topics[i]) == "10"]
+    assert len(k) == 1
+    lists = lists.take(k)
+    m = parse_measure("ERR")
+    v = m.value(lists)
+    codes = []
+    original = nb.cascade_batch
+
+    def spy(*args):
+        original(*args)
+        codes.append(int(args[14][0]))           # code
+
+    monkeypatch.setattr(nb, "cascade_batch", spy)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        new = solve(m, v, lists, engine="numba")
+    assert codes == [0], codes
+    assert new.status[0] == "optimal" and abs(new.multipliers[0, -1]) > 1e10
+    assert new.residual[0] <= 1e-10 and new.stationarity[0] <= 1e-9
+    assert abs(m.expectation(new.p, lists)[0] - v[0]) <= 1e-10
+    K = count_constraints(m, lists, "retrieved")
+    np.testing.assert_allclose(new.p.sum(axis=1), K, atol=1e-9)
+    assert new.entropy[0] > 200.0            # an interior point, far from the boundary's 0
+
+
 @pytest.mark.parametrize("N", [1, 2, 3, 4, 5, 8, 9, 200])
 def test_two_sided_block_thomas_against_the_band_solve(N):
     """The two eliminations meet at rank N // 2 (odd and even N, the middle at either end

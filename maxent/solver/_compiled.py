@@ -117,10 +117,11 @@ _ATANH_ODD = (1.0 / 21.0, 1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 
               1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0)       # atanh(s) / s - 1 = sum_k s^2k / (2k + 1), in s^2
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={"contract"})
 def _horner(coef, x):
     """sum_i coef[i] x^(len - 1 - i) by Horner's rule (coef: a tuple, highest power first;
-    a constant trip count, unrolled where it is inlined)."""
+    a constant trip count, unrolled where it is inlined), each step one fused multiply-add
+    (``contract``: its instructions keep the flag where inlined; 3000 exps 4.5 -> 3.0 us)."""
     q = coef[0]
     for i in range(1, len(coef)):
         q = q * x + coef[i]
@@ -2063,7 +2064,13 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
                 Yv[nxt, n] = Yv[cur, n] + t * dy[n]
             bt = b + t * db
             Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm)
-            if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
+            # a trial that meets the certificate is taken even when the merit rose: near the
+            # maximum of ERR (|b| ~ 4e10) the merit's y-equation terms are rounding noise of
+            # ~1e-11 to 1e-17 between nearby t, while the certified quantities converge
+            # (trec_covid_r1 ERR list at v within 1e-10 of the maximum: st 1.9e-9 -> 4e-19,
+            # merit 3e-17 -> 1.5e-11; it went to the numpy engine for 2200 steps)
+            if np.isfinite(mt) and (mt <= (1.0 - 2e-4 * t) * merit + 1e-28
+                                    or (stt <= kkt_tol and rest <= tol)):
                 acc_ = True
                 cur = nxt
                 b = bt
@@ -2457,7 +2464,8 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
                 bt = b + t * db
                 Et = _prefix_E_G(Pt, J, n_len, kap, f, c0, Gt, Q, True)
                 mt, stt, rest = _kkt_residual(Pt, J, n_len, alpha_t, bt, Gt, Kp, Et, v, Ft, LRt, Zs, ct, True)
-                if np.isfinite(mt) and mt <= (1.0 - 2e-4 * t) * merit + 1e-28:
+                if np.isfinite(mt) and (mt <= (1.0 - 2e-4 * t) * merit + 1e-28
+                                        or (stt <= kkt_tol and rest <= tol)):   # as the cascade's
                     acc_ = True
                     # the trial becomes the iterate (swap buffers)
                     P, Pt = Pt, P
