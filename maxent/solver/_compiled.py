@@ -64,8 +64,16 @@ def njit(*args, **kwargs):
     every certificate rejects) instead of raising ZeroDivisionError. numba's default (the
     Python model) guards each division by a test and a raise, so no loop that divides is
     vectorised: numpy's model measured nDCG's batch 8-10 % and ERR's 5 % faster, and it is what
-    lets :func:`_log_rows` vectorise at all (2 us per 3000 logarithms instead of 16)."""
+    lets :func:`_log_rows` vectorise at all (2 us per 3000 logarithms instead of 16).
+
+    And ``fastmath={"contract"}`` by default: a * b + c may be one fused multiply-add (one
+    rounding instead of two; no other relaxation of IEEE semantics, so the compensated sums
+    stay exact; the reassociated sums below take both). Measured in one process against the
+    same kernels without it: GAP -6 %, ERR -9 %, nDCG -3.5 % (the 2 x 2 Thomas 19.1 -> 16.6
+    us); the benchmark's statuses and iteration counts unchanged, entropies within 3e-13
+    relative (ERR near its maximum: 4e-9, |b| times the residual tolerance)."""
     kwargs.setdefault("error_model", "numpy")
+    kwargs.setdefault("fastmath", {"contract"})
     return _numba_njit(*args, **kwargs)
 
 _RTOL = 1e-11          # = maxent.solver._problem.BOUNDARY_RTOL
@@ -117,11 +125,11 @@ _ATANH_ODD = (1.0 / 21.0, 1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 
               1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0)       # atanh(s) / s - 1 = sum_k s^2k / (2k + 1), in s^2
 
 
-@njit(cache=True, fastmath={"contract"})
+@njit(cache=True)
 def _horner(coef, x):
     """sum_i coef[i] x^(len - 1 - i) by Horner's rule (coef: a tuple, highest power first;
     a constant trip count, unrolled where it is inlined), each step one fused multiply-add
-    (``contract``: its instructions keep the flag where inlined; 3000 exps 4.5 -> 3.0 us)."""
+    (:func:`njit`'s ``contract``: 3000 exps 4.5 -> 3.0 us)."""
     q = coef[0]
     for i in range(1, len(coef)):
         q = q * x + coef[i]
@@ -298,7 +306,7 @@ def _invert_small(A, out, n):
 _BLOCK = 64
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _rsum_cx(c, x, n0, n1):
     """sum_{n0 <= n < n1} c_n x_n (reassociated). Over views indexed from 0: a loop over
     range(n0, n1) stays scalar wherever n0 is not a constant (numba's wraparound of a possibly
@@ -312,7 +320,7 @@ def _rsum_cx(c, x, n0, n1):
     return s
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _rsum_cxy(c, x, y, n0, n1):
     """sum_{n0 <= n < n1} c_n x_n y_n (reassociated, over views: :func:`_rsum_cx`)."""
     cs = c[n0:n1]
@@ -324,7 +332,7 @@ def _rsum_cxy(c, x, y, n0, n1):
     return s
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _rsum_dev(c, p, w, wbar, n_len):
     """(sum_n c_n p_n (w_n - wbar_n), sum_n c_n p_n (w_n - wbar_n)^2) (reassociated)."""
     h1 = 0.0
@@ -336,7 +344,7 @@ def _rsum_dev(c, p, w, wbar, n_len):
     return h1, h2
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _rprod(x, c, n0, n1):
     """prod_{n0 <= n < n1} x_n over the columns of weight c_n = 1 (reassociated, over views:
     :func:`_rsum_cx`)."""
@@ -370,7 +378,7 @@ def _csum2(c, x, y, n_len):
     return s + sc
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _rsum(x, n0, n1):
     """sum_{n0 <= n < n1} x_n (reassociated, over a view: :func:`_rsum_cx`)."""
     xs = x[n0:n1]
@@ -2503,7 +2511,7 @@ def _newton_rhs(F, G, J, n_len, R):
             R[r, n, J + 1] = G[r, n]
 
 
-@njit(cache=True, fastmath={"reassoc"})
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _schur(X, G, J, n_len, c, e, S, rs):
     """The (J+1) x (J+1) system of the multiplier steps from the solves X (sums over ranks,
     reassociated: they steer the step, the certificate is taken on the iterate): S[r, s] =
