@@ -456,91 +456,81 @@ def _minmax(x, n_len):
 
 
 @njit(cache=True)
-def _prefix_excl(x, n_len, out):
-    """out[n] = sum_{m < n} x_m: four interleaved segments (independent add chains instead
-    of one of n_len latencies), then each segment shifted by the sums before it."""
+def _scan4(x, y, n_len, out, prod):
+    """out[n] = sum_{m < n} t_m, t = x y (prod) or x: four segments scanned in one loop (four
+    independent add chains instead of one of n_len latencies), then each shifted by the sums
+    before it. Over views indexed from 0 (the segments; a reversed view for a suffix): with
+    offsets like M + j or last - j numba's wraparound of a possibly negative index cost a
+    compare and select per access (in-place suffix 1.08 -> 0.63 us, prefix 0.50 -> 0.39 us
+    at N = 1000). out may be y (each y_n is read before out[n] is written)."""
     if n_len < 16:
         s = 0.0
         for n in range(n_len):
-            out[n] = s
-            s += x[n]
-        return
-    M = (n_len + 3) // 4
-    M3 = n_len - 3 * M          # the last segment's length (>= 1 for n_len >= 9)
-    s0 = 0.0
-    s1 = 0.0
-    s2 = 0.0
-    s3 = 0.0
-    for j in range(M):
-        t0 = x[j]
-        t1 = x[M + j]
-        t2 = x[2 * M + j]
-        out[j] = s0
-        out[M + j] = s1
-        out[2 * M + j] = s2
-        s0 += t0
-        s1 += t1
-        s2 += t2
-        if j < M3:
-            t3 = x[3 * M + j]
-            out[3 * M + j] = s3
-            s3 += t3
-    o1 = s0
-    o2 = o1 + s1
-    o3 = o2 + s2
-    for n in range(M, 2 * M):
-        out[n] += o1
-    for n in range(2 * M, 3 * M):
-        out[n] += o2
-    for n in range(3 * M, n_len):
-        out[n] += o3
-
-
-@njit(cache=True)
-def _suffix_excl_xy(x, y, n_len, out):
-    """out[n] = sum_{m > n} x_m y_m (out may be y: each y_n is read before out[n] is
-    written): four interleaved segments from the end, then shifted as in _prefix_excl."""
-    if n_len < 16:
-        s = 0.0
-        for n in range(n_len - 1, -1, -1):
-            t = x[n] * y[n]
+            t = x[n] * y[n] if prod else x[n]
             out[n] = s
             s += t
         return
     M = (n_len + 3) // 4
-    M3 = n_len - 3 * M
+    M3 = n_len - 3 * M          # the last segment's length (1 <= M3 <= M for n_len >= 16)
+    x0 = x[0:M]
+    x1 = x[M:2 * M]
+    x2 = x[2 * M:3 * M]
+    x3 = x[3 * M:n_len]
+    y0 = y[0:M]
+    y1 = y[M:2 * M]
+    y2 = y[2 * M:3 * M]
+    y3 = y[3 * M:n_len]
+    o0 = out[0:M]
+    o1 = out[M:2 * M]
+    o2 = out[2 * M:3 * M]
+    o3 = out[3 * M:n_len]
     s0 = 0.0
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
-    last = n_len - 1
-    for j in range(M):
-        i0 = last - j
-        i1 = last - M - j
-        i2 = last - 2 * M - j
-        t0 = x[i0] * y[i0]
-        t1 = x[i1] * y[i1]
-        t2 = x[i2] * y[i2]
-        out[i0] = s0
-        out[i1] = s1
-        out[i2] = s2
+    for j in range(M3):
+        t0 = x0[j] * y0[j] if prod else x0[j]
+        t1 = x1[j] * y1[j] if prod else x1[j]
+        t2 = x2[j] * y2[j] if prod else x2[j]
+        t3 = x3[j] * y3[j] if prod else x3[j]
+        o0[j] = s0
+        o1[j] = s1
+        o2[j] = s2
+        o3[j] = s3
         s0 += t0
         s1 += t1
         s2 += t2
-        if j < M3:
-            i3 = last - 3 * M - j
-            t3 = x[i3] * y[i3]
-            out[i3] = s3
-            s3 += t3
-    o1 = s0
-    o2 = o1 + s1
-    o3 = o2 + s2
-    for n in range(n_len - 2 * M, n_len - M):
-        out[n] += o1
-    for n in range(n_len - 3 * M, n_len - 2 * M):
-        out[n] += o2
-    for n in range(0, n_len - 3 * M):
-        out[n] += o3
+        s3 += t3
+    for j in range(M3, M):
+        t0 = x0[j] * y0[j] if prod else x0[j]
+        t1 = x1[j] * y1[j] if prod else x1[j]
+        t2 = x2[j] * y2[j] if prod else x2[j]
+        o0[j] = s0
+        o1[j] = s1
+        o2[j] = s2
+        s0 += t0
+        s1 += t1
+        s2 += t2
+    h1 = s0
+    h2 = h1 + s1
+    h3 = h2 + s2
+    for j in range(M):
+        o1[j] += h1
+        o2[j] += h2
+    for j in range(M3):
+        o3[j] += h3
+
+
+@njit(cache=True)
+def _prefix_excl(x, n_len, out):
+    """out[n] = sum_{m < n} x_m (:func:`_scan4`)."""
+    _scan4(x, x, n_len, out, False)
+
+
+@njit(cache=True)
+def _suffix_excl_xy(x, y, n_len, out):
+    """out[n] = sum_{m > n} x_m y_m (out may be y): :func:`_scan4` over the reversed views."""
+    _scan4(x[:n_len][::-1], y[:n_len][::-1], n_len, out[:n_len][::-1], True)
 
 
 @njit(cache=True)
