@@ -538,6 +538,36 @@ def test_kernel_constants_equal_the_numpy_engine_ones():
     assert {k: getattr(nb, k) for k in pairs} == pairs
 
 
+@pytest.mark.parametrize("n_len", [0, 1, 7, 15, 16, 17, 18, 19, 33, 200, 997])
+def test_segmented_cascade_chain_against_the_sequential_recursions(n_len):
+    """Oracle: the recursions written out rank by rank in Python (A_n = prod_{m<n} (1 - r_m),
+    T_n = c_{n+1} r_{n+1} + (1 - r_{n+1}) T_{n+1}, E = fsum c r A). The kernel runs them on
+    four segments (16 ranks and more) and joins them: lengths around the split, products
+    that vanish (r within 1e-9 of 1) and entries past n_len left alone."""
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(n_len)
+    for vanish in (False, True):
+        N = n_len + 2
+        R = rng.uniform(0.0, 1.0, N) ** 3
+        if vanish:
+            R[: n_len // 2] = 1.0 - 1e-9
+        OM = 1.0 - R
+        c = 1.0 / np.log2(np.arange(2, N + 2))
+        A, e, g = np.full(N, 7.0), np.full(N, 7.0), np.full(N, 7.0)
+        E = C._cascade_chain(R, OM, c, n_len, A, e, g, True)
+        wA, wT = np.ones(n_len), np.zeros(n_len)
+        for n in range(1, n_len):
+            wA[n] = wA[n - 1] * OM[n - 1]
+        for n in range(n_len - 2, -1, -1):
+            wT[n] = c[n + 1] * R[n + 1] + OM[n + 1] * wT[n + 1]
+        assert E == pytest.approx(math.fsum(c[:n_len] * R[:n_len] * wA), rel=1e-14, abs=1e-300)
+        np.testing.assert_allclose(A[:n_len], wA, rtol=1e-13, atol=0)
+        np.testing.assert_allclose(e[:n_len], c[:n_len] - wT, rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(g[:n_len], wA * (c[:n_len] - wT), rtol=1e-12, atol=1e-300)
+        assert (A[n_len:] == 7.0).all() and (e[n_len:] == 7.0).all() and (g[n_len:] == 7.0).all()
+
+
 @pytest.mark.parametrize("name", ["ERR", "ERR@7", "ERR(gain=linear)", "RR", "RR@5"])
 def test_cascade_expectation_and_features_against_the_metric(name):
     """Oracle: ``metric.expectation`` and ``metric.gradient`` (numpy; RR's in log space,

@@ -1487,26 +1487,153 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
 
 # ----------------------------------------------------------------------------- cascade metrics
 @njit(cache=True)
+def _chain_fix(c, A, e, g, x):
+    """One segment of :func:`_cascade_chain`: T_n = Tloc_n + B_n x (Tloc in e, B in g, x: T at
+    the segment's last rank), then e_n = c_n - T_n and g_n = A_n e_n, in place."""
+    for j in range(c.shape[0]):
+        T = e[j] + g[j] * x
+        e[j] = c[j] - T
+        g[j] = A[j] * e[j]
+
+
+@njit(cache=True)
 def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
     """The cascade recursions from r (R) and 1 - r (OM): A_n = prod_{m<n} (1 - r_m) into A,
     E = sum_n c_n r_n A_n (compensated sum, returned) and, if want_g, e_n = c_n - T_n and
     g_n = dE/dr_n = A_n e_n with the suffix recursion T_n = c_{n+1} r_{n+1} + (1 - r_{n+1})
     T_{n+1}, T_{N-1} = 0: no division, so no vanishing product is divided by (the numpy
-    gradients divide by 1 - r or use log-space sums), every g_n accurate to ulps of itself."""
-    E = 0.0
-    Ec = 0.0
-    a = 1.0
-    for n in range(n_len):
-        A[n] = a
-        E, Ec = _nsum(E, Ec, c[n] * R[n] * a)
-        a *= OM[n]
+    gradients divide by 1 - r or use log-space sums), every g_n accurate to ulps of itself.
+
+    Both recursions run on four segments at once (four independent multiply or multiply-add
+    chains instead of one of n_len latencies; views indexed from 0, reversed for T): A within
+    each segment, then scaled by the products of the segments before it; T within each
+    segment from its end (Tloc_n, with B_n = prod_{n<l<=end} (1 - r_l)), then T_n = Tloc_n +
+    B_n T_end with T_end, the T at the segment's last rank, from the segments after it. Sums
+    and products of non-negative terms only, as the sequential recursions (which lists of
+    fewer than 16 ranks take): 3.2 -> 1.7 us at N = 1000."""
+    if n_len < 16:
+        E = 0.0
+        Ec = 0.0
+        a = 1.0
+        for n in range(n_len):
+            A[n] = a
+            E, Ec = _nsum(E, Ec, c[n] * R[n] * a)
+            a *= OM[n]
+        if want_g:
+            t = 0.0
+            for n in range(n_len - 1, -1, -1):
+                e[n] = c[n] - t
+                g[n] = A[n] * e[n]
+                t = c[n] * R[n] + OM[n] * t
+        return E + Ec
+    M = (n_len + 3) // 4
+    M3 = n_len - 3 * M
+    O0 = OM[0:M]
+    O1 = OM[M:2 * M]
+    O2 = OM[2 * M:3 * M]
+    O3 = OM[3 * M:n_len]
+    A0 = A[0:M]
+    A1 = A[M:2 * M]
+    A2 = A[2 * M:3 * M]
+    A3 = A[3 * M:n_len]
+    a0 = 1.0
+    a1 = 1.0
+    a2 = 1.0
+    a3 = 1.0
+    for j in range(M3):
+        A0[j] = a0
+        A1[j] = a1
+        A2[j] = a2
+        A3[j] = a3
+        a0 *= O0[j]
+        a1 *= O1[j]
+        a2 *= O2[j]
+        a3 *= O3[j]
+    for j in range(M3, M):
+        A0[j] = a0
+        A1[j] = a1
+        A2[j] = a2
+        a0 *= O0[j]
+        a1 *= O1[j]
+        a2 *= O2[j]
+    h1 = a0
+    h2 = h1 * a1
+    h3 = h2 * a2
+    for j in range(M):
+        A1[j] *= h1
+        A2[j] *= h2
+    for j in range(M3):
+        A3[j] *= h3
+    E = _csum2(c, R, A, n_len)
     if want_g:
-        t = 0.0
-        for n in range(n_len - 1, -1, -1):
-            e[n] = c[n] - t
-            g[n] = A[n] * e[n]
-            t = c[n] * R[n] + OM[n] * t
-    return E + Ec
+        # T by segments from their ends (reversed views: i = distance from the segment's
+        # end): the local sums into e, the products B_n = prod_{n<l<=end} OM_l into g
+        cv0 = c[0:M][::-1]
+        cv1 = c[M:2 * M][::-1]
+        cv2 = c[2 * M:3 * M][::-1]
+        cv3 = c[3 * M:n_len][::-1]
+        Rv0 = R[0:M][::-1]
+        Rv1 = R[M:2 * M][::-1]
+        Rv2 = R[2 * M:3 * M][::-1]
+        Rv3 = R[3 * M:n_len][::-1]
+        Ov0 = O0[::-1]
+        Ov1 = O1[::-1]
+        Ov2 = O2[::-1]
+        Ov3 = O3[::-1]
+        Tv0 = e[0:M][::-1]
+        Tv1 = e[M:2 * M][::-1]
+        Tv2 = e[2 * M:3 * M][::-1]
+        Tv3 = e[3 * M:n_len][::-1]
+        Bv0 = g[0:M][::-1]
+        Bv1 = g[M:2 * M][::-1]
+        Bv2 = g[2 * M:3 * M][::-1]
+        Bv3 = g[3 * M:n_len][::-1]
+        t0 = 0.0
+        t1 = 0.0
+        t2 = 0.0
+        t3 = 0.0
+        b0 = 1.0
+        b1 = 1.0
+        b2 = 1.0
+        b3 = 1.0
+        for i in range(M3):
+            Tv0[i] = t0
+            Bv0[i] = b0
+            Tv1[i] = t1
+            Bv1[i] = b1
+            Tv2[i] = t2
+            Bv2[i] = b2
+            Tv3[i] = t3
+            Bv3[i] = b3
+            t0 = cv0[i] * Rv0[i] + Ov0[i] * t0
+            t1 = cv1[i] * Rv1[i] + Ov1[i] * t1
+            t2 = cv2[i] * Rv2[i] + Ov2[i] * t2
+            t3 = cv3[i] * Rv3[i] + Ov3[i] * t3
+            b0 *= Ov0[i]
+            b1 *= Ov1[i]
+            b2 *= Ov2[i]
+            b3 *= Ov3[i]
+        for i in range(M3, M):
+            Tv0[i] = t0
+            Bv0[i] = b0
+            Tv1[i] = t1
+            Bv1[i] = b1
+            Tv2[i] = t2
+            Bv2[i] = b2
+            t0 = cv0[i] * Rv0[i] + Ov0[i] * t0
+            t1 = cv1[i] * Rv1[i] + Ov1[i] * t1
+            t2 = cv2[i] * Rv2[i] + Ov2[i] * t2
+            b0 *= Ov0[i]
+            b1 *= Ov1[i]
+            b2 *= Ov2[i]
+        x2 = t3
+        x1 = t2 + b2 * x2
+        x0 = t1 + b1 * x1
+        _chain_fix(c[0:M], A0, e[0:M], g[0:M], x0)
+        _chain_fix(c[M:2 * M], A1, e[M:2 * M], g[M:2 * M], x1)
+        _chain_fix(c[2 * M:3 * M], A2, e[2 * M:3 * M], g[2 * M:3 * M], x2)
+        _chain_fix(c[3 * M:n_len], A3, e[3 * M:n_len], g[3 * M:n_len], 0.0)
+    return E
 
 
 @njit(cache=True)
