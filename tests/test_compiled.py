@@ -349,6 +349,38 @@ def test_softmax_power_path_against_general_path(gains):
     assert pw[L] == -1
 
 
+def test_three_category_softmax_pass_against_the_row_passes_and_numpy():
+    """Oracles: the row passes (the same three categories as four with the fourth not
+    allowed: bit-identical p and sums) and numpy's log-sum-exp (1e-13). The fused pass of
+    three categories with general features (GAP's two slots), multipliers from small to
+    large enough to push exponents below the flush-to-zero point."""
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(3)
+    N = 997
+    W3 = np.zeros((3, N))
+    W3[1:] = rng.normal(size=(2, N)).cumsum(axis=1) / 30.0
+    W4 = np.vstack([W3, rng.normal(size=(1, N))])
+    c = np.ones(N)
+    c[-50:] = 2.0
+    none = np.full(7, -1.0)
+    for b in (0.3, -4.0, 40.0, -900.0):
+        th3 = np.array([0.0, rng.normal(), rng.normal(), b])
+        th4 = np.array([0.0, th3[1], th3[2], 5.0, b])
+        P3, P4 = np.full((3, N), 9.0), np.full((4, N), 9.0)
+        s3, a3 = C._softmax(W3, c, 3, N, np.ones(3, dtype=bool), th3, P3, np.empty(N), np.empty(N), none)
+        s4, a4 = C._softmax(W4, c, 4, N, np.array([True, True, True, False]), th4, P4, np.empty(N),
+                            np.empty(N), none)
+        assert np.array_equal(P3, P4[:3]) and (P4[3] == 0.0).all()
+        assert s3 == s4 and a3 == pytest.approx(a4, rel=1e-14)
+        x = th3[:3, None] + b * W3
+        lse = x.max(axis=0) + np.log(np.exp(x - x.max(axis=0)).sum(axis=0))
+        want = np.exp(x - lse)
+        want[x - x.max(axis=0) < C._EXP_MIN] = 0.0
+        np.testing.assert_allclose(P3, want / want.sum(axis=0), rtol=1e-13, atol=1e-300)
+        assert s3 == pytest.approx(np.dot(c, lse), rel=1e-13)
+
+
 @pytest.mark.parametrize("n_len", [0, 1, 5, 15, 16, 17, 19, 100, 1000, 1003])
 def test_scan_and_sum_helpers(n_len):
     """Oracles: numpy's cumsum / sum / max (and math.fsum for the compensated sums) for the

@@ -345,6 +345,15 @@ def _rsum_dev(c, p, w, wbar, n_len):
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"})
+def _rsum_cabs(c, x, n_len):
+    """sum_{n < n_len} c_n |x_n| (reassociated)."""
+    s = 0.0
+    for n in range(n_len):
+        s += c[n] * abs(x[n])
+    return s
+
+
+@njit(cache=True, fastmath={"reassoc", "contract"})
 def _rprod(x, c, n0, n1):
     """prod_{n0 <= n < n1} x_n over the columns of weight c_n = 1 (reassociated, over views:
     :func:`_rsum_cx`)."""
@@ -676,6 +685,48 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw):
                 xmin = min(xmin, min(lo, hi))
         if xmax - xmin <= _POW_RANGE:
             return _softmax_power(W, c, Lc, n_len, ok, theta, P, S, Z, pw, xmax, xmax - xmin)
+    if Lc == 3 and ok[0] and ok[1] and ok[2]:
+        # three categories (GAP's two slots; general features): exponents, maxima, exps and
+        # partitions in one vectorised pass over the ranks, the same operations in the same
+        # order as the row passes below (p bit-identical), and no reduction in the loops
+        # that write (a strict sum there keeps a loop scalar): GAP kernel -5 % (A/B)
+        a0 = theta[0]
+        a1 = theta[1]
+        a2 = theta[2]
+        W0 = W[0]
+        W1 = W[1]
+        W2 = W[2]
+        P0 = P[0]
+        P1 = P[1]
+        P2 = P[2]
+        for n in range(n_len):
+            x0 = a0 + b * W0[n]
+            x1 = a1 + b * W1[n]
+            x2 = a2 + b * W2[n]
+            sn = max(max(-np.inf, x0), max(x1, x2))
+            d0 = x0 - sn
+            d1 = x1 - sn
+            d2 = x2 - sn
+            e0 = _fexp(max(d0, -700.0))
+            e1 = _fexp(max(d1, -700.0))
+            e2 = _fexp(max(d2, -700.0))
+            e0 = e0 if d0 >= _EXP_MIN else 0.0
+            e1 = e1 if d1 >= _EXP_MIN else 0.0
+            e2 = e2 if d2 >= _EXP_MIN else 0.0
+            zn = (0.0 + e0) + e1 + e2
+            S[n] = sn
+            Z[n] = zn
+            P0[n] = e0
+            P1[n] = e1
+            P2[n] = e2
+        lz = _sum_log(Z, c, n_len, max(1, int(600.0 / np.log(3.0))))
+        slse = _rsum_cx(c, S, 0, n_len) + lz
+        for n in range(n_len):
+            iz = 1.0 / Z[n]
+            P0[n] *= iz
+            P1[n] *= iz
+            P2[n] *= iz
+        return slse, lz + _rsum_cabs(c, S, n_len)
     for n in range(n_len):
         S[n] = -np.inf
         Z[n] = 0.0
@@ -701,10 +752,9 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw):
                 P[z, n] = 0.0
     lz = _sum_log(Z, c, n_len, max(1, int(600.0 / np.log(max(nok, 2)))))     # nok^blk <= e^600
     slse = _rsum_cx(c, S, 0, n_len) + lz
-    alse = lz
+    alse = lz + _rsum_cabs(c, S, n_len)
     for n in range(n_len):          # no reduction in this loop: it vectorises
         Z[n] = 1.0 / Z[n]
-        alse += c[n] * abs(S[n])
     for z in range(Lc):
         if ok[z]:
             for n in range(n_len):
