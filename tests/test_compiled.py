@@ -194,7 +194,10 @@ def _compare(collection, count, names, n, seed):
         K = count_constraints(m, lists, count)
         for i in np.flatnonzero(limited):
             _, h = project_onto_constraints(m, lists.take([i]), ref.p[i], K[i], v[i], ref.multipliers[i, -1])
-            assert new.entropy[i] >= h - tol_h[i], (name, i, new.entropy[i], h, ref.entropy[i])
+            # plus the worth of E's own rounding, |b| x 4 ulps of v: trec_dl19_passage ERR
+            # list 139 (|b| = 1.5e9) ends with E one ulp above v, 3.4e-7 nats (1.1e-9 of H)
+            ulps = abs(new.multipliers[i, -1]) * 4.0 * np.spacing(abs(v[i]))
+            assert new.entropy[i] >= h - tol_h[i] - ulps, (name, i, new.entropy[i], h, ref.entropy[i])
         same &= ~limited
         assert (new.entropy >= ref.entropy - tol_h)[same].all(), name
         np.testing.assert_allclose(new.p[same], ref.p[same], rtol=0, atol=1e-6, err_msg=name)
