@@ -530,3 +530,28 @@ def test_chunks_and_threads_do_not_change_results(name, engine, monkeypatch):
     np.testing.assert_allclose(many.p, one.p, rtol=0, atol=1e-12)
     np.testing.assert_allclose(many.entropy, one.entropy, rtol=1e-12, atol=1e-12)
     assert (one.status != "not_converged").all()
+
+
+def test_extreme_lists_share_one_preference(monkeypatch):
+    """The two deterministic extremes of a batch sort the categories by the metric's
+    preference at the count-only distribution (gain order for ERR): computed once per
+    batch, and the bottom list is the top list's order reversed. Oracle: the lists built
+    by hand from the grades' gain order."""
+    from maxent.solver._problem import Batch
+    from maxent.solver import count_constraints
+
+    m = parse_measure("ERR")
+    lists = RankedLists.from_grades(np.array([[2, 0, 1, 0, 1], [0, 0, 2, 1, 0]]), np.array([[4, 2, 1], [3, 1, 1]]))
+    K = count_constraints(m, lists, "retrieved")
+    b = Batch(m, m.value(lists), lists, K)
+    calls = []
+    original = Batch.features
+    monkeypatch.setattr(Batch, "features", lambda self, PT: calls.append(1) or original(self, PT))
+    top, bot = b.extreme(True), b.extreme(False)
+    assert len(calls) == 1
+    for i in range(2):
+        kz = K[i].astype(int)
+        want_top = np.repeat([2, 1, 0], [kz[2], kz[1], kz[0]])       # best grade first
+        want_bot = want_top[::-1]
+        np.testing.assert_array_equal(top[i].argmax(axis=0), want_top)
+        np.testing.assert_array_equal(bot[i].argmax(axis=0), want_bot)
