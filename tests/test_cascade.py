@@ -21,6 +21,20 @@ pytest.importorskip("numba", reason="the compiled engine needs numba (pip instal
 from maxent.solver import _compiled as nb  # noqa: E402
 
 
+def _kernel_codes(monkeypatch):
+    """The list the codes of every problem cascade_batch solves are appended to (0: certified
+    by the kernels themselves; 1, 2: left to the numpy engine)."""
+    codes = []
+    original = nb.cascade_batch
+
+    def spy(*args):
+        original(*args)
+        codes.extend(int(x) for x in args[14])       # code
+
+    monkeypatch.setattr(nb, "cascade_batch", spy)
+    return codes
+
+
 def _dense_from_band(AB, n, kl, ku):
     A = np.zeros((n, n))
     for i in range(n):
@@ -168,16 +182,9 @@ def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(
     m = parse_measure("ERR")
     lists = ranked("trec_dl19_passage").take([491])
     v = m.value(lists)
+    codes = _kernel_codes(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        codes = []
-        original = nb.cascade_batch
-
-        def spy(*args):
-            original(*args)
-            codes.append(int(args[14][0]))           # code
-
-        monkeypatch.setattr(nb, "cascade_batch", spy)
         ref = solve(m, v, lists, engine="numpy")
         new = solve(m, v, lists, engine="numba")
     assert codes == [0], codes                       # the kernels' own certified point
@@ -211,14 +218,7 @@ def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     lists = lists.take(k)
     m = parse_measure("ERR")
     v = m.value(lists)
-    codes = []
-    original = nb.cascade_batch
-
-    def spy(*args):
-        original(*args)
-        codes.append(int(args[14][0]))           # code
-
-    monkeypatch.setattr(nb, "cascade_batch", spy)
+    codes = _kernel_codes(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         new = solve(m, v, lists, engine="numba")

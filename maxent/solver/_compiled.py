@@ -497,20 +497,7 @@ def _scan4(x, y, n_len, out, prod):
     s1 = 0.0
     s2 = 0.0
     s3 = 0.0
-    for j in range(M3):
-        t0 = x0[j] * y0[j] if prod else x0[j]
-        t1 = x1[j] * y1[j] if prod else x1[j]
-        t2 = x2[j] * y2[j] if prod else x2[j]
-        t3 = x3[j] * y3[j] if prod else x3[j]
-        o0[j] = s0
-        o1[j] = s1
-        o2[j] = s2
-        o3[j] = s3
-        s0 += t0
-        s1 += t1
-        s2 += t2
-        s3 += t3
-    for j in range(M3, M):
+    for j in range(M):
         t0 = x0[j] * y0[j] if prod else x0[j]
         t1 = x1[j] * y1[j] if prod else x1[j]
         t2 = x2[j] * y2[j] if prod else x2[j]
@@ -520,6 +507,10 @@ def _scan4(x, y, n_len, out, prod):
         s0 += t0
         s1 += t1
         s2 += t2
+        if j < M3:                      # the last segment is the shortest
+            t3 = x3[j] * y3[j] if prod else x3[j]
+            o3[j] = s3
+            s3 += t3
     h1 = s0
     h2 = h1 + s1
     h3 = h2 + s2
@@ -1578,6 +1569,8 @@ def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
         return E + Ec
     M = (n_len + 3) // 4
     M3 = n_len - 3 * M
+    # the segments as views, set up inline as in _scan4 (a helper returning the four views
+    # as a tuple made GAP and ERR 4-5 % slower, measured)
     O0 = OM[0:M]
     O1 = OM[M:2 * M]
     O2 = OM[2 * M:3 * M]
@@ -1590,22 +1583,16 @@ def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
     a1 = 1.0
     a2 = 1.0
     a3 = 1.0
-    for j in range(M3):
-        A0[j] = a0
-        A1[j] = a1
-        A2[j] = a2
-        A3[j] = a3
-        a0 *= O0[j]
-        a1 *= O1[j]
-        a2 *= O2[j]
-        a3 *= O3[j]
-    for j in range(M3, M):
+    for j in range(M):
         A0[j] = a0
         A1[j] = a1
         A2[j] = a2
         a0 *= O0[j]
         a1 *= O1[j]
         a2 *= O2[j]
+        if j < M3:
+            A3[j] = a3
+            a3 *= O3[j]
     h1 = a0
     h2 = h1 * a1
     h3 = h2 * a2
@@ -1646,24 +1633,7 @@ def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
         b1 = 1.0
         b2 = 1.0
         b3 = 1.0
-        for i in range(M3):
-            Tv0[i] = t0
-            Bv0[i] = b0
-            Tv1[i] = t1
-            Bv1[i] = b1
-            Tv2[i] = t2
-            Bv2[i] = b2
-            Tv3[i] = t3
-            Bv3[i] = b3
-            t0 = cv0[i] * Rv0[i] + Ov0[i] * t0
-            t1 = cv1[i] * Rv1[i] + Ov1[i] * t1
-            t2 = cv2[i] * Rv2[i] + Ov2[i] * t2
-            t3 = cv3[i] * Rv3[i] + Ov3[i] * t3
-            b0 *= Ov0[i]
-            b1 *= Ov1[i]
-            b2 *= Ov2[i]
-            b3 *= Ov3[i]
-        for i in range(M3, M):
+        for i in range(M):
             Tv0[i] = t0
             Bv0[i] = b0
             Tv1[i] = t1
@@ -1676,6 +1646,11 @@ def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
             b0 *= Ov0[i]
             b1 *= Ov1[i]
             b2 *= Ov2[i]
+            if i < M3:                  # the last segment is the shortest
+                Tv3[i] = t3
+                Bv3[i] = b3
+                t3 = cv3[i] * Rv3[i] + Ov3[i] * t3
+                b3 *= Ov3[i]
         x2 = t3
         x1 = t2 + b2 * x2
         x0 = t1 + b1 * x1
