@@ -60,6 +60,13 @@ def full_length(lists: RankedLists, N: int) -> RankedLists:
     return lists.take(np.flatnonzero(lists.lengths >= N)).truncate(N)
 
 
+def sample_lists(lists: RankedLists, problems: int, N: int, rng) -> RankedLists:
+    """The batched throughput's lists: ``problems`` drawn from those of length >= N, cut at N
+    (with replacement when there are fewer)."""
+    pool = full_length(lists, N)
+    return pool.take(rng.choice(len(pool), size=problems, replace=len(pool) < problems))
+
+
 REPEAT = 3
 """Timed passes of each batched solve; the fastest is reported (``--batch-repeat``)."""
 
@@ -119,9 +126,7 @@ def per_solve(lists, names, Ns, repeat, rng, engines):
 
 def throughput(lists, names, problems, N, rng, engines, workers, compare=False):
     print(f"== batched throughput: {problems} problems (100 runs x 50 topics), N = {N} ==")
-    pool = full_length(lists, N)
-    idx = rng.choice(len(pool), size=problems, replace=len(pool) < problems)
-    batch = pool.take(idx)
+    batch = sample_lists(lists, problems, N, rng)
     first = True
     for engine in engines:
         for w in workers:

@@ -59,16 +59,13 @@ def worker(metric: str, ready: str) -> None:
     sys.path.insert(0, str(ROOT))
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import numpy as np
-    from bench_solver import full_length, load
+    from bench_solver import load, sample_lists
 
     from maxent.metrics import parse_measure
     from maxent.solver import _compiled as nb
     from maxent.solver import solve
 
-    lists = load()
-    pool = full_length(lists, 1000)
-    rng = np.random.default_rng(0)
-    batch = pool.take(rng.choice(len(pool), size=5000, replace=len(pool) < 5000))
+    batch = sample_lists(load(), 5000, 1000, np.random.default_rng(0))   # bench_solver's, --skip-cvxpy
     m = parse_measure(metric)
     v = m.value(batch)
     warnings.simplefilter("ignore")
