@@ -23,13 +23,13 @@ from maxent.solver import _compiled as nb  # noqa: E402
 
 def _kernel_codes(monkeypatch):
     """The list the codes of every problem cascade_batch solves are appended to (0: certified
-    by the kernels themselves; 1, 2: left to the numpy engine)."""
+    by the kernels themselves; 1, 2: left to the numpy engine; 4, 5: the maximum, a boundary)."""
     codes = []
     original = nb.cascade_batch
 
     def spy(*args):
         original(*args)
-        codes.extend(int(x) for x in args[14])       # code
+        codes.extend(int(x) for x in args[15])       # code
 
     monkeypatch.setattr(nb, "cascade_batch", spy)
     return codes
@@ -229,6 +229,82 @@ def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     K = count_constraints(m, lists, "retrieved")
     np.testing.assert_allclose(new.p.sum(axis=1), K, atol=1e-9)
     assert new.entropy[0] > 200.0            # an interior point, far from the boundary's 0
+
+
+@pytest.mark.parametrize("name", ["RR", "RR@10", "ERR"])
+def test_maxima_solved_by_the_kernels_match_the_numpy_engine(monkeypatch, name):
+    """A target at the (certified) maximum is a boundary whose p is the face of the extreme
+    list; the kernels now take it (code 4) instead of the numpy engine. Oracle: the numpy
+    engine on the same lists (trec_covid_r1, 600 lists: a third of them have RR = 1):
+    status, message, multipliers and p identical, entropy and residual to rounding."""
+    from tests._realdata import ranked
+
+    lists = ranked("trec_covid_r1").take(np.arange(600))
+    m = parse_measure(name)
+    v = m.value(lists)
+    codes = _kernel_codes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        new = solve(m, v, lists, engine="numba", workers=1)
+    at_max = np.flatnonzero(np.asarray(codes) == 4)
+    assert len(at_max) >= (100 if name.startswith("RR") else 1), np.bincount(codes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = solve(m, v[at_max], lists.take(at_max), engine="numpy")
+    assert (new.status[at_max] == "boundary").all() and (ref.status == "boundary").all()
+    assert (new.message[at_max] == ref.message).all()
+    np.testing.assert_array_equal(new.multipliers[at_max], ref.multipliers)
+    np.testing.assert_array_equal(new.p[at_max], ref.p)
+    np.testing.assert_allclose(new.entropy[at_max], ref.entropy, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(new.attained[at_max], ref.attained, rtol=1e-14, atol=0)
+    assert (new.residual[at_max] <= 1e-9).all() and (new.nit[at_max] == 0).all()
+
+
+def test_err_maximum_with_a_cutoff_spreads_the_ranks_beyond_it(monkeypatch):
+    """ERR@3 at its maximum (the ideal list 2 2 1 1 0 0): the ranks beyond the cutoff do not
+    change E, so the face spreads their composition (hand: one grade-1 and two grade-0
+    documents over ranks 4..6, 1/3 and 2/3 each); the kernels' p equals the numpy engine's."""
+    from maxent.ranked import RankedLists
+
+    lists = RankedLists.from_grades(np.array([[2, 2, 1, 1, 0, 0]]), np.array([[9, 2, 2]]))
+    m = parse_measure("ERR@3")
+    v = m.value(lists)
+    codes = _kernel_codes(monkeypatch)
+    new = solve(m, v, lists, engine="numba")
+    assert codes == [4]
+    ref = solve(m, v, lists, engine="numpy")
+    assert new.status[0] == ref.status[0] == "boundary"
+    want = np.array([[0, 0, 1], [0, 0, 1], [0, 1, 0], [2 / 3, 1 / 3, 0], [2 / 3, 1 / 3, 0], [2 / 3, 1 / 3, 0]])
+    np.testing.assert_allclose(new.p[0], want, atol=1e-15)
+    np.testing.assert_array_equal(new.p, ref.p)
+    assert new.multipliers[0, -1] == np.inf
+
+
+def test_degenerate_cascade_range_is_a_boundary_with_zero_multiplier():
+    """Equal satisfaction for both grades makes E constant (E = sum_n c_n s (1 - s)^(n-1)):
+    the range is one point, every target on it a boundary (code 5) whose multiplier b is 0,
+    and no rank differs from another, so the face is the uniform composition K / N (hand)."""
+    N = 5
+    s = np.array([0.5, 0.5])
+    c = 1.0 / np.arange(1, N + 1)
+    E = float(sum(c[n] * 0.5 * 0.5 ** n for n in range(N)))
+    K = np.array([[3.0, 2.0]])
+    P_out = np.zeros((1, N, 2))
+    theta = np.zeros((1, 3))
+    code = np.ones(1, dtype=np.int64)
+    nit = np.zeros(1, dtype=np.int64)
+    resid, ent, att, stat = np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1)
+    nb.cascade_batch(s, c, np.array([E]), K, np.array([N]), np.zeros(1, dtype=np.bool_), 1e-10, 1e-9, 40,
+                     100, 1.0, False, P_out, 0, theta, code, nit, resid, ent, att, stat)
+    assert code[0] == 5
+    np.testing.assert_allclose(P_out[0], np.tile([0.6, 0.4], (N, 1)), atol=1e-15)
+    assert abs(att[0] - E) <= 1e-15 and resid[0] <= 1e-15 and theta[0, -1] == 0.0
+    np.testing.assert_allclose(ent[0], -N * (0.6 * np.log(0.6) + 0.4 * np.log(0.4)), rtol=1e-14)
+    # off the point: not a boundary (left to the numpy engine, which finds it infeasible)
+    code[0] = 0
+    nb.cascade_batch(s, c, np.array([E + 1e-3]), K, np.array([N]), np.zeros(1, dtype=np.bool_), 1e-10, 1e-9,
+                     40, 100, 1.0, True, P_out, 0, theta, code, nit, resid, ent, att, stat)
+    assert code[0] == 1
 
 
 @pytest.mark.parametrize("N", [1, 2, 3, 4, 5, 8, 9, 200])

@@ -279,7 +279,8 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         nb.cascade_batch(np.ascontiguousarray(s_all, dtype=np.float64),
                          np.ascontiguousarray(np.asarray(c, dtype=np.float64)[: lists.grades.shape[1]]),
                          batch.target, batch.counts, lengths, undefined, tol, kkt_tol, _KKT_STEPS_COMPILED,
-                         max_iter, _CASCADE_SWITCH, P_out, col0, theta, code, nit, resid, ent, att, stat)
+                         max_iter, _CASCADE_SWITCH, certified_ends(metric)[1], P_out, col0, theta, code, nit,
+                         resid, ent, att, stat)
         msg = "KKT point"
     else:
         js, kappa, f = metric.prefix_hessian(lists)
@@ -302,7 +303,17 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         out["attained"][g] = att[done]
         out["mult"][g] = _multipliers(theta[done], batch.grade_ok[done], batch.ref[done])
         out["message"][s + np.flatnonzero(code == 3)] = "KKT point (second run: successive linearisation)"
-    return np.flatnonzero((code != 0) & (code != 3))
+    at_max = np.flatnonzero((code == 4) | (code == 5))
+    if len(at_max):
+        # cascade metrics at their maximum: p on the face of the extreme list (as _solve_chunk)
+        g = s + at_max
+        out["status"][g] = Status.BOUNDARY.value
+        out["message"][g] = "target at the maximum attainable value"
+        for key, val in (("residual", resid), ("entropy", ent), ("attained", att)):
+            out[key][g] = val[at_max]
+        out["mult"][g] = 0.0
+        out["mult"][g, -1] = np.where(code[at_max] == 4, np.inf, 0.0)
+    return np.flatnonzero(~np.isin(code, (0, 3, 4, 5)))
 
 
 def _empty(B, N, L, target, graded):
