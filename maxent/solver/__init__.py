@@ -250,6 +250,11 @@ def _use_numba(engine: str) -> bool:
     return True
 
 
+_AT_MAXIMUM = "target at the maximum attainable value"
+"""The message of a boundary at the maximum, from either engine (:func:`_solve_chunk`, and the
+cascade kernels' codes 4 and 5 in :func:`_solve_chunk_compiled`)."""
+
+
 def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     """Solve the interior problems of a chunk (rows s.. of ``out``) in compiled code and
     write their results; return the chunk positions left to the numpy path (not strictly
@@ -308,7 +313,7 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         # cascade metrics at their maximum: p on the face of the extreme list (as _solve_chunk)
         g = s + at_max
         out["status"][g] = Status.BOUNDARY.value
-        out["message"][g] = "target at the maximum attainable value"
+        out["message"][g] = _AT_MAXIMUM
         for key, val in (("residual", resid), ("entropy", ent), ("attained", att)):
             out[key][g] = val[at_max]
         out["mult"][g] = 0.0
@@ -401,7 +406,7 @@ def _solve_chunk(batch: Batch, method, tol, kkt_tol, max_iter, out, idx, near_to
         mult[i, -1] = sign * np.inf
         mult[i[degenerate[i]], -1] = 0.0
 
-    set_boundary(bnd_hi, P_hi, 1.0, "target at the maximum attainable value")
+    set_boundary(bnd_hi, P_hi, 1.0, _AT_MAXIMUM)
     set_boundary(bnd_lo, P_lo, -1.0, "target at the minimum attainable value")
     for mask, P_end, why in ((inf_hi, P_hi, "above"), (inf_lo, P_lo, "below")):
         if mask.any():
