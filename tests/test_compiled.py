@@ -382,8 +382,8 @@ def test_three_category_softmax_pass_against_the_row_passes_and_numpy():
         want[x - x.max(axis=0) < C._EXP_MIN] = 0.0
         np.testing.assert_allclose(P3, want / want.sum(axis=0), rtol=1e-13, atol=1e-300)
         assert s3 == pytest.approx(np.dot(c, lse), rel=1e-13)
-    # ties (the fused pass takes two exps per rank, handed back by comparison): two equal
-    # exponents, above or below the third, and three equal ones; a non-zero first row
+    # ties: two equal exponents, above or below the third, and three equal ones; a non-zero
+    # first row
     Wt = np.vstack([rng.normal(size=(1, N)), W3[1], W3[1]])
     Wt[:, :40] = 0.25
     for a, b in ((0.7, 2.0), (-0.7, 2.0), (0.0, -3.0)):

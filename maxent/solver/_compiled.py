@@ -712,18 +712,12 @@ def _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw):
             d0 = x0 - sn
             d1 = x1 - sn
             d2 = x2 - sn
-            # one of d0, d1, d2 is 0, whose exp is 1 exactly: two exps per rank, of the
-            # smallest and the middle one, handed back to their categories by comparison (the
-            # same values as three exps; GAP kernel -1.5 %, A/B)
-            lo = min(d0, min(d1, d2))
-            md = max(min(d0, d1), min(max(d0, d1), d2))
-            elo = _fexp(max(lo, -700.0))
-            emd = _fexp(max(md, -700.0))
-            elo = elo if lo >= _EXP_MIN else 0.0
-            emd = emd if md >= _EXP_MIN else 0.0
-            e0 = elo if d0 == lo else (emd if d0 == md else 1.0)
-            e1 = elo if d1 == lo else (emd if d1 == md else 1.0)
-            e2 = elo if d2 == lo else (emd if d2 == md else 1.0)
+            e0 = _fexp(max(d0, -700.0))
+            e1 = _fexp(max(d1, -700.0))
+            e2 = _fexp(max(d2, -700.0))
+            e0 = e0 if d0 >= _EXP_MIN else 0.0
+            e1 = e1 if d1 >= _EXP_MIN else 0.0
+            e2 = e2 if d2 >= _EXP_MIN else 0.0
             zn = e0 + e1 + e2
             S[n] = sn
             Z[n] = zn
