@@ -7,6 +7,7 @@ differences of the gradient, and the numpy engine (``engine="numpy"``) on real l
 """
 from __future__ import annotations
 
+import itertools
 import warnings
 
 import numpy as np
@@ -311,21 +312,22 @@ def test_degenerate_cascade_range_is_a_boundary_with_zero_multiplier():
 def test_two_sided_block_thomas_against_the_band_solve(N):
     """The two eliminations meet at rank N // 2 (odd and even N, the middle at either end
     of a short list). Oracle: the pivoting band solve of the same system, for several
-    right-hand sides and multipliers b of both signs."""
+    right-hand sides (3, and 4: the count the solver unrolls, ERR's three grades) and
+    multipliers b of both signs."""
     rng = np.random.default_rng(N)
-    for b in (-50.0, -0.7, 3.0, 400.0):
+    for b, nr in itertools.product((-50.0, -0.7, 3.0, 400.0), (3, 4)):
         A = np.cumprod(rng.uniform(0.3, 1.0, N))
         e = rng.uniform(0.01, 1.0, N)
         D = rng.uniform(0.0, 0.25, N)
         OM = rng.uniform(0.1, 1.0, N)
-        X = rng.normal(size=(2 * N, 3))
+        X = rng.normal(size=(2 * N, nr))
         X[0] = X[-1] = 0.0
         AB = np.zeros((2 * N, 7))
         nb._cascade_system(b, A, e, D, OM, N, AB)
         want = X.copy()
-        assert nb._band_solve(AB, 2 * N, 2, 2, want, 3)
+        assert nb._band_solve(AB, 2 * N, 2, 2, want, nr)
         got = X.copy()
-        assert nb._cascade_thomas(b, A, e, D, OM, N, got, 3, np.zeros_like(X), np.zeros((5, N)))
+        assert nb._cascade_thomas(b, A, e, D, OM, N, got, nr, np.zeros_like(X), np.zeros((5, N)))
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
 
 

@@ -1899,8 +1899,8 @@ def _thomas_row_ok(t1, t2, t3, rhs):
     return abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(rhs)) + 1e-300
 
 
-@njit(cache=True)
-def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
+@njit(cache=True, inline="always")
+def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     """The system of :func:`_cascade_system` (right-hand sides X (2N, nr) in its row order,
     overwritten by the solution) as block-tridiagonal with identity diagonal blocks over
     u_j = (V_j, U_j), by two eliminations without pivoting that meet at the middle rank
@@ -2028,6 +2028,15 @@ def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
             for q in range(nr):
                 X[i, q] = Y[i, q]
     return ok
+
+
+@njit(cache=True)
+def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
+    """:func:`_cascade_thomas_body`, with the right-hand sides' count a constant when it is 4
+    (ERR's three grades: its loops over them unrolled)."""
+    if nr == 4:
+        return _cascade_thomas_body(b, A, e, D, OM, n_len, X, 4, Y, Sc)
+    return _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc)
 
 
 @njit(cache=True)
