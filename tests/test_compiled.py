@@ -445,12 +445,17 @@ def test_block_thomas_against_dense_solve(J, b):
     J x J tridiagonal (1/p_r + 1/p_{r+1} on the diagonal, -1/p_{r+1} beside it), and
     Hess_r[n, m] = kappa'_r f_max(n,m) (n != m, 0 on the diagonal), built here from that
     definition. The recurrences (scalar, closed-form 2 x 2 with the adjugate, Gauss-Jordan
-    blocks) must give the same X for every right-hand side."""
+    blocks) must give the same X for every right-hand side. With ``unit`` (two slots: the
+    Newton-KKT solve's right-hand sides, whose columns 1 and 2 are 1_{s = r} at every rank,
+    so that the top elimination skips them) on such right-hand sides too."""
     from maxent.solver import _compiled as C
 
     rng = np.random.default_rng(J)
     N, nr = 9, J + 2
-    for n_len in (N, 8, 7, 6, 5, 4, 3, 2, 1):     # odd and even: the 2 x 2 solve is two-sided
+    cases = [(n_len, False) for n_len in (N, 8, 7, 6, 5, 4, 3, 2, 1)]  # odd and even: two-sided
+    if J == 2:
+        cases += [(n_len, True) for n_len in (N, 8, 5, 2, 1)]
+    for n_len, unit in cases:
         P = np.zeros((J + 1, N))
         P[:, :n_len] = rng.dirichlet(np.linspace(3.0, 0.5, J + 1), size=n_len).T
         kap = rng.uniform(0.01, 0.1, J)
@@ -458,10 +463,14 @@ def test_block_thomas_against_dense_solve(J, b):
         w = np.array([f[n] - f[n + 1] if n + 1 < n_len else f[n] for n in range(N)])
         R = np.zeros((J, N, nr))
         R[:, :n_len] = rng.normal(size=(J, n_len, nr))
+        if unit:
+            R[:, :, 1:J + 1] = 0.0
+            for r in range(J):
+                R[r, :n_len, 1 + r] = 1.0
         X = np.zeros((J, N, nr))
         ok = C._block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, np.zeros((N, J, J)),
                              np.zeros((N, J, J)), np.zeros((N, J, nr)), np.zeros((J, J)),
-                             np.zeros((J, J)), np.zeros(J))
+                             np.zeros((J, J)), np.zeros(J), unit)
         assert ok
         # dense matrix over (n, r), index n * J + r
         A = np.zeros((n_len * J, n_len * J))

@@ -1280,7 +1280,7 @@ def _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1):
 
 
 @njit(cache=True, inline="always")
-def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, pa, pc, pd):
+def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, pa, pc, pd, zero12):
     """One rank n of an elimination of :func:`_thomas_2x2` (top or bottom): the block
     T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
     (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), its inverse into
@@ -1302,6 +1302,10 @@ def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, 
     if not ok:
         return False, 0.0, 0.0, 0.0
     for q in range(4):
+        if zero12 and (q == 1 or q == 2):
+            X[0, n, q] = 0.0
+            X[1, n, q] = 0.0
+            continue
         r0 = R[0, n, q]
         r1 = R[1, n, q]
         if has_next:
@@ -1340,7 +1344,7 @@ def _thomas_2x2_back(E3, X, Dinv, n, ie, nb):
 
 
 @njit(cache=True)
-def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
+def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
     blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
     rows of Ep's memory (so that their loop vectorises).
@@ -1355,7 +1359,9 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     (N = 1000): 14-15 us per solve, 22 us one-sided.
 
     Always nr = J + 2 = 4 right-hand sides, looped over as a constant (against a runtime nr:
-    15.1 instead of 17.3 us). The back-substitutions do not check finiteness per entry
+    15.1 instead of 17.3 us). ``unit``: columns 1 and 2 of R are 1_{s = r} at every rank (the
+    Newton-KKT solve's), so R_n - R_{n+1} is 0 there above the last rank and the top
+    elimination's g_n is 0 in them: written, not computed (GAP kernel -1 to -2 %, the same X). The back-substitutions do not check finiteness per entry
     (branches there cost ~6 %): every entry of X enters the sums of :func:`_schur`, whose
     solve (:func:`_solve_small`) fails on a non-finite system."""
     E3 = Ep.reshape((4, Ep.shape[0]))
@@ -1384,14 +1390,14 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
     for k in range(m):
         # top: rank k (its next rank k + 1 <= m: always there), coupled to k - 1
         ok, pa, pc, pd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1,
-                                          pa, pc, pd)
+                                          pa, pc, pd, unit)
         if not ok:
             return False
         if k < nbot:
             # bottom: rank n_len - 1 - k (> m), coupled to the rank after it
             n = n_len - 1 - k
             ok, qa, qc, qd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, k > 0, k > 0, n + 1,
-                                              n + 1, qa, qc, qd)
+                                              n + 1, qa, qc, qd, False)
             if not ok:
                 return False
     # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank:
@@ -1452,17 +1458,18 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv):
 
 
 @njit(cache=True)
-def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB, tmpV):
+def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB, tmpV, unit=False):
     """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
     block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
     T_{n,n} = E'_n + E'_{n+1} - b w_n diag(kappa'), T_{n,n+1} = -E'_{n+1},
     E'_n = E_{H,n} + b f_n diag(kappa'); right-hand side R_n - R_{n+1}. Block Thomas
-    (LDL^T without pivoting across blocks, Gauss-Jordan within a J x J block).
+    (LDL^T without pivoting across blocks, Gauss-Jordan within a J x J block). ``unit``:
+    R's columns 1..J are the unit right-hand sides 1_{s = r} (:func:`_thomas_2x2` uses it).
     Returns False on a singular or non-finite block."""
     if J == 1:
         return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
     if J == 2:
-        return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv)
+        return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
     # E'_n for every rank: Ep (N, J, J)
     for n in range(n_len):
         for r in range(J):
@@ -2629,7 +2636,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
             nit += 1
             # ---- Newton direction: X = A^{-1} [F, 1_s (s < J), G']
             _newton_rhs(F, G, J, n_len, R)
-            if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV):
+            if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV, True):
                 stalled = True
                 continue
             _schur(X, G, J, n_len, c, E - v, S, rs)
