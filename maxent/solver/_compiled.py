@@ -1285,7 +1285,8 @@ def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, 
     T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
     (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), its inverse into
     Dinv[n]; the right-hand sides R_n (- R_{n+1} if has_next) (+ E'_ie D X_prev if coupled)
-    into X[:, n]. Returns (ok, the inverse)."""
+    into X[:, n], columns 1 and 2 set to 0 if zero12 (:func:`_thomas_2x2`'s ``unit``).
+    Returns (ok, the inverse)."""
     ta = E3[0, n] - k0 * w[n]
     tc = E3[1, n]
     td = E3[2, n] - k1 * w[n]
@@ -1359,11 +1360,13 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     (N = 1000): 14-15 us per solve, 22 us one-sided.
 
     Always nr = J + 2 = 4 right-hand sides, looped over as a constant (against a runtime nr:
-    15.1 instead of 17.3 us). ``unit``: columns 1 and 2 of R are 1_{s = r} at every rank (the
-    Newton-KKT solve's), so R_n - R_{n+1} is 0 there above the last rank and the top
-    elimination's g_n is 0 in them: written, not computed (GAP kernel -1 to -2 %, the same X). The back-substitutions do not check finiteness per entry
+    15.1 instead of 17.3 us). The back-substitutions do not check finiteness per entry
     (branches there cost ~6 %): every entry of X enters the sums of :func:`_schur`, whose
-    solve (:func:`_solve_small`) fails on a non-finite system."""
+    solve (:func:`_solve_small`) fails on a non-finite system.
+
+    ``unit``: columns 1 and 2 of R are 1_{s = r} at every rank (the Newton-KKT solve's), so
+    R_n - R_{n+1} is 0 there above the last rank and the top elimination's g_n is 0 in them:
+    written, not computed (GAP kernel -1 to -2 %, the same X)."""
     E3 = Ep.reshape((4, Ep.shape[0]))
     k0 = b * kap[0]
     k1 = b * kap[1]
