@@ -6,7 +6,8 @@ whole-array passes and Python-level bookkeeping: about 0.4 ms per nDCG problem a
 and 2-3 ms per single call, while the arithmetic of a graded problem is a few Newton steps
 over a few thousand numbers. Here one compiled loop runs over the problems of a batch and,
 per problem, the whole solve: classification against the attainable range, the iterations,
-the certificate and the outputs, with O(N L) scratch per problem.
+the certificate and the outputs, with O(N L) scratch (the prefix kernel's allocated once
+per batch and reused, :func:`_prefix_workspace`).
 
 Three kernels, the same mathematics as the numpy path (same starts, tolerances, certificates):
 
