@@ -2355,7 +2355,6 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     b_last = 0.0
     db_last = 0.0
     rounding = 0
-    D0 = np.inf
     for k in range(steps):
         cur = 0.0
         for i in range(Lc):
@@ -2372,6 +2371,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         inner = far_tol if stat > 1e-5 else 0.1 * tol
         if kind == 1 and pm[Lc] > 0.0:
             _cascade_power_rows(W0, pm, Lc, n_len, pw)
+        D0 = np.inf                     # no other start (only the second subproblem has one)
         if k == 1:
             # the relaxation's multipliers can be far from the second subproblem's (its
             # target moved to the edge of the range gives |b| ~ 1e3-1e4 where the next needs
@@ -2383,7 +2383,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 D0 -= th0[i] * Kp[i]
             th0[Lc] = 0.0
         _, dres, Hl = _dual_solve(W0, ones, Lc, n_len, ok, Kp, vk, th, Pt, inner, inner_iter, kind == 1,
-                                  pw if kind == 1 else nopw, th0, D0 if k == 1 else np.inf)
+                                  pw if kind == 1 else nopw, th0, D0)
         # cascade runs: E and the features W1 at Pt in one pass (W1 is then left as it is)
         w1_fresh = kind == 1
         if w1_fresh:
