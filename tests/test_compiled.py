@@ -760,3 +760,35 @@ def test_results_do_not_depend_on_the_batch_order(name):
             for field in ("p", "multipliers", "status", "entropy", "nit"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(ref, field)[rows],
                                               err_msg=f"{name} {count} {field}")
+
+
+def test_kernels_without_reference_counting_return_no_array():
+    """``noalloc=True`` kernels are compiled without numba's reference counting
+    (:func:`maxent.solver._compiled.njit`): an array one of them returned would reach its
+    caller without the reference the caller later releases, and be freed under it. Every
+    compiled signature of every such kernel, after solves of all three kernel families, must
+    return scalars or tuples of them; the kernels the solves run through must be among them."""
+    from numba import types
+    from numba.core.registry import CPUDispatcher
+
+    from maxent.solver import _compiled as nb
+
+    lists = ranked("robust03").take(np.arange(6))
+    for name in ("nDCG", "GAP", "ERR"):
+        m = parse_measure(name)
+        assert solve(m, m.value(lists), lists, engine="numba").engine == "numba"
+
+    def has_array(t):
+        if isinstance(t, types.Array):
+            return True
+        return isinstance(t, types.BaseTuple) and any(has_array(x) for x in t.types)
+
+    free = {n: d for n, d in vars(nb).items()
+            if isinstance(d, CPUDispatcher) and d.targetoptions.get("_nrt") is False}
+    assert {"_thomas_2x2", "_kkt_residual", "_cascade_thomas", "_scan4"} <= set(free)
+    compiled = 0
+    for n, d in free.items():
+        for cres in d.overloads.values():
+            compiled += 1
+            assert not has_array(cres.signature.return_type), f"{n} returns {cres.signature.return_type}"
+    assert compiled >= 30

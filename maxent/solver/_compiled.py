@@ -73,7 +73,19 @@ def njit(*args, **kwargs):
     stay exact; the reassociated sums below take both). Measured in one process against the
     same kernels without it: GAP -6 %, ERR -9 %, nDCG -3.5 % (the 2 x 2 Thomas 19.1 -> 16.6
     us); the benchmark's statuses and iteration counts unchanged, entropies within 3e-13
-    relative (ERR near its maximum: 4e-9, |b| times the residual tolerance)."""
+    relative (ERR near its maximum: 4e-9, |b| times the residual tolerance).
+
+    ``noalloc=True``: a kernel that allocates no array, calls none that does and returns no
+    array (scalars and tuples of them only) is compiled without numba's reference counting
+    (its ``_nrt=False``). numba otherwise increments the count of every array argument on
+    entry and decrements it on exit, two atomic operations per array per call that its pruning
+    pass leaves wherever the kernel calls another: ~2500 per GAP problem. Measured in one
+    process against the same kernels with them: GAP -2 %, ERR -2.7 %, nDCG unchanged (its
+    calls are few). The arrays are the caller's, alive for the whole call. numba compiles a
+    callee with its caller's flags, so an allocation reachable from such a kernel fails to
+    compile; ``tests/test_compiled.py`` checks that none returns an array."""
+    if kwargs.pop("noalloc", False):
+        kwargs["_nrt"] = False
     kwargs.setdefault("error_model", "numpy")
     kwargs.setdefault("fastmath", {"contract"})
     return _numba_njit(*args, **kwargs)
@@ -132,7 +144,7 @@ _ATANH_ODD = (1.0 / 21.0, 1.0 / 19.0, 1.0 / 17.0, 1.0 / 15.0, 1.0 / 13.0, 1.0 / 
               1.0 / 7.0, 1.0 / 5.0, 1.0 / 3.0)       # atanh(s) / s - 1 = sum_k s^2k / (2k + 1), in s^2
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _horner(coef, x):
     """sum_i coef[i] x^(len - 1 - i) by Horner's rule (coef: a tuple, highest power first;
     a constant trip count, unrolled where it is inlined), each step one fused multiply-add
@@ -143,7 +155,7 @@ def _horner(coef, x):
     return q
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _fexp(x):
     """exp(x) for -745 < x < 709 within 2 ulp (checked against numpy in the tests), written
     without calls so that LLVM vectorises the loops that use it (numba's np.exp is a scalar
@@ -172,7 +184,7 @@ _MIN_NORMAL = np.finfo(np.float64).tiny
 _MAX_FINITE = np.finfo(np.float64).max
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _log_rows(x, n_len, out, Mi):
     """out[n] = ln x[n] (n < n_len) for positive normal finite x, within 2 ulp (checked against
     numpy in the tests), in loops that LLVM vectorises (numba's np.log is a scalar libm call,
@@ -210,7 +222,7 @@ def log_array(x):
 
 
 # ----------------------------------------------------------------------------- small algebra
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _nsum(s, c, x):
     """One step of Neumaier's compensated summation: returns (s + x, new compensation);
     the sum is s + c. (Naive sums over 1000 ranks lose ~1e-11 on counts of ~1000, above the
@@ -223,7 +235,7 @@ def _nsum(s, c, x):
     return t, c
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _pivot_row(A, k, n):
     """Partial pivoting: the row i >= k of largest |A[i, k]| (first on ties) is swapped into
     row k of A[:n,:n]; returns it (the caller swaps its right-hand side the same way), or -1
@@ -244,7 +256,7 @@ def _pivot_row(A, k, n):
     return piv
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _solve_small(A, x, n):
     """Solve A[:n,:n] y = x[:n] in place (Gaussian elimination, partial pivoting); A is
     overwritten. Returns False when a pivot is 0 or not finite."""
@@ -272,7 +284,7 @@ def _solve_small(A, x, n):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _invert_small(A, out, n):
     """out[:n,:n] = inverse of A[:n,:n] (Gauss-Jordan, partial pivoting); A is overwritten.
     Returns False when singular or not finite."""
@@ -313,7 +325,7 @@ def _invert_small(A, out, n):
 _BLOCK = 64
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _rsum_cx(c, x, n0, n1):
     """sum_{n0 <= n < n1} c_n x_n (reassociated). Over views indexed from 0: a loop over
     range(n0, n1) stays scalar wherever n0 is not a constant (numba's wraparound of a possibly
@@ -327,7 +339,7 @@ def _rsum_cx(c, x, n0, n1):
     return s
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _rsum_cxy(c, x, y, n0, n1):
     """sum_{n0 <= n < n1} c_n x_n y_n (reassociated, over views: :func:`_rsum_cx`)."""
     cs = c[n0:n1]
@@ -339,7 +351,7 @@ def _rsum_cxy(c, x, y, n0, n1):
     return s
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _rsum_dev(c, p, w, wbar, n_len):
     """(sum_n c_n p_n (w_n - wbar_n), sum_n c_n p_n (w_n - wbar_n)^2) (reassociated)."""
     h1 = 0.0
@@ -351,7 +363,7 @@ def _rsum_dev(c, p, w, wbar, n_len):
     return h1, h2
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _rsum_cabs(c, x, n_len):
     """sum_{n < n_len} c_n |x_n| (reassociated)."""
     s = 0.0
@@ -360,7 +372,7 @@ def _rsum_cabs(c, x, n_len):
     return s
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _rprod(x, c, n0, n1):
     """prod_{n0 <= n < n1} x_n over the columns of weight c_n = 1 (reassociated, over views:
     :func:`_rsum_cx`)."""
@@ -372,7 +384,7 @@ def _rprod(x, c, n0, n1):
     return q
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _csum(c, x, n_len):
     """sum_n c_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks.
     (_csum1 and _csum2, the same for one and three factors, are separate kernels: one
@@ -384,7 +396,7 @@ def _csum(c, x, n_len):
     return s + sc
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _csum2(c, x, y, n_len):
     """sum_n c_n x_n y_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
     s = 0.0
@@ -394,7 +406,7 @@ def _csum2(c, x, y, n_len):
     return s + sc
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _rsum(x, n0, n1):
     """sum_{n0 <= n < n1} x_n (reassociated, over a view: :func:`_rsum_cx`)."""
     xs = x[n0:n1]
@@ -404,7 +416,7 @@ def _rsum(x, n0, n1):
     return s
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _csum1(x, n_len):
     """sum_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
     s = 0.0
@@ -414,7 +426,7 @@ def _csum1(x, n_len):
     return s + sc
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _absmax_of(x, y, n_len, diff):
     """max_n |x_n - y_n| (diff) or max_n |x_n| (four independent running maxima; NaN ignored
     as by ``if |x| > m``)."""
@@ -438,19 +450,19 @@ def _absmax_of(x, y, n_len, diff):
     return max(max(m0, m1), max(m2, m3))
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _absmax(x, n_len):
     """max_n |x_n| (:func:`_absmax_of`)."""
     return _absmax_of(x, x, n_len, False)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _absmax_diff(x, y, n_len):
     """(max_n |x_n - y_n|, max_n |x_n|) (:func:`_absmax_of`)."""
     return _absmax_of(x, y, n_len, True), _absmax_of(x, x, n_len, False)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _minmax(x, n_len):
     """(min_n x_n, max_n x_n) in four independent chains each (n_len >= 1)."""
     lo0 = lo1 = lo2 = lo3 = np.inf
@@ -471,7 +483,7 @@ def _minmax(x, n_len):
     return min(min(lo0, lo1), min(lo2, lo3)), max(max(hi0, hi1), max(hi2, hi3))
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _scan4(x, y, n_len, out, prod):
     """out[n] = sum_{m < n} t_m, t = x y (prod) or x: four segments scanned in one loop (four
     independent add chains instead of one of n_len latencies), then each shifted by the sums
@@ -528,19 +540,19 @@ def _scan4(x, y, n_len, out, prod):
         o3[j] += h3
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _prefix_excl(x, n_len, out):
     """out[n] = sum_{m < n} x_m (:func:`_scan4`)."""
     _scan4(x, x, n_len, out, False)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _suffix_excl_xy(x, y, n_len, out):
     """out[n] = sum_{m > n} x_m y_m (out may be y): :func:`_scan4` over the reversed views."""
     _scan4(x[:n_len][::-1], y[:n_len][::-1], n_len, out[:n_len][::-1], True)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _sum_log(Z, c, n_len, blk):
     """sum_n c_n ln Z_n: the logarithm of products over blocks of ``blk`` ranks (whose
     product cannot overflow or underflow: one log per block instead of one per rank);
@@ -558,7 +570,7 @@ _POW_RANGE = 300.0   # the power path of _softmax when all exponents lie within 
 _POW_MAX = 16        # largest integer feature multiple m_z it takes
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _power_structure(W, Lc, n_len, pw):
     """Whether the feature rows are integer multiples of one row, W[z, n] = m_z w_n (DCG and
     nDCG: gains 0, 1, 3 = 2^z - 1; binary linear metrics: 0, 1), within 1e-14 relative (the
@@ -803,7 +815,7 @@ def _dual_state(W, c, Lc, n_len, ok, K, theta, v, P, wbar, g, S, Z, pw):
     return D, mag, ent
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _dual_hessian(W, c, Lc, n_len, ok, P, wbar, H):
     """Hessian H (Lc+1, Lc+1) of the dual at the p (P) and mean features (wbar) of
     :func:`_dual_state`: H_zy = sum_n c_n (p_z [z = y] - p_z p_y), H_zb = sum_n c_n p_z
@@ -945,7 +957,7 @@ def _dual_solve(W, c, Lc, n_len, ok, K, v, theta, P, tol, max_iter, rel_ridge, p
 
 
 # ----------------------------------------------------------------------------- linear metrics
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _extreme_value(W, Lc, n_len, K, pref, top):
     """<W, p> of the deterministic list that fills the categories in preference order
     (``pref``: categories by decreasing preference; reversed when not top)."""
@@ -961,7 +973,7 @@ def _extreme_value(W, Lc, n_len, K, pref, top):
     return e
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _preference(W1, Lc, pref):
     """Categories by decreasing W1, ties by increasing index (numpy's stable argsort of -W1)."""
     for z in range(Lc):
@@ -975,7 +987,7 @@ def _preference(W1, Lc, pref):
             j -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _classify(e_top, e_bot, v, undefined):
     """True when v is strictly inside the attainable range (the numpy classification of
     :func:`maxent.solver._solve_chunk`: not undefined, not at/beyond an end)."""
@@ -1093,7 +1105,7 @@ def _entropy(P, Lc, n_len):
 
 
 # ----------------------------------------------------------------------------- prefix metrics
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G):
     """E (and, if want_G, G'_{r,n} = dE/dQ'_{r,n} = kappa'_r [f_n (1 + S_{n-1,r}) +
     sum_{m>n} f_m Q'_{m,r}]) of slot-form p: P (J+1, N) over the populated categories in
@@ -1121,7 +1133,7 @@ def _prefix_E_G(P, J, n_len, kap, f, c0, G, Q, want_G):
     return E
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _features(G, J, n_len, Wc):
     """Category-form features of the slot form: W'(0) = 0, W'(i) = sum_{r < i} G'_r."""
     for n in range(n_len):
@@ -1152,7 +1164,7 @@ def _log_ratios(P, J, n_len, LR):
                     LR[r, n] = np.log(x[n])     # 0, subnormal, inf, NaN: numpy's values
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum, c, masked=False):
     """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N), the log-ratios
     given in LR (:func:`_log_ratios`, or carried along by the log-space steps), and the tail
@@ -1200,7 +1212,7 @@ def _kkt_residual(P, J, n_len, alpha, b, G, Kp, E, v, F, LR, cum, c, masked=Fals
     return merit, st, max(cres, abs(e))
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
     """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
     E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
@@ -1250,7 +1262,7 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed):
     """(ta, tc, td) - E D E for symmetric 2 x 2 blocks held as (a, c, d) = [[a, c], [c, d]]:
     D = (pa, pc, pd), E = (ea, ec, ed) (:func:`_thomas_2x2`'s Schur complement)."""
@@ -1261,7 +1273,7 @@ def _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed):
     return ta - (ea * b00 + ec * b10), tc - (ea * b01 + ec * b11), td - (ec * b01 + ed * b11)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _sym_inverse(ta, tc, td):
     """(ok, inverse) of the symmetric 2 x 2 block (ta, tc, td) by its adjugate; ok is False
     when its determinant is 0 or not finite."""
@@ -1272,7 +1284,7 @@ def _sym_inverse(ta, tc, td):
     return True, td * idet, -tc * idet, ta * idet
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1):
     """E D g for symmetric 2 x 2 blocks D = (pa, pc, pd), E = (ea, ec, ed) and g = (g0, g1)."""
     u0 = pa * g0 + pc * g1
@@ -1280,7 +1292,7 @@ def _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1):
     return ea * u0 + ec * u1, ec * u0 + ed * u1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, noalloc=True, inline="always")
 def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, pa, pc, pd, zero12):
     """One rank n of an elimination of :func:`_thomas_2x2` (top or bottom): the block
     T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
@@ -1325,7 +1337,7 @@ def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, 
     return True, na, nc, nd
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, noalloc=True, inline="always")
 def _thomas_2x2_back(E3, X, Dinv, n, ie, nb):
     """One rank n of a back-substitution of :func:`_thomas_2x2`: y_n = Dinv_n (g_n + E'_ie y_nb)
     with the neighbour nb already solved (above the middle: ie = nb = n + 1; below it:
@@ -1345,7 +1357,7 @@ def _thomas_2x2_back(E3, X, Dinv, n, ie, nb):
         X[1, n, q] = dc * g0 + dd * g1
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
     blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
@@ -1461,7 +1473,7 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB, tmpV, unit=False):
     """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
     block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
@@ -1549,7 +1561,7 @@ def _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tmpA, tmpB,
 
 
 # ----------------------------------------------------------------------------- cascade metrics
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _chain_fix(c, A, e, g, x):
     """One segment of :func:`_cascade_chain`: T_n = Tloc_n + B_n x (Tloc in e, B in g, x: T at
     the segment's last rank), then e_n = c_n - T_n and g_n = A_n e_n, in place."""
@@ -1559,7 +1571,7 @@ def _chain_fix(c, A, e, g, x):
         g[j] = A[j] * e[j]
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
     """The cascade recursions from r (R) and 1 - r (OM): A_n = prod_{m<n} (1 - r_m) into A,
     E = sum_n c_n r_n A_n (compensated sum, returned) and, if want_g, e_n = c_n - T_n and
@@ -1683,7 +1695,7 @@ def _cascade_chain(R, OM, c, n_len, A, e, g, want_g):
     return E
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, Sc):
     """E = sum_n c_n r_n prod_{m<n} (1 - r_m) of slot-form p (P (Lc, N)), r_n = sum_k s_k
     p_n(k) (RR, ERR; ``metric.cascade_form``) and, if want_W, the category-form features
@@ -1711,7 +1723,7 @@ def _cascade_E_W(P, Lc, n_len, s, c, W, want_W, Sc):
     return E
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, want_G, Sc):
     """E of slot-form p: kind 0 a prefix metric (:func:`_prefix_E_G`, G' into G if want_G),
     kind 1 a cascade metric (:func:`_cascade_E_W`, kap = s, f = c; G unused)."""
@@ -1720,7 +1732,7 @@ def _metric_E(kind, P, J, n_len, kap, f, c0, G, Q, want_G, Sc):
     return _cascade_E_W(P, J + 1, n_len, kap, f, Q, False, Sc)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _metric_W(kind, P, J, n_len, kap, f, G, Wc, Sc):
     """Category-form features dE/dp at P (slot 0's features 0): kind 0 from the G' that
     :func:`_metric_E` left in G at the same P, kind 1 computed from P."""
@@ -1730,7 +1742,7 @@ def _metric_W(kind, P, J, n_len, kap, f, G, Wc, Sc):
         _cascade_E_W(P, J + 1, n_len, kap, f, Wc, True, Sc)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_power(sp, Lc, pw):
     """Whether s'_k = m_k u with integers 0 <= m_k <= _POW_MAX (within 4 ulps; ERR's
     exponential gains: s' = (0, 1, 3) / 4, linear ones (0, 1, 2) / 3; RR (0, 1)): pw (Lc + 1)
@@ -1753,7 +1765,7 @@ def _cascade_power(sp, Lc, pw):
     pw[Lc] = u
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_power_rows(W, pm, Lc, n_len, pw):
     """:func:`_power_structure` of cascade features W[k, n] = s'_k g_n when s'_k = m_k u
     (pm of :func:`_cascade_power`): the multiples are known, so only the base row's range
@@ -1820,7 +1832,7 @@ def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pm):
     return _cascade_chain(R, OM, c, n_len, A, e, g, True)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _band_solve(AB, n, kl, ku, X, nr):
     """Solve a band system by Gaussian elimination with partial pivoting. AB (n, 2 kl + ku + 1):
     row i holds columns i - kl .. i + kl + ku at AB[i, col - i + kl] (the last kl: room for
@@ -1866,7 +1878,7 @@ def _band_solve(AB, n, kl, ku, X, nr):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_coef(b, A, e, D, OM, j):
     """Coefficients of rank j in the system of :func:`_cascade_system`: (m_j, a_j, d_j) =
     (b D_j A_j e_j - (1 - r_j), b D_j A_j^2, b D_j e_j^2)."""
@@ -1874,7 +1886,7 @@ def _cascade_coef(b, A, e, D, OM, j):
     return bd * A[j] * e[j] - OM[j], bd * A[j] * A[j], bd * e[j] * e[j]
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_system(b, A, e, D, OM, n_len, AB):
     """Band matrix (kl = ku = 2) of S z = w, S = I - b D H (H = d^2E/dr^2), in the unknowns
     x_{2j} = V_j = sum_{k<j} A_k P(k, j) z_k and x_{2j+1} = U_j = sum_{k>j} P(j, k) e_k z_k
@@ -1903,14 +1915,14 @@ def _cascade_system(b, A, e, D, OM, n_len, AB):
             AB[i, kl + 1] = d             # V_j   (column i + 1)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _thomas_row_ok(t1, t2, t3, rhs):
     """A row t1 + t2 + t3 = rhs holds to 1e-12 of its terms' size."""
     r = t1 + t2 + t3 - rhs
     return abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(rhs)) + 1e-300
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, noalloc=True, inline="always")
 def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     """The system of :func:`_cascade_system` (right-hand sides X (2N, nr) in its row order,
     overwritten by the solution) as block-tridiagonal with identity diagonal blocks over
@@ -2041,7 +2053,7 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     return ok
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     """:func:`_cascade_thomas_body`, with the right-hand sides' count a constant when it is 4
     (ERR's three grades: its loops over them unrolled)."""
@@ -2050,7 +2062,7 @@ def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     return _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
     """F1 = y - b g (N), F2_k = sum_n p_n(k) - K_k (k = 1..J, compensated sums); returns
     (merit |F1|^2 + |F2|^2 + (E - v)^2, stationarity max|s'| max_n (|F1_n| - _W_ULPS ulp(|y_n|
@@ -2080,7 +2092,7 @@ def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
     return merit + ev * ev, smax * f1, max(res, abs(ev))
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy, Y, Sc):
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N). Returns False when a solve fails."""
@@ -2177,7 +2189,7 @@ def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm):
     return E, merit, st, res
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _newton_accepts(mt, merit, t, st, res, kkt_tol, tol):
     """Whether a Newton-KKT trial at step t is taken (cascade and prefix kernels): Armijo on the
     squared residual, mt <= (1 - 2e-4 t) merit, or the trial meets the certificate (st, res)
@@ -2268,7 +2280,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     return False, nit, st, E, res
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _linearised_certificate(Pt, W_lin, W_new, Lc, n_len, Kp, b, E, v):
     """Certificate of a linearised subproblem's solution Pt (features W_lin, metric
     multiplier b): stationarity |b| max|W_new - W_lin| (W_new: the features at Pt, slot 0's
@@ -2696,7 +2708,7 @@ def _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v, tol, kkt_tol, max_newton, fa
     return (3 if ok_ else 2), nit + nl, stl, El, resl
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _newton_rhs(F, G, J, n_len, R):
     """Right-hand sides of the Newton-KKT solve, R[r, n] = [F_rn, 1_{s = r} (s < J), G'_rn]:
     the columns of F and G' (the constant ones, 1_{s = r}, are set once by the caller)."""
@@ -2706,7 +2718,7 @@ def _newton_rhs(F, G, J, n_len, R):
             R[r, n, J + 1] = G[r, n]
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"})
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
 def _schur(X, G, J, n_len, c, e, S, rs):
     """The (J+1) x (J+1) system of the multiplier steps from the solves X (sums over ranks,
     reassociated: they steer the step, the certificate is taken on the iterate): S[r, s] =
@@ -2767,7 +2779,7 @@ def _schur(X, G, J, n_len, c, e, S, rs):
     rs[J] -= e
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
     """Newton-KKT step in log space from the solves X and the multiplier steps (rs[:J],
     db): dQ' = X_F + sum_s X_s dalpha_s + X_G db, Ft = F + dalpha + db G' + b (Hess dQ')_r
@@ -2811,7 +2823,7 @@ def _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs):
             ell[i, n] -= Zs[n]
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _floor_normalise(Pin, Lc, n_len, P, Zs):
     """P = max(Pin, _P_FLOOR) renormalised over the categories of each rank (Zs: scratch)."""
     for i in range(Lc):
@@ -2820,7 +2832,7 @@ def _floor_normalise(Pin, Lc, n_len, P, Zs):
     _normalise(P, Lc, n_len, Zs)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _normalise(P, Lc, n_len, Zs):
     """The columns of P divided by their sums (Zs: scratch), whole-row passes."""
     for n in range(n_len):
@@ -2835,7 +2847,7 @@ def _normalise(P, Lc, n_len, Zs):
             P[i, n] *= Zs[n]
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _trial_p(P, ell, t, Lc, n_len, ell_x, Pt, Zs):
     """Newton-KKT trial point p'_i = p_i exp(x_i) / sum_j p_j exp(x_j), x = clip(t ell, +-_MAX_EXP)
     (into ell_x), floored at _P_FLOOR; returns how many were floored. Whole-row passes
@@ -2853,7 +2865,7 @@ def _trial_p(P, ell, t, Lc, n_len, ell_x, Pt, Zs):
     return floored
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _to_th(alpha, b, J, th):
     th[0] = 0.0
     for r in range(J):
@@ -2861,14 +2873,14 @@ def _to_th(alpha, b, J, th):
     th[J + 1] = b
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _copy(src, dst, Lc, n_len):
     for i in range(Lc):
         for n in range(n_len):
             dst[i, n] = src[i, n]
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _extreme_list(Pf, J, n_len, Kp, top):
     """Pf[:J+1, :n_len] = the deterministic list of slot-form counts Kp, highest category
     first (top) or lowest first."""
@@ -2884,7 +2896,7 @@ def _extreme_list(Pf, J, n_len, Kp, top):
             n += 1
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _populated(Ki, pop, Kp):
     """The populated categories of one problem (counts Ki (L,)): their indices into pop and
     counts into Kp, in order; returns their number (the slot form's Lc)."""
@@ -2991,7 +3003,7 @@ def prefix_batch(js, kappa, f, v, K, lengths, undefined, tol, kkt_tol, max_newto
                            stat_out, ent_out, att_out)
 
 
-@njit(cache=True)
+@njit(cache=True, noalloc=True)
 def _face(Pd, W, Lc, n_len, F):
     """Maximum-entropy distribution on the face of the deterministic slot-form list Pd
     (:meth:`maxent.solver._problem.Batch.face`) into F: consecutive ranks whose feature rows
