@@ -84,7 +84,8 @@ def _state(theta, y, s, c, N):
     R, A, e, g, D, OM = (np.zeros(N) for _ in range(6))
     pm = np.zeros(Lc + 1)
     nb._cascade_power(sp, Lc, pm)
-    E = nb._cascade_state(theta, y, sp, s, Lc, N, c, P, R, A, e, g, D, M, OM, pm)
+    sws = nb._cascade_workspace(Lc - 1, N)[-1]      # _cascade_softmax's scratch
+    E = nb._cascade_state(theta, y, sp, s, Lc, N, c, P, R, A, e, g, D, M, OM, pm, sws)
     return E, dict(P=P, M=M, R=R, A=A, e=e, g=g, D=D, OM=OM)
 
 

@@ -1782,35 +1782,36 @@ def _cascade_power_rows(W, pm, Lc, n_len, pw):
 
 
 @njit(cache=True)
-def _cascade_softmax(theta, y, sp, Lc, n_len, P, pm):
+def _cascade_softmax(theta, y, sp, Lc, n_len, P, pm, sws):
     """P[k, n] = softmax_k(theta_k + s'_k y_n): :func:`_softmax` with the features
     W[k, n] = s'_k y_n and b = 1, on its power path (one exp per rank) when s'_k = m_k u
-    (pm of :func:`_cascade_power`) and every exponent lies within _POW_RANGE of the largest."""
-    N = y.shape[0]
-    W = np.empty((Lc, N))
+    (pm of :func:`_cascade_power`) and every exponent lies within _POW_RANGE of the largest.
+    ``sws``: its scratch (W (Lc, N), ones (N), ones (Lc, bool), th1 (Lc+1), S, Z (N),
+    pw (Lc+3)) from :func:`_cascade_workspace`; the two ``ones`` are only read."""
+    W, ones, okb, th1, S, Z, pw = sws
     for k in range(Lc):
         for n in range(n_len):
             W[k, n] = sp[k] * y[n]
-    pw = np.full(Lc + 3, -1.0)
+    for k in range(Lc + 3):
+        pw[k] = -1.0
     if pm[Lc] > 0.0:
         _cascade_power_rows(W, pm, Lc, n_len, pw)
-    th1 = np.empty(Lc + 1)
     for k in range(Lc):
         th1[k] = theta[k]
     th1[Lc] = 1.0
-    _softmax(W, np.ones(N), Lc, n_len, np.ones(Lc, dtype=np.bool_), th1, P, np.empty(N), np.empty(N), pw)
+    _softmax(W, ones, Lc, n_len, okb, th1, P, S, Z, pw)
 
 
 @njit(cache=True)
-def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pm):
+def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pm, sws):
     """State of the cascade Newton-KKT iterate (theta (Lc), y (N)): p_n(k) =
     softmax_k(theta_k + s'_k y_n) into P (s' = s - s_0; :func:`_cascade_softmax` with the
     multiples pm of :func:`_cascade_power`), r_n =
     sum_k s_k p_n(k) into R, A_n = prod_{m<n} (1 - r_m), e_n = c_n - T_n, g_n = dE/dr_n =
     A_n e_n, D_n = Var_n(s), M[k, n] = dr_n/dtheta_k = p_n(k) (s_k - r_n) (M (Lc, N)),
     1 - r_n = sum_k (1 - s_k) p_n(k) into OM (:func:`_cascade_chain`). Returns E
-    (compensated sum)."""
-    _cascade_softmax(theta, y, sp, Lc, n_len, P, pm)
+    (compensated sum). ``sws``: :func:`_cascade_softmax`'s scratch."""
+    _cascade_softmax(theta, y, sp, Lc, n_len, P, pm, sws)
     for n in range(n_len):
         R[n] = 0.0
         OM[n] = 0.0
@@ -2178,13 +2179,13 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
 
 
 @njit(cache=True)
-def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm):
+def _cascade_eval(TH, Yv, b, k, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm, sws):
     """State (:func:`_cascade_state`) and residual (:func:`_cascade_residual`) of the
     iterate in slot k of the two-slot arrays of :func:`_cascade_newton` (V[k] rows: r, A,
     e, g, D, 1 - r, F1). Returns (E, merit, stationarity, residual)."""
     Vk = V[k]
     E = _cascade_state(TH[k], Yv[k], sp, s, Lc, n_len, c, PP[k], Vk[0], Vk[1], Vk[2], Vk[3], Vk[4],
-                       MM[k], Vk[5], pm)
+                       MM[k], Vk[5], pm, sws)
     merit, st, res = _cascade_residual(PP[k], Yv[k], b, Vk[3], Lc, n_len, Kp, E, v, sp, Vk[6], FF2[k])
     return E, merit, st, res
 
@@ -2201,7 +2202,24 @@ def _newton_accepts(mt, merit, t, st, res, kkt_tol, tol):
 
 
 @njit(cache=True)
-def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0):
+def _cascade_workspace(J, N):
+    """The scratch of :func:`_cascade_newton` (and of :func:`_cascade_softmax`, ``sws``) for
+    J + 1 populated categories and lists of length <= N: allocated once per batch (again only
+    when J changes), not cleared (as :func:`_prefix_workspace`). The two ``ones`` of ``sws``
+    are set here and only read. Allocating them per problem (17 arrays, two zero-filled) and
+    per softmax (7) cost ERR ~2 % (one-process A/B)."""
+    Lc = J + 1
+    nr = J + 2
+    sws = (np.empty((Lc, N)), np.ones(N), np.ones(Lc, dtype=np.bool_), np.empty(Lc + 1), np.empty(N),
+           np.empty(N), np.empty(Lc + 3))
+    return (np.empty(Lc), np.empty((2, Lc)), np.empty((2, N)), np.empty((2, Lc, N)), np.empty((2, 7, N)),
+            np.empty((2, Lc, N)), np.empty(Lc + 1), np.empty((2, Lc)), np.empty((2 * N, 7)),
+            np.empty((2 * N, nr)), np.empty((2 * N, nr)), np.empty((5, N)), np.empty((nr, N)),
+            np.empty((nr, N)), np.empty((J + 1, J + 1)), np.empty(J + 1), np.empty(N), sws)
+
+
+@njit(cache=True)
+def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0, cws):
     """Newton on the KKT system of a cascade metric (RR, ERR) in the variables (theta, y, b):
     p_n = softmax(theta + s' y_n), y = b dE/dr(p) at the solution, counts, E = v. From the
     start th (Lc+1: [theta, b]) with the last linearised subproblem's features W0
@@ -2209,37 +2227,25 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
     for J + 2 right-hand sides, then the (J+1) x (J+1) system of the multiplier steps; Armijo
     on the squared residual. The iterate and the trial point live in the two slots of each
     state array (an accepted trial flips the slot). Pf (Lc, N) gets p; th the multipliers.
+    ``cws``: the scratch of :func:`_cascade_workspace` for these J (every entry is written
+    before it is read, except FF2's, cleared here).
     Returns (certified, nit, stationarity, E, residual)."""
     Lc = J + 1
-    N = Pf.shape[1]
-    sp = np.empty(Lc)
+    nr = J + 2
+    (sp, TH, Yv, PP, V, MM, pm, FF2, AB, X, Yb, Sc, Z, HZ, S, rs, dy, sws) = cws
     for k in range(Lc):
         sp[k] = s[k] - s[0]
-    TH = np.empty((2, Lc))
-    Yv = np.empty((2, N))
-    PP = np.zeros((2, Lc, N))
-    V = np.empty((2, 7, N))
-    MM = np.empty((2, Lc, N))
-    pm = np.empty(Lc + 1)
     _cascade_power(sp, Lc, pm)
-    FF2 = np.zeros((2, Lc))
-    nr = J + 2
-    AB = np.empty((2 * N, 7))
-    X = np.empty((2 * N, nr))
-    Yb = np.empty((2 * N, nr))
-    Sc = np.empty((5, N))
-    Z = np.empty((nr, N))
-    HZ = np.empty((nr, N))
-    S = np.empty((J + 1, J + 1))
-    rs = np.empty(J + 1)
-    dy = np.empty(N)
+    for k in range(Lc):
+        FF2[0, k] = 0.0
+        FF2[1, k] = 0.0
     cur = 0
     for k in range(Lc):
         TH[cur, k] = th[k]
     b = th[Lc]
     for n in range(n_len):
         Yv[cur, n] = b * W0[J, n] / sp[J]
-    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm)
+    E, merit, st, res = _cascade_eval(TH, Yv, b, cur, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm, sws)
     nit = 0
     while True:
         if st <= kkt_tol and res <= tol and np.isfinite(merit):
@@ -2267,7 +2273,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0)
             for n in range(n_len):
                 Yv[nxt, n] = Yv[cur, n] + t * dy[n]
             bt = b + t * db
-            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm)
+            Et, mt, stt, rest = _cascade_eval(TH, Yv, bt, nxt, sp, s, Lc, n_len, c, PP, V, MM, FF2, Kp, v, pm, sws)
             if _newton_accepts(mt, merit, t, stt, rest, kkt_tol, tol):
                 acc_ = True
                 cur = nxt
@@ -3064,6 +3070,8 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
     Q = np.zeros((1, N))
     Sc = np.empty((5, N))
     th = np.zeros(L + 1)
+    cws_J = 1       # numba types cws before the loop: a workspace for J = 1, replaced when J differs
+    cws = _cascade_workspace(cws_J, N)
     for i in range(B):
         n_len = lengths[i]
         Lp = _populated(K[i], pop, Kp)
@@ -3105,8 +3113,11 @@ def cascade_batch(s_all, c, v, K, lengths, undefined, tol, kkt_tol, max_newton, 
                                              _CASCADE_FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1,
                                              switch)
         if not ok_ and st <= switch:
+            if J != cws_J:
+                cws = _cascade_workspace(J, N)
+                cws_J = J
             ok_, itn, st, E, res = _cascade_newton(Pf, J, n_len, Kp, sp, c, v[i], tol, kkt_tol,
-                                                   max_newton, th, W0)
+                                                   max_newton, th, W0, cws)
             it += itn
             if not ok_:
                 # Newton failed: successive linearisation to the end (the numpy method)
