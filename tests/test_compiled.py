@@ -437,6 +437,33 @@ def test_scan_and_sum_helpers(n_len):
         assert C._minmax(y, n_len) == (ys.min(), ys.max())
 
 
+@pytest.mark.parametrize("n_len", [0, 1, 16, 17, 40, 1000, 1003])
+@pytest.mark.parametrize("ratio", [4, 16])
+def test_rank_blocks_and_block_means(n_len, ratio):
+    """The coarse start's blocks (:func:`maxent.solver._compiled._rank_blocks`): they tile
+    ranks 0..n_len-1 in order, the first ``ratio`` ranks alone, each later block starting at
+    a at most max(1, a // ratio) long (93 blocks at N = 1000 for ratio 16); the block means
+    and sizes against numpy's."""
+    from maxent.solver import _compiled as C
+
+    bnd = np.full(n_len + 2, -7, dtype=np.int64)
+    M = C._rank_blocks(n_len, ratio, bnd)
+    b = bnd[:M + 1]
+    assert b[0] == 0 and b[-1] == n_len and (np.diff(b) >= 1).all() and (M == 0) == (n_len == 0)
+    assert (np.diff(b) <= np.maximum(1, b[:-1] // ratio)).all()
+    assert (np.diff(b)[b[:-1] < ratio] == 1).all()
+    if (n_len, ratio) == (1000, 16):
+        assert M == 93
+    if M:
+        rng = np.random.default_rng(n_len)
+        W = rng.normal(size=(3, n_len + 2))
+        cc, Wc = np.empty(M), np.empty((3, M))
+        C._block_means(W, 3, bnd, M, cc, Wc)
+        np.testing.assert_array_equal(cc, np.diff(b))
+        want = np.array([[W[z, b[j]:b[j + 1]].mean() for j in range(M)] for z in range(3)])
+        np.testing.assert_allclose(Wc, want, rtol=1e-13, atol=1e-15)
+
+
 @pytest.mark.parametrize("J", [1, 2, 3])
 @pytest.mark.parametrize("b", [-40.0, 3.0])
 def test_block_thomas_against_dense_solve(J, b):
