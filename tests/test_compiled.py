@@ -204,7 +204,12 @@ def _compare(collection, count, names, n, seed):
         opt = new.status == "optimal"
         assert (new.residual[opt] <= 1e-10).all() and (new.stationarity[opt] <= 1e-9).all(), name
         resid, stat = _numpy_certificate(m, new, lists, v)
-        assert (resid[opt] <= 1e-10).all(), (name, resid[opt].max())
+        # the kernels certify counts summed in compensated blocks, whose error is at most
+        # 64 eps K_z (1.4e-11 at K = 1000; README): recomputed exactly (math.fsum) a certified
+        # residual may exceed 1e-10 by that much (trec_dl19_passage ERR, total counts: kernel
+        # 9.993e-11, exact 1.0004e-10, since the prefix and cascade runs start from blocks of ranks)
+        sum_err = 64 * np.finfo(float).eps * new.K.max(axis=1)
+        assert (resid[opt] <= 1e-10 + sum_err[opt]).all(), (name, (resid - sum_err)[opt].max())
         assert (stat[opt] <= 1e-9).all(), (name, stat[opt].max())
         np.testing.assert_allclose(new.attained[opt], m.expectation(new.p, lists)[opt], rtol=0, atol=1e-12)
 
