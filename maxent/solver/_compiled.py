@@ -2368,10 +2368,10 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     Newton-KKT): a subproblem's dual is solved over the blocks of :func:`_rank_blocks`
     (``coarse`` the ratio), features averaged per block, and its solution Pt, dual residual
     and entropy are then those of the multipliers found at every rank (one softmax at full
-    resolution). Every subproblem of a prefix run; only the first (the relaxation) of a
-    cascade run, whose later subproblems are solved to far_tol: blocks there doubled its
-    iterations on bench_solver's ERR lists (mean 5.9 -> 11.3), for the first alone they are
-    unchanged and ERR's kernel is ~8 % faster.
+    resolution). Every subproblem of a prefix run; the first two of a cascade run (its
+    later ones are solved to far_tol close to the switch to Newton-KKT: blocks for all of
+    them doubled the iterations on bench_solver's ERR lists, mean 5.9 -> 11.3; for the first
+    two the mean is 5.94 against 5.94 and ERR's kernel is ~15 % faster, one-process A/B).
     ``kind``: 0 a prefix metric (kap, f, c0 of ``prefix_hessian``), 1 a cascade metric
     (kap = s, f = c of ``cascade_form``; :func:`_metric_E`), whose subproblems take the ridge
     relative to each multiplier's own curvature (as ``newton_dual``): near the maximum of ERR
@@ -2454,7 +2454,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 th0[i] = np.log(Kp[i] / Kp[0])
                 D0 -= th0[i] * Kp[i]
             th0[Lc] = 0.0
-        if M > 0 and (kind == 0 or k == 0):
+        if M > 0 and (kind == 0 or k <= 1):
             # the dual over the blocks (column weights: their sizes), then p at every rank
             _block_means(W0, Lc, bnd, M, cc, Wc)
             if kind == 1 and pm[Lc] > 0.0:
