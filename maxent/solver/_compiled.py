@@ -2242,7 +2242,7 @@ def _cascade_workspace(J, N):
     J + 1 populated categories and lists of length <= N: allocated once per batch (again only
     when J changes), not cleared (as :func:`_prefix_workspace`). The two ``ones`` of ``sws``
     are set here and only read. Allocating them per problem (17 arrays, two zero-filled) and
-    per softmax (7) cost ERR ~2 % (one-process A/B)."""
+    per softmax (7) cost ERR ~1 % (one-process A/B)."""
     Lc = J + 1
     nr = J + 2
     sws = (np.empty((Lc, N)), np.ones(N), np.ones(Lc, dtype=np.bool_), np.empty(Lc + 1), np.empty(N),
