@@ -446,9 +446,9 @@ def test_scan_and_sum_helpers(n_len):
 @pytest.mark.parametrize("ratio", [4, 16])
 def test_rank_blocks_and_block_means(n_len, ratio):
     """The coarse start's blocks (:func:`maxent.solver._compiled._rank_blocks`): they tile
-    ranks 0..n_len-1 in order, the first ``ratio`` ranks alone, each later block starting at
-    a at most max(1, a // ratio) long (93 blocks at N = 1000 for ratio 16); the block means
-    and sizes against numpy's."""
+    ranks 0..n_len-1 in order, the block starting at a max(1, a // ratio) long (the last one
+    cut at n_len), so the first 2 ratio ranks alone (93 blocks at N = 1000 for ratio 16); the
+    block means and sizes against numpy's."""
     from maxent.solver import _compiled as C
 
     bnd = np.full(n_len + 2, -7, dtype=np.int64)
@@ -457,6 +457,8 @@ def test_rank_blocks_and_block_means(n_len, ratio):
     assert b[0] == 0 and b[-1] == n_len and (np.diff(b) >= 1).all() and (M == 0) == (n_len == 0)
     assert (np.diff(b) <= np.maximum(1, b[:-1] // ratio)).all()
     assert (np.diff(b)[b[:-1] < ratio] == 1).all()
+    np.testing.assert_array_equal(np.diff(b)[:-1], np.maximum(1, b[:-2] // ratio))
+    assert (np.diff(b)[b[:-1] < 2 * ratio] == 1).all()
     if (n_len, ratio) == (1000, 16):
         assert M == 93
     if M:

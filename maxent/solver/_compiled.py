@@ -112,10 +112,14 @@ _COLD_ITER = 200    # = maxent.solver.linearize._COLD_ITER
 _START_STEPS = 2
 _START_ITER = 3     # dual Newton steps per start subproblem: an inexact start, Newton-KKT converges from it
 _COARSE = 16        # the inexact start's subproblems are solved over blocks of ranks (:func:`_rank_blocks`):
-# ranks 1.._COARSE alone, then blocks growing by 1/_COARSE of their first rank (93 columns at
-# N = 1000), each with its ranks' mean features; p at every rank from the multipliers found.
+# the block starting at rank a (from 0) is max(1, a // _COARSE) long, so ranks 1..2 _COARSE
+# are alone (93 columns at N = 1000), each with its ranks' mean features; p at every rank from
+# the multipliers found.
 # On bench_solver's 5000 GAP lists: the same statuses and Newton steps (mean iterations 5.90
 # both ways; also at 4, 8 and 32), the kernel 16-20 % faster (one-process A/B)
+_COARSE_STEPS = 2   # the subproblems of a run that takes blocks: the prefix start's two, the first two of
+# cascade_batch's run (its later ones are solved to 1e-4 near the switch to Newton-KKT: blocks
+# for them too doubled ERR's iterations on bench_solver's lists, mean 5.9 -> 11.3)
 _FAR_TOL = 1e-8     # = maxent.solver.linearize's far_tol (the second run)
 _CASCADE_FAR_TOL = 1e-4   # cascade_batch's linearisation before Newton-KKT: its subproblems
 # only lead to Newton's start (~1 dual step fewer each; the same steps and Newton outcomes)
@@ -980,8 +984,8 @@ def _extreme_value(W, Lc, n_len, K, pref, top):
 
 @njit(cache=True, noalloc=True)
 def _rank_blocks(n_len, ratio, bnd):
-    """Blocks of consecutive ranks for a coarse subproblem: ranks 0..ratio-1 alone, then each
-    block starting at a runs to a + a // ratio (exclusive, at least one rank), so that
+    """Blocks of consecutive ranks for a coarse subproblem: the block starting at rank a (from
+    0) runs to a + max(1, a // ratio) (exclusive; ranks below 2 ratio alone), so that
     features varying like 1/rank or log(rank) vary by ~1/ratio of their level within a block.
     bnd (>= n_len + 1) gets the boundaries; returns the number of blocks M (bnd[M] = n_len)."""
     M = 0
@@ -2368,10 +2372,9 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
     Newton-KKT): a subproblem's dual is solved over the blocks of :func:`_rank_blocks`
     (``coarse`` the ratio), features averaged per block, and its solution Pt, dual residual
     and entropy are then those of the multipliers found at every rank (one softmax at full
-    resolution). Every subproblem of a prefix run; the first two of a cascade run (its
-    later ones are solved to far_tol close to the switch to Newton-KKT: blocks for all of
-    them doubled the iterations on bench_solver's ERR lists, mean 5.9 -> 11.3; for the first
-    two the mean is 5.94 against 5.94 and ERR's kernel is ~15 % faster, one-process A/B).
+    resolution). The first _COARSE_STEPS subproblems only (on bench_solver's ERR lists the
+    mean iterations are 5.94 with and without blocks there, and ERR's kernel ~15 % faster,
+    one-process A/B).
     ``kind``: 0 a prefix metric (kap, f, c0 of ``prefix_hessian``), 1 a cascade metric
     (kap = s, f = c of ``cascade_form``; :func:`_metric_E`), whose subproblems take the ridge
     relative to each multiplier's own curvature (as ``newton_dual``): near the maximum of ERR
@@ -2454,7 +2457,7 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
                 th0[i] = np.log(Kp[i] / Kp[0])
                 D0 -= th0[i] * Kp[i]
             th0[Lc] = 0.0
-        if M > 0 and (kind == 0 or k <= 1):
+        if M > 0 and k < _COARSE_STEPS:
             # the dual over the blocks (column weights: their sizes), then p at every rank
             _block_means(W0, Lc, bnd, M, cc, Wc)
             if kind == 1 and pm[Lc] > 0.0:
