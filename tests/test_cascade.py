@@ -12,6 +12,7 @@ import warnings
 
 import numpy as np
 import pytest
+from scipy.special import softmax
 
 from maxent.errors import ConvergenceWarning
 from maxent.metrics import parse_measure
@@ -101,6 +102,13 @@ def test_cascade_state_and_hessian_system_against_dense():
     E, st = _state(theta, y, s, c, N)
     r = st["R"]
     np.testing.assert_allclose(st["P"].sum(axis=0), 1.0, rtol=1e-15)
+    # p: softmax_k(theta_k + s'_k y_n) (scipy), on the power path (exponents within 300 of
+    # each other) and, for y spread over +-2000, on the general one (which takes exponents
+    # more than 300 below a rank's largest as 0: p < e^-300)
+    for yy, atol in ((y, 1e-300), (np.linspace(-2000.0, 2000.0, N), np.exp(-300.0))):
+        _, sty = _state(theta, yy, s, c, N)
+        want = softmax(theta[:, None] + (s - s[0])[:, None] * yy[None, :], axis=0)
+        np.testing.assert_allclose(sty["P"], want, rtol=1e-13, atol=atol)
     np.testing.assert_allclose(r, s @ st["P"], rtol=1e-14)
     np.testing.assert_allclose(st["g"], _err_gradient(r, c), rtol=1e-12, atol=1e-16)
     np.testing.assert_allclose(E, np.sum(c * r * np.concatenate(([1.0], np.cumprod(1 - r)[:-1]))), rtol=1e-14)
@@ -119,27 +127,34 @@ def test_cascade_state_and_hessian_system_against_dense():
         X = np.zeros((2 * N, 1))
         X[2:2 * N:2, 0] = st["A"][:-1] * w[:-1]          # V rows: A_j w_j
         X[1:2 * N - 1:2, 0] = st["e"][1:] * w[1:]         # U rows: e_j w_j
-        Xt = X.copy()
+        built = np.full_like(X, np.nan)
+        nb._cascade_rhs(st["A"], st["e"], N, w[None, :], 1, built)
+        np.testing.assert_array_equal(built, X)
         assert nb._band_solve(AB, 2 * N, 2, 2, X, 1)
         V, U = X[0::2, 0], X[1::2, 0]
         z = w - b * st["D"] * (st["A"] * U + st["e"] * V)
         np.testing.assert_allclose(z, np.linalg.solve(S, w), rtol=1e-6, atol=1e-8 * np.abs(z).max())
         # the block-Thomas recurrences (no pivoting, residual-checked) give the same solution
-        assert nb._cascade_thomas(b, st["A"], st["e"], st["D"], st["OM"], N, Xt, 1,
-                                  np.zeros_like(Xt), np.zeros((5, N)))
+        Xt = np.full_like(X, np.nan)
+        assert nb._cascade_thomas(b, st["A"], st["e"], st["D"], st["OM"], N, w[None, :], 1, Xt,
+                                  np.zeros((5, N)))
         np.testing.assert_allclose(Xt, X, rtol=1e-9, atol=1e-12 * np.abs(X).max())
 
 
-def test_newton_step_against_finite_difference_jacobian():
+@pytest.mark.parametrize("s, K", [([0.0, 0.5], [22.0, 8.0]),
+                                  ([0.0, 0.25, 0.75], [20.0, 6.0, 4.0]),
+                                  ([0.0, 0.125, 0.375, 0.875], [15.0, 7.0, 5.0, 3.0])])
+def test_newton_step_against_finite_difference_jacobian(s, K):
     """Oracle: the dense Newton step on the Jacobian of the kernels' own residual
-    F = (y - b g, counts, E - v) by central differences."""
+    F = (y - b g, counts, E - v) by central differences; two, three and four grades (three:
+    the step's unrolled columns and its one-pass multiplier system)."""
     rng = np.random.default_rng(8)
     N = 30
-    s = np.array([0.0, 0.25, 0.75])
+    s = np.array(s)
     c = 1.0 / np.arange(1, N + 1)
-    K = np.array([20.0, 6.0, 4.0])
+    K = np.array(K)
     v = 0.4
-    J = 2
+    J = len(s) - 1
     sp = s - s[0]
 
     def F(x):
@@ -150,7 +165,7 @@ def test_newton_step_against_finite_difference_jacobian():
         nb._cascade_residual(st["P"], y, b, st["g"], J + 1, N, K, E, v, sp, F1, F2)
         return np.concatenate((F1, F2[1:], [E - v])), E, st, F1, F2
 
-    x0 = np.concatenate(([-1.2, -1.5], rng.normal(size=N), [2.5]))
+    x0 = np.concatenate((np.linspace(-1.2, -1.8, J), rng.normal(size=N), [2.5]))
     F0, E, st, F1, F2 = F(x0)
     Jm = np.zeros((len(x0), len(x0)))
     for k in range(len(x0)):
@@ -164,8 +179,7 @@ def test_newton_step_against_finite_difference_jacobian():
     Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
     S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
     assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
-                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, dy,
-                            np.zeros((2 * N, J + 2)), np.zeros((5, N)))
+                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, dy, np.zeros((5, N)))
     got = np.concatenate((rs[:J], dy, [rs[J]]))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
 
@@ -309,6 +323,17 @@ def test_degenerate_cascade_range_is_a_boundary_with_zero_multiplier():
     assert code[0] == 1
 
 
+def _band_rhs(A, e, W):
+    """The right-hand sides of the band system for the columns w = W[q] (numpy, as
+    _cascade_system's docstring states them): V rows 2(j+1) get A_j w_j, U rows 2j - 1 get
+    e_j w_j, rows 0 and 2N - 1 zero."""
+    nr, N = W.shape
+    X = np.zeros((2 * N, nr))
+    X[2:2 * N:2] = (A[:-1] * W[:, :-1]).T
+    X[1:2 * N - 1:2] = (e[1:] * W[:, 1:]).T
+    return X
+
+
 @pytest.mark.parametrize("N", [1, 2, 3, 4, 5, 8, 9, 200])
 def test_two_sided_block_thomas_against_the_band_solve(N):
     """The two eliminations meet at rank N // 2 (odd and even N, the middle at either end
@@ -321,56 +346,60 @@ def test_two_sided_block_thomas_against_the_band_solve(N):
         e = rng.uniform(0.01, 1.0, N)
         D = rng.uniform(0.0, 0.25, N)
         OM = rng.uniform(0.1, 1.0, N)
-        X = rng.normal(size=(2 * N, nr))
-        X[0] = X[-1] = 0.0
+        W = rng.normal(size=(nr, N))
+        X = _band_rhs(A, e, W)
+        built = np.full_like(X, np.nan)
+        nb._cascade_rhs(A, e, N, W, nr, built)
+        np.testing.assert_array_equal(built, X)
         AB = np.zeros((2 * N, 7))
         nb._cascade_system(b, A, e, D, OM, N, AB)
         want = X.copy()
         assert nb._band_solve(AB, 2 * N, 2, 2, want, nr)
-        got = X.copy()
-        assert nb._cascade_thomas(b, A, e, D, OM, N, got, nr, np.zeros_like(X), np.zeros((5, N)))
+        got = np.full_like(X, np.nan)          # every entry written by the solve
+        assert nb._cascade_thomas(b, A, e, D, OM, N, W, nr, got, np.zeros((5, N)))
         np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12 * np.abs(want).max())
 
 
-def test_block_thomas_refuses_a_non_finite_right_hand_side():
-    """The recurrences check only the rows not solved by construction (the V rows above the
-    middle rank, the U rows from it down); every unknown enters one of them, so a NaN
-    right-hand side in a V or a U row, above or below the middle, fails the check and X is
-    left as it was. Oracle: numpy's NaN-aware array equality."""
+@pytest.mark.parametrize("nr", [2, 4])
+def test_block_thomas_refuses_a_non_finite_right_hand_side(nr):
+    """The check covers only the rows not solved by construction (the V rows above the
+    middle rank, the U rows from it down); every unknown enters one of them, so a NaN or
+    infinite w_j at any rank (its V row j + 1 and U row j - 1, above, at or below the middle
+    h = 2) in any column fails it; the same columns with finite values pass. nr = 4: the
+    unrolled path."""
     N = 5
     A = np.array([1.0, 0.5, 0.25, 0.125, 0.06])
     e = np.array([1.0, 0.5, 0.3, 0.2, 0.1])
     D = np.array([0.25, 0.25, 0.2, 0.2, 0.1])
     OM = np.array([0.5, 0.5, 0.5, 0.5, 0.5])
-    for row in (1, 2, 5, 6, 2 * N - 2):
-        X = np.arange(1.0, 2 * N + 1)[:, None] * np.array([[1.0, -0.5]])
-        X[0] = X[-1] = 0.0
-        X[row, 1] = np.nan
-        before = X.copy()
-        assert not nb._cascade_thomas(3.0, A, e, D, OM, N, X, 2, np.zeros_like(X), np.zeros((5, N)))
-        np.testing.assert_array_equal(X, before)
-    X = np.arange(1.0, 2 * N + 1)[:, None] * np.array([[1.0, -0.5]])
-    X[0] = X[-1] = 0.0
-    assert nb._cascade_thomas(3.0, A, e, D, OM, N, X, 2, np.zeros_like(X), np.zeros((5, N)))
+    base = np.arange(1.0, N + 1)[None, :] * np.linspace(1.0, -0.5, nr)[:, None]
+    for j, q, bad in itertools.product(range(N), (0, nr - 1), (np.nan, np.inf)):
+        W = base.copy()
+        W[q, j] = bad
+        assert not nb._cascade_thomas(3.0, A, e, D, OM, N, W, nr, np.zeros((2 * N, nr)), np.zeros((5, N)))
+    X = np.full((2 * N, nr), np.nan)
+    assert nb._cascade_thomas(3.0, A, e, D, OM, N, base, nr, X, np.zeros((5, N)))
     assert np.isfinite(X).all()
 
 
-def test_block_thomas_refuses_a_zero_pivot_and_restores_the_right_hand_sides():
+def test_block_thomas_refuses_a_zero_pivot_and_the_band_solve_takes_it():
     """A system whose pivot 1 - kappa_1 d_1 is -2e-10 (kappa_1 = a_0 = b D_0 A_0^2,
     d_1 = b D_1 e_1^2, b chosen so that their product is 1 + 2e-10; the matrix is regular,
-    its determinant the product of the pivots): the recurrences refuse it and leave X as it
-    was, and the pivoting band solve solves it (oracle: a dense solve)."""
+    its determinant the product of the pivots): the recurrences refuse it, and the step's
+    fallback (the right-hand sides built again, the pivoting band solve) solves it (oracle:
+    a dense solve)."""
     N = 4
     A = np.array([1.0, 0.5, 0.25, 0.125])
     e = np.array([1.0, 0.5, 0.3, 0.2])
     D = np.array([0.25, 0.25, 0.2, 0.2])
     OM = np.array([0.5, 0.5, 0.5, 0.5])
     b = (1.0 + 1e-10) / np.sqrt(D[0] * A[0] ** 2 * D[1] * e[1] ** 2)     # kappa_1 d_1 = 1 + 2e-10
-    X = np.arange(1.0, 2 * N + 1)[:, None].copy()
-    X[0] = X[-1] = 0.0
+    W = np.arange(1.0, N + 1)[None, :]
+    X = np.zeros((2 * N, 1))
+    assert not nb._cascade_thomas(b, A, e, D, OM, N, W, 1, X, np.zeros((5, N)))
+    nb._cascade_rhs(A, e, N, W, 1, X)
     before = X.copy()
-    assert not nb._cascade_thomas(b, A, e, D, OM, N, X, 1, np.zeros_like(X), np.zeros((5, N)))
-    np.testing.assert_array_equal(X, before)
+    np.testing.assert_array_equal(before, _band_rhs(A, e, W))
     AB = np.zeros((2 * N, 7))
     nb._cascade_system(b, A, e, D, OM, N, AB)
     dense = _dense_from_band(AB, 2 * N, 2, 2)

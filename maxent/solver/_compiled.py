@@ -1823,11 +1823,59 @@ def _cascade_power_rows(W, pm, Lc, n_len, pw):
 @njit(cache=True)
 def _cascade_softmax(theta, y, sp, Lc, n_len, P, pm, sws):
     """P[k, n] = softmax_k(theta_k + s'_k y_n): :func:`_softmax` with the features
-    W[k, n] = s'_k y_n and b = 1, on its power path (one exp per rank) when s'_k = m_k u
-    (pm of :func:`_cascade_power`) and every exponent lies within _POW_RANGE of the largest.
-    ``sws``: its scratch (W (Lc, N), ones (N), ones (Lc, bool), th1 (Lc+1), S, Z (N),
-    pw (Lc+3)) from :func:`_cascade_workspace`; the two ``ones`` are only read."""
+    W[k, n] = s'_k y_n and b = 1. When s'_k = m_k u (pm of :func:`_cascade_power`) and every
+    exponent lies within _POW_RANGE of the largest, its power path (one exp per rank) runs
+    here on y itself: the operations of :func:`_softmax_power` on W[zb] = u y (u y_n - w_mid
+    may now be one fused multiply-add), without writing W or summing the log-partitions
+    (Newton-KKT needs neither). ``sws``: its scratch (W (Lc, N), ones (N),
+    ones (Lc, bool), th1 (Lc+1), S, Z (N), pw (Lc+3)) from :func:`_cascade_workspace`; the
+    two ``ones`` are only read."""
     W, ones, okb, th1, S, Z, pw = sws
+    if pm[Lc] > 0.0 and n_len > 0:
+        # the power path on y itself (W is not written): the same operations as
+        # _softmax_power's on W[zb] = u y with b = 1, without its sum of log-partitions
+        zb = 0
+        for k in range(Lc):
+            if pm[k] == 1.0:
+                zb = k
+                break
+        u = sp[zb]
+        ylo, yhi = _minmax(y, n_len)
+        wlo = u * ylo
+        whi = u * yhi
+        xmax = -np.inf
+        xmin = np.inf
+        mmax = 0
+        for k in range(Lc):
+            lo = theta[k] + pm[k] * wlo
+            hi = theta[k] + pm[k] * whi
+            xmax = max(xmax, max(lo, hi))
+            xmin = min(xmin, min(lo, hi))
+            mmax = max(mmax, int(pm[k]))
+        if xmax - xmin <= _POW_RANGE:
+            wmid = 0.5 * (wlo + whi)
+            U = W[0]
+            for n in range(n_len):
+                S[n] = _fexp(u * y[n] - wmid)
+                U[n] = 1.0
+                Z[n] = 0.0
+            for k in range(mmax + 1):
+                if k > 0:
+                    for n in range(n_len):
+                        U[n] *= S[n]
+                for z in range(Lc):
+                    if int(pm[z]) == k:
+                        Az = np.exp(theta[z] + k * wmid - xmax)
+                        for n in range(n_len):
+                            ez = Az * U[n]
+                            P[z, n] = ez
+                            Z[n] += ez
+            for n in range(n_len):
+                Z[n] = 1.0 / Z[n]
+            for z in range(Lc):
+                for n in range(n_len):
+                    P[z, n] *= Z[n]
+            return
     for k in range(Lc):
         for n in range(n_len):
             W[k, n] = sp[k] * y[n]
@@ -1955,17 +2003,12 @@ def _cascade_system(b, A, e, D, OM, n_len, AB):
             AB[i, kl + 1] = d             # V_j   (column i + 1)
 
 
-@njit(cache=True, noalloc=True)
-def _thomas_row_ok(t1, t2, t3, rhs):
-    """A row t1 + t2 + t3 = rhs holds to 1e-12 of its terms' size."""
-    r = t1 + t2 + t3 - rhs
-    return abs(r) <= 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(rhs)) + 1e-300
-
-
 @njit(cache=True, noalloc=True, inline="always")
-def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
-    """The system of :func:`_cascade_system` (right-hand sides X (2N, nr) in its row order,
-    overwritten by the solution) as block-tridiagonal with identity diagonal blocks over
+def _cascade_thomas_body(b, A, e, D, OM, n_len, W, nr, X, Sc):
+    """The system of :func:`_cascade_system` for the columns w = W[q] (W (nr, N); the
+    right-hand sides of :func:`_cascade_rhs`, built here as the eliminations reach their rows;
+    the solution into X (2N, nr), in the system's row order) as block-tridiagonal with
+    identity diagonal blocks over
     u_j = (V_j, U_j), by two eliminations without pivoting that meet at the middle rank
     h = n_len // 2 (:func:`_cascade_coef`'s m_j, a_j, d_j; O(N nr), one division per rank):
 
@@ -1979,22 +2022,16 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
     in one loop, so that their division chains overlap. The two relations at h give (V_h, U_h);
     back-substitution (again both halves in one loop) takes U_j from its own row and then V_j
     above h, V_j from its own row and then U_j below it. Those rows hold by construction (up to
-    the rounding of two products); every other row (the V rows 1..h, the U rows h..N-2, which
-    take in every unknown, so a non-finite one fails too) is checked as soon as its unknowns
-    are final: the solution is accepted only if each residual is <= 1e-12 of its terms' size
-    (else, or on a pivot pi_j, sigma_j or the middle one below 1e-8: False, X restored; the
-    caller then pivots). Measured at N = 1000, 4 right-hand sides: 23 us per solve with the
-    one-sided elimination and every row checked in a separate pass, 18 us with the V rows
-    checked during the back-substitution, 16.5 us two-sided. Y (2N, nr): scratch (a copy of the
-    right-hand sides); Sc (5, N): scratch (kappa and 1 / pi per rank above h, eta and
-    1 / sigma below it; m, a, d)."""
+    the rounding of two products); every other row is checked by :func:`_thomas_check`
+    (:func:`_cascade_thomas`). False on a pivot pi_j, sigma_j or the middle one below 1e-8 (X
+    then holds no solution: the caller builds the right-hand sides again and pivots). Sc (5, N):
+    scratch (kappa and 1 / pi per rank above h, eta and 1 / sigma below it; m, a, d)."""
     kap, piv, mm, aa, dd = Sc[0], Sc[1], Sc[2], Sc[3], Sc[4]
-    n2 = 2 * n_len
-    for i in range(n2):
-        for q in range(nr):
-            Y[i, q] = X[i, q]
     if n_len == 0:
         return True
+    for q in range(nr):
+        X[0, q] = 0.0
+        X[2 * n_len - 1, q] = 0.0
     h = n_len // 2
     kt = 0.0                     # kappa_j of the top elimination
     et = 0.0                     # eta_j of the bottom one
@@ -2013,9 +2050,14 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
                 return False
             ipi = 1.0 / pi
             if j >= 1:
+                # the right-hand sides of U row j - 1 (kept) and V row j (eliminated)
                 mi = mm[j - 1] * piv[j - 1]
+                ej = e[j]
+                aj = A[j - 1]
                 for q in range(nr):
-                    X[2 * j, q] -= mi * X[2 * j - 2, q] + kt * X[2 * j - 1, q]
+                    xu = ej * W[q, j]
+                    X[2 * j - 1, q] = xu
+                    X[2 * j, q] = aj * W[q, j - 1] - (mi * X[2 * j - 2, q] + kt * xu)
             if j < h:
                 kap[j] = kt
                 piv[j] = ipi
@@ -2033,9 +2075,14 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
                 return False
             isg = 1.0 / sg
             if j + 1 < n_len:
+                # the right-hand sides of V row j + 1 (kept) and U row j (eliminated)
                 mi = mm[j + 1] * piv[j + 1]
+                aj = A[j]
+                ej = e[j + 1]
                 for q in range(nr):
-                    X[2 * j + 1, q] -= et * X[2 * j + 2, q] + mi * X[2 * j + 3, q]
+                    xv = aj * W[q, j]
+                    X[2 * j + 2, q] = xv
+                    X[2 * j + 1, q] = ej * W[q, j + 1] - (et * xv + mi * X[2 * j + 3, q])
             if j > h:
                 kap[j] = et
                 piv[j] = isg
@@ -2070,7 +2117,6 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
             X[2 * j + 1, q] = zu
             zv = (X[2 * j, q] + kmt * zu) * ip
             X[2 * j, q] = zv
-            ok &= _thomas_row_ok(X[2 * j + 2, q], m1 * zv, a1 * zu, Y[2 * j + 2, q])
         # below h: rank j, V_j from V row j, U_j from the bottom relation; check U row j - 1
         j = h + t
         if j < n_len:
@@ -2085,21 +2131,93 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc):
                 X[2 * j, q] = zv
                 zu = (X[2 * j + 1, q] + emt * zv) * isg
                 X[2 * j + 1, q] = zu
-                ok &= _thomas_row_ok(X[2 * j - 1, q], m1 * zu, d1 * zv, Y[2 * j - 1, q])
-    if not ok:
-        for i in range(n2):
-            for q in range(nr):
-                X[i, q] = Y[i, q]
     return ok
 
 
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
+def _thomas_check(A, e, W, X, mm, aa, dd, h, n_len, nr):
+    """The rows of :func:`_cascade_thomas_body` not solved by construction: the V rows
+    1..h (V_{j+1} + m_j V_j + a_j U_j = A_j w_j, j < h) and the U rows h..N-2
+    (U_{j-1} + m_j U_j + d_j V_j = e_j w_j, j > h), which take in every unknown: True when
+    each residual is <= 1e-12 of its terms' size (+ 1e-300) and every residual is finite (a
+    non-finite unknown or right-hand side fails). A pass of its own, whose two sums only count
+    (the excesses over the tolerance, >= 0, and the residuals: reassociated, so it vectorises);
+    in the back-substitution the same checks took 6 of a solve's 16.5 us at N = 1000."""
+    over = 0.0
+    fin = 0.0
+    for j in range(h):
+        m1 = mm[j]
+        a1 = aa[j]
+        aj = A[j]
+        for q in range(nr):
+            t1 = X[2 * j + 2, q]
+            t2 = m1 * X[2 * j, q]
+            t3 = a1 * X[2 * j + 1, q]
+            t4 = aj * W[q, j]
+            r = t1 + t2 + t3 - t4
+            fin += r
+            ex = abs(r) - 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(t4)) - 1e-300
+            over += ex if ex > 0.0 else 0.0
+    for j in range(h + 1, n_len):
+        m1 = mm[j]
+        d1 = dd[j]
+        ej = e[j]
+        for q in range(nr):
+            t1 = X[2 * j - 1, q]
+            t2 = m1 * X[2 * j + 1, q]
+            t3 = d1 * X[2 * j, q]
+            t4 = ej * W[q, j]
+            r = t1 + t2 + t3 - t4
+            fin += r
+            ex = abs(r) - 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(t4)) - 1e-300
+            over += ex if ex > 0.0 else 0.0
+    return over == 0.0 and np.isfinite(fin)
+
+
 @njit(cache=True, noalloc=True)
-def _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
-    """:func:`_cascade_thomas_body`, with the right-hand sides' count a constant when it is 4
-    (ERR's three grades: its loops over them unrolled)."""
+def _cascade_thomas(b, A, e, D, OM, n_len, W, nr, X, Sc):
+    """S z = w for the columns w = W[q] (W (nr, N)) by :func:`_cascade_thomas_body`, its
+    solution (V_j, U_j) into X (2N, nr) and accepted by :func:`_thomas_check`; False: X holds
+    no solution. The right-hand sides' count is a constant when it is 4 (ERR's three grades:
+    its loops over them unrolled). Measured in the step's loop at N = 1000, 4 columns: 20.7 us
+    per solve with a copy of the right-hand sides and the checks in the back-substitution,
+    14.8 us now (the bench's ERR kernel -5 %)."""
     if nr == 4:
-        return _cascade_thomas_body(b, A, e, D, OM, n_len, X, 4, Y, Sc)
-    return _cascade_thomas_body(b, A, e, D, OM, n_len, X, nr, Y, Sc)
+        ok = _cascade_thomas_body(b, A, e, D, OM, n_len, W, 4, X, Sc)
+        return ok and _thomas_check(A, e, W, X, Sc[2], Sc[3], Sc[4], n_len // 2, n_len, 4)
+    ok = _cascade_thomas_body(b, A, e, D, OM, n_len, W, nr, X, Sc)
+    return ok and _thomas_check(A, e, W, X, Sc[2], Sc[3], Sc[4], n_len // 2, n_len, nr)
+
+
+@njit(cache=True, noalloc=True)
+def _cascade_rhs(A, e, n_len, W, nr, X):
+    """The right-hand sides of :func:`_cascade_system` for the columns w = W[q] (W (nr, N)):
+    X[2 (j+1), q] = A_j w_j (V rows), X[2j - 1, q] = e_j w_j (U rows), rows 0 and 2N - 1 zero."""
+    for q in range(nr):
+        X[0, q] = 0.0
+        X[2 * n_len - 1, q] = 0.0
+    if nr == 4:
+        # the four columns at once, with no branch per rank (the loop vectorises)
+        for j in range(n_len - 1):
+            a = A[j]
+            X[2 * j + 2, 0] = a * W[0, j]
+            X[2 * j + 2, 1] = a * W[1, j]
+            X[2 * j + 2, 2] = a * W[2, j]
+            X[2 * j + 2, 3] = a * W[3, j]
+        for j in range(1, n_len):
+            ej = e[j]
+            X[2 * j - 1, 0] = ej * W[0, j]
+            X[2 * j - 1, 1] = ej * W[1, j]
+            X[2 * j - 1, 2] = ej * W[2, j]
+            X[2 * j - 1, 3] = ej * W[3, j]
+    else:
+        for j in range(n_len):
+            for q in range(nr):
+                w = W[q, j]
+                if j + 1 < n_len:
+                    X[2 * (j + 1), q] = A[j] * w
+                if j >= 1:
+                    X[2 * j - 1, q] = e[j] * w
 
 
 @njit(cache=True, noalloc=True)
@@ -2133,72 +2251,58 @@ def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
 
 
 @njit(cache=True, noalloc=True)
-def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy, Y, Sc):
+def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S, rs, dy, Sc):
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N). Returns False when a solve fails."""
     Lc = J + 1
     nr = J + 2
     # ---- the band solves: columns w = -D F1, M_k (k = 1..J), D g (block Thomas, checked;
     # else Gaussian elimination with partial pivoting)
-    for i in range(2 * n_len):
-        for q in range(nr):
-            X[i, q] = 0.0
     for j in range(n_len):
         Z[0, j] = -D[j] * F1[j]
         Z[nr - 1, j] = D[j] * g[j]
     for q in range(1, nr - 1):
         for j in range(n_len):
             Z[q, j] = M[q, j]
-    if nr == 4:
-        # the four columns at once, with no branch per rank (the loop vectorises)
-        for j in range(n_len - 1):
-            a = A[j]
-            X[2 * j + 2, 0] = a * Z[0, j]
-            X[2 * j + 2, 1] = a * Z[1, j]
-            X[2 * j + 2, 2] = a * Z[2, j]
-            X[2 * j + 2, 3] = a * Z[3, j]
-        for j in range(1, n_len):
-            ej = e[j]
-            X[2 * j - 1, 0] = ej * Z[0, j]
-            X[2 * j - 1, 1] = ej * Z[1, j]
-            X[2 * j - 1, 2] = ej * Z[2, j]
-            X[2 * j - 1, 3] = ej * Z[3, j]
-    else:
-        for j in range(n_len):
-            for q in range(nr):
-                w = Z[q, j]
-                if j + 1 < n_len:
-                    X[2 * (j + 1), q] = A[j] * w
-                if j >= 1:
-                    X[2 * j - 1, q] = e[j] * w
-    if not _cascade_thomas(b, A, e, D, OM, n_len, X, nr, Y, Sc):
+    if not _cascade_thomas(b, A, e, D, OM, n_len, Z, nr, X, Sc):
+        _cascade_rhs(A, e, n_len, Z, nr, X)
         _cascade_system(b, A, e, D, OM, n_len, AB)
         if not _band_solve(AB, 2 * n_len, 2, 2, X, nr):
             return False
-    for q in range(nr):
-        # column by column: HZ and Z rows written contiguously
+    if nr == 4:
+        # the four columns at once (rows 2j, 2j + 1 of X read once: 1.9 us less per step
+        # at N = 1000 than column by column, the same operations)
         for j in range(n_len):
-            hz = -(A[j] * X[2 * j + 1, q] + e[j] * X[2 * j, q])
-            HZ[q, j] = hz
-            Z[q, j] = Z[q, j] + (b * D[j]) * hz
+            a = A[j]
+            ej = e[j]
+            bd = b * D[j]
+            h0 = -(a * X[2 * j + 1, 0] + ej * X[2 * j, 0])
+            h1 = -(a * X[2 * j + 1, 1] + ej * X[2 * j, 1])
+            h2 = -(a * X[2 * j + 1, 2] + ej * X[2 * j, 2])
+            h3 = -(a * X[2 * j + 1, 3] + ej * X[2 * j, 3])
+            HZ[0, j] = h0
+            HZ[1, j] = h1
+            HZ[2, j] = h2
+            HZ[3, j] = h3
+            Z[0, j] += bd * h0
+            Z[1, j] += bd * h1
+            Z[2, j] += bd * h2
+            Z[3, j] += bd * h3
+    else:
+        for q in range(nr):
+            # column by column: HZ and Z rows written contiguously
+            for j in range(n_len):
+                hz = -(A[j] * X[2 * j + 1, q] + e[j] * X[2 * j, q])
+                HZ[q, j] = hz
+                Z[q, j] = Z[q, j] + (b * D[j]) * hz
     # ---- the multiplier steps (dtheta_1..J, db):
     # dy = -F1 + b H dr + g db, dr = Z_0 + sum_k Z_k dtheta_k + Z_{J+1} db;
     # counts: sum_n M_k dy + sum_j C_kj dtheta_j = -F2_k; metric: g . dr = -(E - v)
     # (sums that only steer the step: reassociated, as the other Newton-KKT Schur complements)
-    for k in range(1, Lc):
-        Mk = M[k]
-        rs[k - 1] = -F2[k] + _rsum_cx(Mk, F1, 0, n_len) - b * _rsum_cx(Mk, HZ[0], 0, n_len)
-        for q in range(1, nr):
-            S[k - 1, q - 1] = b * _rsum_cx(Mk, HZ[q], 0, n_len)
-        S[k - 1, J] += _rsum_cx(Mk, g, 0, n_len)
-        for jj in range(1, Lc):
-            cc = -_rsum_cx(P[k], P[jj], 0, n_len)
-            if jj == k:
-                cc += _rsum(P[k], 0, n_len)
-            S[k - 1, jj - 1] += cc
-    rs[J] = -ev - _rsum_cx(g, Z[0], 0, n_len)
-    for q in range(1, nr):
-        S[J, q - 1] = _rsum_cx(g, Z[q], 0, n_len)
+    if J == 2:
+        _cascade_schur2(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs)
+    else:
+        _cascade_schur(b, g, M, P, F1, F2, ev, HZ, Z, J, n_len, S, rs)
     if not _solve_small(S, rs, J + 1):
         return False
     db = rs[J]
@@ -2215,6 +2319,95 @@ def _cascade_step(b, A, e, g, D, OM, M, P, F1, F2, ev, J, n_len, AB, X, Z, HZ, S
                 hdr += HZ[k, n] * rs[k - 1]
             dy[n] = -F1[n] + b * hdr + g[n] * db
     return True
+
+
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
+def _cascade_schur2(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs):
+    """:func:`_cascade_schur` for J = 2 (ERR's three grades): its 21 sums in one pass over
+    the ranks (reassociated; 22 passes cost 2.1 us per step at N = 1000, this one ~1)."""
+    s1f = s1h0 = s1h1 = s1h2 = s1h3 = s1g = p11 = p12 = p1 = 0.0
+    s2f = s2h0 = s2h1 = s2h2 = s2h3 = s2g = p22 = p2 = 0.0
+    gz0 = gz1 = gz2 = gz3 = 0.0
+    M1 = M[1]
+    M2 = M[2]
+    P1 = P[1]
+    P2 = P[2]
+    H0 = HZ[0]
+    H1 = HZ[1]
+    H2 = HZ[2]
+    H3 = HZ[3]
+    Z0 = Z[0]
+    Z1 = Z[1]
+    Z2 = Z[2]
+    Z3 = Z[3]
+    for n in range(n_len):
+        m1 = M1[n]
+        m2 = M2[n]
+        q1 = P1[n]
+        q2 = P2[n]
+        gn = g[n]
+        f = F1[n]
+        h0 = H0[n]
+        h1 = H1[n]
+        h2 = H2[n]
+        h3 = H3[n]
+        s1f += m1 * f
+        s1h0 += m1 * h0
+        s1h1 += m1 * h1
+        s1h2 += m1 * h2
+        s1h3 += m1 * h3
+        s1g += m1 * gn
+        s2f += m2 * f
+        s2h0 += m2 * h0
+        s2h1 += m2 * h1
+        s2h2 += m2 * h2
+        s2h3 += m2 * h3
+        s2g += m2 * gn
+        p11 += q1 * q1
+        p12 += q1 * q2
+        p22 += q2 * q2
+        p1 += q1
+        p2 += q2
+        gz0 += gn * Z0[n]
+        gz1 += gn * Z1[n]
+        gz2 += gn * Z2[n]
+        gz3 += gn * Z3[n]
+    rs[0] = -F2[1] + s1f - b * s1h0
+    rs[1] = -F2[2] + s2f - b * s2h0
+    S[0, 0] = b * s1h1 + (p1 - p11)
+    S[0, 1] = b * s1h2 - p12
+    S[0, 2] = b * s1h3 + s1g
+    S[1, 0] = b * s2h1 - p12
+    S[1, 1] = b * s2h2 + (p2 - p22)
+    S[1, 2] = b * s2h3 + s2g
+    rs[2] = -ev - gz0
+    S[2, 0] = gz1
+    S[2, 1] = gz2
+    S[2, 2] = gz3
+
+
+@njit(cache=True, noalloc=True)
+def _cascade_schur(b, g, M, P, F1, F2, ev, HZ, Z, J, n_len, S, rs):
+    """The (J+1) x (J+1) system of the multiplier steps of :func:`_cascade_step` into S, rs:
+    count rows k = 1..J, rs = -F2_k + M_k . F1 - b M_k . HZ_0 and S[k-1, q-1] = b M_k . HZ_q
+    (+ M_k . g for q = J+1, + C_kq = [k = q] sum_n p_n(k) - sum_n p_n(k) p_n(q) for q <= J);
+    the metric row, rs = -(E - v) - g . Z_0 and S[J, q-1] = g . Z_q."""
+    Lc = J + 1
+    nr = J + 2
+    for k in range(1, Lc):
+        Mk = M[k]
+        rs[k - 1] = -F2[k] + _rsum_cx(Mk, F1, 0, n_len) - b * _rsum_cx(Mk, HZ[0], 0, n_len)
+        for q in range(1, nr):
+            S[k - 1, q - 1] = b * _rsum_cx(Mk, HZ[q], 0, n_len)
+        S[k - 1, J] += _rsum_cx(Mk, g, 0, n_len)
+        for jj in range(1, Lc):
+            cc = -_rsum_cx(P[k], P[jj], 0, n_len)
+            if jj == k:
+                cc += _rsum(P[k], 0, n_len)
+            S[k - 1, jj - 1] += cc
+    rs[J] = -ev - _rsum_cx(g, Z[0], 0, n_len)
+    for q in range(1, nr):
+        S[J, q - 1] = _rsum_cx(g, Z[q], 0, n_len)
 
 
 @njit(cache=True)
@@ -2253,7 +2446,7 @@ def _cascade_workspace(J, N):
            np.empty(N), np.empty(Lc + 3))
     return (np.empty(Lc), np.empty((2, Lc)), np.empty((2, N)), np.empty((2, Lc, N)), np.empty((2, 7, N)),
             np.empty((2, Lc, N)), np.empty(Lc + 1), np.empty((2, Lc)), np.empty((2 * N, 7)),
-            np.empty((2 * N, nr)), np.empty((2 * N, nr)), np.empty((5, N)), np.empty((nr, N)),
+            np.empty((2 * N, nr)), np.empty((5, N)), np.empty((nr, N)),
             np.empty((nr, N)), np.empty((J + 1, J + 1)), np.empty(J + 1), np.empty(N), sws)
 
 
@@ -2271,7 +2464,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0,
     Returns (certified, nit, stationarity, E, residual)."""
     Lc = J + 1
     nr = J + 2
-    (sp, TH, Yv, PP, V, MM, pm, FF2, AB, X, Yb, Sc, Z, HZ, S, rs, dy, sws) = cws
+    (sp, TH, Yv, PP, V, MM, pm, FF2, AB, X, Sc, Z, HZ, S, rs, dy, sws) = cws
     for k in range(Lc):
         sp[k] = s[k] - s[0]
     _cascade_power(sp, Lc, pm)
@@ -2298,7 +2491,7 @@ def _cascade_newton(Pf, J, n_len, Kp, s, c, v, tol, kkt_tol, max_newton, th, W0,
         nit += 1
         Vc = V[cur]
         if not _cascade_step(b, Vc[1], Vc[2], Vc[3], Vc[4], Vc[5], MM[cur], PP[cur], Vc[6], FF2[cur], E - v,
-                             J, n_len, AB, X, Z, HZ, S, rs, dy, Yb, Sc):
+                             J, n_len, AB, X, Z, HZ, S, rs, dy, Sc):
             break
         db = rs[J]
         # ---- Armijo on the squared residual, the trial in the other slot
