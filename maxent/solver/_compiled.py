@@ -1889,6 +1889,46 @@ def _cascade_softmax(theta, y, sp, Lc, n_len, P, pm, sws):
     _softmax(W, ones, Lc, n_len, okb, th1, P, S, Z, pw)
 
 
+@njit(cache=True, noalloc=True)
+def _cascade_moments3(sp, s, n_len, P, R, D, M, OM):
+    """R, OM, M, D of :func:`_cascade_state` for three categories in one pass over the ranks
+    (the row passes' operations in their order: the same values)."""
+    s1 = sp[1]
+    s2 = sp[2]
+    o0 = 1.0 - s[0]
+    o1 = 1.0 - s[1]
+    o2 = 1.0 - s[2]
+    t0 = s[0]
+    P0 = P[0]
+    P1 = P[1]
+    P2 = P[2]
+    M0 = M[0]
+    M1 = M[1]
+    M2 = M[2]
+    for n in range(n_len):
+        p0 = P0[n]
+        p1 = P1[n]
+        p2 = P2[n]
+        r = 0.0 + sp[0] * p0
+        r = r + s1 * p1
+        r = r + s2 * p2
+        om = 0.0 + o0 * p0
+        om = om + o1 * p1
+        om = om + o2 * p2
+        d0 = sp[0] - r
+        d1 = s1 - r
+        d2 = s2 - r
+        m0 = p0 * d0
+        m1 = p1 * d1
+        m2 = p2 * d2
+        M0[n] = m0
+        M1[n] = m1
+        M2[n] = m2
+        D[n] = 0.0 + m0 * d0 + m1 * d1 + m2 * d2
+        OM[n] = om
+        R[n] = r + t0
+
+
 @njit(cache=True)
 def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pm, sws):
     """State of the cascade Newton-KKT iterate (theta (Lc), y (N)): p_n(k) =
@@ -1899,6 +1939,9 @@ def _cascade_state(theta, y, sp, s, Lc, n_len, c, P, R, A, e, g, D, M, OM, pm, s
     1 - r_n = sum_k (1 - s_k) p_n(k) into OM (:func:`_cascade_chain`). Returns E
     (compensated sum). ``sws``: :func:`_cascade_softmax`'s scratch."""
     _cascade_softmax(theta, y, sp, Lc, n_len, P, pm, sws)
+    if Lc == 3:
+        _cascade_moments3(sp, s, n_len, P, R, D, M, OM)
+        return _cascade_chain(R, OM, c, n_len, A, e, g, True)
     for n in range(n_len):
         R[n] = 0.0
         OM[n] = 0.0
@@ -2220,6 +2263,23 @@ def _cascade_rhs(A, e, n_len, W, nr, X):
                     X[2 * j - 1, q] = e[j] * w
 
 
+@njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
+def _cascade_f1(y, b, g, n_len, F1):
+    """F1 = y - b g into F1, (|F1|^2, max_n (|F1_n| - _W_ULPS ulp(|y_n| + |b g_n|)), >= 0) of
+    :func:`_cascade_residual`: reassociated (the sum only steers the line search; a maximum
+    is exact in any order), so the pass vectorises."""
+    merit = 0.0
+    f1 = 0.0
+    for n in range(n_len):
+        bg = b * g[n]
+        x = y[n] - bg
+        F1[n] = x
+        merit += x * x
+        t = abs(x) - _W_ULPS * _EPS * (abs(y[n]) + abs(bg))
+        f1 = t if t > f1 else f1
+    return merit, f1
+
+
 @njit(cache=True, noalloc=True)
 def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
     """F1 = y - b g (N), F2_k = sum_n p_n(k) - K_k (k = 1..J, compensated sums); returns
@@ -2228,14 +2288,7 @@ def _cascade_residual(P, y, b, g, Lc, n_len, Kp, E, v, sp, F1, F2):
     p in exponential form, beyond the rounding of its own exponent: the allowance of
     :func:`maxent.solver.linearize.stationarity`, per rank instead of at the largest |b W|),
     count and metric residual)."""
-    merit = 0.0
-    f1 = 0.0
-    for n in range(n_len):
-        bg = b * g[n]
-        x = y[n] - bg
-        F1[n] = x
-        merit += x * x
-        f1 = max(f1, abs(x) - _W_ULPS * _EPS * (abs(y[n]) + abs(bg)))
+    merit, f1 = _cascade_f1(y, b, g, n_len, F1)
     res = 0.0
     for k in range(Lc):
         d = _csum1(P[k], n_len) - Kp[k]
