@@ -485,13 +485,14 @@ def test_block_thomas_against_dense_solve(J, b):
     from maxent.solver import _compiled as C
 
     rng = np.random.default_rng(J)
-    N, nr = 9, J + 2
-    cases = [(n_len, False) for n_len in (N, 8, 7, 6, 5, 4, 3, 2, 1)]  # odd and even: two-sided
+    N, nr = 61, J + 2
+    cases = [(n_len, False) for n_len in (N, 60, 9, 8, 7, 6, 5, 4, 3, 2, 1)]  # odd and even: two-sided
     if J == 2:
-        cases += [(n_len, True) for n_len in (N, 8, 5, 2, 1)]
+        cases += [(n_len, True) for n_len in (N, 60, 9, 8, 5, 2, 1)]
     for n_len, unit in cases:
         P = np.zeros((J + 1, N))
         P[:, :n_len] = rng.dirichlet(np.linspace(3.0, 0.5, J + 1), size=n_len).T
+        P[:, :n_len] = np.maximum(P[:, :n_len], 1e-6)   # (not the kernels' floor of 1/p at 1e12)
         kap = rng.uniform(0.01, 0.1, J)
         f = 1.0 / np.arange(1, N + 1)
         w = np.array([f[n] - f[n + 1] if n + 1 < n_len else f[n] for n in range(N)])

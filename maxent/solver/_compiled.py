@@ -1304,12 +1304,13 @@ def _thomas_scalar(P, n_len, b, k, f, w, R, X, nr, Gs):
 @njit(cache=True, noalloc=True)
 def _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed):
     """(ta, tc, td) - E D E for symmetric 2 x 2 blocks held as (a, c, d) = [[a, c], [c, d]]:
-    D = (pa, pc, pd), E = (ea, ec, ed) (:func:`_thomas_2x2`'s Schur complement)."""
-    b00 = pa * ea + pc * ec
-    b01 = pa * ec + pc * ed
-    b10 = pc * ea + pd * ec
-    b11 = pc * ec + pd * ed
-    return ta - (ea * b00 + ec * b10), tc - (ea * b01 + ec * b11), td - (ec * b01 + ed * b11)
+    D = (pa, pc, pd), E = (ea, ec, ed) (:func:`_thomas_2x2`'s Schur complement), expanded so
+    that D enters last, (E D E)_aa = ea^2 pa + 2 ea ec pc + ec^2 pd and likewise: from D, a
+    chain of three fused multiply-adds per entry (the elimination's latency chain runs through
+    D; the product E (D E) took five)."""
+    return (ta - (ea * ea) * pa - (2.0 * ea * ec) * pc - (ec * ec) * pd,
+            tc - (ea * ec) * pa - (ea * ed + ec * ec) * pc - (ec * ed) * pd,
+            td - (ec * ec) * pa - (2.0 * ec * ed) * pc - (ed * ed) * pd)
 
 
 @njit(cache=True, noalloc=True)
@@ -1323,22 +1324,26 @@ def _sym_inverse(ta, tc, td):
     return True, td * idet, -tc * idet, ta * idet
 
 
-@njit(cache=True, noalloc=True)
-def _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1):
-    """E D g for symmetric 2 x 2 blocks D = (pa, pc, pd), E = (ea, ec, ed) and g = (g0, g1)."""
-    u0 = pa * g0 + pc * g1
-    u1 = pc * g0 + pd * g1
-    return ea * u0 + ec * u1, ec * u0 + ed * u1
+@njit(cache=True, noalloc=True, inline="always")
+def _thomas_2x2_coef(P, f, k0, k1, fl, E3, n):
+    """E'_n, the p-part of rank n's block in :func:`_thomas_2x2` (a symmetric tridiagonal
+    2 x 2 block of 1/p over the three grades, plus b kappa' f_n on its diagonal), into E3[:, n]."""
+    i0 = 1.0 / max(P[0, n], fl)
+    i1 = 1.0 / max(P[1, n], fl)
+    i2 = 1.0 / max(P[2, n], fl)
+    E3[0, n] = i1 + i0 + k0 * f[n]
+    E3[1, n] = -i1
+    E3[2, n] = i2 + i1 + k1 * f[n]
 
 
 @njit(cache=True, noalloc=True, inline="always")
-def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, pa, pc, pd, zero12):
+def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, im, pa, pc, pd, zero12):
     """One rank n of an elimination of :func:`_thomas_2x2` (top or bottom): the block
     T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
-    (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), its inverse into
-    Dinv[n]; the right-hand sides R_n (- R_{n+1} if has_next) (+ E'_ie D X_prev if coupled)
-    into X[:, n], columns 1 and 2 set to 0 if zero12 (:func:`_thomas_2x2`'s ``unit``).
-    Returns (ok, the inverse)."""
+    (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), and its inverse
+    D_n^-1; then h_n = D_n^-1 (R_n (- R_{n+1} if has_next) (+ E'_ie h_prev if coupled)) into
+    X[:, n] (columns 1 and 2 set to 0 if zero12: :func:`_thomas_2x2`'s ``unit``) and the
+    back-substitution's matrix D_n^-1 E'_im into Dinv[n]. Returns (ok, D_n^-1)."""
     ta = E3[0, n] - k0 * w[n]
     tc = E3[1, n]
     td = E3[2, n] - k1 * w[n]
@@ -1365,51 +1370,55 @@ def _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, has_next, coupled, ie, prev, 
             r0 -= R[0, n + 1, q]
             r1 -= R[1, n + 1, q]
         if coupled:
-            u0, u1 = _sym_apply2(pa, pc, pd, ea, ec, ed, X[0, prev, q], X[1, prev, q])
-            r0 += u0
-            r1 += u1
-        X[0, n, q] = r0
-        X[1, n, q] = r1
-    Dinv[n, 0, 0] = na
-    Dinv[n, 0, 1] = nc
-    Dinv[n, 1, 1] = nd
+            h0 = X[0, prev, q]
+            h1 = X[1, prev, q]
+            r0 += ea * h0 + ec * h1
+            r1 += ec * h0 + ed * h1
+        X[0, n, q] = na * r0 + nc * r1
+        X[1, n, q] = nc * r0 + nd * r1
+    fa = E3[0, im]
+    fc = E3[1, im]
+    fd = E3[2, im]
+    Dinv[n, 0, 0] = na * fa + nc * fc
+    Dinv[n, 0, 1] = na * fc + nc * fd
+    Dinv[n, 1, 0] = nc * fa + nd * fc
+    Dinv[n, 1, 1] = nc * fc + nd * fd
     return True, na, nc, nd
 
 
 @njit(cache=True, noalloc=True, inline="always")
-def _thomas_2x2_back(E3, X, Dinv, n, ie, nb):
-    """One rank n of a back-substitution of :func:`_thomas_2x2`: y_n = Dinv_n (g_n + E'_ie y_nb)
-    with the neighbour nb already solved (above the middle: ie = nb = n + 1; below it:
-    ie = n, nb = n - 1), in place in X[:, n]."""
-    da = Dinv[n, 0, 0]
-    dc = Dinv[n, 0, 1]
-    dd = Dinv[n, 1, 1]
-    ea = E3[0, ie]
-    ec = E3[1, ie]
-    ed = E3[2, ie]
+def _thomas_2x2_back(X, Dinv, n, nb):
+    """One rank n of a back-substitution of :func:`_thomas_2x2`: y_n = h_n + M_n y_nb (h_n in
+    X[:, n], M_n in Dinv[n]: :func:`_thomas_2x2_rank`) with the neighbour nb already solved,
+    in place in X[:, n]: two multiply-adds from y_nb (the chain once ran through D_n^-1 too)."""
+    m00 = Dinv[n, 0, 0]
+    m01 = Dinv[n, 0, 1]
+    m10 = Dinv[n, 1, 0]
+    m11 = Dinv[n, 1, 1]
     for q in range(4):
         y0 = X[0, nb, q]
         y1 = X[1, nb, q]
-        g0 = X[0, n, q] + ea * y0 + ec * y1
-        g1 = X[1, n, q] + ec * y0 + ed * y1
-        X[0, n, q] = da * g0 + dc * g1
-        X[1, n, q] = dc * g0 + dd * g1
+        X[0, n, q] += m00 * y0 + m01 * y1
+        X[1, n, q] += m10 * y0 + m11 * y1
 
 
 @njit(cache=True, noalloc=True)
 def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
     blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
-    rows of Ep's memory (so that their loop vectorises).
+    rows of Ep's memory.
 
     Two-sided ("burn at both ends"): one recurrence eliminates from the top (D_n =
-    T_nn - E'_n D_{n-1}^{-1} E'_n, g_n = Rt_n + E'_n D_{n-1}^{-1} g_{n-1}, n < m), another
-    from the bottom (U_n = T_nn - E'_{n+1} U_{n+1}^{-1} E'_{n+1}, h_n likewise, n > m), in one
-    loop so that their latency chains (a division per rank) overlap; they meet at m = n_len // 2,
-    where S_m = T_mm - E'_m D_{m-1}^{-1} E'_m - E'_{m+1} U_{m+1}^{-1} E'_{m+1} gives y_m, and two
-    interleaved back-substitutions give y_n = D_n^{-1} (g_n + E'_{n+1} y_{n+1}) above m and
-    y_n = U_n^{-1} (h_n + E'_n y_{n-1}) below it. Measured on a trec_covid_r1 GAP state
-    (N = 1000): 14-15 us per solve, 22 us one-sided.
+    T_nn - E'_n D_{n-1}^-1 E'_n, g_n = Rt_n + E'_n h_{n-1}, n < m), another from the bottom
+    (U_n = T_nn - E'_{n+1} U_{n+1}^-1 E'_{n+1}, g_n likewise, n > m), in one loop so that their
+    latency chains (a division per rank) overlap; each rank keeps h_n = D_n^-1 g_n and
+    M_n = D_n^-1 E'_{n+1} (U_n^-1 E'_n below m). They meet at m = n_len // 2, where
+    S_m = T_mm - E'_m D_{m-1}^-1 E'_m - E'_{m+1} U_{m+1}^-1 E'_{m+1} gives y_m, and two
+    interleaved back-substitutions give y_n = h_n + M_n y_{n+1} above m and
+    y_n = h_n + M_n y_{n-1} below it. The work off the chains (E'_n, h_n, M_n) is done in the
+    eliminations, whose chains leave the core idle. Measured in a loop on trec_covid_r1 GAP
+    states (N = 1000): 17.3 us per solve with E' in a pass of its own, the chains through
+    E (D E) and y_n = D_n^-1 (g_n + E' y), now ~11 us; 22 us one-sided.
 
     Always nr = J + 2 = 4 right-hand sides, looped over as a constant (against a runtime nr:
     15.1 instead of 17.3 us). The back-substitutions do not check finiteness per entry
@@ -1424,27 +1433,22 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     k1 = b * kap[1]
     fl = 1.0 / _PINV_MAX
     for n in range(n_len):
-        i0 = 1.0 / max(P[0, n], fl)
-        i1 = 1.0 / max(P[1, n], fl)
-        i2 = 1.0 / max(P[2, n], fl)
-        E3[0, n] = i1 + i0 + k0 * f[n]
-        E3[1, n] = -i1
-        E3[2, n] = i2 + i1 + k1 * f[n]
+        _thomas_2x2_coef(P, f, k0, k1, fl, E3, n)
     if n_len == 0:
         return True
     m = n_len // 2
     nbot = n_len - 1 - m
-    pa = 0.0    # D_{n-1}^{-1} of the top recurrence
+    pa = 0.0    # D_{n-1}^-1 of the top recurrence
     pc = 0.0
     pd = 0.0
-    qa = 0.0    # U_{n+1}^{-1} of the bottom recurrence
+    qa = 0.0    # U_{n+1}^-1 of the bottom recurrence
     qc = 0.0
     qd = 0.0
     # both eliminations in one loop body (so that their division chains overlap): the helper
     # per rank is inlined at numba's IR level (inline="always"; as a call it was 4x slower)
     for k in range(m):
         # top: rank k (its next rank k + 1 <= m: always there), coupled to k - 1
-        ok, pa, pc, pd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1,
+        ok, pa, pc, pd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1, k + 1,
                                           pa, pc, pd, unit)
         if not ok:
             return False
@@ -1452,7 +1456,7 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
             # bottom: rank n_len - 1 - k (> m), coupled to the rank after it
             n = n_len - 1 - k
             ok, qa, qc, qd = _thomas_2x2_rank(E3, R, X, Dinv, w, k0, k1, n, k > 0, k > 0, n + 1,
-                                              n + 1, qa, qc, qd, False)
+                                              n + 1, n, qa, qc, qd, False)
             if not ok:
                 return False
     # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank:
@@ -1467,6 +1471,9 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     ea = E3[0, m]
     ec = E3[1, m]
     ed = E3[2, m]
+    fa = 0.0
+    fc = 0.0
+    fd = 0.0
     if m > 0:
         ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
     if m + 1 < n_len:
@@ -1483,17 +1490,15 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
         if m + 1 < n_len:
             r0 -= R[0, m + 1, q]
             r1 -= R[1, m + 1, q]
-            g0 = X[0, m + 1, q]
-            g1 = X[1, m + 1, q]
-            u0, u1 = _sym_apply2(qa, qc, qd, fa, fc, fd, g0, g1)
-            r0 += u0
-            r1 += u1
+            h0 = X[0, m + 1, q]
+            h1 = X[1, m + 1, q]
+            r0 += fa * h0 + fc * h1
+            r1 += fc * h0 + fd * h1
         if m > 0:
-            g0 = X[0, m - 1, q]
-            g1 = X[1, m - 1, q]
-            u0, u1 = _sym_apply2(pa, pc, pd, ea, ec, ed, g0, g1)
-            r0 += u0
-            r1 += u1
+            h0 = X[0, m - 1, q]
+            h1 = X[1, m - 1, q]
+            r0 += ea * h0 + ec * h1
+            r1 += ec * h0 + ed * h1
         y0 = na * r0 + nc * r1
         y1 = nc * r0 + nd * r1
         if not (np.isfinite(y0) and np.isfinite(y1)):
@@ -1502,13 +1507,30 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
         X[1, m, q] = y1
     # ---- back-substitution from m, upwards and downwards (interleaved)
     for k in range(1, m + 1):
-        _thomas_2x2_back(E3, X, Dinv, m - k, m - k + 1, m - k + 1)
+        _thomas_2x2_back(X, Dinv, m - k, m - k + 1)
         if k <= nbot:
-            _thomas_2x2_back(E3, X, Dinv, m + k, m + k, m + k - 1)
-    for n in range(n_len - 1, 0, -1):
-        for q in range(4):
-            X[0, n, q] -= X[0, n - 1, q]
-            X[1, n, q] -= X[1, n - 1, q]
+            _thomas_2x2_back(X, Dinv, m + k, m + k - 1)
+    # ---- the differences y_n - y_{n-1} (each slot's previous y carried in registers: a
+    # pass over X[s, n - 1] from the end left scalar, 2.8 us; this one 2)
+    for s in range(2):
+        Xs = X[s]
+        p0 = Xs[0, 0]
+        p1 = Xs[0, 1]
+        p2 = Xs[0, 2]
+        p3 = Xs[0, 3]
+        for n in range(1, n_len):
+            c0 = Xs[n, 0]
+            c1 = Xs[n, 1]
+            c2 = Xs[n, 2]
+            c3 = Xs[n, 3]
+            Xs[n, 0] = c0 - p0
+            Xs[n, 1] = c1 - p1
+            Xs[n, 2] = c2 - p2
+            Xs[n, 3] = c3 - p3
+            p0 = c0
+            p1 = c1
+            p2 = c2
+            p3 = c3
     return True
 
 
