@@ -1415,10 +1415,11 @@ def _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit=False):
     M_n = D_n^-1 E'_{n+1} (U_n^-1 E'_n below m). They meet at m = n_len // 2, where
     S_m = T_mm - E'_m D_{m-1}^-1 E'_m - E'_{m+1} U_{m+1}^-1 E'_{m+1} gives y_m, and two
     interleaved back-substitutions give y_n = h_n + M_n y_{n+1} above m and
-    y_n = h_n + M_n y_{n-1} below it. The work off the chains (E'_n, h_n, M_n) is done in the
-    eliminations, whose chains leave the core idle. Measured in a loop on trec_covid_r1 GAP
-    states (N = 1000): 17.3 us per solve with E' in a pass of its own, the chains through
-    E (D E) and y_n = D_n^-1 (g_n + E' y), now ~11 us; 22 us one-sided.
+    y_n = h_n + M_n y_{n-1} below it. E'_n in a pass of its own (it vectorises: computed in
+    the eliminations, its three divisions per rank made them 30 % slower). Measured in a loop
+    on trec_covid_r1 GAP states (N = 1000): 18.1 us per solve with the chains through E (D E)
+    and y_n = D_n^-1 (g_n + E' y), 16.2 us now; 22 us one-sided (another machine: 14-15 us
+    two-sided then).
 
     Always nr = J + 2 = 4 right-hand sides, looped over as a constant (against a runtime nr:
     15.1 instead of 17.3 us). The back-substitutions do not check finiteness per entry
