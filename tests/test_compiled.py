@@ -471,6 +471,31 @@ def test_rank_blocks_and_block_means(n_len, ratio):
         np.testing.assert_allclose(Wc, want, rtol=1e-13, atol=1e-15)
 
 
+def test_extreme_steer_is_the_extreme_value_summed_reassociated():
+    """_linearize_run's range of <W, p> (the deterministic lists filling the categories in
+    preference order, both ways): oracle, the extreme list built in numpy and math.fsum over
+    its entries; _extreme_value (strict sums) and _extreme_steer (reassociated) both within
+    a few ulps of the sum of |entries|, also with counts that overrun the list."""
+    import math
+
+    from maxent.solver import _compiled as C
+
+    rng = np.random.default_rng(3)
+    for n_len, K in [(1000, [900.0, 70.0, 30.0]), (37, [20.0, 0.0, 17.0]), (5, [1.0, 3.0, 4.0])]:
+        K = np.array(K)
+        W = rng.normal(size=(3, n_len + 3))
+        pref = np.array([2, 1, 0])
+        for top in (True, False):
+            order = pref if top else pref[::-1]
+            cats = np.repeat(order, K[order].astype(int))[:n_len]
+            terms = W[cats, np.arange(len(cats))]
+            want = math.fsum(terms)
+            scale = np.abs(terms).sum()
+            for f in (C._extreme_value, C._extreme_steer):
+                got = f(W, 3, n_len, K, pref, top)
+                assert abs(got - want) <= 8 * np.finfo(float).eps * scale, (f, n_len, top)
+
+
 @pytest.mark.parametrize("J", [1, 2, 3])
 @pytest.mark.parametrize("b", [-40.0, 3.0])
 def test_block_thomas_against_dense_solve(J, b):

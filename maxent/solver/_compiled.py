@@ -1013,6 +1013,25 @@ def _block_means(W, Lc, bnd, M, cc, Wc):
 
 
 @njit(cache=True, noalloc=True)
+def _extreme_steer(W, Lc, n_len, K, pref, top):
+    """:func:`_extreme_value` with each category's run of ranks summed reassociated
+    (:func:`_rsum`; it vectorises): for :func:`_linearize_run`, where the range only moves a
+    subproblem's target into it (a strict sum of the N ranks cost ~1.5 us, four to seven
+    times per problem of GAP or ERR). The classification of a target (the ends of the
+    range, ``_classify``) keeps the strict sums."""
+    e = 0.0
+    n = 0
+    for k in range(Lc):
+        z = pref[k] if top else pref[Lc - 1 - k]
+        cnt = int(K[z] + 0.5)
+        n1 = min(n + cnt, n_len)
+        if n1 > n:
+            e += _rsum(W[z], n, n1)
+        n += cnt
+    return e
+
+
+@njit(cache=True, noalloc=True)
 def _preference(W1, Lc, pref):
     """Categories by decreasing W1, ties by increasing index (numpy's stable argsort of -W1)."""
     for z in range(Lc):
@@ -2703,8 +2722,8 @@ def _linearize_run(J, n_len, Kp, kap, f, c0, v, tol, kkt_tol, steps, far_tol, P,
         cur = 0.0
         for i in range(Lc):
             cur += _csum(W0[i], P[i], n_len)
-        top = _extreme_value(W0, Lc, n_len, Kp, pref, True)
-        bot = _extreme_value(W0, Lc, n_len, Kp, pref, False)
+        top = _extreme_steer(W0, Lc, n_len, Kp, pref, True)
+        bot = _extreme_steer(W0, Lc, n_len, Kp, pref, False)
         lo = min(top, bot)
         hi = max(top, bot)
         vk = v - E + cur
