@@ -110,9 +110,10 @@ _START_TOL = 1e-8
 _COLD_RES = 10.0    # = maxent.solver.linearize._COLD_RES (a failed subproblem, not an inexact one)
 _COLD_ITER = 200    # = maxent.solver.linearize._COLD_ITER
 _START_STEPS = 2
-_START_ITER = 4     # dual Newton steps per start subproblem: an inexact start, Newton-KKT converges from it
-# (over blocks of ranks a step is cheap: on bench_solver's GAP lists 4 steps against 3 took the
-# mean iterations 5.90 -> 5.81 and the kernel -2 to -3 %, AP unchanged; 5 and 6: no further gain)
+_START_ITER = 3     # dual Newton steps per start subproblem: an inexact start, Newton-KKT converges from it
+# (4 steps took the mean iterations on bench_solver's GAP lists 5.90 -> 5.81, its kernel -2 to -3 %,
+# but moved two TREC-COVID AP lists near their minimum, non-convex there, to other KKT points:
+# savantx_nist_run_2/20 from entropy 1.651 to 1.430, lower, and lda400s2000/5 from 2.746 to 2.928)
 _COARSE = 16        # the inexact start's subproblems are solved over blocks of ranks (:func:`_rank_blocks`):
 # the block starting at rank a (from 0) is max(1, a // _COARSE) long, so ranks 1..2 _COARSE
 # are alone (93 columns at N = 1000), each with its ranks' mean features; p at every rank from
