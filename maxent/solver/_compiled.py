@@ -2189,15 +2189,12 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, W, nr, X, Sc):
         yu = X[2 * h + 1, q]
         X[2 * h, q] = (sg_h * yv + kap_h * m * yu) * idet
         X[2 * h + 1, q] = (pi_h * yu + eta_h * m * yv) * idet
-    # ---- back-substitution from h, upwards and downwards, each other row checked
-    ok = True
+    # ---- back-substitution from h, upwards and downwards (the other rows: _thomas_check)
     for t in range(1, h + 1):
-        # above h: rank j, U_j from U row j, V_j from the top relation; check V row j + 1
+        # above h: rank j, U_j from U row j, V_j from the top relation
         j = h - t
         kmt = kap[j] * mm[j]
         ip = piv[j]
-        m1 = mm[j]
-        a1 = aa[j]
         d2 = dd[j + 1]
         m2 = mm[j + 1]
         for q in range(nr):
@@ -2205,13 +2202,11 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, W, nr, X, Sc):
             X[2 * j + 1, q] = zu
             zv = (X[2 * j, q] + kmt * zu) * ip
             X[2 * j, q] = zv
-        # below h: rank j, V_j from V row j, U_j from the bottom relation; check U row j - 1
+        # below h: rank j, V_j from V row j, U_j from the bottom relation
         j = h + t
         if j < n_len:
             emt = kap[j] * mm[j]
             isg = piv[j]
-            m1 = mm[j]
-            d1 = dd[j]
             m0 = mm[j - 1]
             a0 = aa[j - 1]
             for q in range(nr):
@@ -2219,7 +2214,7 @@ def _cascade_thomas_body(b, A, e, D, OM, n_len, W, nr, X, Sc):
                 X[2 * j, q] = zv
                 zu = (X[2 * j + 1, q] + emt * zv) * isg
                 X[2 * j + 1, q] = zu
-    return ok
+    return True
 
 
 @njit(cache=True, noalloc=True, fastmath={"reassoc", "contract"})
