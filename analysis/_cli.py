@@ -22,6 +22,9 @@ from maxent.errors import MaxEntError
 from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
 ROOT = Path(__file__).resolve().parents[1]
+SCRATCH = Path("out")
+"""Default parent of the analyses' output folders, relative to the working directory (git-ignored:
+the committed evidence lives under ``results/``, written with :mod:`analysis._provenance`)."""
 
 
 def _umask_mode() -> int:
@@ -54,7 +57,7 @@ def split_names(text: str) -> list[str]:
 
 def add_common(p: argparse.ArgumentParser, tool: str) -> None:
     p.add_argument("--out", type=Path, default=None,
-                   help=f"output folder (default results/{tool}/<dataset>/)")
+                   help=f"output folder (default out/{tool}/<dataset>/)")
     p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
     p.add_argument("--workers", type=int, default=1, help="worker processes")
     p.add_argument("--resume", action="store_true", help="skip work whose results are already written")

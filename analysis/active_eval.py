@@ -81,7 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--experiments", default=",".join(EXPERIMENTS),
                    help="comma-separated subset of " + ", ".join(EXPERIMENTS))
     p.add_argument("--out", type=Path, default=None,
-                   help="output folder (default results/active_eval/<dataset>/)")
+                   help="output folder (default out/active_eval/<dataset>/)")
     p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
     p.add_argument("--resume", action="store_true",
                    help="skip experiments whose CSV was already written with the same settings")
@@ -292,7 +292,7 @@ def _body(args) -> int:
         dataset = args.dataset or Path(args.letor).resolve().name
     else:
         dataset = _cli.dataset_name(args.runs, args.dataset)
-    out = args.out or (_cli.ROOT / "results" / "active_eval" / dataset)
+    out = args.out or (_cli.SCRATCH / "active_eval" / dataset)
     with _cli.own_output(out, ()):   # one analysis per folder at a time (issue 13)
         return _run(args, out, metrics, budgets, experiments, dataset)
 

@@ -52,7 +52,7 @@ def _body(args) -> int:
     for tool in args.only.split(","):
         if tool not in TOOLS:
             raise SystemExit(f"error: unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
-        out = _cli.ROOT / "results" / "figures" / tool
+        out = _cli.SCRATCH / "figures" / tool
         if tool == "maxent":
             rc = maxent.main(["--out", str(out), "--no-progress", "--graded-pr", "uniform", *common, *dask])
         elif tool == "gap_thresholds":

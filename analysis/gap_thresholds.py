@@ -10,7 +10,7 @@ informative and most discriminative, against nDCG (paper [004], Figs. 2 and 3).
    (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
    the same among the top-k runs by the metric.
 
-Writes to ``results/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (paper 004 Fig. 2),
+Writes to ``out/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (paper 004 Fig. 2),
 asl.csv + asl.png (Fig. 3) + discriminative.csv; the best g per threshold on stdout.
 """
 from __future__ import annotations
@@ -255,7 +255,7 @@ def _body(args) -> int:
     settings = Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
                         graded_pr, score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
-    out = args.out or (_cli.ROOT / "results" / "gap_thresholds" / name)
+    out = args.out or (_cli.SCRATCH / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
                   qrels=str(Path(args.qrels).resolve()), topics=args.topics, runs=[r.name for r in runs],
                   **({"graded_pr": graded_pr} if graded_pr is not None else {}),

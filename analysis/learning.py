@@ -26,7 +26,7 @@ lambdas for each training metric (:mod:`maxent.ltr.boosting`), with the same sel
 validation metric (the best number of trees) and the same significance tests, so the tables
 exist for linear, net and boosted models (``optimality`` does not apply to trees).
 
-Outputs go to ``results/learning/<dataset>/`` (CSV behind every table and figure); per-run
+Outputs go to ``out/learning/<dataset>/`` (CSV behind every table and figure); per-run
 results are kept under ``runs/`` so ``--resume`` skips finished training runs. Every run
 stops when validation has not improved for ``--patience`` epochs (``--epochs`` is the cap),
 and every downstream number uses validation-selected weights. Only
@@ -57,6 +57,7 @@ from maxent.metrics import parse_measure
 from maxent.stats import paired_tests
 
 ROOT = Path(__file__).resolve().parents[1]
+SCRATCH = Path("out")
 
 # name -> (train file, test file or None, validation file or None), under the data root
 DATASETS = {
@@ -275,7 +276,7 @@ def load_splits(args, fold: int = 0) -> tuple[RankingData, RankingData, RankingD
 
 
 def out_dir(args) -> Path:
-    return args.out or (ROOT / "results" / "learning" / args.dataset)
+    return args.out or (SCRATCH / "learning" / args.dataset)
 
 
 def trec_learning_set(args) -> RankingData:

@@ -5,7 +5,7 @@ from the metric's value alone (plus the list's count side information), reconstr
 precision-recall curve and predict P@10 (or any metric), and score them against the truth.
 With no arguments it analyses the bundled TREC-COVID round-1 sample in ``trec_runs/``.
 
-Writes to ``results/maxent/<dataset>/``: instances.csv (one row per run, topic, metric,
+Writes to ``out/maxent/<dataset>/``: instances.csv (one row per run, topic, metric,
 threshold), summary.csv (paper 000 Table 1 layout, plus P@10 prediction RMS and Kendall tau),
 informativeness.csv (with ``--predict all``), figures (PNG + the CSV behind each).
 Work is done one run at a time and each run's rows are written atomically to
@@ -294,7 +294,7 @@ def _body(args) -> int:
                         args.alignment, args.min_relevant, args.depth, tuple(str(parse_measure(x)) for x in predict),
                         parse_graded_pr(args.graded_pr, qrels.max_grade), score_precision=args.score_precision)
     name = _cli.dataset_name(args.runs, args.dataset)
-    out = args.out or (_cli.ROOT / "results" / "maxent" / name)
+    out = args.out or (_cli.SCRATCH / "maxent" / name)
     config = dict(dataclasses.asdict(settings), qrels=str(Path(args.qrels).resolve()),
                   runs=[r.name for r in runs])
     if settings.graded_pr is None:
