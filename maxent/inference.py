@@ -181,7 +181,8 @@ def kendall_tau(a, b) -> float:
 
 # ------------------------------------------------------------------ graded precision and recall
 # Robertson, Kanoulas & Yilmaz (2010) section 3.2. A user regards grades >= j as relevant
-# with probability g_j, so a document of grade z is "relevant" with probability w(z) = sum_{j<=z} g_j (w(0) = 0).
+# with probability g_j, so a document of grade z is "relevant" with probability
+# w(z) = sum_{j<=z} g_j (w(0) = 0).
 def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
     """(g_j, w(z)) for j, z = 0..L-1: threshold probabilities (g_0 = 0) and w(z) = sum_{j<=z} g_j.
 

@@ -1,4 +1,5 @@
-"""Graded average precision (Robertson, Kanoulas & Yilmaz 2010; docs/method.md, Metrics and Expectations)."""
+"""Graded average precision (Robertson, Kanoulas & Yilmaz 2010; docs/method.md, Metrics and
+Expectations)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -56,7 +56,7 @@ class Precision(_CutCount, _RankWeighted, Metric):
     r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
 
     Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
-    Linear in p: :math:`E[P@k] = \frac1k\sum_{n\le k} p_n`. docs/method.md, Metrics and Expectations.
+    Linear in p: :math:`E[P@k] = \frac1k\sum_{n\le k} p_n` (docs/method.md, Expectations).
     """
 
     cutoff: int = 10
