@@ -101,6 +101,8 @@ def test_site_builds_strict(tmp_path):
     if missing:
         pytest.skip(f"the documentation tools are not installed ({', '.join(missing)}): "
                     'pip install -e ".[docs]"')
+    missing_pages = [page for page in _nav_pages() if not (REPO / "docs" / page).exists()]
+    assert not missing_pages, f"pages named in mkdocs.yml's nav are missing from docs/: {missing_pages}"
     env = dict(os.environ, NO_MKDOCS_2_WARNING="1")
     done = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file", str(REPO / "mkdocs.yml"),
@@ -117,3 +119,21 @@ def _absent(module: str) -> bool:
         return importlib.util.find_spec(module) is None
     except ModuleNotFoundError:
         return True
+
+
+def _nav_pages() -> list[str]:
+    """Every page file named in mkdocs.yml's nav."""
+    import yaml
+
+    def walk(entry):
+        if isinstance(entry, str):
+            yield entry
+        elif isinstance(entry, list):
+            for item in entry:
+                yield from walk(item)
+        elif isinstance(entry, dict):
+            for value in entry.values():
+                yield from walk(value)
+
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    return [page for page in walk(config["nav"]) if page.endswith(".md")]
