@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 OPT_OUT = 'title="not run"'
 
-# An opening fence: three or more backticks (or tildes), then the info string.
-_FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
+# An opening fence: three or more backticks (or tildes), then the info string; indented fences
+# (inside list items or admonitions) count too.
+_FENCE = re.compile(r"^(?P<indent> *)(?P<fence>`{3,}|~{3,})\s*(?P<info>[^`]*)$")
 
 
 def pages() -> list[Path]:
@@ -50,9 +52,7 @@ def python_blocks(text: str) -> list[tuple[int, str, bool]]:
         i += 1  # the closing fence
         language = info.split()[0].strip("{}.") if info else ""
         if language in ("python", "py"):
-            indent = len(m["indent"])
-            code = "\n".join(line[indent:] if line[:indent].isspace() else line for line in body)
-            blocks.append((start, code, OPT_OUT not in info))
+            blocks.append((start, textwrap.dedent("\n".join(body)), OPT_OUT not in info))
     return blocks
 
 
@@ -66,10 +66,11 @@ def test_block_parser():
         "# t", "```python", "x = 1", "```", "```", "not python", "```",
         '```python title="not run"', "raise SystemExit", "```",
         "````python", "y = x + 1", "```", "still inside", "````",
+        "- a list item:", "", "    ```python", "    z = 3", "    if z:", "        z = 4", "    ```",
     ])
     assert python_blocks(text) == [
         (2, "x = 1", True), (8, "raise SystemExit", False),
-        (11, "y = x + 1\n```\nstill inside", True),
+        (11, "y = x + 1\n```\nstill inside", True), (18, "z = 3\nif z:\n    z = 4", True),
     ]
 
 
