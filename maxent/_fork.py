@@ -52,9 +52,8 @@ milliseconds, reading and ranking 4 MB of run text about 20."""
 PARENT_EXTRA = 0.10
 """Share of the run text the parent takes beyond an even split: a child reads and ranks
 more slowly than its parent (its first writes to inherited memory are page copies, and it
-pickles its lists): with 8% less than an even split (the earlier plan) the parent waited
-15-30 ms for the child on the 20 bundled runs; with 10% more, the command was 6-7% faster
-(medians of 15 and of 21 alternating runs of each, idle machine)."""
+pickles its lists), so with an even split the parent waits for the child; 10% more for
+the parent balances the two on the bundled runs (benchmarks/bench_cli_startup.py)."""
 PIPE_SIZE = 1 << 20
 """Pipe buffer asked for (Linux's default maximum): a child's ranked lists (a byte per
 document kept) usually fit, so it writes them at once and ends."""
@@ -81,7 +80,7 @@ def idle_cpus(loadavg="/proc/loadavg") -> int:
     """Usable CPUs minus the tasks other than this one running right now (``nr_running`` of
     ``/proc/loadavg``), at least 0: the CPUs this command would have to itself, its own
     included. A CPU shared with another task gives a child nothing where the scheduler
-    shares CPU time per session (Linux's autogroups): there, two processes of one command
+    shares CPU time between groups of processes (Linux's autogroups, one per terminal or service): there, two processes of one command
     get the time one would have had, and the fork's overhead makes the command slower
     (measured on 2 CPUs with one or two other tasks running: 5-14%)."""
     running = running_tasks(loadavg)

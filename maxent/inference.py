@@ -1,8 +1,9 @@
 """From inferred relevance probabilities to precision-recall curves, predicted metrics and errors.
 
-METHOD section 5. Given q_n, the inferred probability that the document at rank n is
-relevant at threshold t (binary solves give q directly; graded solves give
-Q_n(t) = sum_{z>=t} p_n(z), as paper [000] sums nDCG's grades > 0):
+See docs/method.md, Scoring an inferred distribution. Given q_n, the inferred probability
+that the document at rank n is relevant at threshold t (binary solves give q directly;
+graded solves give Q_n(t) = sum_{z>=t} p_n(z), as Yilmaz & Robertson 2010 sum nDCG's
+grades > 0):
 
 - expected precision Pe(n) = C(n)/n and recall Re(n) = C(n)/R, with C(n) = sum_{m<=n} q_m;
 - the real PR curve has one point per relevant retrieved document: the i-th relevant
@@ -179,8 +180,9 @@ def kendall_tau(a, b) -> float:
 
 
 # ------------------------------------------------------------------ graded precision and recall
-# Paper [004] section 3.2. A user regards grades >= j as relevant with probability g_j, so a
-# document of grade z is "relevant" with probability w(z) = sum_{j<=z} g_j (w(0) = 0).
+# Robertson, Kanoulas & Yilmaz (2010) section 3.2. A user regards grades >= j as relevant
+# with probability g_j, so a document of grade z is "relevant" with probability
+# w(z) = sum_{j<=z} g_j (w(0) = 0).
 def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
     """(g_j, w(z)) for j, z = 0..L-1: threshold probabilities (g_0 = 0) and w(z) = sum_{j<=z} g_j.
 
@@ -196,7 +198,8 @@ def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass(frozen=True)
 class GradedPR:
-    r"""Real graded PR points (paper [004] section 3.2), one per document with w(i_n) > 0.
+    r"""Real graded PR points (Robertson, Kanoulas & Yilmaz 2010 section 3.2), one per
+    document with w(i_n) > 0.
 
     For the k-th such document, at rank n_k:
 
@@ -266,7 +269,7 @@ def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Inferred graded PR curve of a graded distribution p (B, N, L), at every rank.
 
     With :math:`Q_n(j) = \sum_{z\ge j} p_n(z)` and :math:`S_j(n) = \sum_{m<n} Q_m(j)`
-    (independent ranks, METHOD section 3):
+    (independent ranks; docs/method.md, Expectations):
 
     .. math::
 

@@ -1,4 +1,4 @@
-"""The fast path of ``python -m maxent.evaluate`` (issue 13, start-up): what the command
+"""The fast path of ``python -m maxent.evaluate`` at start-up: what the command
 loads, its BLAS start-up and quick exit, the gzip engines, the hash index of the grade
 look-up and the O(n) ranking of presorted runs.
 
@@ -122,7 +122,7 @@ def _modules_of(args: list[str], tmp_path: Path, env_extra: dict | None = None):
 
 
 def test_evaluate_command_loads_no_heavy_module(tmp_path):
-    # pandas, scipy, numba (issue 12's solver), matplotlib, the solver: none is imported by
+    # pandas, scipy, numba, matplotlib, the solver: none is imported by
     # `python -m maxent.evaluate` in trec format, so its start-up cannot regress silently
     (blas, modules), _ = _modules_of([str(QRELS), *map(str, RUNS[:3]), "-m", "map", "-m", "P_10",
                                       "-m", "ndcg", "-q"], tmp_path)

@@ -1,4 +1,4 @@
-"""--scheduler: the analyses on a Dask cluster write the same bytes as a local run (issue 14).
+"""--scheduler: the analyses on a Dask cluster write the same bytes as a local run.
 
 Oracle: the local (single-process) run of the same command; every output file is compared
 byte for byte (CSV, JSON and PNG; learning's per-job records without their wall-clock field).

@@ -1,5 +1,5 @@
 """``python -m maxent.evaluate --jobs``: run files read and ranked in a forked child
-(maxent._fork, issue 13) give exactly what one process gives.
+(maxent._fork) give exactly what one process gives.
 
 Oracle: the same command with ``--jobs 1`` (the sequential path): stdout, stderr and exit
 code byte-identical, good inputs and bad ones (the first bad file in argument order wins,

@@ -1,4 +1,4 @@
-"""Nothing silently wrong (issue 13): each case of tests/data/bad/README.md's second table,
+"""Nothing silently wrong: each case of tests/data/bad/README.md's second table,
 with its outcome asserted (an error naming file and line, or the value trec_eval gives).
 
 Oracles: pytrec_eval (an independent build of trec_eval 9) on the same files, or a hand
@@ -40,9 +40,9 @@ def _values(frame) -> dict[str, float]:
 
 # ------------------------------------------------------------------- 1. silent wrong numbers
 @pytest.mark.parametrize("name, line, token", [
-    ("qrels_grade_40000.txt", 1, "40000"),                   # wrapped to -25536 in int16 before
-    ("qrels_grade_overflow.txt", 1, "99999999999999999999"),  # OverflowError before
-    ("qrels_grade_3e9.txt", 2, "3000000000"),                 # 24 GB of counts before
+    ("qrels_grade_40000.txt", 1, "40000"),                   # int16 storage would wrap it to -25536
+    ("qrels_grade_overflow.txt", 1, "99999999999999999999"),  # not an OverflowError
+    ("qrels_grade_3e9.txt", 2, "3000000000"),                 # counts per grade would need 24 GB
 ])
 def test_grades_out_of_range_are_refused(name, line, token, capsys):
     with pytest.raises(InputError) as exc:
@@ -71,9 +71,9 @@ def test_grades_beyond_int16_never_wrap_in_ranked_lists():
 
 
 def test_byte_order_mark_is_read_through(capsys):
-    # qrels: d1, d2 relevant; run ranks d1, d2: AP = (1/1 + 2/2) / 2 = 1 (hand). Before, the
-    # BOM glued to topic "1" of the first line dropped one judgement (map 0.5) and, in a
-    # run, the first line (silently in the CLI).
+    # qrels: d1, d2 relevant; run ranks d1, d2: AP = (1/1 + 2/2) / 2 = 1 (hand). A BOM read
+    # as part of topic "1" on the first line would drop one judgement (map 0.5) and, in a
+    # run, the first line, silently.
     q = read_qrels(BAD / "qrels_bom.txt")
     assert q.topics == ["1"] and q.docnos["1"].tolist() == [b"d1", b"d2"]
     r = read_run(BAD / "run_bom.txt")
@@ -117,7 +117,7 @@ def test_long_docnos_keep_memory_bounded_and_values_exact():
 
 
 def test_one_huge_docno_does_not_multiply_memory(tmp_path):
-    # 30,000 lines and one 100 KB docno: fixed-width storage needed 3 GB (30,000 x 100 KB)
+    # 30,000 lines and one 100 KB docno: plain fixed-width storage would need 3 GB (30,000 x 100 KB)
     lines = [f"1 Q0 d{i} {i + 1} {30000 - i} r" for i in range(30000)]
     lines[5] = f"1 Q0 {'x' * 100_000} 6 29995 r"
     path = tmp_path / "run.txt"
@@ -130,7 +130,7 @@ def test_one_huge_docno_does_not_multiply_memory(tmp_path):
     finally:
         tracemalloc.stop()
     assert len(r) == 30000 and r.docno.dtype.itemsize == LONG_TOKEN + 9
-    assert peak < 40 * size  # about 16 MB for this 1 MB file (3 GB before)
+    assert peak < 40 * size  # about 16 MB for this 1 MB file, not the 3 GB of plain fixed width
 
 
 def test_broken_pipe_is_quiet():
@@ -324,7 +324,7 @@ def test_outputs_follow_the_umask(small, tmp_path):
     finally:
         _cli._FILE_MODE = saved
     for f in ("summary.csv", "instances.csv", "config.json", "fig_p10_vs_metric.png"):
-        assert (tmp_path / f).stat().st_mode & 0o777 == 0o644, f  # was 0600 (mkstemp)
+        assert (tmp_path / f).stat().st_mode & 0o777 == 0o644, f  # the umask's mode, not mkstemp's 0600
 
 
 def test_metric_vs_p10_titles_state_a_correlation(small, tmp_path, monkeypatch):
@@ -351,7 +351,7 @@ def test_empty_metric_list_is_a_clear_error(small, tmp_path, capsys):
 
 
 def test_analysis_with_a_huge_grade_is_a_clear_error(tmp_path, capsys):
-    # qrels `1 0 d1 40000` ended in an 11.9 GiB MemoryError in analysis.maxent
+    # qrels `1 0 d1 40000` must stop analysis.maxent with the line, not a MemoryError of many GiB
     from analysis import maxent as mx
 
     assert mx.main(["--runs", str(BAD / "run_d1_first.txt"), "--qrels", str(BAD / "qrels_grade_40000.txt"),
@@ -381,8 +381,8 @@ def test_import_and_trec_cli_path_load_neither_pandas_nor_scipy():
 
 
 def test_score_parsing_fast_path_equals_float():
-    # the vectorised parser (now also for 16-19 digit scores, most of the bundled runs'
-    # slow cases) must give exactly float(text); oracle: Python's correctly rounded float()
+    # the vectorised parser (also for 16-19 digit scores, which most of the bundled runs'
+    # scores have) must give exactly float(text); oracle: Python's correctly rounded float()
     from maxent.trec import _decimal_fast_path
 
     rng = np.random.default_rng(13)

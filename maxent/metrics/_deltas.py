@@ -1,4 +1,4 @@
-r"""Swap-delta machinery shared by the metric families (METHOD.md section 6; STYLE B2, B4).
+r"""Swap-delta machinery shared by the metric families (docs/method.md, Learning to rank).
 
 A metric that declares ``HAS_SWAP_DELTA`` gives LambdaRank the change of its value when the
 documents at ranks a and b of one list exchange places, :math:`\Delta M_{ab}`, for all pairs
@@ -14,7 +14,7 @@ provided by the metric (each family's formula lives in that family's file):
 This module holds the per-query side information (:class:`DeltaSide`) and the
 position-additive form shared by DCG, nDCG, P@k and RBP (:class:`PositionalDeltas`):
 :math:`M = \sum_n u(i_n) D(n)` with a utility per grade u and a rank discount D, so that
-:math:`\Delta M_{ab} = (u_a - u_b)(D(b) - D(a))` (paper 001 eq. 7).
+:math:`\Delta M_{ab} = (u_a - u_b)(D(b) - D(a))` (Donmez, Svore & Burges 2009 eq. 7).
 """
 from __future__ import annotations
 
@@ -101,8 +101,8 @@ class PositionalDeltas:
     ``rank_discount(N)`` -> (N,) D(n) with the cutoff applied (0 beyond it);
     ``smooth_discount(x)`` gives D and D' at real positions x >= 1 (ApproxRank).
 
-    Signed delta for ranks a < b: :math:`(u_a - u_b)(D(b) - D(a))` (paper 001 eq. 7 for
-    nDCG, paper 000 section 4.2.1 for P@k).
+    Signed delta for ranks a < b: :math:`(u_a - u_b)(D(b) - D(a))` (Donmez, Svore &
+    Burges 2009 eq. 7 for nDCG, Yilmaz & Robertson 2010 section 4.2.1 for P@k).
     """
 
     HAS_SWAP_DELTA: ClassVar[bool] = True

@@ -84,7 +84,7 @@ def prefix_exclusive(x: np.ndarray, axis: int = 1) -> np.ndarray:
 def exclusive_product(x: np.ndarray, axis: int = -1) -> np.ndarray:
     r"""prod_{m<n} x_m along ``axis`` (exclusive prefix product; 1 at the first position).
 
-    The one helper behind RR, ERR and Success (values, expectations and swap deltas):
+    The one function behind RR, ERR and Success (values, expectations and swap deltas):
     :math:`A_n = \prod_{m<n}(1 - r_m)` is ``exclusive_product(1 - r)``.
     """
     x = np.asarray(x, dtype=np.float64)

@@ -1,4 +1,5 @@
-"""Average precision (METHOD sections 2-3; paper [000] section 3, [004] section 2)."""
+"""Average precision (docs/method.md, Metrics and Expectations; Yilmaz & Robertson 2010
+section 3; Robertson, Kanoulas & Yilmaz 2010 section 2)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -67,7 +68,8 @@ def ap_swap_vectors(relb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     :math:`S(a) = \sum_{m\le a} rel_m / m` (the prefix sums of the value):
     :math:`U_a = (C(a-1) + 1)/a - S(a)`, :math:`V_b = S(b-1) - C(b)/b`. A relevant document at
     a and a non-relevant one at b: :math:`R |\Delta AP| = U_a + V_b` when a < b and
-    :math:`V_a + U_b` when a > b (paper 001 eq. 9, paper 000 section 4.2.2, both directions).
+    :math:`V_a + U_b` when a > b (Donmez, Svore & Burges 2009 eq. 9;
+    Yilmaz & Robertson 2010 section 4.2.2; both directions).
     """
     rel = relb.astype(np.float64)
     r = np.arange(1, rel.shape[-1] + 1, dtype=np.float64)
@@ -189,7 +191,7 @@ class AP(Metric):
 
     def swap_delta(self, grades, side, lengths=None):
         r"""AP swap deltas: :math:`\frac{rel_b - rel_a}{R}(U_a + V_b)` for a < b
-        (:func:`ap_swap_vectors`; paper 001 eq. 9)."""
+        (:func:`ap_swap_vectors`; Donmez, Svore & Burges 2009 eq. 9)."""
         y, single, side = self._delta_args(grades, side)
         out = ap_swap_terms(y >= self.rel) * side.inv_R[:, None, None]
         valid = valid_ranks(y, lengths)

@@ -5,7 +5,7 @@ name with default parameters left out (``AP``, ``P@10``, ``nDCG(gain=exp)@10``,
 ``GAP(g=0.5,0.5)``); equality and hashing use that name, so metrics serve as dict keys and
 DataFrame labels, and ``parse_measure(str(m)) == m``.
 
-Shapes (STYLE B8): B lists, N ranks, L grade levels 0..L-1.
+Shapes: B lists, N ranks, L grade levels 0..L-1.
 
 Binary metrics (``GRADED = False``) see the relevance probability q_n = P(grade_n >= rel)
 as a (B, N) array; given a graded distribution p (B, N, L) they use
@@ -74,7 +74,7 @@ class Metric:
     # solver facts: whether the (min, max) of E[M] over the relaxed polytope equal those of the
     # deterministic lists (a target beyond is certainly infeasible; on it, certainly a boundary)
     CERTIFIED_ENDS: ClassVar[tuple] = (False, False)
-    # LambdaRank interface (STYLE B2, B4; maxent.metrics._deltas): capabilities
+    # LambdaRank interface (maxent.metrics._deltas): capabilities
     HAS_SWAP_DELTA: ClassVar[bool] = False   # swap_delta, delta_side, delta_blocks
     DELTA_STRIP: ClassVar[bool] = False      # delta_strip (deltas vanish below delta_depth)
     SMOOTH_FORM: ClassVar[str | None] = None  # SoftRank / ApproxRank form: "positional" or "pairwise"
@@ -217,7 +217,7 @@ class Metric:
 
     def delta_side(self, rel_counts) -> DeltaSide:
         """Per-query constants of the swap deltas from the qrels counts (B, L), computed once
-        per data set (STYLE B4)."""
+        per data set."""
         self._require_delta()
         return DeltaSide(rel_counts)
 

@@ -1,5 +1,5 @@
-"""Discounted cumulative gain and its normalised form (METHOD sections 2-3; Järvelin &
-Kekäläinen 2002; trec_eval ``ndcg`` / ``ndcg_cut``)."""
+"""Discounted cumulative gain and its normalised form (docs/method.md, Metrics and
+Expectations; Järvelin & Kekäläinen 2002; trec_eval ``ndcg`` / ``ndcg_cut``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

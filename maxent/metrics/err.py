@@ -1,4 +1,5 @@
-"""Expected reciprocal rank (Chapelle et al. 2009; METHOD sections 2-3)."""
+"""Expected reciprocal rank (Chapelle et al. 2009; docs/method.md, Metrics and
+Expectations)."""
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -1,4 +1,5 @@
-"""Graded average precision (Robertson, Kanoulas & Yilmaz 2010 = paper [004]; METHOD 2-3)."""
+"""Graded average precision (Robertson, Kanoulas & Yilmaz 2010; docs/method.md, Metrics and
+Expectations)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -21,11 +22,11 @@ class GAP(Metric):
     r"""Graded average precision with threshold probabilities g = (g_1..g_c), sum g_j = 1.
 
     g_j is the probability that a user regards grades >= j as relevant. Computed from the
-    identity (METHOD section 2)
+    identity (docs/method.md, Graded average precision)
 
     .. math:: GAP(g) = \frac{\sum_j g_j R_{\ge j} AP_{\ge j}}{\sum_j g_j R_{\ge j}}
 
-    (a weighted mean of thresholded APs), which equals paper [004]'s pivot definition
+    (a weighted mean of thresholded APs), which equals the paper's pivot definition
     (:func:`gap_pivot`). Default g: uniform over the grades above 0 of the qrels. A g shorter
     than the number of grades is padded with zeros. 0 when no judged document has a grade
     >= 1. Expectation: the same weighted mean of E[AP_{>=j}] with q_n = Q_n(j).
@@ -161,7 +162,7 @@ class GAP(Metric):
         return DeltaSide(rc, {"R_geq": geq, "Z": Z, "inv_Z": safe_divide(1.0, Z)}, g=g)
 
     def swap_delta(self, grades, side, lengths=None):
-        r"""GAP swap deltas by the METHOD section 2 identity:
+        r"""GAP swap deltas by the identity of docs/method.md (Graded average precision):
         :math:`\sum_j g_j R_{\ge j}\Delta AP_{\ge j} / Z = \sum_j (g_j / Z)\, R_{\ge j}\Delta AP_{\ge j}`."""
         y, single, side = self._delta_args(grades, side)
         B, N = y.shape
@@ -213,7 +214,7 @@ class GAP(Metric):
         return blocks
 
     def pair_form(self, y, side, b):
-        r"""(delta (n, n), Z) of paper [004]'s pivot form,
+        r"""(delta (n, n), Z) of the pivot form of Robertson, Kanoulas & Yilmaz (2010),
         :math:`\delta_{mn} = \sum_{j\le\min(i_m, i_n)} g_j` (SoftGAP)."""
         g = side.g
         c = len(g)
@@ -230,7 +231,8 @@ class GAP(Metric):
 
 
 def gap_pivot(grades: np.ndarray, rel_counts: np.ndarray, g) -> np.ndarray:
-    r"""GAP from paper [004]'s pivot definition (an independent O(N^2) reference).
+    r"""GAP from the pivot definition of Robertson, Kanoulas & Yilmaz (2010), an independent
+    O(N^2) reference.
 
     For each rank n with grade i_n > 0:
     :math:`E[PC_n] = \frac1n\sum_{m\le n}\delta(m,n)`, :math:`\delta(m,n)=\sum_{j\le\min(i_m,i_n)} g_j`;

@@ -1,5 +1,6 @@
 """Set-based and linear binary metrics: P@k, R-precision, recall@k, success@k,
-interpolated precision at a recall level, set precision and set recall (METHOD section 2)."""
+interpolated precision at a recall level, set precision and set recall
+(docs/method.md, Metrics)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -55,7 +56,7 @@ class Precision(_CutCount, _RankWeighted, Metric):
     r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
 
     Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
-    Linear in p: :math:`E[P@k] = \frac1k\sum_{n\le k} p_n`. METHOD section 2-3.
+    Linear in p: :math:`E[P@k] = \frac1k\sum_{n\le k} p_n` (docs/method.md, Expectations).
     """
 
     cutoff: int = 10

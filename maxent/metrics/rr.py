@@ -1,4 +1,4 @@
-"""Reciprocal rank (METHOD sections 2-3)."""
+"""Reciprocal rank (docs/method.md, Metrics and Expectations)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -97,7 +97,8 @@ class RR(Metric):
         return f, f2, np.where(np.isfinite(f), 1.0 / f, 0.0)
 
     def swap_delta(self, grades, side, lengths=None):
-        r"""RR swap deltas (paper 001 eq. 11): with f the rank of the first relevant document
+        r"""RR swap deltas (Donmez, Svore & Burges 2009 eq. 11): with f the rank of the first
+        relevant document
         and f_2 of the second, :math:`1/a - 1/f` when a relevant one moves from b >= f up to
         a < f, :math:`1/\min(b, f_2) - 1/f` when the first relevant one (a = f) moves down to
         b, else 0."""
