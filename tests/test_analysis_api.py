@@ -205,3 +205,15 @@ def test_g_sweep_display(small):
     np.testing.assert_array_equal(gap_line.get_ydata(), want)
     assert len(b.collections) == 1                            # the interval band
     plt.close("all")
+
+
+def test_figures_copy_the_discriminative_table(tmp_path):
+    from analysis import figures
+
+    src, dst = tmp_path / "src", tmp_path / "dst"
+    src.mkdir()
+    for name in ("sweep.png", "sweep.csv", "asl.png", "asl.csv", "discriminative.csv", "instances.csv"):
+        (src / name).write_text(name)
+    copied = figures._copy_figures(src, dst, figures.TABLES["gap_thresholds"])
+    assert sorted(p.name for p in copied) == ["asl.csv", "asl.png", "discriminative.csv", "sweep.csv", "sweep.png"]
+    assert (dst / "discriminative.csv").read_text() == "discriminative.csv"
