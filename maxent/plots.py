@@ -290,8 +290,8 @@ class GSweepDisplay(_Display):
         labels = ["(" + str(g).replace(",", ", ") + ")" for g in gap["g"]]
         ax.set_xticks(x[::step], labels[::step], rotation=45, ha="right", fontsize=7)
         graded = "graded" in col
-        ax.set(xlabel="g = (g1, g2, ...)", ylabel=f"mean {col.replace('graded ', '')} of inferred "
-               + ("graded PR curve" if graded else "PR curve"),
+        stat = col.replace("graded ", "").upper()
+        ax.set(xlabel="g = (g1, g2, ...)", ylabel=f"mean {stat} of inferred " + ("graded PR curve" if graded else "PR curve"),
                title="graded PR curve" if graded else f"PR curve at relevance >= {self.threshold}")
         ax.legend(fontsize=7)
         return self._done(ax)
