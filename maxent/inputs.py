@@ -84,29 +84,47 @@ def _columns(frame, conventions: dict, what: str, where: str) -> tuple[str, str,
 
 def _ids(values, column: str, where: str) -> np.ndarray:
     """Identifiers as bytes, as trec_eval reads them from text (see the module docstring)."""
+    from maxent.trec import LONG_TOKEN, compact_long
+
     a = np.asarray(values)
     if a.dtype.kind == "f":
         raise InputError(where, None, f"column {column!r} holds floats (e.g. {_shown(a[0])!r}); identifiers are "
                          "text: convert it to int or str (a float's text, e.g. '7.0', is not the id '7')")
-    if a.dtype.kind in "iu":
-        return a.astype(str).astype("S")
     if a.dtype.kind == "b":
         raise InputError(where, None, f"column {column!r} holds booleans, not identifiers")
-    out = []
-    for i, v in enumerate(a.tolist()):
-        if isinstance(v, bytes):
-            b = v
-        elif isinstance(v, str):
-            b = v.encode("utf-8")
-        elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
-            b = str(int(v)).encode()
-        else:
-            raise InputError(where, i + 1, f"{column} {v!r} is not text or an integer")
-        out.append(b)
-    from maxent.trec import compact_long
+    kind = {"i": "integer", "u": "integer", "U": "string", "S": "bytes"}.get(a.dtype.kind)
+    if kind is None:
+        import pandas as pd
 
-    ids = compact_long(out)
-    bad = np.flatnonzero((np.char.str_len(ids) == 0) | _has_space(ids))
+        kind = pd.api.types.infer_dtype(a, skipna=False)
+    if kind == "integer":
+        ids = a.astype(np.int64).astype(str).astype("S")
+    elif kind == "string":
+        u = a.astype("U")
+        try:
+            ids = u.astype("S")                         # ASCII (the common case): a cast
+        except UnicodeEncodeError:
+            ids = np.char.encode(u, "utf-8")
+        if not len(ids):
+            ids = np.zeros(0, "S1")
+    elif kind == "bytes":
+        ids = a.astype("S")
+    else:                       # mixed or other types: one by one, naming the first bad row
+        out = []
+        for i, v in enumerate(a.tolist()):
+            if isinstance(v, bytes):
+                out.append(v)
+            elif isinstance(v, str):
+                out.append(v.encode("utf-8"))
+            elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                out.append(str(int(v)).encode())
+            else:
+                raise InputError(where, i + 1, f"{column} {v!r} is not text or an integer")
+        ids = np.array(out, dtype=bytes) if out else np.zeros(0, "S1")
+    lengths = np.char.str_len(ids)
+    if len(ids) and lengths.max() > LONG_TOKEN:
+        ids = compact_long(ids.tolist())
+    bad = np.flatnonzero((lengths == 0) | _has_space(ids))
     if len(bad):
         i = int(bad[0])
         raise InputError(where, i + 1, f"{column} {_shown(a[i])!r} cannot be a TREC identifier "
@@ -314,10 +332,19 @@ def _frame_runs(frame) -> list[Run]:
 
 
 # ------------------------------------------------------------------- back to frames and dicts
-def _text(a: np.ndarray) -> list[str]:
-    from maxent.trec import shown
+def _text(a: np.ndarray) -> np.ndarray:
+    """Identifiers (bytes) as text; a long token's surrogate shows its prefix and ``...``."""
+    from maxent.trec import _SURROGATE_WIDTH, shown
 
-    return [shown(x) for x in a]
+    if len(a) == 0:
+        return np.zeros(0, dtype=object)
+    try:
+        out = a.astype("U").astype(object)             # ASCII (the common case): a cast
+    except UnicodeDecodeError:
+        out = np.char.decode(a, "utf-8", "replace").astype(object)
+    for i in np.flatnonzero(np.char.str_len(a) == _SURROGATE_WIDTH):
+        out[i] = shown(a[i])
+    return out
 
 
 def qrels_frame(qrels, convention: str = "PyTerrier") -> "pd.DataFrame":

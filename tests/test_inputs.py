@@ -153,6 +153,20 @@ def test_int_ids_are_their_text():
     assert g.grades["1"].tolist() == [1, 0, 0, 2]
 
 
+def test_non_ascii_and_long_ids(tmp_path):
+    long = "d" * 300                                   # stored as a surrogate (maxent.trec.LONG_TOKEN)
+    run = {"é1": {"café": 2.0, long: 1.0, "plain": 0.5}}
+    qrels = {"é1": {"café": 1, long: 2}}
+    (tmp_path / "q").write_text("é1 0 café 1\né1 0 " + long + " 2\n", encoding="utf-8")
+    (tmp_path / "r").write_text("é1 Q0 café 1 2.0 t\né1 Q0 " + long + " 2 1.0 t\né1 Q0 plain 3 0.5 t\n",
+                                encoding="utf-8")
+    want = maxent.evaluate(tmp_path / "q", tmp_path / "r", ["AP", "nDCG"])
+    _same(want, maxent.evaluate(qrels, {"r": run}, ["AP", "nDCG"]))
+    assert as_run(run).docno.tolist() == maxent.read_run(tmp_path / "r").docno.tolist()
+    frame = run_frame(run)
+    assert frame["docno"].tolist()[0] == "café" and frame["docno"].tolist()[1].endswith("...")
+
+
 # ------------------------------------------------------------------------ errors
 def test_frame_columns_are_named_in_errors():
     with pytest.raises(InputError, match="Columns found: qid, doc, label"):
