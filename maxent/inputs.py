@@ -291,17 +291,20 @@ def as_runs(runs) -> list[Run]:
             out = [as_run(r, name=str(k)) for k, r in runs.items()]
     elif isinstance(runs, Iterable):
         items = list(runs)
-        unnamed = sum(1 for r in items if not _is_path(r) and not isinstance(r, Run))
+        # frames and dicts carry no name: "run", or run_1, run_2, .. when several are listed
+        unnamed = [r for r in items if (_is_frame(r) and not any(c in r.columns for c in RUN_NAME_COLUMNS))
+                   or isinstance(r, Mapping)]
         k = 0
         for r in items:
             if _is_path(r):
                 out.extend(read_runs(r))
             elif _is_frame(r) and any(c in r.columns for c in RUN_NAME_COLUMNS):
                 out.extend(_frame_runs(r))
+            elif any(r is u for u in unnamed):
+                k += 1
+                out.append(as_run(r, name=None if len(unnamed) == 1 else f"run_{k}"))
             else:
-                if not isinstance(r, Run):
-                    k += 1
-                out.append(as_run(r, name=None if unnamed <= 1 else f"run_{k}"))
+                out.append(as_run(r))
     else:
         raise InputError(None, None, f"runs: expected paths, runs, a mapping of name to run or a frame, "
                          f"got {type(runs).__name__}")

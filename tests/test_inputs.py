@@ -85,6 +85,10 @@ def test_ranx_objects():
     r = ranx.Run(run_dict(RUNS[0]), name="mine")
     got = maxent.evaluate(q, r, ["AP", "nDCG@10"])
     assert set(got["run"]) == {"mine"}
+    two = maxent.as_runs([r, ranx.Run(run_dict(RUNS[1]), name="other"), run_dict(RUNS[2])])
+    assert [x.name for x in two] == ["mine", "other", "run"]
+    assert [x.name for x in maxent.as_runs([run_dict(RUNS[1]), run_frame(RUNS[2]).drop(columns="name")])] == [
+        "run_1", "run_2"]
     _same(maxent.evaluate(QRELS, RUNS[0], ["AP", "nDCG@10"]).assign(run="mine"), got)
 
 
