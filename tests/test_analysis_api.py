@@ -217,3 +217,15 @@ def test_figures_copy_the_discriminative_table(tmp_path):
     copied = figures._copy_figures(src, dst, figures.TABLES["gap_thresholds"])
     assert sorted(p.name for p in copied) == ["asl.csv", "asl.png", "discriminative.csv", "sweep.csv", "sweep.png"]
     assert (dst / "discriminative.csv").read_text() == "discriminative.csv"
+
+
+def test_analyses_take_ir_measures_objects(small, informative):
+    irm = pytest.importorskip("ir_measures")
+    got = maxent.informativeness(small / "qrels.txt", small / "runs", [irm.AP, irm.nDCG], threshold=1, depth=200,
+                                 predict=[irm.P @ 10, irm.nDCG @ 10])
+    want = informative.instances
+    want = want[want["metric"].isin(["AP", "nDCG"]) & (want["threshold"] == 1)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(got.instances[want.columns.drop(["graded n_points", "graded rms", "graded mae",
+                                                                   "graded eligible"])],
+                                  want.drop(columns=["graded n_points", "graded rms", "graded mae",
+                                                     "graded eligible"]))
