@@ -368,6 +368,11 @@ class Informativeness:
     def __iter__(self):       # ``inst, summary = maxent.informativeness(...)``
         return iter((self.instances, self.summary))
 
+    def predictions(self) -> "pd.DataFrame":
+        """RMS of predicting each ``predict`` measure from each metric, per threshold (the
+        command's ``informativeness.csv``, see :func:`prediction_table`)."""
+        return prediction_table(self.instances, self.settings)
+
 
 def _names(value, argument: str) -> tuple[str, ...]:
     from maxent.inputs import as_measure
@@ -415,7 +420,8 @@ def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, cou
         ``instances`` (one row per run, topic, metric and threshold: value, solver status,
         PR errors, actual and predicted measures, ``eligible``) and ``summary`` (one row
         per metric and threshold), as ``python -m analysis.maxent`` writes them; unpacks as
-        ``instances, summary``.
+        ``instances, summary``. Runs are analysed in order of name, as the command does.
+        ``.predictions()`` gives the RMS of every ``predict`` measure from every metric.
     """
     import pandas as pd
 

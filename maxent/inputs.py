@@ -229,8 +229,9 @@ def as_qrels(qrels) -> Qrels:
 def as_run(run, name: str | None = None) -> Run:
     """One run from a :class:`Run`, a file path, a frame, a pytrec_eval dict or a ranx Run.
 
-    ``name`` names an in-memory run (default: a ranx run's name, else ``"run"``); a file's
-    run is named after the file unless ``name`` is given.
+    ``name`` names an in-memory run (default: a ranx run's name, a frame's one value in its
+    ``name``/``run`` column, else ``"run"``); a file's run is named after the file unless
+    ``name`` is given. A frame holding several runs is an error here (see :func:`as_runs`).
     """
     if isinstance(run, Run):
         return run
@@ -241,6 +242,15 @@ def as_run(run, name: str | None = None) -> Run:
     if _ranx(run):
         name = name or getattr(run, "name", None) or "run"
         run = run.to_dict()
+    if _is_frame(run):
+        for col in RUN_NAME_COLUMNS:
+            if col in run.columns:
+                names = list(dict.fromkeys(run[col].astype(str)))
+                if len(names) > 1:
+                    raise InputError(f"<run {name or names[0]}>", None, f"the frame holds {len(names)} runs "
+                                     f"(column {col!r}: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}); "
+                                     "give one run, or pass the frame where several runs are taken")
+                name = name or (names[0] if names else None)
     name = "run" if name is None else str(name)
     where = f"<run {name}>"
     if _is_frame(run):

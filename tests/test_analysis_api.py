@@ -73,6 +73,9 @@ def test_informativeness_is_what_the_command_writes(small, informative, tmp_path
     inst, summary = informative
     _equal(_read(out / "instances.csv"), inst)
     _equal(pd.read_csv(out / "summary.csv"), summary)
+    table = informative.predictions()
+    assert list(table.columns) == ["from", "threshold", "P@10", "nDCG@10"] and len(table) == len(summary)
+    np.testing.assert_allclose(table["P@10"], summary["P@10 rms (topics)"])
     assert set(inst["metric"]) == {"AP", "nDCG", "GAP"} and set(inst["threshold"]) == {1, 2}
 
 
@@ -168,6 +171,10 @@ def test_pr_curve_display(small):
     graded = maxent.PRCurveDisplay.from_run(small / "qrels.txt", small / "runs" / "T5R1", "3", depth=200,
                                             graded="uniform")
     assert set(graded.data["curve"]) == {"actual", "inferred from nDCG", "inferred from GAP"}  # graded only
+    with pytest.raises(maxent.InputError, match="the frame holds 3 runs"):
+        maxent.PRCurveDisplay.from_run(small / "qrels.txt", run_frame(small / "runs"), "3")
+    one = run_frame(small / "runs" / "T5R1")
+    assert maxent.PRCurveDisplay.from_run(small / "qrels.txt", one, "3", ["AP"], depth=200).data["run"][0] == "T5R1"
     with pytest.raises(maxent.InputError, match="no ranked list for topic '999'"):
         maxent.PRCurveDisplay.from_run(small / "qrels.txt", small / "runs" / "T5R1", "999")
     plt.close("all")
