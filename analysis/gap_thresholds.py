@@ -22,7 +22,6 @@ import argparse
 import time
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis import _cli
@@ -64,19 +63,11 @@ def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from maxent.plots import ASLDisplay
+
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    inner = ax.inset_axes([0.12, 0.45, 0.4, 0.4])
-    for metric, d in asl.groupby("metric", sort=False):
-        ax.plot(d["rank"], d["asl"], lw=1.2, label=metric)
-        t = d[d[f"top{top_k}"]]
-        inner.plot(np.arange(1, len(t) + 1), np.sort(t["asl"].to_numpy()), lw=1)
-    ax.axhline(alpha, color="k", lw=0.6, ls=":")
-    inner.axhline(alpha, color="k", lw=0.6, ls=":")
-    inner.set_title(f"top {top_k} runs", fontsize=7)
-    inner.tick_params(labelsize=6)
-    ax.set(xlabel="run pairs sorted by ASL", ylabel="achieved significance level",
-           title="Discriminative power (paired bootstrap;\nRobertson, Kanoulas & Yilmaz 2010, Fig. 3)")
-    ax.legend(fontsize=7, loc="lower right")
+    ASLDisplay.from_asl(asl, top_k=top_k, alpha=alpha, ax=ax)
+    ax.set_title("Discriminative power (paired bootstrap;\nRobertson, Kanoulas & Yilmaz 2010, Fig. 3)")
     _cli.save_figure(fig, out / "asl.png")
     plt.close(fig)
 

@@ -64,6 +64,7 @@ _LAZY = {
     "Informativeness": "maxent.informativeness", "GapThresholds": "maxent.gap_thresholds",
     "PRCurveDisplay": "maxent.plots", "PredictionDisplay": "maxent.plots",
     "MetricScatterDisplay": "maxent.plots", "RMSDisplay": "maxent.plots", "GSweepDisplay": "maxent.plots",
+    "ASLDisplay": "maxent.plots",
 }
 
 
@@ -97,7 +98,7 @@ __all__ = [
     "graded_pr_points", "inferred_graded_pr", "inferred_graded_pr_curve", "graded_pr_errors",
     # the analyses as functions returning frames, and their plots (maxent.plots)
     "informativeness", "Informativeness", "gap_thresholds", "GapThresholds",
-    "PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay",
+    "PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay", "ASLDisplay",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings

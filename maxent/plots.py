@@ -14,7 +14,9 @@ the matplotlib objects.
 * :class:`RMSDisplay`: mean RMS of the inferred PR curves per metric and threshold
   (Yilmaz & Robertson 2010, Table 1);
 * :class:`GSweepDisplay`: the informativeness of GAP across threshold probabilities g
-  (Robertson, Kanoulas & Yilmaz 2010, Fig. 2).
+  (Robertson, Kanoulas & Yilmaz 2010, Fig. 2);
+* :class:`ASLDisplay`: discriminative power, the achieved significance level of every pair
+  of runs, sorted (Robertson, Kanoulas & Yilmaz 2010, Fig. 3).
 
 Means carry 95% percentile bootstrap intervals over topics
 (:func:`maxent.informativeness.topic_bootstrap_mean`), drawn as error bars or bands.
@@ -31,7 +33,8 @@ from maxent.errors import ParameterError
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay"]
+__all__ = ["PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay",
+           "ASLDisplay"]
 
 
 def _axes(ax, size=(4.5, 4)):
@@ -294,4 +297,37 @@ class GSweepDisplay(_Display):
         ax.set(xlabel="g = (g1, g2, ...)", ylabel=f"mean {stat} of inferred " + ("graded PR curve" if graded else "PR curve"),
                title="graded PR curve" if graded else f"PR curve at relevance >= {self.threshold}")
         ax.legend(fontsize=7)
+        return self._done(ax)
+
+
+class ASLDisplay(_Display):
+    """Achieved significance level of Sakai's paired bootstrap test for every pair of runs,
+    sorted, one curve per metric; an inset for the pairs among the top-k runs.
+
+    ``data``: the ``asl`` frame of :func:`maxent.gap_thresholds` (``metric``, ``rank``,
+    ``asl``, ``top<k>``).
+    """
+
+    def __init__(self, data: "pd.DataFrame", top_k: int = 10, alpha: float = 0.05):
+        _check_columns(data, ["metric", "rank", "asl", f"top{top_k}"], "ASLDisplay data")
+        self.data, self.top_k, self.alpha = data, top_k, alpha
+
+    @classmethod
+    def from_asl(cls, asl: "pd.DataFrame", *, top_k: int = 10, alpha: float = 0.05, ax=None) -> "ASLDisplay":
+        return cls(asl, top_k, alpha).plot(ax)
+
+    def plot(self, ax=None) -> "ASLDisplay":
+        ax = _axes(ax, (6, 4.5))
+        inner = ax.inset_axes([0.12, 0.45, 0.4, 0.4])
+        for metric, d in self.data.groupby("metric", sort=False):
+            ax.plot(d["rank"], d["asl"], lw=1.2, label=metric)
+            t = d[d[f"top{self.top_k}"].astype(bool)]
+            inner.plot(np.arange(1, len(t) + 1), np.sort(t["asl"].to_numpy()), lw=1)
+        ax.axhline(self.alpha, color="k", lw=0.6, ls=":")
+        inner.axhline(self.alpha, color="k", lw=0.6, ls=":")
+        inner.set_title(f"top {self.top_k} runs", fontsize=7)
+        inner.tick_params(labelsize=6)
+        ax.set(xlabel="run pairs sorted by ASL", ylabel="achieved significance level")
+        ax.legend(fontsize=7, loc="lower right")
+        self.inset_ = inner
         return self._done(ax)

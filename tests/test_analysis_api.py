@@ -212,6 +212,14 @@ def test_g_sweep_display(small):
     np.testing.assert_array_equal(gap_line.get_ydata(), want)
     assert len(b.collections) == 1                            # the interval band
     plt.close("all")
+    res = maxent.gap_thresholds(small / "qrels.txt", small / "runs", step=0.5, bootstrap=100, top_k=2, depth=200,
+                                min_relevant=3)
+    a = maxent.ASLDisplay.from_asl(res.asl, top_k=2)
+    assert [l.get_label() for l in a.ax_.get_lines()][:len(res.discriminative)] == list(res.discriminative["metric"])
+    for line, (_, d) in zip(a.ax_.get_lines(), res.asl.groupby("metric", sort=False)):
+        np.testing.assert_array_equal(line.get_ydata(), d["asl"].to_numpy())
+    assert len(a.inset_.get_lines()) == len(res.discriminative) + 1   # one per metric, and alpha
+    plt.close("all")
 
 
 def test_figures_copy_the_discriminative_table(tmp_path):
