@@ -98,10 +98,10 @@ _ID = st.text(string.ascii_letters + string.digits + "-_.", min_size=1, max_size
 
 @st.composite
 def collections(draw):
-    """Small qrels and a run: qids as ints or text, docnos text (some judged, some not)."""
-    int_qids = draw(st.booleans())
+    """Small qrels and a run: qids and docnos as ints or text (some judged, some not)."""
+    int_qids, int_docs = draw(st.booleans()), draw(st.booleans())
     topics = draw(st.lists(st.integers(0, 400) if int_qids else _ID, min_size=1, max_size=4, unique=True))
-    docs = draw(st.lists(_ID, min_size=1, max_size=12, unique=True))
+    docs = draw(st.lists(st.integers(0, 10**12) if int_docs else _ID, min_size=1, max_size=12, unique=True))
     qrels, run = [], []
     for t in topics:
         for d in draw(st.lists(st.sampled_from(docs), max_size=8, unique=True)):
