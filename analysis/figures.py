@@ -2,22 +2,27 @@
 
 Runs the analyses on their default data (the bundled TREC-COVID sample for ``maxent``,
 ``gap_thresholds`` and ``active_eval``; the shared Yahoo LTR sample for ``learning``, skipped when absent) and
-copies every figure with the CSV behind it to ``figures/<tool>/``. ``--only`` picks tools;
-``--resume`` passes through, so an interrupted regeneration continues where it stopped.
+copies every figure with the CSV behind it (and the tables listed in :data:`TABLES`) to
+``figures/<tool>/``, beside a ``PROVENANCE.json`` (:mod:`analysis._provenance`). ``--only`` picks
+tools; ``--resume`` passes through, so an interrupted regeneration continues where it stopped.
 """
 from __future__ import annotations
 
 import argparse
 import shutil
 import sys
+import time
 from pathlib import Path
 
 from analysis import _cli
+from analysis._provenance import command_line, write_provenance
 
 TOOLS = ("maxent", "gap_thresholds", "learning", "active_eval")
+TABLES = {"gap_thresholds": ("discriminative.csv",)}
+"""Tables copied beside the figures although no figure of their own draws them."""
 
 
-def _copy_figures(src: Path, dst: Path) -> list[Path]:
+def _copy_figures(src: Path, dst: Path, tables: tuple[str, ...] = ()) -> list[Path]:
     dst.mkdir(parents=True, exist_ok=True)
     copied = []
     for png in sorted(src.glob("*.png")):
@@ -25,6 +30,10 @@ def _copy_figures(src: Path, dst: Path) -> list[Path]:
             if f.exists():
                 shutil.copyfile(f, dst / f.name)
                 copied.append(dst / f.name)
+    for name in tables:
+        if (src / name).exists():
+            shutil.copyfile(src / name, dst / name)
+            copied.append(dst / name)
     return copied
 
 
@@ -49,7 +58,9 @@ def _body(args) -> int:
     common = (["--workers", str(args.workers), "--score-precision", args.score_precision]
               + (["--resume"] if args.resume else []))
     dask = ["--scheduler", args.scheduler] if args.scheduler else []
+    command = command_line(module="analysis.figures")
     for tool in args.only.split(","):
+        started = time.time()
         if tool not in TOOLS:
             raise SystemExit(f"error: unknown tool {tool!r}; choose from {', '.join(TOOLS)}")
         out = _cli.SCRATCH / "figures" / tool
@@ -66,7 +77,8 @@ def _body(args) -> int:
         if rc != 0:
             print(f"error: {tool} failed (exit {rc})", file=sys.stderr)
             return rc
-        copied = _copy_figures(out, args.figures / tool)
+        copied = _copy_figures(out, args.figures / tool, TABLES.get(tool, ()))
+        write_provenance(args.figures / tool, command, started, extra={"tool": tool})
         print(f"{tool}: {len(copied)} files -> {args.figures / tool}")
     return 0
 

@@ -1,77 +1,39 @@
 """``python -m analysis.gap_thresholds``: which threshold probabilities g make GAP most
-informative and most discriminative, against nDCG (paper [004], Figs. 2 and 3).
+informative and most discriminative, against nDCG (Robertson, Kanoulas & Yilmaz 2010, Figs. 2 and 3).
 
 1. Informativeness sweep: for every g on a grid over the simplex (3 grades: g1 = 0, 0.1, ..,
    1 and g2 = 1 - g1), MaxEnt-infer from GAP(g) and from nDCG on every eligible (run, topic)
-   and score the inferred PR curves at every threshold (>= 1, >= 2, ...). Paper 004's
+   and score the inferred PR curves at every threshold (>= 1, >= 2, ...). The paper's
    selection rule keeps lists with at least ``--min-relevant`` relevant documents retrieved at
    every threshold. GAP(g) with all mass on threshold j is AP at threshold j (marked).
 2. Discriminative power: Sakai's paired bootstrap test for every pair of runs, per metric
    (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
    the same among the top-k runs by the metric.
 
-Writes to ``out/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (paper 004 Fig. 2),
-asl.csv + asl.png (Fig. 3) + discriminative.csv; the best g per threshold on stdout.
+Writes to ``out/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (the paper's Fig. 2,
+with 95% bootstrap intervals over topics), asl.csv + asl.png (Fig. 3) + discriminative.csv; the best
+g per threshold on stdout. The computation is the library's (:mod:`maxent.gap_thresholds`, the
+function :func:`maxent.gap_thresholds` returns the same frames); this module adds files, progress,
+workers and resuming.
 """
 from __future__ import annotations
 
 import argparse
-import itertools
 import time
-import warnings
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from analysis._instances import Settings, graded_summary, parse_graded_pr, run_instances
-from maxent.bootstrap import discriminative_power
+from analysis._instances import Settings, parse_graded_pr, run_instances
 from maxent.errors import ParameterError
+from maxent.gap_thresholds import (best_g, bootstrap_metrics, bootstrap_tables, g_name,  # noqa: F401
+                                   per_topic_values, restrict_topics, simplex_grid, sweep_table, topic_set)
 from maxent.metrics import parse_measure
-from maxent.ranked import rank_runs
 from maxent.trec import read_qrels, read_runs
 
 OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")
 """Final outputs (cleared at the start of every run, see _cli.own_output)."""
-
-
-def simplex_grid(c: int, step: float) -> list[tuple[float, ...]]:
-    """All g = (g_1..g_c) with g_j in {0, step, 2 step, .., 1} and sum g_j = 1, ordered
-    lexicographically by decreasing g_1 (so c = 2 runs from (1, 0) to (0, 1))."""
-    m = int(round(1.0 / step))
-    if c < 1 or m < 1 or abs(m * step - 1.0) > 1e-9:
-        raise ParameterError(f"--step must divide 1 (e.g. 0.1, 0.25), got {step}; grades c = {c}")
-    out = []
-    for parts in itertools.product(range(m, -1, -1), repeat=c - 1):
-        if sum(parts) <= m:
-            out.append(tuple(round(x / m, 12) for x in parts) + (round((m - sum(parts)) / m, 12),))
-    return out
-
-
-def g_name(g) -> str:
-    return str(parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")"))
-
-
-def sweep_table(inst: pd.DataFrame, grid, c: int) -> pd.DataFrame:
-    """Mean RMS / MAE per g setting and threshold, with nDCG's as reference rows."""
-    rows = []
-    names = {g_name(g): g for g in grid}
-    e = inst[inst["eligible"]]
-    graded = {k: graded_summary(d, "graded ") for k, d in inst.groupby(["metric", "threshold"], sort=False)
-              } if "graded rms" in inst else {}
-    for (metric, t), d in e.groupby(["metric", "threshold"], sort=False):
-        g = names.get(metric)
-        ap_at = None
-        if g is not None and max(g) == 1.0:
-            ap_at = int(np.argmax(g)) + 1  # all mass on one threshold: AP at that threshold
-        rows.append({"metric": "GAP" if g is not None else metric, "g": ",".join("%.12g" % x for x in g) if g else "",
-                     **{f"g{j + 1}": (g[j] if g else np.nan) for j in range(c)},
-                     "reduces_to": f"AP(rel={ap_at})" if ap_at else "",
-                     "threshold": t, "instances": len(d), "rms": d["rms"].mean(), "mae": d["mae"].mean(),
-                     **{k.replace("RMS", "rms").replace("MAE", "mae"): v
-                        for k, v in graded.get((metric, t), {}).items()}})
-    return pd.DataFrame(rows)
 
 
 def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
@@ -80,75 +42,19 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from maxent.plots import GSweepDisplay
+
     graded = "graded rms" in table
     panels = len(thresholds) + graded
-    fig, axes = plt.subplots(1, panels, figsize=(4.5 * panels, 4), squeeze=False)
-    if graded:
-        _panel_graded(axes[0][-1], table, thresholds[0])
+    fig, axes = plt.subplots(1, panels, figsize=(4.8 * panels, 4.4), squeeze=False, layout="constrained")
     for ax, t in zip(axes[0], thresholds):
-        gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)].reset_index(drop=True)
-        x = np.arange(len(gap))
-        ax.plot(x, gap["rms"], "o-", label="GAP(g)")
-        for _, r in table[(table["metric"] != "GAP") & (table["threshold"] == t)].iterrows():
-            ax.axhline(r["rms"], ls="--", color="C1", label=r["metric"])
-        marks = gap[gap["reduces_to"] != ""]
-        ax.plot(marks.index, marks["rms"], "s", mfc="none", ms=10, color="k", label="= AP at one threshold")
-        step = max(1, len(gap) // 6)
-        labels = ["(" + g.replace(",", ", ") + ")" for g in gap["g"]]
-        ax.set_xticks(x[::step], labels[::step], rotation=45, ha="right", fontsize=7)
-        ax.set(xlabel="g = (g1, g2, ...)", ylabel="mean RMS of inferred PR curve",
-               title=f"PR curve at relevance >= {t}")
-        ax.legend(fontsize=7)
-    fig.suptitle("Informativeness of GAP across threshold probabilities g (paper 004 Fig. 2)")
+        GSweepDisplay.from_sweep(table, t, ax=ax)
+    if graded:
+        GSweepDisplay.from_sweep(table, thresholds[0], column="graded rms", ax=axes[0][-1])
+    fig.suptitle("Informativeness of GAP across threshold probabilities g "
+                 "(Robertson, Kanoulas & Yilmaz 2010, Fig. 2)")
     _cli.save_figure(fig, out / "sweep.png")
     plt.close(fig)
-
-
-def _panel_graded(ax, table: pd.DataFrame, t: int) -> None:
-    """Sweep panel scored on the graded PR curve (paper 004 s3.2; the same for every threshold)."""
-    gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)].reset_index(drop=True)
-    x = np.arange(len(gap))
-    ax.plot(x, gap["graded rms"], "o-", color="C2", label="GAP(g)")
-    for _, r in table[(table["metric"] != "GAP") & (table["threshold"] == t)].iterrows():
-        if np.isfinite(r["graded rms"]):
-            ax.axhline(r["graded rms"], ls="--", color="C1", label=r["metric"])
-    step = max(1, len(gap) // 6)
-    labels = ["(" + g.replace(",", ", ") + ")" for g in gap["g"]]
-    ax.set_xticks(x[::step], labels[::step], rotation=45, ha="right", fontsize=7)
-    ax.set(xlabel="g = (g1, g2, ...)", ylabel="mean RMS (graded PR)",
-           title="graded PR curve (paper 004 s3.2)")
-    ax.legend(fontsize=7)
-
-
-def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
-    """(R, n) per-topic values of each metric over the topics every run retrieved for."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        lists = rank_runs(runs, qrels, depth=depth, complete=True, score_precision=score_precision)
-    names = [r.name for r in runs]
-    topics = list(dict.fromkeys(lists.topics))
-    out = {}
-    for m in metrics:
-        v = m.value(lists).reshape(len(names), len(topics))
-        out[str(m)] = v
-    return names, topics, out
-
-
-def bootstrap_tables(names, values: dict, n_boot, seed, alpha, top_k):
-    asl_rows, power_rows = [], []
-    for metric, v in values.items():
-        pairs, asl, frac = discriminative_power(v, n_boot=n_boot, seed=seed, alpha=alpha)
-        means = v.mean(axis=1)
-        top = set(np.argsort(-means, kind="stable")[:top_k].tolist())
-        in_top = np.array([a in top and b in top for a, b in pairs], dtype=bool)
-        order = np.argsort(asl, kind="stable")
-        for rank, k in enumerate(order):
-            asl_rows.append({"metric": metric, "rank": rank + 1, "run_a": names[pairs[k, 0]],
-                             "run_b": names[pairs[k, 1]], "asl": asl[k], f"top{top_k}": bool(in_top[k])})
-        power_rows.append({"metric": metric, "pairs": len(asl), "significant": float(frac),
-                           f"pairs top{top_k}": int(in_top.sum()),
-                           f"significant top{top_k}": float((asl[in_top] < alpha).mean()) if in_top.any() else np.nan})
-    return pd.DataFrame(asl_rows), pd.DataFrame(power_rows)
 
 
 def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
@@ -157,19 +63,11 @@ def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from maxent.plots import ASLDisplay
+
     fig, ax = plt.subplots(figsize=(6, 4.5))
-    inner = ax.inset_axes([0.12, 0.45, 0.4, 0.4])
-    for metric, d in asl.groupby("metric", sort=False):
-        ax.plot(d["rank"], d["asl"], lw=1.2, label=metric)
-        t = d[d[f"top{top_k}"]]
-        inner.plot(np.arange(1, len(t) + 1), np.sort(t["asl"].to_numpy()), lw=1)
-    ax.axhline(alpha, color="k", lw=0.6, ls=":")
-    inner.axhline(alpha, color="k", lw=0.6, ls=":")
-    inner.set_title(f"top {top_k} runs", fontsize=7)
-    inner.tick_params(labelsize=6)
-    ax.set(xlabel="run pairs sorted by ASL", ylabel="achieved significance level",
-           title="Discriminative power (paired bootstrap, paper 004 Fig. 3)")
-    ax.legend(fontsize=7, loc="lower right")
+    ASLDisplay.from_asl(asl, top_k=top_k, alpha=alpha, ax=ax)
+    ax.set_title("Discriminative power (paired bootstrap;\nRobertson, Kanoulas & Yilmaz 2010, Fig. 3)")
     _cli.save_figure(fig, out / "asl.png")
     plt.close(fig)
 
@@ -205,51 +103,16 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _topic_filter(text: str | None):
-    if not text:
-        return None
-    keep = set()
-    for part in text.split(","):
-        if "-" in part:
-            lo, hi = part.split("-", 1)
-            try:
-                keep.update(str(x) for x in range(int(lo), int(hi) + 1))
-            except ValueError:
-                raise ParameterError(f"--topics: bad range {part!r}") from None
-        else:
-            keep.add(part.strip())
-    return keep
-
-
-def _restrict(runs, qrels, keep):
-    """Runs and qrels limited to the topics in ``keep``."""
-    import dataclasses
-
-    from maxent.trec import Qrels
-
-    if keep is None:
-        return runs, qrels
-    kb = np.array(sorted(k.encode() for k in keep))
-    runs = [dataclasses.replace(r, **{f: getattr(r, f)[np.isin(r.qid, kb)] for f in ("qid", "docno", "score", "line")})
-            for r in runs]
-    topics = [t for t in qrels.topics if t in keep]
-    if not topics:
-        raise ParameterError("--topics: no qrels topic selected")
-    qrels = Qrels(qrels.path, topics, {t: qrels.docnos[t] for t in topics},
-                  {t: qrels.grades[t] for t in topics}, max(int(qrels.grades[t].max()) for t in topics))
-    return runs, qrels
-
-
 def _body(args) -> int:
     t0 = time.time()
     qrels = read_qrels(args.qrels)
     runs = sorted(read_runs(args.runs), key=lambda r: r.name)
-    runs, qrels = _restrict(runs, qrels, _topic_filter(args.topics))
+    runs, qrels = restrict_topics(runs, qrels, topic_set(args.topics, "--topics"), "--topics")
     c = qrels.max_grade
     if c < 2:
         raise ParameterError(f"{args.qrels}: GAP thresholds need graded qrels (max grade {c})")
     thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
-    grid = simplex_grid(c, args.step)
+    grid = simplex_grid(c, args.step, "--step")
     metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
     graded_pr = parse_graded_pr(args.graded_pr, c)
     settings = Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
@@ -274,7 +137,7 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
     _fig_sweep(table, thresholds, out)
 
     print(f"GAP threshold probabilities on {name}: {len(runs)} runs, grades 0..{c}, step {args.step}")
-    best = {}
+    best = best_g(table, thresholds)
     for t in thresholds:
         gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)]
         ref = table[(table["metric"] != "GAP") & (table["threshold"] == t)]
@@ -282,7 +145,6 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
             print(f"  threshold >= {t}: no eligible lists")
             continue
         b = gap.loc[gap["rms"].idxmin()]
-        best[t] = b["g"]
         ref_txt = f"{ref['metric'].iloc[0]} RMS {ref['rms'].iloc[0]:.4f}" if len(ref) else ""
         print(f"  threshold >= {t}: best g = ({b['g']}) RMS {b['rms']:.4f} MAE {b['mae']:.4f} "
               f"over {int(b['instances'])} lists; {ref_txt}")
@@ -298,11 +160,8 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
                   f"{ref_txt}")
 
     if not args.skip_bootstrap:
-        if args.bootstrap_g:
-            gs = [tuple(float(x) for x in s.split(",")) for s in args.bootstrap_g.split(";")]
-        else:
-            gs = [tuple([1.0 / c] * c)] + [tuple(float(x) for x in v.split(",")) for v in best.values()]
-        boot_metrics = list(dict.fromkeys([parse_measure(g_name(g)) for g in gs] + [parse_measure("AP"), parse_measure(args.reference)]))
+        boot_metrics = bootstrap_metrics(c, best, args.reference,
+                                         args.bootstrap_g.split(";") if args.bootstrap_g else None)
         names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
         asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
         _cli.atomic_write_csv(out / "asl.csv", asl)

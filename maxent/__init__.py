@@ -37,6 +37,10 @@ from maxent.evaluate import aggregate, evaluate
 # eager for the same reason (the function ``compare`` and the submodule maxent.compare);
 # maxent.compare imports pandas only where a frame is built
 from maxent.compare import Comparison, compare
+# eager for the same reason (the analyses' functions and their submodules share names); both
+# modules import only numpy and the metric classes at import
+from maxent.gap_thresholds import gap_thresholds
+from maxent.informativeness import informativeness
 
 # Everything else loads on first use (module-level __getattr__, PEP 562), so that
 # ``python -m maxent.evaluate`` does not pay for pandas, scipy and the solver at start-up.
@@ -54,6 +58,13 @@ _LAZY = {
     "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
     "Qrels": "maxent.trec", "Run": "maxent.trec", "read_qrels": "maxent.trec", "read_run": "maxent.trec",
     "read_runs": "maxent.trec", "run_from_frame": "maxent.trec",
+    "as_qrels": "maxent.inputs", "as_runs": "maxent.inputs", "as_run": "maxent.inputs",
+    "as_measure": "maxent.inputs", "qrels_frame": "maxent.inputs", "run_frame": "maxent.inputs",
+    "qrels_dict": "maxent.inputs", "run_dict": "maxent.inputs",
+    "Informativeness": "maxent.informativeness", "GapThresholds": "maxent.gap_thresholds",
+    "PRCurveDisplay": "maxent.plots", "PredictionDisplay": "maxent.plots",
+    "MetricScatterDisplay": "maxent.plots", "RMSDisplay": "maxent.plots", "GSweepDisplay": "maxent.plots",
+    "ASLDisplay": "maxent.plots",
 }
 
 
@@ -73,8 +84,9 @@ def __dir__():
 
 
 __all__ = [
-    # TREC input and ranking
+    # TREC input and ranking; paths, frames and dicts (maxent.inputs)
     "read_run", "read_runs", "read_qrels", "run_from_frame", "Run", "Qrels",
+    "as_qrels", "as_runs", "as_run", "as_measure", "qrels_frame", "run_frame", "qrels_dict", "run_dict",
     "rank_runs", "RankedLists",
     # metrics and evaluation
     "evaluate", "aggregate", "parse_measure", "parse_measures", "METRICS",
@@ -84,6 +96,9 @@ __all__ = [
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
     "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
     "graded_pr_points", "inferred_graded_pr", "inferred_graded_pr_curve", "graded_pr_errors",
+    # the analyses as functions returning frames, and their plots (maxent.plots)
+    "informativeness", "Informativeness", "gap_thresholds", "GapThresholds",
+    "PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay", "ASLDisplay",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings

@@ -373,8 +373,8 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
 
     Parameters
     ----------
-    qrels, runs : as :func:`maxent.evaluate.evaluate` (objects or paths)
-    measures : measure names or metric objects
+    qrels, runs : as :func:`maxent.evaluate.evaluate` (paths, objects, frames, dicts)
+    measures : measure names, metric objects or ir_measures measures
     baseline : run name; compare every run with it only (default: every pair)
     test : which test's (corrected) verdict sets the marks: one of :data:`TESTS` or
         ``paper000`` (t, Wilcoxon and sign test all reject, paper 000's rule)
@@ -391,19 +391,15 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     import pandas as pd
 
     from maxent.evaluate import evaluate, resolve_measures
-    from maxent.trec import Qrels, Run, read_qrels, read_runs
 
     if test not in MARK_TESTS:
         raise ParameterError(f"test must be one of {', '.join(MARK_TESTS)}, got {test!r}")
     if not 0 < alpha < 1:
         raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
-    if not isinstance(qrels, Qrels):
-        qrels = read_qrels(qrels)
-    if isinstance(runs, (Run, str)) or hasattr(runs, "__fspath__"):
-        runs = [runs]
-    loaded: list = []
-    for r in runs:                                        # keep the order given (report letters)
-        loaded.extend([r] if isinstance(r, Run) else read_runs(r))
+    from maxent.inputs import as_qrels, as_runs
+
+    qrels = as_qrels(qrels)
+    loaded = as_runs(runs)                                # keep the order given (report letters)
     names = [r.name for r in loaded]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:

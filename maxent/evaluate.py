@@ -38,17 +38,20 @@ __all__ = ["evaluate", "evaluate_lists", "aggregate", "main", "resolve_measures"
 
 
 def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int | None = None) -> list[Metric]:
-    """Names (or measure-set names ``official``/``all_trec``) -> metric objects.
+    """Names (or measure-set names ``official``/``all_trec``), metric objects or ir_measures
+    measures (:func:`maxent.inputs.as_measure`) -> metric objects.
 
     ``rel`` (trec_eval ``-l``) sets the relevance threshold of every binary measure.
     """
-    if isinstance(measures, (str, Metric)):
+    from maxent.inputs import as_measure
+
+    if isinstance(measures, (str, Metric)) or hasattr(measures, "params"):  # one name, metric or ir_measures measure
         measures = [measures]
     out: list[Metric] = []
     for m in measures:
         if isinstance(m, str) and not m.strip():
             raise MeasureNameError("empty measure name")
-        names = MEASURE_SETS.get(m, [m]) if isinstance(m, str) else [m]
+        names = MEASURE_SETS.get(m, [m]) if isinstance(m, str) else [as_measure(m)]
         out.extend(parse_measures(names))
     if not out:
         raise MeasureNameError("no measure given")
@@ -92,9 +95,13 @@ def evaluate(
 
     Parameters
     ----------
-    qrels : a :class:`Qrels` or a path
-    runs : runs or paths (files or directories of run files)
-    measures : measure names (ir_measures or trec_eval style) or metric objects
+    qrels : a path, a :class:`Qrels`, a PyTerrier or ir_datasets frame or a pytrec_eval dict
+        (:func:`maxent.inputs.as_qrels`)
+    runs : one run or several: paths (files or folders of run files), :class:`Run` objects,
+        frames, pytrec_eval dicts, a mapping ``{name: run}`` or a frame with a ``name``
+        column (:func:`maxent.inputs.as_runs`)
+    measures : measure names (ir_measures or trec_eval style), metric objects or
+        ir_measures measure objects (``ir_measures.nDCG@10``)
     depth : trec_eval ``-M``; complete : trec_eval ``-c``; rel : trec_eval ``-l``
     score_precision : ``single`` (trec_eval 9.x, pytrec_eval, official TREC results: scores
         compared as C floats) or ``double`` (trec_eval 10.0: as C doubles)
@@ -103,20 +110,11 @@ def evaluate(
     --------
     aggregate : per-run means (sums for counts), as trec_eval's ``all`` rows.
     """
-    if not isinstance(qrels, Qrels):
-        qrels = read_qrels(qrels)
+    from maxent.inputs import as_qrels, as_runs
+
+    qrels = as_qrels(qrels)
     measures = resolve_measures(measures, rel)
-    if isinstance(runs, (Run, str)) or hasattr(runs, "__fspath__"):
-        runs = [runs]
-    if len(runs) == 0:
-        raise InputError(None, None, "no run given")
-    loaded: list[Run] = []
-    paths = [r for r in runs if not isinstance(r, Run)]
-    for r in runs:
-        if isinstance(r, Run):
-            loaded.append(r)
-    if paths:
-        loaded.extend(read_runs(paths))
+    loaded = as_runs(runs)
     lists = rank_runs(loaded, qrels, depth=depth, complete=complete, precision=score_precision)
     return evaluate_lists(lists, measures)
 

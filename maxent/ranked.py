@@ -224,8 +224,9 @@ def rank_runs(
 
     Parameters
     ----------
-    runs : runs to rank (each contributes one list per evaluated topic)
-    qrels : the judgements
+    runs : runs to rank (each contributes one list per evaluated topic); anything
+        :func:`maxent.inputs.as_runs` reads (paths, frames, dicts)
+    qrels : the judgements; anything :func:`maxent.inputs.as_qrels` reads
     depth : trec_eval's ``-M``: keep at most this many documents per topic
     complete : trec_eval's ``-c``: every qrels topic is evaluated for every run; topics a run
         did not retrieve for become empty lists (all metrics 0). Default: only topics in both
@@ -254,6 +255,10 @@ def rank_runs(
     Vectorised per run: one sort per run (not per topic), grades looked up through a hash
     index of the qrels built once per :class:`Qrels`.
     """
+    if not isinstance(qrels, Qrels) or not (isinstance(runs, (list, tuple)) and all(isinstance(r, Run) for r in runs)):
+        from maxent.inputs import as_qrels, as_runs   # paths, frames, dicts (maxent.inputs)
+
+        qrels, runs = as_qrels(qrels), as_runs(runs)
     setup = rank_setup(qrels, depth=depth, complete=complete, levels=levels,
                        precision=precision if score_precision is None else score_precision)
     parts = []

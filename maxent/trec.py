@@ -44,7 +44,7 @@ try:
 except ImportError:            # no C compiler at install: the numpy code below does it all
     _ctrec = None
 
-__all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame",
+__all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame", "build_run", "build_qrels",
            "hash_strings", "topic_keys", "topic_codes", "inflate_engine", "MAX_GRADE"]
 
 MAX_GRADE = 255
@@ -657,30 +657,30 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
 
 
 def run_from_frame(frame, name: str = "run") -> Run:
-    """Build a :class:`Run` from an in-memory table with columns ``qid, docno, score``.
-
-    Accepts a pandas DataFrame or a mapping ``{qid: {docno: score}}`` (pytrec_eval's form).
+    """Build a :class:`Run` from an in-memory table: a pandas frame with PyTerrier's
+    (``qid, docno, score``) or ir_datasets' (``query_id, doc_id, score``) columns, or a
+    mapping ``{qid: {docno: score}}`` (pytrec_eval's form); see :func:`maxent.inputs.as_run`.
     Raises InputError (line = 1-based row) for an empty run, a non-finite score or a
     duplicate (qid, docno).
     """
-    if isinstance(frame, dict):
-        qid = [str(q).encode() for q, docs in frame.items() for _ in docs]
-        docno = [str(d).encode() for docs in frame.values() for d in docs]
-        score = np.fromiter((s for docs in frame.values() for s in docs.values()), dtype=np.float64)
-    else:
-        qid = [str(q).encode() for q in frame["qid"]]
-        docno = [str(d).encode() for d in frame["docno"]]
-        score = np.asarray(frame["score"], dtype=np.float64)
-    if len(score) == 0:
-        raise InputError(None, None, f"run {name!r} is empty")
-    qid_a, docno_a = compact_long(qid), compact_long(docno)
+    from maxent.inputs import as_run
+
+    return as_run(frame, name=name)
+
+
+def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> Run:
+    """A :class:`Run` built in memory from parallel arrays (qid, docno: bytes; score: float).
+
+    Raises InputError (line = 1-based row) for a non-finite score or a duplicate (qid, docno).
+    """
+    score = np.asarray(score, dtype=np.float64)
     lines = np.arange(1, len(score) + 1)
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.argmax(bad))
-        raise InputError(None, i + 1, f"score {score[i]!r} of run {name!r} is not finite")
-    h = _check_duplicates(f"<run {name}>", qid_a, docno_a, lines)
-    run = Run(name=name, path=None, qid=qid_a, docno=docno_a, score=score, line=lines, tag=name)
+        raise InputError(f"<run {name}>", i + 1, f"score {float(score[i])!r} of run {name!r} is not finite")
+    h = _check_duplicates(f"<run {name}>", qid, docno, lines)
+    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line=lines, tag=name)
     object.__setattr__(run, "docno_hash", h)
     return run
 
@@ -758,7 +758,18 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     table = _table(data, path, 4, exact=True, what="qid iter docno grade", keep=(0, 2, 3))
     lines = table.lines
     grades = _parse_grades(table.strings(3), lines, path)
-    qid_a, docno_a = table.strings(0), table.strings(2)
+    return build_qrels(path, table.strings(0), table.strings(2), grades, lines)
+
+
+def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray, lines: np.ndarray) -> Qrels:
+    """:class:`Qrels` from parallel arrays (qid, docno: bytes; grades: int; lines: 1-based line
+    or row of each judgement, for messages). InputError for a docno judged twice for a topic."""
+    grades = np.maximum(np.asarray(grades, dtype=np.int64), -MAX_GRADE)
+    high = grades > MAX_GRADE
+    if high.any():
+        i = int(np.argmax(high))
+        raise InputError(path, int(lines[i]), f"grade {int(grades[i])} is out of range: grades above "
+                         f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)")
     order = np.lexsort((lines, docno_a, qid_a))
     qid_s, doc_s, grade_s, line_s = qid_a[order], docno_a[order], grades[order], lines[order]
     dup = (qid_s[1:] == qid_s[:-1]) & (doc_s[1:] == doc_s[:-1])
@@ -778,9 +789,9 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
         docnos[t] = doc_s[a:b]
         grade_map[t] = grade_s[a:b]
     return Qrels(
-        path=str(path),
+        path=None if path is None else str(path),
         topics=topics,
         docnos=docnos,
         grades=grade_map,
-        max_grade=int(max(0, grades.max())),
+        max_grade=int(max(0, grades.max(initial=0))),
     )

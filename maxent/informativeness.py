@@ -1,0 +1,454 @@
+"""How informative is a metric? The analysis of Yilmaz & Robertson (2010, s3) and Robertson,
+Kanoulas & Yilmaz (2010, s5) as a function that returns frames.
+
+For every (run, topic) and every metric: infer the maximum-entropy distribution of relevance
+from the metric's value alone (plus the list's count side information), reconstruct the
+precision-recall curve and predict P@10 (or any metric) from it, and score both against the
+truth. :func:`informativeness` returns the instance table (one row per run, topic, metric
+and threshold) and its summary in the layout of Yilmaz & Robertson (2010), Table 1:
+exactly the ``instances.csv`` and ``summary.csv`` that ``python -m analysis.maxent`` writes.
+
+The command line adds files, progress, parallel workers and resuming around the same
+functions (:func:`analyse_run` per run, then :func:`summarize`).
+"""
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from maxent.errors import ConvergenceWarning, ParameterError
+from maxent.metrics import Metric, parse_measure
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["informativeness", "Informativeness", "Settings", "analyse_run", "summarize", "prediction_table",
+           "at_threshold", "infer", "counts_text", "topic_lists", "pr_curves", "resolve_graded_pr", "graded_summary",
+           "topic_bootstrap_mean", "rms_by_metric", "per_run_prediction", "DEFAULT_METRICS", "ALL_PREDICT"]
+
+DEFAULT_METRICS = ("AP", "nDCG", "GAP")
+ALL_PREDICT = ("P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP")
+"""The measures ``predict="all"`` predicts from every inferred distribution."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Settings:
+    """What one informativeness analysis computes (every field a plain value, so that the
+    settings can be stamped beside resumable results)."""
+
+    metrics: tuple[str, ...]
+    thresholds: tuple[int, ...]
+    count: str
+    alignment: str
+    min_relevant: int
+    depth: int
+    predict: tuple[str, ...]
+    graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored (Robertson, Kanoulas & Yilmaz 2010, s3.2)
+    score_precision: str = "single"             # trec_eval 9.x (single) or 10.0 (double) ranking
+
+    def metric_objects(self) -> list[Metric]:
+        return [parse_measure(m) for m in self.metrics]
+
+
+def at_threshold(m: Metric, t: int) -> Metric:
+    """The binary metric at relevance threshold t (graded metrics unchanged)."""
+    return dataclasses.replace(m, rel=t) if "rel" in m.PARAMS else m
+
+
+def infer(metric: Metric, lists, settings: Settings):
+    """Solve the MaxEnt problems of one metric; yield (threshold, metric at it, result)."""
+    from maxent.solver import solve
+
+    if metric.GRADED:
+        res = solve(metric, metric.value(lists), lists, count=settings.count)
+        for t in settings.thresholds:
+            yield t, metric, res
+    else:
+        for t in settings.thresholds:
+            mt = at_threshold(metric, t)
+            yield t, mt, solve(mt, mt.value(lists), lists, count=settings.count)
+
+
+def counts_text(res, t: int) -> np.ndarray:
+    """The ``count`` column: the count constraints the solver used (``res.K``), as text: K at
+    the binary solve's threshold, or ``K_1;...;K_c`` for a graded solve."""
+    if np.ndim(res.p) == 2:
+        return res.K[:, 1].astype(np.int64).astype(str).astype(object)
+    return np.array([";".join(str(int(k)) for k in row[1:]) for row in res.K], dtype=object)
+
+
+def analyse_run(run, qrels, settings: Settings) -> "pd.DataFrame":
+    """All instances of one run: one row per (topic, metric, threshold)."""
+    import pandas as pd
+
+    from maxent.inference import pr_errors, threshold_probabilities
+    from maxent.ranked import rank_runs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs([run], qrels, depth=settings.depth, score_precision=settings.score_precision)
+    relret = {t: (lists.grades >= t).sum(axis=1) for t in settings.thresholds}
+    selected = np.logical_and.reduce([relret[t] >= settings.min_relevant for t in settings.thresholds])
+    targets = [parse_measure(x) for x in settings.predict]
+    frames = []
+    for metric in settings.metric_objects():
+        with warnings.catch_warnings():
+            # statuses are recorded per instance (and counted in the summary), not warned about
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            solved = list(infer(metric, lists, settings))
+        graded = _graded_pr_columns(_graded_solve(solved), lists, settings, selected)
+        for t, mt, res in solved:
+            q = threshold_probabilities(res.p, t)
+            err = pr_errors(q, lists, t, settings.alignment)
+            row = {
+                "run": lists.runs, "topic": lists.topics, "metric": str(metric), "threshold": t,
+                "value": mt.value(lists), "depth": lists.lengths,
+                "count": counts_text(res, t),
+                "status": res.status, "nit": res.nit, "entropy": res.entropy,
+                "residual": res.residual, "n_points": err.n_points, "rms": err.rms, "mae": err.mae,
+                "eligible": selected & (err.n_points > 0) & res.success,
+            }
+            for x in targets:
+                xt = at_threshold(x, t)
+                row[f"actual {x}"] = xt.value(lists)
+                if xt.GRADED and np.ndim(res.p) != 3:
+                    row[f"pred {x}"] = np.nan  # a binary solve says nothing about grades
+                else:
+                    row[f"pred {x}"] = xt.expectation(res.p if xt.GRADED else q, lists)
+            row.update(graded)
+            frames.append(pd.DataFrame(row))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _graded_solve(solved):
+    """The graded solve among one metric's results (None for binary solves)."""
+    res = solved[0][2] if solved else None
+    return res if res is not None and np.ndim(res.p) == 3 else None
+
+
+def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> dict:
+    """Graded PR curve errors (Robertson, Kanoulas & Yilmaz 2010, s3.2) of one metric's graded solve, when asked for.
+
+    The graded curve does not depend on the binary threshold: the same values go on every
+    threshold row of the metric. ``graded eligible``: selected by ``min_relevant``, solved,
+    and with a graded PR point. Binary solves carry no grade distribution: NaN, not eligible.
+    """
+    from maxent.inference import graded_pr_errors
+
+    if settings.graded_pr is None:
+        return {}
+    if res is None:
+        nan = np.full(len(lists), np.nan)
+        return {"graded n_points": np.zeros(len(lists), dtype=np.int64), "graded rms": nan, "graded mae": nan,
+                "graded eligible": np.zeros(len(lists), dtype=bool)}
+    err = graded_pr_errors(res.p, lists, settings.graded_pr, settings.alignment)
+    ok = res.success
+    return {"graded n_points": err.n_points, "graded rms": np.where(ok, err.rms, np.nan),
+            "graded mae": np.where(ok, err.mae, np.nan), "graded eligible": selected & ok & (err.n_points > 0)}
+
+
+def resolve_graded_pr(g, max_grade: int, name: str = "graded_pr") -> tuple[float, ...] | None:
+    """The g of the graded PR curve: None, ``'uniform'``, ``'g1,g2,..'`` or a sequence of
+    numbers (validated as GAP's g; ParameterError naming ``name`` otherwise)."""
+    if g is None:
+        return None
+    if isinstance(g, str) and g == "uniform":
+        c = max(max_grade, 1)
+        return tuple([1.0 / c] * c)
+    try:
+        values = tuple(float(x) for x in (g.split(",") if isinstance(g, str) else g))
+    except (TypeError, ValueError):
+        raise ParameterError(f"{name}: expected 'uniform' or numbers g1,g2,..., got {g!r}") from None
+    parse_measure("GAP(g=" + ",".join("%.12g" % x for x in values) + ")")      # same checks as GAP's g
+    return values
+
+
+def graded_summary(g: "pd.DataFrame", prefix: str) -> dict:
+    """Mean graded PR RMS / MAE over the graded-eligible rows of one (metric, threshold) group."""
+    e = g[g["graded eligible"].astype(bool)]
+    return {f"{prefix}RMS": e["graded rms"].mean(), f"{prefix}MAE": e["graded mae"].mean(),
+            "graded instances": len(e)}
+
+
+def _p10(settings: Settings) -> str:
+    return "P@10" if "P@10" in settings.predict else settings.predict[0]
+
+
+def summarize(inst: "pd.DataFrame", settings: Settings) -> "pd.DataFrame":
+    """Yilmaz & Robertson (2010), Table 1 layout: per metric and threshold, mean RMS / MAE of
+    the inferred PR curves, and P@10 prediction RMS per topic, RMS and Kendall tau of per-run
+    means; solver statuses counted."""
+    import pandas as pd
+
+    from maxent.inference import kendall_tau, rms
+    from maxent.solver import HAS_SOLUTION, Status
+
+    solved = {s.value for s in HAS_SOLUTION}
+    rows = []
+    p10 = _p10(settings)
+    for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
+        e = g[g["eligible"]]
+        runs = e.groupby("run")[[f"actual {p10}", f"pred {p10}"]].mean()
+        rows.append({
+            "metric": metric, "threshold": t, "instances": len(e),
+            "rms": e["rms"].mean(), "mae": e["mae"].mean(),
+            f"{p10} rms (topics)": rms(e[f"actual {p10}"], e[f"pred {p10}"]),
+            f"{p10} rms (runs)": rms(runs.iloc[:, 0], runs.iloc[:, 1]),
+            f"{p10} tau (runs)": kendall_tau(runs.iloc[:, 0], runs.iloc[:, 1]),
+            "solved": int(g["status"].isin(solved).sum()),
+            "undefined": int((g["status"] == Status.UNDEFINED.value).sum()),
+            "not solved": int((~g["status"].isin(solved | {Status.UNDEFINED.value})).sum()),
+            **(graded_summary(g, "graded PR ") if "graded rms" in g else {}),
+        })
+    return pd.DataFrame(rows)
+
+
+def prediction_table(inst: "pd.DataFrame", settings: Settings) -> "pd.DataFrame":
+    """RMS of predicting metric X (columns) from metric Y's value (rows), per threshold."""
+    import pandas as pd
+
+    from maxent.inference import rms
+
+    rows = []
+    for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
+        e = g[g["eligible"]]
+        row = {"from": metric, "threshold": t}
+        for x in settings.predict:
+            row[x] = rms(e[f"actual {x}"], e[f"pred {x}"])
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+# ------------------------------------------------------------------ curves of one list
+def topic_lists(qrels, run, topic, *, depth: int = 1000, score_precision: str = "single"):
+    """The one-list :class:`~maxent.RankedLists` of ``run`` on ``topic`` (InputError if the
+    run has no list for it)."""
+    from maxent.errors import InputError
+    from maxent.inputs import as_qrels, as_run
+    from maxent.ranked import rank_runs
+
+    qrels, run = as_qrels(qrels), as_run(run)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs([run], qrels, depth=depth, score_precision=score_precision)
+    rows = np.flatnonzero(lists.topics == str(topic))
+    if len(rows) == 0:
+        raise InputError(run.path, None, f"run {run.name!r} has no ranked list for topic {topic!r} in the qrels")
+    return lists.take(rows)
+
+
+def pr_curves(lists, metrics=DEFAULT_METRICS, *, threshold: int = 1, count: str = "retrieved",
+              graded=None) -> "pd.DataFrame":
+    """The actual precision-recall curve of one ranked list and the curves inferred from each
+    metric's value (expected precision and recall under the MaxEnt distribution).
+
+    ``lists`` holds one list (:func:`topic_lists`). With ``graded`` = g (threshold
+    probabilities, or ``"uniform"``), the graded PR curves of Robertson, Kanoulas & Yilmaz
+    (2010, s3.2) instead, inferred from the graded metrics only. Returns a long frame
+    ``run, topic, curve, recall, precision`` (``curve``: ``actual`` or ``inferred from M``).
+    """
+    import pandas as pd
+
+    from maxent.inference import (expected_pr_curve, graded_pr_points, inferred_graded_pr_curve,
+                                  real_pr_curve, threshold_probabilities)
+    from maxent.solver import solve
+
+    if len(lists) != 1:
+        raise ParameterError(f"lists: pr_curves draws one ranked list, got {len(lists)}")
+    run, topic, n = lists.runs[0], lists.topics[0], int(lists.lengths[0])
+    settings = Settings(_names(metrics, "metrics"), (int(threshold),), count, "recall", 0, lists.depth, ())
+    out = []
+    if graded is None:
+        rec, prec, valid = real_pr_curve(lists, threshold)
+        out.append(pd.DataFrame({"run": run, "topic": topic, "curve": "actual",
+                                 "recall": rec[0][valid[0]], "precision": prec[0][valid[0]]}))
+        for metric in settings.metric_objects():
+            for t, _, res in infer(metric, lists, settings):
+                q = threshold_probabilities(res.p, t)[:, :n]
+                erec, eprec = expected_pr_curve(q, lists.n_rel(t))
+                out.append(pd.DataFrame({"run": run, "topic": topic, "curve": f"inferred from {metric}",
+                                         "recall": erec[0], "precision": eprec[0]}))
+        return pd.concat(out, ignore_index=True)
+    g = resolve_graded_pr(graded, lists.levels - 1, "graded")
+    pts = graded_pr_points(lists, g)
+    k = pts.valid[0]
+    out.append(pd.DataFrame({"run": run, "topic": topic, "curve": "actual",
+                             "recall": pts.recall[0, k], "precision": pts.precision[0, k]}))
+    for metric in settings.metric_objects():
+        if not metric.GRADED:
+            continue
+        res = solve(metric, metric.value(lists), lists, count=count)
+        rec, prec = inferred_graded_pr_curve(res.p, pts.Z, g)
+        out.append(pd.DataFrame({"run": run, "topic": topic, "curve": f"inferred from {metric}",
+                                 "recall": rec[0, :n], "precision": prec[0, :n]}))
+    return pd.concat(out, ignore_index=True)
+
+
+# ------------------------------------------------------------------ uncertainty over topics
+def topic_bootstrap_mean(frame: "pd.DataFrame", value: str, by: Sequence[str], *, level: float = 0.95,
+                         n_boot: int = 1000, seed: int = 0) -> "pd.DataFrame":
+    """Mean of ``value`` per group of ``by`` with a percentile bootstrap interval over topics.
+
+    Topics are resampled with replacement (one draw of topics shared by every group, so the
+    intervals of two groups come from the same resamples); a group's statistic on a resample
+    is the mean of its rows on the drawn topics, each drawn topic weighted by how often it
+    was drawn. Returns ``by``, ``mean``, ``lo``, ``hi``, ``n`` (rows) and ``topics``.
+    """
+    import pandas as pd
+
+    if not 0 < level < 1:
+        raise ParameterError(f"level must be in (0, 1), got {level}")
+    if n_boot < 1:
+        raise ParameterError(f"n_boot must be >= 1, got {n_boot}")
+    by = list(by)
+    topics, t_index = np.unique(frame["topic"].astype(str).to_numpy(), return_inverse=True)
+    W = resample_counts(len(topics), n_boot, seed)
+    q = [(1 - level) / 2, (1 + level) / 2]
+    rows = []
+    values = frame[value].to_numpy(dtype=np.float64)
+    for key, idx in frame.groupby(by, sort=False).indices.items():
+        v, t = values[idx], t_index[idx]
+        ok = np.isfinite(v)
+        v, t = v[ok], t[ok]
+        sums = np.bincount(t, weights=v, minlength=len(topics))
+        counts = np.bincount(t, minlength=len(topics)).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            boot = (W @ sums) / (W @ counts)
+        boot = boot[np.isfinite(boot)]
+        lo, hi = np.quantile(boot, q) if len(boot) else (np.nan, np.nan)
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(by, key)), "mean": v.mean() if len(v) else np.nan, "lo": lo, "hi": hi,
+                     "n": len(v), "topics": int((counts > 0).sum())})
+    return pd.DataFrame(rows, columns=[*by, "mean", "lo", "hi", "n", "topics"])
+
+
+def resample_counts(n_topics: int, n_boot: int, seed: int = 0) -> np.ndarray:
+    """(n_boot, n_topics) float counts: how often each topic is drawn in each bootstrap
+    resample of ``n_topics`` topics with replacement (seeded)."""
+    if n_topics == 0:
+        return np.zeros((n_boot, 0))
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n_topics, np.full(n_topics, 1.0 / n_topics), size=n_boot).astype(np.float64)
+
+
+def rms_by_metric(inst: "pd.DataFrame", *, column: str = "rms", level: float = 0.95, n_boot: int = 1000,
+                  seed: int = 0) -> "pd.DataFrame":
+    """Mean PR-curve RMS (Yilmaz & Robertson 2010, Table 1) per metric and threshold over the
+    eligible instances, with its bootstrap interval over topics (:func:`topic_bootstrap_mean`)."""
+    return topic_bootstrap_mean(inst[inst["eligible"].astype(bool)], column, ["metric", "threshold"],
+                                level=level, n_boot=n_boot, seed=seed)
+
+
+def per_run_prediction(inst: "pd.DataFrame", target: str = "P@10", *, level: float = 0.95, n_boot: int = 1000,
+                       seed: int = 0) -> "pd.DataFrame":
+    """Per (metric, threshold, run): the actual and the predicted ``target`` averaged over the
+    run's eligible topics, each with its bootstrap interval over topics (``actual``,
+    ``actual lo``, ``actual hi``, ``pred``, ``pred lo``, ``pred hi``)."""
+    e = inst[inst["eligible"].astype(bool)]
+    keys = ["metric", "threshold", "run"]
+    a = topic_bootstrap_mean(e, f"actual {target}", keys, level=level, n_boot=n_boot, seed=seed)
+    p = topic_bootstrap_mean(e, f"pred {target}", keys, level=level, n_boot=n_boot, seed=seed)
+    a = a.rename(columns={"mean": "actual", "lo": "actual lo", "hi": "actual hi"})
+    p = p.rename(columns={"mean": "pred", "lo": "pred lo", "hi": "pred hi"})
+    return a.drop(columns=["n"]).merge(p.drop(columns=["topics"]), on=keys)
+
+
+# ------------------------------------------------------------------ the analysis as a function
+@dataclasses.dataclass(frozen=True)
+class Informativeness:
+    """What :func:`informativeness` returns (unpacks as ``instances, summary``)."""
+
+    instances: "pd.DataFrame"
+    summary: "pd.DataFrame"
+    settings: Settings
+
+    def __iter__(self):       # ``inst, summary = maxent.informativeness(...)``
+        return iter((self.instances, self.summary))
+
+    def predictions(self) -> "pd.DataFrame":
+        """RMS of predicting each ``predict`` measure from each metric, per threshold (the
+        command's ``informativeness.csv``, see :func:`prediction_table`)."""
+        return prediction_table(self.instances, self.settings)
+
+
+def _names(value, argument: str) -> tuple[str, ...]:
+    from maxent.inputs import as_measure
+
+    items = [value] if isinstance(value, (str, Metric)) or hasattr(value, "params") else list(value)
+    if not items:
+        raise ParameterError(f"{argument}: give at least one measure")
+    out = []
+    for m in items:
+        metric = parse_measure(as_measure(m)) if not isinstance(m, Metric) else m
+        if not metric.HAS_EXPECTATION:
+            raise ParameterError(f"{argument}: {metric} has no expectation under a relevance distribution")
+        out.append(str(metric))
+    return tuple(out)
+
+
+def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, count: str = "retrieved",
+                    alignment: str = "recall", min_relevant: int = 0, depth: int = 1000, predict="P@10",
+                    graded_pr=None, score_precision: str = "single") -> Informativeness:
+    """How informative is each metric? MaxEnt-infer relevance from each metric's value alone,
+    per (run, topic), and score the inferred PR curve and predicted metrics against the truth.
+
+    Parameters
+    ----------
+    qrels, runs : anything :func:`maxent.inputs.as_qrels` / :func:`maxent.inputs.as_runs`
+        reads: paths, :class:`~maxent.Qrels` / :class:`~maxent.Run`, PyTerrier or
+        ir_datasets frames, pytrec_eval dicts, a mapping ``{name: run}``.
+    metrics : the metrics inferred from (names, metric objects or ir_measures measures)
+    threshold : relevance threshold(s) >= 1 at which PR curves are scored (default: every
+        grade >= 1 of the qrels); binary metrics are solved at each
+    count : ``retrieved`` (K per grade: the number retrieved) or ``total`` (qrels totals
+        capped at the depth)
+    alignment : ``recall`` or ``rank``: how inferred and actual PR curves are compared
+    min_relevant : keep lists with at least this many relevant retrieved at every threshold
+        (the selection rule of Robertson, Kanoulas & Yilmaz 2010)
+    depth : documents per topic kept (trec_eval ``-M``)
+    predict : measures predicted from every inferred distribution, or ``"all"``
+    graded_pr : also score the graded PR curve (Robertson, Kanoulas & Yilmaz 2010, s3.2) with these
+        threshold probabilities: ``"uniform"`` or g_1..g_c
+    score_precision : ``single`` (trec_eval 9.x ranking) or ``double`` (trec_eval 10.0)
+
+    Returns
+    -------
+    Informativeness
+        ``instances`` (one row per run, topic, metric and threshold: value, solver status,
+        PR errors, actual and predicted measures, ``eligible``) and ``summary`` (one row
+        per metric and threshold), as ``python -m analysis.maxent`` writes them; unpacks as
+        ``instances, summary``. Runs are analysed in order of name, as the command does.
+        ``.predictions()`` gives the RMS of every ``predict`` measure from every metric.
+    """
+    import pandas as pd
+
+    from maxent.inputs import as_qrels, as_runs
+
+    qrels = as_qrels(qrels)
+    runs = sorted(as_runs(runs), key=lambda r: r.name)
+    if threshold is None:
+        thresholds = tuple(range(1, max(qrels.max_grade, 1) + 1))
+    else:
+        items = [threshold] if np.isscalar(threshold) else list(threshold)
+        if not items or not all(isinstance(t, (int, np.integer)) and not isinstance(t, bool) and t >= 1
+                                for t in items):
+            raise ParameterError(f"threshold: expected integers >= 1, got {threshold!r}")
+        thresholds = tuple(int(t) for t in items)
+    if count not in ("retrieved", "total"):
+        raise ParameterError(f"count: expected 'retrieved' or 'total', got {count!r}")
+    if alignment not in ("recall", "rank"):
+        raise ParameterError(f"alignment: expected 'recall' or 'rank', got {alignment!r}")
+    if not isinstance(min_relevant, (int, np.integer)) or min_relevant < 0:
+        raise ParameterError(f"min_relevant: expected an integer >= 0, got {min_relevant!r}")
+    if not isinstance(depth, (int, np.integer)) or depth < 1:
+        raise ParameterError(f"depth: expected an integer >= 1, got {depth!r}")
+    if score_precision not in ("single", "double"):
+        raise ParameterError(f"score_precision: expected 'single' or 'double', got {score_precision!r}")
+    settings = Settings(_names(metrics, "metrics"), thresholds, count, alignment, int(min_relevant), int(depth),
+                        _names(ALL_PREDICT if predict == "all" else predict, "predict"),
+                        resolve_graded_pr(graded_pr, qrels.max_grade), score_precision=score_precision)
+    inst = pd.concat([analyse_run(r, qrels, settings) for r in runs], ignore_index=True)
+    return Informativeness(inst, summarize(inst, settings), settings)

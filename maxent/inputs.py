@@ -1,0 +1,497 @@
+"""Qrels, runs and measures from wherever a user holds them.
+
+Every public entry point that takes qrels or runs (:func:`maxent.evaluate`,
+:func:`maxent.compare`, :func:`maxent.rank_runs`, :func:`maxent.informativeness`,
+:func:`maxent.gap_thresholds`) passes them through :func:`as_qrels` and :func:`as_runs`, so
+each accepts:
+
+* a path (a file, or for runs also a folder of run files);
+* our :class:`~maxent.trec.Qrels` / :class:`~maxent.trec.Run`;
+* a pandas frame with PyTerrier's column names (qrels ``qid, docno, label``; runs ``qid,
+  docno, score``, ``rank`` ignored) or ir_datasets' (qrels ``query_id, doc_id, relevance``;
+  runs ``query_id, doc_id, score``), detected by name;
+* a pytrec_eval dict (``{qid: {docno: grade}}``, ``{qid: {docno: score}}``);
+* a ranx ``Qrels`` / ``Run`` (anything with ``to_dict()``; a ranx run keeps its name).
+
+Several runs come as a list of these, a mapping ``{name: run}``, or one frame with a
+``name`` (PyTerrier's ``pt.Experiment``) or ``run`` column naming each row's run.
+
+In-memory identifiers are read as trec_eval reads them from text: a qid or docno is its
+text (an integer 7 is ``"7"``; leading zeros of a string are kept), compared byte-wise. A
+value that text cannot carry (a float such as ``7.0``, which its text would make ``"7.0"``;
+whitespace inside an identifier; an empty or missing value) is refused. Grades are read as
+trec_eval's ``atol`` reads the grade column: the integer part (1.7 is 1, -0.5 is 0); a
+missing or non-numeric grade is refused. Scores must be finite numbers; the ``rank``
+column is ignored, as trec_eval ignores it (documents are ranked by score, then docno).
+
+:func:`as_measure` maps ir_measures measure objects (``ir_measures.nDCG@10``,
+``AP(rel=2)``) to our metrics; names and our metric objects pass through.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Iterable
+
+import numpy as np
+
+from maxent.errors import InputError, MeasureNameError, ParameterError
+from maxent.trec import Qrels, Run, build_qrels, build_run, read_qrels, read_runs
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from maxent.metrics import Metric
+
+__all__ = ["as_qrels", "as_runs", "as_run", "as_measure", "qrels_frame", "run_frame",
+           "qrels_dict", "run_dict", "QRELS_COLUMNS", "RUN_COLUMNS", "RUN_NAME_COLUMNS"]
+
+QRELS_COLUMNS = {"PyTerrier": ("qid", "docno", "label"), "ir_datasets": ("query_id", "doc_id", "relevance")}
+"""Column names of a qrels frame (topic, document, grade), per convention."""
+RUN_COLUMNS = {"PyTerrier": ("qid", "docno", "score"), "ir_datasets": ("query_id", "doc_id", "score")}
+"""Column names of a run frame (topic, document, score), per convention."""
+RUN_NAME_COLUMNS = ("name", "run")
+"""Columns that name each row's run in a frame of several runs."""
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+def _is_frame(x) -> bool:
+    return hasattr(x, "columns") and hasattr(x, "iloc")
+
+
+def _ranx(x) -> bool:
+    """A ranx Qrels/Run (or anything else with ``to_dict``, not a mapping or frame)."""
+    return callable(getattr(x, "to_dict", None)) and not _is_frame(x) and not isinstance(x, Mapping)
+
+
+def _columns(frame, conventions: dict, what: str, where: str) -> tuple[str, str, str]:
+    """The (topic, document, value) columns of ``frame``, detected by name: exactly one
+    convention must match fully; otherwise InputError naming the columns found."""
+    cols = [str(c) for c in frame.columns]
+    full = [name for name, need in conventions.items() if all(c in cols for c in need)]
+    if len(full) == 1:
+        return conventions[full[0]]
+    expected = "; ".join(f"{name}: {', '.join(need)}" for name, need in conventions.items())
+    if len(full) > 1:
+        raise InputError(where, None, f"ambiguous {what} frame: it has the columns of both "
+                         f"conventions ({expected}); keep one set. Columns found: {', '.join(cols)}")
+    raise InputError(where, None, f"cannot read a {what} frame: expected the columns {expected}. "
+                     f"Columns found: {', '.join(cols) or 'none'}")
+
+
+def _ids(values, column: str, where: str) -> np.ndarray:
+    """Identifiers as bytes, as trec_eval reads them from text (see the module docstring)."""
+    from maxent.trec import LONG_TOKEN, compact_long
+
+    a = np.asarray(values)
+    if a.dtype.kind == "f":
+        raise InputError(where, None, f"column {column!r} holds floats (e.g. {_shown(a[0])!r}); identifiers are "
+                         "text: convert it to int or str (a float's text, e.g. '7.0', is not the id '7')")
+    if a.dtype.kind == "b":
+        raise InputError(where, None, f"column {column!r} holds booleans, not identifiers")
+    kind = {"i": "integer", "u": "integer", "U": "string", "S": "bytes"}.get(a.dtype.kind)
+    if kind is None:
+        import pandas as pd
+
+        kind = pd.api.types.infer_dtype(a, skipna=False)
+    if kind == "integer":
+        ids = a.astype(np.int64).astype(str).astype("S")
+    elif kind == "string":
+        u = a.astype("U")
+        try:
+            ids = u.astype("S")                         # ASCII (the common case): a cast
+        except UnicodeEncodeError:
+            ids = np.char.encode(u, "utf-8")
+        if not len(ids):
+            ids = np.zeros(0, "S1")
+    elif kind == "bytes":
+        ids = a.astype("S")
+    else:                       # mixed or other types: one by one, naming the first bad row
+        out = []
+        for i, v in enumerate(a.tolist()):
+            if isinstance(v, bytes):
+                out.append(v)
+            elif isinstance(v, str):
+                out.append(v.encode("utf-8"))
+            elif isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)):
+                out.append(str(int(v)).encode())
+            else:
+                raise InputError(where, i + 1, f"{column} {v!r} is not text or an integer")
+        ids = np.array(out, dtype=bytes) if out else np.zeros(0, "S1")
+    lengths = np.char.str_len(ids)
+    if len(ids) and lengths.max() > LONG_TOKEN:
+        ids = compact_long(ids.tolist())
+    bad = np.flatnonzero((lengths == 0) | _has_space(ids))
+    if len(bad):
+        i = int(bad[0])
+        raise InputError(where, i + 1, f"{column} {_shown(a[i])!r} cannot be a TREC identifier "
+                         "(empty or holding whitespace)")
+    return ids
+
+
+def _shown(v):
+    """A value as a message shows it (numpy scalars as the Python value)."""
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _has_space(ids: np.ndarray) -> np.ndarray:
+    if len(ids) == 0:
+        return np.zeros(0, dtype=bool)
+    u = ids.view(np.uint8).reshape(len(ids), -1)
+    return ((u == 32) | ((u >= 9) & (u <= 13))).any(axis=1)
+
+
+def _grades(values, column: str, where: str) -> np.ndarray:
+    """Grades as trec_eval's ``atol`` reads them: the integer part (truncated towards 0)."""
+    a = np.asarray(values)
+    if a.dtype.kind in "iub":
+        return a.astype(np.int64)
+    try:
+        f = a.astype(np.float64)
+    except (TypeError, ValueError):
+        for i, v in enumerate(a.tolist()):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise InputError(where, i + 1, f"{column} {v!r} is not a number") from None
+        raise
+    bad = ~np.isfinite(f)
+    if bad.any():
+        i = int(np.argmax(bad))
+        raise InputError(where, i + 1, f"{column} {_shown(a[i])!r} is not a finite number")
+    return np.trunc(f).astype(np.int64)
+
+
+def _scores(values, where: str) -> np.ndarray:
+    a = np.asarray(values)
+    try:
+        s = a.astype(np.float64)
+    except (TypeError, ValueError):
+        for i, v in enumerate(a.tolist()):
+            try:
+                float(v)
+            except (TypeError, ValueError):
+                raise InputError(where, i + 1, f"score {v!r} is not a number") from None
+        raise
+    return s
+
+
+def _flatten_dict(d: Mapping, what: str, where: str):
+    """``{qid: {docno: value}}`` -> (qids, docnos, values) lists."""
+    qid, docno, value = [], [], []
+    for q, docs in d.items():
+        if not isinstance(docs, Mapping):
+            raise InputError(where, None, f"a pytrec_eval {what} dict maps each qid to a dict "
+                             f"{{docno: value}}; qid {q!r} maps to {type(docs).__name__}")
+        qid.extend([q] * len(docs))
+        docno.extend(docs.keys())
+        value.extend(docs.values())
+    return qid, docno, value
+
+
+# ---------------------------------------------------------------------------------- qrels
+def as_qrels(qrels) -> Qrels:
+    """Qrels from a path, a :class:`Qrels`, a frame, a pytrec_eval dict or a ranx Qrels.
+
+    Raises
+    ------
+    InputError
+        an unreadable file; a frame without (or with both sets of) the expected columns,
+        naming the columns found; a bad identifier or grade, naming its row; a docno
+        judged twice for one topic.
+    """
+    if isinstance(qrels, Qrels):
+        return qrels
+    if _is_path(qrels):
+        return read_qrels(qrels)
+    if _ranx(qrels):
+        qrels = qrels.to_dict()
+    if _is_frame(qrels):
+        where = "<qrels frame>"
+        q, d, g = _columns(qrels, QRELS_COLUMNS, "qrels", where)
+        return build_qrels(where, _ids(qrels[q].to_numpy(), q, where), _ids(qrels[d].to_numpy(), d, where),
+                           _grades(qrels[g].to_numpy(), g, where), np.arange(1, len(qrels) + 1))
+    if isinstance(qrels, Mapping):
+        where = "<qrels dict>"
+        q, d, g = _flatten_dict(qrels, "qrels", where)
+        if not q:
+            raise InputError(where, None, "the qrels dict holds no judgement")
+        return build_qrels(where, _ids(q, "qid", where), _ids(d, "docno", where),
+                           _grades(g, "grade", where), np.arange(1, len(q) + 1))
+    raise InputError(None, None, f"qrels: expected a path, a Qrels, a pandas frame or a pytrec_eval "
+                     f"dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}")
+
+
+# ---------------------------------------------------------------------------------- runs
+def as_run(run, name: str | None = None) -> Run:
+    """One run from a :class:`Run`, a file path, a frame, a pytrec_eval dict or a ranx Run.
+
+    ``name`` names an in-memory run (default: a ranx run's name, a frame's one value in its
+    ``name``/``run`` column, else ``"run"``); a file's run is named after the file unless
+    ``name`` is given. A frame holding several runs is an error here (see :func:`as_runs`).
+    """
+    if isinstance(run, Run):
+        return run
+    if _is_path(run):
+        from maxent.trec import read_run
+
+        return read_run(run, name)
+    if _ranx(run):
+        name = name or getattr(run, "name", None) or "run"
+        run = run.to_dict()
+    if _is_frame(run):
+        for col in RUN_NAME_COLUMNS:
+            if col in run.columns:
+                names = list(dict.fromkeys(run[col].astype(str)))
+                if len(names) > 1:
+                    raise InputError(f"<run {name or names[0]}>", None, f"the frame holds {len(names)} runs "
+                                     f"(column {col!r}: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}); "
+                                     "give one run, or pass the frame where several runs are taken")
+                name = name or (names[0] if names else None)
+    name = "run" if name is None else str(name)
+    where = f"<run {name}>"
+    if _is_frame(run):
+        q, d, _ = _columns(run, RUN_COLUMNS, "run", where)
+        qid, docno, score = run[q].to_numpy(), run[d].to_numpy(), run["score"].to_numpy()
+    elif isinstance(run, Mapping):
+        qid, docno, score = _flatten_dict(run, "run", where)
+    else:
+        raise InputError(None, None, f"run {name!r}: expected a path, a Run, a pandas frame or a "
+                         f"pytrec_eval dict {{qid: {{docno: score}}}}, got {type(run).__name__}")
+    if len(score) == 0:
+        raise InputError(where, None, f"run {name!r} is empty")
+    return build_run(name, _ids(qid, "qid", where), _ids(docno, "docno", where), _scores(score, where))
+
+
+def _is_run_dict(d: Mapping) -> bool:
+    """A pytrec_eval run ``{qid: {docno: score}}`` rather than a mapping of named runs."""
+    first = next(iter(d.values()), None)
+    if not isinstance(first, Mapping):
+        return False
+    inner = next(iter(first.values()), None)
+    return inner is None or isinstance(inner, (int, float, np.number)) and not isinstance(inner, bool)
+
+
+def as_runs(runs) -> list[Run]:
+    """Runs from any of :func:`as_run`'s forms, a folder of run files, a list of them, a
+    mapping ``{name: run}``, or one frame with a ``name``/``run`` column.
+
+    The order is kept (a folder's files sorted by name; a frame's runs in order of first
+    appearance). Run names must be unique.
+
+    Raises
+    ------
+    InputError
+        no run, a run name given twice, or any problem of :func:`as_run`.
+    """
+    out: list[Run] = []
+    if isinstance(runs, Run) or _ranx(runs):
+        out = [as_run(runs)]
+    elif _is_path(runs):
+        out = read_runs(runs)
+    elif _is_frame(runs):
+        out = _frame_runs(runs)
+    elif isinstance(runs, Mapping):
+        if _is_run_dict(runs):
+            out = [as_run(runs)]
+        else:
+            out = [as_run(r, name=str(k)) for k, r in runs.items()]
+    elif isinstance(runs, Iterable):
+        items = list(runs)
+        # frames and dicts carry no name: "run", or run_1, run_2, .. when several are listed
+        unnamed = [r for r in items if (_is_frame(r) and not any(c in r.columns for c in RUN_NAME_COLUMNS))
+                   or isinstance(r, Mapping)]
+        k = 0
+        for r in items:
+            if _is_path(r):
+                out.extend(read_runs(r))
+            elif _is_frame(r) and any(c in r.columns for c in RUN_NAME_COLUMNS):
+                out.extend(_frame_runs(r))
+            elif any(r is u for u in unnamed):
+                k += 1
+                out.append(as_run(r, name=None if len(unnamed) == 1 else f"run_{k}"))
+            else:
+                out.append(as_run(r))
+    else:
+        raise InputError(None, None, f"runs: expected paths, runs, a mapping of name to run or a frame, "
+                         f"got {type(runs).__name__}")
+    if not out:
+        raise InputError(None, None, "no run given")
+    seen: dict[str, int] = {}
+    for r in out:
+        if r.name in seen:
+            raise InputError(r.path, None, f"run name {r.name!r} given twice; run names must be unique")
+        seen[r.name] = 1
+    return out
+
+
+def _frame_runs(frame) -> list[Run]:
+    """One run per value of the ``name``/``run`` column, or the whole frame as one run."""
+    named = [c for c in RUN_NAME_COLUMNS if c in frame.columns]
+    if not named:
+        return [as_run(frame)]
+    if len(named) > 1:
+        raise InputError("<runs frame>", None, "ambiguous runs frame: both a 'name' and a 'run' column; "
+                         f"keep the one naming the runs. Columns found: {', '.join(map(str, frame.columns))}")
+    col = named[0]
+    labels = frame[col]
+    if labels.isna().any():
+        i = int(np.argmax(labels.isna().to_numpy()))
+        raise InputError("<runs frame>", i + 1, f"column {col!r} has no run name")
+    return [as_run(g.drop(columns=[col]), name=str(k)) for k, g in frame.groupby(col, sort=False)]
+
+
+# ------------------------------------------------------------------- back to frames and dicts
+def _text(a: np.ndarray) -> np.ndarray:
+    """Identifiers (bytes) as text; a long token's surrogate shows its prefix and ``...``."""
+    from maxent.trec import _SURROGATE_WIDTH, shown
+
+    if len(a) == 0:
+        return np.zeros(0, dtype=object)
+    try:
+        out = a.astype("U").astype(object)             # ASCII (the common case): a cast
+    except UnicodeDecodeError:
+        out = np.char.decode(a, "utf-8", "replace").astype(object)
+    for i in np.flatnonzero(np.char.str_len(a) == _SURROGATE_WIDTH):
+        out[i] = shown(a[i])
+    return out
+
+
+def qrels_frame(qrels, convention: str = "PyTerrier") -> "pd.DataFrame":
+    """The qrels as a frame with ``convention``'s column names (``PyTerrier`` or ``ir_datasets``)."""
+    import pandas as pd
+
+    q = as_qrels(qrels)
+    cols = _convention(QRELS_COLUMNS, convention)
+    sizes = [len(q.docnos[t]) for t in q.topics]
+    docno = np.concatenate([q.docnos[t] for t in q.topics]) if q.topics else np.zeros(0, "S1")
+    grade = np.concatenate([q.grades[t] for t in q.topics]) if q.topics else np.zeros(0, np.int64)
+    return pd.DataFrame({cols[0]: np.repeat(np.array(q.topics, dtype=object), sizes),
+                         cols[1]: _text(docno), cols[2]: grade})
+
+
+def run_frame(runs, convention: str = "PyTerrier") -> "pd.DataFrame":
+    """Runs as one frame: ``name`` (the run), topic, document and score columns with
+    ``convention``'s names, and PyTerrier's ``rank`` (0-based, trec_eval's order: score
+    descending, then docno descending)."""
+    import pandas as pd
+
+    cols = _convention(RUN_COLUMNS, convention)
+    parts = []
+    for r in as_runs(runs):
+        order = np.lexsort((r.docno, r.score, r.qid))[::-1]          # score, docno descending
+        qid = r.qid[order]
+        first = np.concatenate(([True], qid[1:] != qid[:-1]))
+        start = np.maximum.accumulate(np.where(first, np.arange(len(qid)), 0))
+        frame = pd.DataFrame({"name": r.name, cols[0]: _text(qid), cols[1]: _text(r.docno[order]),
+                              "score": r.score[order], "rank": np.arange(len(qid)) - start})
+        parts.append(frame.iloc[::-1].sort_values([cols[0], "rank"], kind="stable"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def qrels_dict(qrels) -> dict[str, dict[str, int]]:
+    """The qrels as pytrec_eval's ``{qid: {docno: grade}}``."""
+    q = as_qrels(qrels)
+    return {t: dict(zip(_text(q.docnos[t]), q.grades[t].tolist())) for t in q.topics}
+
+
+def run_dict(run) -> dict[str, dict[str, float]]:
+    """One run as pytrec_eval's ``{qid: {docno: score}}``."""
+    r = as_run(run)
+    out: dict[str, dict[str, float]] = {}
+    for q, d, s in zip(_text(r.qid), _text(r.docno), r.score.tolist()):
+        out.setdefault(q, {})[d] = s
+    return out
+
+
+def _convention(table: dict, convention: str) -> tuple:
+    if convention not in table:
+        from maxent.errors import ParameterError
+
+        raise ParameterError(f"convention must be one of {', '.join(table)}, got {convention!r}")
+    return table[convention]
+
+
+# ---------------------------------------------------------------------------------- measures
+# ir_measures measure name -> (our name, {their parameter: our parameter})
+_IRM = {
+    "AP": ("AP", {"cutoff": "cutoff", "rel": "rel"}),
+    "P": ("P", {"cutoff": "cutoff", "rel": "rel"}),
+    "R": ("R", {"cutoff": "cutoff", "rel": "rel"}),
+    "RR": ("RR", {"cutoff": "cutoff", "rel": "rel"}),
+    "Rprec": ("R-prec", {"rel": "rel"}),
+    "Success": ("Success", {"cutoff": "cutoff", "rel": "rel"}),
+    "Bpref": ("Bpref", {"rel": "rel"}),
+    "SetP": ("SetP", {"rel": "rel"}),
+    "SetR": ("SetR", {"rel": "rel"}),
+    "NumRel": ("NumRel", {"rel": "rel"}),
+    "IPrec": ("IPrec", {"recall": "cutoff", "rel": "rel"}),
+    "nDCG": ("nDCG", {"cutoff": "cutoff"}),
+    "ERR": ("ERR", {"cutoff": "cutoff"}),
+    "RBP": ("RBP", {"cutoff": "cutoff", "p": "p", "rel": "rel"}),
+    "NumRet": ("NumRet", {}),
+}
+IR_MEASURES_NAMES = tuple(_IRM)
+"""ir_measures measures with an equivalent here (:func:`as_measure`)."""
+
+
+def as_measure(measure) -> "Metric | str":
+    """A metric from an ir_measures measure object; names and metric objects pass through.
+
+    ir_measures' parameters map to ours: ``IPrec@r`` is ``IPrec@r``; ``nDCG(dcg='exp-log2')``
+    is ``nDCG(gain=exp)`` and ``nDCG(gains={0: 0, 1: 1, 2: 3})`` a gain map;
+    ``NumRet(rel=r)`` is ``NumRelRet(rel=r)``; ``ERR@k`` is gdeval's (which ir_measures runs):
+    exponential gains over a fixed top grade 4, ``ERR(max_grade=4)@k``. ``judged_only=True``,
+    ``SetP(relative=True)``, RBP without ``rel`` and measures with no equivalent raise
+    :class:`~maxent.errors.MeasureNameError`.
+    """
+    from maxent.metrics import Metric
+
+    if isinstance(measure, (str, Metric)):
+        return measure
+    name = getattr(measure, "NAME", None)
+    params = getattr(measure, "params", None)
+    if name is None or not isinstance(params, dict):
+        raise MeasureNameError(f"measure {measure!r}: expected a name, a metric or an ir_measures measure")
+    if name not in _IRM:
+        raise MeasureNameError(f"ir_measures measure {measure} has no equivalent here; measures mapped: "
+                               + ", ".join(IR_MEASURES_NAMES))
+    ours, rename = _IRM[name]
+    kwargs: dict[str, Any] = {}
+    for k, v in params.items():
+        if k == "judged_only":
+            if v:
+                raise MeasureNameError(f"{measure}: judged_only=True is not supported (unjudged documents "
+                                       "count as non-relevant, as trec_eval without -J)")
+        elif k == "relative" and name == "SetP":
+            if v:
+                raise MeasureNameError(f"{measure}: SetP(relative=True) is not supported")
+        elif name == "nDCG" and k == "dcg":
+            if v == "exp-log2":
+                kwargs["gain"] = "exp"
+            elif v != "log2":
+                raise MeasureNameError(f"{measure}: dcg={v!r} is not supported (log2 or exp-log2)")
+        elif name == "nDCG" and k == "gains":
+            kwargs["gain"] = tuple(sorted((int(a), float(b)) for a, b in dict(v).items()))
+        elif name == "NumRet" and k == "rel":
+            ours, kwargs["rel"] = "NumRelRet", int(v)
+        elif k in rename:
+            kwargs[rename[k]] = v
+        else:
+            raise MeasureNameError(f"{measure}: parameter {k!r} has no equivalent here")
+    if name == "RBP" and "rel" not in params:
+        raise MeasureNameError(f"{measure}: graded RBP (no rel) has no fixed gain scale in ir_measures; "
+                               "give rel, e.g. RBP(rel=1), or use our RBP(gain=...)")
+    if name == "ERR":
+        kwargs["max_grade"] = 4   # gdeval's ERR, which ir_measures runs: r = (2^g - 1) / 2^4
+    if name == "nDCG" and isinstance(kwargs.get("gain"), tuple) and "exp" in str(params.get("dcg", "")):
+        raise MeasureNameError(f"{measure}: dcg='exp-log2' with a gains map is ambiguous")
+    from maxent.metrics.names import aliases
+
+    try:
+        return aliases()[ours](**kwargs)
+    except ParameterError as e:
+        raise MeasureNameError(f"{measure}: {e}") from None
