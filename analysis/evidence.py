@@ -90,6 +90,14 @@ def _maxent_jobs() -> list[Job]:
         jobs.append(Job("maxent/protocol", d, (*_data(d), "--threshold", thr, "--depth", "1000",
                                                "--metrics", "AP,nDCG,nDCG(gain=exp)",
                                                "--count-constraint", "total"), files, module="maxent"))
+    # One factor at a time on the same lists: exponential gains with the default (retrieved)
+    # counts, and rank-aligned PR errors (how tied recall levels are scored).
+    for d in COLLECTIONS:
+        thr = "2" if d == "trec_dl19_passage" else "1"
+        jobs.append(Job("maxent/exp_gain", d, (*_data(d), "--threshold", thr, "--depth", "1000",
+                                               "--metrics", "nDCG(gain=exp)"), files, module="maxent"))
+        jobs.append(Job("maxent/rank_aligned", d, (*_data(d), "--threshold", thr, "--depth", "1000",
+                                                   "--alignment", "rank"), files, module="maxent"))
     return jobs
 
 
