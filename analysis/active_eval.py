@@ -293,11 +293,12 @@ def _plot_costs(df, path):
 
 
 # --- main --------------------------------------------------------------------------------
-def _summary(errors, selection, update):
+def _summary(errors, selection, update, pool_queries: int):
     """Per experiment, metric and budget: each method's RMSE and the share of passive's labelling
     effort it saves at equal error, read off passive's error curve (``effort_saved``), with a
     95% interval from the Monte-Carlo standard errors; ``*_side`` is ">" when the share is a
-    lower bound (passive does not reach that error within the largest budget), "<" an upper one."""
+    lower bound (passive does not reach that error within the largest budget), "<" an upper one.
+    ``queries_*`` is the mean number of distinct queries a method labelled, of ``pool_queries``."""
     import pandas as pd
 
     from maxent.active import effort_saved, effort_saved_interval
@@ -311,7 +312,8 @@ def _summary(errors, selection, update):
             by = {m: x.sort_values("budget").reset_index(drop=True) for m, x in g.groupby("method", sort=False)}
             p = by["passive"]
             budgets = p["budget"].to_numpy()
-            part = pd.DataFrame(dict(experiment=name, metric=metric, budget=budgets,
+            part = pd.DataFrame(dict(experiment=name, metric=metric, budget=budgets, pool_queries=pool_queries,
+                                     queries_active=by["active"]["queries"], queries_passive=p["queries"],
                                      rmse_active=by["active"]["rmse"], rmse_passive=p["rmse"]))
             for method in ("active", "active_uniD", "active_uniC"):
                 a = by[method]
@@ -428,7 +430,7 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
     if "update" in frames:
         _plot_curves(frames["update"], "ranker", "rmse", "rmse_se", "RMSE of the difference",
                      f"index update, {args.update_fraction:.0%} of each list removed ({CITE}, Fig. 4)", out / "update.png")
-    summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"))
+    summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"), pool.n_queries)
     if len(summary):
         _cli.atomic_write_csv(out / "summary.csv", summary)
         _plot_saved(summary, out / "saved.png")

@@ -51,7 +51,10 @@ def test_outputs_have_the_promised_columns(small_run):
     for name in ("errors", "selection", "update", "sampling", "costs", "saved"):
         assert (small_run / f"{name}.png").exists()
     summary = pd.read_csv(small_run / "summary.csv", keep_default_na=False)
-    assert {"passive_budget", "saved", "saved_side", "saved_lo", "saved_hi"} <= set(summary.columns)
+    assert {"passive_budget", "saved", "saved_side", "saved_lo", "saved_hi", "pool_queries", "queries_active",
+            "queries_passive"} <= set(summary.columns)
+    assert (summary["pool_queries"] == 30).all()           # the bundled sample's topics
+    assert (summary["queries_passive"] <= 30).all()
     assert set(summary["saved_side"]) <= {"", "<", ">"}
     ok = summary["saved_side"] == ""
     saved = summary["saved"].astype(float)

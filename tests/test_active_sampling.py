@@ -141,6 +141,9 @@ def test_passive_budget_bounds_and_curve_that_does_not_follow_a_power_law():
     assert side == "" and got == pytest.approx(2.0 * 2.0 ** w)
     # a noisy rise is flattened to the running minimum before reading the curve
     assert passive_budget(budgets, [1.0, 0.5, 0.6], 0.5) == (2.0, "")
+    # a budget that labels the whole pool has error 0 (up to rounding): read linearly
+    got, side = passive_budget([1.0, 2.0, 4.0], [1.0, 0.5, 1e-16], 0.125)
+    assert side == "" and got == pytest.approx(2.0 + 0.75 * 2.0)
     saved, _, sides = effort_saved(budgets, [0.9, 0.45, 0.3], rmse)
     assert sides == ["", "", ">"]
     assert saved[2] == pytest.approx(0.0)      # bound: 1 - 4/4, active saves at least that

@@ -218,12 +218,17 @@ def sampling_table(metric, pool: Pool, P_model, ranker, other=None, *, mix: floa
     return pd.DataFrame(out)
 
 
+_EXACT = 1e-9
+"""An RMSE below this share of the first budget's is rounding error: the pool was labelled whole."""
+
+
 def passive_budget(budgets, passive_rmse, target: float) -> tuple[float, str]:
     """The budget passive sampling needs to reach the error ``target``, read off its error curve.
 
     ``passive_rmse`` is passive's RMSE at ``budgets`` (ascending). The curve is made
     non-increasing (its running minimum: more labels never make the best achievable error
-    worse) and log RMSE is interpolated linearly in log budget. Returns ``(budget, side)``:
+    worse) and log RMSE is interpolated linearly in log budget (linearly in RMSE on a step that
+    ends at error 0, where the budget labels the whole pool). Returns ``(budget, side)``:
     ``side`` is ``""`` for an interpolated budget, ``">"`` when passive does not reach
     ``target`` within the largest budget (the budget returned is that largest one, a lower
     bound), ``"<"`` when passive is already below ``target`` at the smallest budget (an upper
@@ -240,10 +245,13 @@ def passive_budget(budgets, passive_rmse, target: float) -> tuple[float, str]:
     if target < r[-1]:
         return float(b[-1]), ">"
     i = int(np.argmax(r <= target))          # first budget at which passive is at or below target
-    lr0, lr1 = np.log(r[i - 1]), np.log(r[i])
-    if lr1 == lr0:
+    if r[i] == r[i - 1]:
         return float(b[i]), ""
-    w = (np.log(target) - lr0) / (lr1 - lr0)
+    if r[i] <= _EXACT * r[0]:
+        # error 0 up to rounding: the budget labels the whole pool. No power law reaches 0, so
+        # the last step is read linearly.
+        return float(b[i - 1] + (r[i - 1] - target) / (r[i - 1] - r[i]) * (b[i] - b[i - 1])), ""
+    w = (np.log(target) - np.log(r[i - 1])) / (np.log(r[i]) - np.log(r[i - 1]))
     return float(np.exp(np.log(b[i - 1]) + w * (np.log(b[i]) - np.log(b[i - 1])))), ""
 
 
