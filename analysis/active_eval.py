@@ -298,7 +298,9 @@ def _summary(errors, selection, update, pool_queries: int):
     effort it saves at equal error, read off passive's error curve (``effort_saved``), with a
     95% interval from the Monte-Carlo standard errors; ``*_side`` is ">" when the share is a
     lower bound (passive does not reach that error within the largest budget), "<" an upper one.
-    ``queries_*`` is the mean number of distinct queries a method labelled, of ``pool_queries``."""
+    ``queries_*`` is the mean number of distinct queries a method labelled, of ``pool_queries``.
+    Costs are scaled to mean 1, so a budget of ``pool_queries`` labels the whole pool: passive's
+    error is 0 there (``whole``), and larger budgets have nothing to save."""
     import pandas as pd
 
     from maxent.active import effort_saved, effort_saved_interval
@@ -317,13 +319,14 @@ def _summary(errors, selection, update, pool_queries: int):
                                      rmse_active=by["active"]["rmse"], rmse_passive=p["rmse"]))
             for method in ("active", "active_uniD", "active_uniC"):
                 a = by[method]
-                saved, bp, side = effort_saved(budgets, a["rmse"], p["rmse"])
+                saved, bp, side = effort_saved(budgets, a["rmse"], p["rmse"], whole=pool_queries)
                 suffix = "" if method == "active" else method[len("active"):]
                 part[f"passive_budget{suffix}"] = bp
                 part[f"saved{suffix}"] = saved
                 part[f"saved{suffix}_side"] = side
                 if method == "active":
-                    lo, hi = effort_saved_interval(budgets, a["rmse"], a["rmse_se"], p["rmse"], p["rmse_se"])
+                    lo, hi = effort_saved_interval(budgets, a["rmse"], a["rmse_se"], p["rmse"], p["rmse_se"],
+                                                   whole=pool_queries)
                     part["saved_lo"], part["saved_hi"] = lo, hi
             if "wrong_rate" in g:
                 part["wrong_active"] = by["active"]["wrong_rate"].to_numpy()

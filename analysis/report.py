@@ -30,7 +30,7 @@ ORDER = tuple(NAMES)
 _MARK = re.compile(r"<!--\s*(/?)report:([A-Za-z0-9_-]+)\s*-->")
 
 
-# ------------------------------------------------------------------ helpers
+# ------------------------------------------------------------------ formatting
 def _read(results: Path, *parts: str, **kw) -> pd.DataFrame:
     path = results.joinpath(*parts)
     if not path.exists():
@@ -194,6 +194,8 @@ ACTIVE_BUDGETS = {"trec_runs": (5, 10, 20), "robust03": (10, 20, 40), "trec_dl19
 
 
 def _saved(r) -> str:
+    if pd.isna(r["saved"]):
+        return "whole pool labelled"
     if r["saved_side"] == ">":
         return f">= {100 * r['saved']:+.0f}%"
     if r["saved_side"] == "<":
@@ -216,6 +218,25 @@ def active(results: Path) -> str:
     return _md(["collection", "experiment", "metric", "budget: effort saved [95% interval]"], rows)
 
 
+def active_pool(results: Path) -> str:
+    """How much of the pool each budget labels: distinct queries judged (mean over repetitions)."""
+    rows = []
+    for d in ACTIVE_SETS:
+        path = results / "active_eval" / d / "summary.csv"
+        if not path.exists():
+            continue
+        s = _read(results, "active_eval", d, "summary.csv")
+        for exp, metric in (("errors", s["metric"].iloc[0]), ("selection", s["metric"].iloc[0])):
+            g = s[(s["experiment"] == exp) & (s["metric"] == metric) & s["budget"].isin(ACTIVE_BUDGETS[d])]
+            n = int(g["pool_queries"].iloc[0])
+            cells = [f"{b:g}: {r['queries_passive']:.1f} ({r['queries_passive'] / n:.0%}) / "
+                     f"{r['queries_active']:.1f} ({r['queries_active'] / n:.0%})"
+                     for b, r in zip(g["budget"], g.to_dict("records"))]
+            rows.append([NAMES[d], n, exp, metric, "; ".join(cells)])
+    return _md(["collection", "pool queries", "experiment", "metric",
+                "budget: distinct queries labelled, passive / active (share of the pool)"], rows)
+
+
 def evidence(results: Path) -> str:
     """Every evidence folder with the command that made it and its wall time."""
     import json
@@ -231,7 +252,7 @@ def evidence(results: Path) -> str:
 TABLES: dict[str, Callable[[Path], str]] = {
     "headline": headline, "table1": table1, "paired_pr": paired_pr, "paired_p10": paired_p10,
     "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
-    "discriminative": discriminative, "active": active, "evidence": evidence,
+    "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
 }
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 

@@ -161,3 +161,18 @@ def test_effort_saved_interval_covers_the_point_and_shrinks_with_the_noise():
     assert np.all(lo[inner] < saved[inner]) and np.all(saved[inner] < hi[inner])
     lo2, hi2 = effort_saved_interval(budgets, active, 0.001 * active, passive, 0.001 * passive)
     assert np.all(hi2[inner] - lo2[inner] < 0.5 * (hi[inner] - lo[inner]))
+
+
+def test_the_whole_pool_is_a_point_of_passives_curve():
+    # pool of 10 queries (costs of mean 1): at budget 10 every query is labelled, error 0
+    budgets = np.array([2.0, 4.0, 8.0, 16.0])
+    passive = np.array([1.0, 0.6, 0.2, 0.0])
+    active = np.array([0.9, 0.5, 0.1, 0.0])
+    saved, bp, side = effort_saved(budgets, active, passive, whole=10.0)
+    # budget 8: active's 0.1 is reached on the step (8, 0.2) -> (10, 0), linearly: 9
+    assert bp[2] == pytest.approx(9.0) and saved[2] == pytest.approx(1 - 8 / 9)
+    assert np.isnan(saved[3])                  # beyond the whole pool: nothing to save
+    # without it, the step to the run budget 16 would be read instead (a larger passive budget)
+    assert effort_saved(budgets, active, passive)[1][2] == pytest.approx(12.0)
+    lo, hi = effort_saved_interval(budgets, active, 0.01 * active, passive, 0.01 * passive, whole=10.0)
+    assert np.isnan(lo[3]) and np.isnan(hi[3]) and lo[2] <= saved[2] <= hi[2]

@@ -255,24 +255,36 @@ def passive_budget(budgets, passive_rmse, target: float) -> tuple[float, str]:
     return float(np.exp(np.log(b[i - 1]) + w * (np.log(b[i]) - np.log(b[i - 1])))), ""
 
 
-def effort_saved(budgets, active_rmse, passive_rmse) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def effort_saved(budgets, active_rmse, passive_rmse, *, whole: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Per budget b: the share of passive's labelling effort active saves at equal error,
     ``1 - b / b_passive``, where b_passive is the budget at which passive's error curve reaches
     active's error at b (:func:`passive_budget`, interpolated; Sawade et al. (2013) compare
     methods by reading their error curves the same way).
+
+    ``whole`` is the cost of the whole pool: at that budget every query is labelled and both
+    errors are exactly 0, a point of passive's curve whether or not it was run. Passive's curve
+    then ends there, and budgets at or beyond it have nothing to save (nan).
 
     Returns ``(saved, b_passive, side)``; ``side[i]`` is ``">"`` when saved is a lower bound
     (passive needs more than the largest budget), ``"<"`` when it is an upper bound, else ``""``.
     Negative values mean passive reaches active's error with fewer labels.
     """
     b = np.asarray(budgets, dtype=float)
-    found = [passive_budget(b, passive_rmse, t) for t in np.asarray(active_rmse, dtype=float)]
+    pb, pr = b, np.asarray(passive_rmse, dtype=float)
+    if whole is not None:
+        keep = pb < whole
+        pb, pr = np.append(pb[keep], whole), np.append(pr[keep], 0.0)
+    found = [passive_budget(pb, pr, t) for t in np.asarray(active_rmse, dtype=float)]
     bp = np.array([f[0] for f in found])
-    return 1.0 - b / bp, bp, [f[1] for f in found]
+    saved = 1.0 - b / bp
+    if whole is not None:
+        saved[b >= whole] = np.nan
+    return saved, bp, [f[1] for f in found]
 
 
-def effort_saved_interval(budgets, active_rmse, active_se, passive_rmse, passive_se, *, level: float = 0.95,
-                          draws: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+def effort_saved_interval(budgets, active_rmse, active_se, passive_rmse, passive_se, *, whole: float | None = None,
+                          level: float = 0.95, draws: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """A ``level`` interval of :func:`effort_saved` per budget from the Monte-Carlo standard
     errors of the RMSEs: both error curves are redrawn (normal, independent per budget and
     method) ``draws`` times and the percentiles of the saved share taken. Censored draws count
@@ -282,8 +294,12 @@ def effort_saved_interval(budgets, active_rmse, active_se, passive_rmse, passive
     a = np.asarray(active_rmse, float) + rng.standard_normal((draws, len(b))) * np.asarray(active_se, float)
     p = np.asarray(passive_rmse, float) + rng.standard_normal((draws, len(b))) * np.asarray(passive_se, float)
     a, p = np.maximum(a, 1e-300), np.maximum(p, 1e-300)
-    saved = np.array([effort_saved(b, a[k], p[k])[0] for k in range(draws)])
-    lo, hi = np.nanpercentile(saved, [50 * (1 - level), 50 * (1 + level)], axis=0)
+    saved = np.array([effort_saved(b, a[k], p[k], whole=whole)[0] for k in range(draws)])
+    if whole is not None:
+        saved[:, b >= whole] = 0.0          # nan there (nothing to save); kept out of the warnings
+    lo, hi = np.percentile(saved, [50 * (1 - level), 50 * (1 + level)], axis=0)
+    if whole is not None:
+        lo[b >= whole] = hi[b >= whole] = np.nan
     return lo, hi
 
 
