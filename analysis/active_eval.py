@@ -191,6 +191,7 @@ Z95 = 1.959963984540054
 def _plot_curves(df, key, value, err, ylabel, title, path):
     """One panel per metric: each method's ``value`` against the budget, with 95% intervals."""
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -202,6 +203,9 @@ def _plot_curves(df, key, value, err, ylabel, title, path):
         for method, g in d[d["metric"] == metric].groupby("method", sort=False):
             ax.errorbar(g["budget"], g[value], yerr=Z95 * g[err], marker="o", ms=4, capsize=3, label=method)
         ax.set_xscale("log")
+        budgets = sorted(d["budget"].unique())
+        ax.set_xticks(budgets, [f"{b:g}" for b in budgets])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
         ax.set_xlabel("labelling budget (mean query cost = 1, log scale)")
         ax.set_ylabel(ylabel)
         ax.set_title(metric, fontsize=10)

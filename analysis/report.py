@@ -135,7 +135,7 @@ def protocol_tests(results: Path) -> str:
     rows = [[NAMES[r["dataset"]], f"{r['a']} - {r['b']}", int(r["units"]), int(r["lists"]),
              _ci(r["diff"], r["diff_lo"], r["diff_hi"]), _p(r["p_t_holm"]), r["verdict"]]
             for d in ORDER for r in p[p["dataset"] == d].to_dict("records")]
-    return _md(["collection", "run-mean |P@10 error|", "runs", "lists", "mean difference [95% CI]", "t (Holm)",
+    return _md(["collection", "run-mean absolute P@10 error", "runs", "lists", "mean difference [95% CI]", "t (Holm)",
                 "verdict"], rows)
 
 
