@@ -181,12 +181,19 @@ def discriminative(results: Path) -> str:
     rows = []
     for d in GAP_SETS:
         for r in dp[dp["dataset"] == d].to_dict("records"):
-            mc = ("" if pd.isna(r.get("p_mcnemar")) else
-                  f"{int(r['only_this'])} / {int(r['only_nDCG'])}, p = {_p(r['p_mcnemar'])}")
-            rows.append([NAMES[d], r["metric"], f"{int(r['significant'])} / {int(r['pairs'])}",
-                         _ci(r["fraction"], r["lo"], r["hi"], 3), mc])
+            tested = not pd.isna(r.get("p_mcnemar"))
+            rows.append([NAMES[d], _gname(r["metric"]), f"{int(r['significant'])} / {int(r['pairs'])}",
+                         _ci(r["fraction"], r["lo"], r["hi"], 3),
+                         f"{int(r['only_this'])} / {int(r['only_nDCG'])}" if tested else "",
+                         _p(r["p_mcnemar_holm"]) if tested else "",
+                         _gname(r["verdict"]) if tested else ""])
     return _md(["collection", "metric", "significant pairs", "fraction [Wilson 95%]",
-                "vs nDCG: only this / only nDCG, McNemar p"], rows)
+                "significant only under this / only under nDCG", "McNemar p (Holm)", "verdict"], rows)
+
+
+def _gname(text: str) -> str:
+    """GAP(g=0.333333333333,...) -> GAP(g=0.333,...): three significant digits."""
+    return re.sub(r"\d+\.\d{4,}", lambda m: f"{float(m.group()):.3g}", text)
 
 
 ACTIVE_SETS = ("trec_runs", "robust03", "trec_dl19_passage")

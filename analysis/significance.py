@@ -219,6 +219,30 @@ def discriminative(dataset: str) -> pd.DataFrame:
     return out
 
 
+def _family(metric: str) -> str:
+    """The comparison a McNemar test belongs to, the same in every collection: AP, GAP with
+    uniform g, or GAP at another g (best or a vertex, which differ between collections)."""
+    if not metric.startswith("GAP"):
+        return metric
+    g = [float(x) for x in metric[metric.index("=") + 1:-1].split(",")]
+    return "GAP uniform" if max(g) - min(g) < 1e-9 else "GAP other g"
+
+
+def holm_mcnemar(df: pd.DataFrame) -> pd.DataFrame:
+    """Holm over the collections of each family of McNemar tests against nDCG; the verdict names
+    the more discriminative metric when the corrected p is below ALPHA."""
+    df = df.copy()
+    df["p_mcnemar_holm"] = np.nan
+    tested = df["p_mcnemar"].notna() if "p_mcnemar" in df else pd.Series(False, index=df.index)
+    fam = df["metric"].map(_family)
+    for _, g in df[tested].groupby(fam[tested]):
+        df.loc[g.index, "p_mcnemar_holm"] = adjust(g["p_mcnemar"].to_numpy(), "holm")
+    more = np.where(df["only_this"] > df["only_nDCG"], df["metric"], "nDCG") if tested.any() else ""
+    df["verdict"] = np.where(~tested, "", np.where(df["p_mcnemar_holm"] < ALPHA, pd.Series(more, index=df.index)
+                                                   + " more", "undecided"))
+    return df
+
+
 def _wilson(r: dict) -> dict:
     from scipy import stats
 
@@ -257,7 +281,7 @@ def _body(args) -> int:
     _cli.atomic_write_csv(out / "protocol_tests.csv", holm(ptests))
     _cli.atomic_write_csv(out / "alignment.csv", pd.DataFrame(align))
     if disc:
-        _cli.atomic_write_csv(out / "discriminative.csv", pd.concat(disc, ignore_index=True))
+        _cli.atomic_write_csv(out / "discriminative.csv", holm_mcnemar(pd.concat(disc, ignore_index=True)))
     write_provenance(out, command_line(module="analysis.significance"), started)
     print(f"results in {out}")
     return 0
