@@ -115,10 +115,10 @@ def _active_jobs() -> list[Job]:
     files = ("errors.csv", "selection.csv", "update.csv", "summary.csv")
     # Budgets reach past the largest one the documentation reports, so that passive's error curve
     # can be read at active's error there (active_eval's "saved" share).
-    budgets = {"trec_runs": "2,3,5,7,10,14,20,28,40",
+    budgets = {"trec_runs": "2,3,5,7,10,14,20,28,40", "trec_covid_r1": "2,3,5,7,10,14,20,28,40",
                "robust03": "5,7,10,14,20,28,40,56,80", "trec_dl19_passage": "2,3,5,7,10,14,20,28,40"}
     jobs = []
-    for d in ("trec_runs", "robust03", "trec_dl19_passage"):
+    for d in ("trec_runs", "robust03", "trec_dl19_passage", "trec_covid_r1"):
         jobs.append(Job("active_eval", d, (*_data(d), "--depth", "100", "--budgets", budgets[d],
                                            "--repetitions", "1000", "--seed", "0"), files))
     return jobs

@@ -196,8 +196,9 @@ def _gname(text: str) -> str:
     return re.sub(r"\d+\.\d{4,}", lambda m: f"{float(m.group()):.3g}", text)
 
 
-ACTIVE_SETS = ("trec_runs", "robust03", "trec_dl19_passage")
-ACTIVE_BUDGETS = {"trec_runs": (5, 10, 20), "robust03": (10, 20, 40), "trec_dl19_passage": (5, 10, 20)}
+ACTIVE_SETS = ("trec_runs", "trec_covid_r1", "robust03", "trec_dl19_passage")
+ACTIVE_BUDGETS = {"trec_runs": (5, 10, 20), "trec_covid_r1": (5, 10, 20), "robust03": (10, 20, 40),
+                  "trec_dl19_passage": (5, 10, 20)}
 
 
 def _saved(r) -> str:
