@@ -218,7 +218,8 @@ def _plot_curves(df, key, value, err, ylabel, title, path):
 
 def _plot_saved(summary, path):
     """Share of passive's labelling effort active saves at equal error, per experiment and metric,
-    with 95% intervals; open markers are bounds (passive needs more than the largest budget)."""
+    with 95% intervals; open markers are bounds (active's error outside passive's measured curve),
+    the dashed line the finite pool's ceiling 1 - budget / pool."""
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -234,13 +235,15 @@ def _plot_saved(summary, path):
             ax.plot(g.loc[bound, "budget"], g.loc[bound, "saved"], "o", ms=9, mfc="none",
                     color=line[0].get_color())
         ax.axhline(0, color="k", lw=0.8)
+        b = np.linspace(summary["budget"].min(), summary["pool_queries"].iloc[0], 50)
+        ax.plot(b, 1 - b / summary["pool_queries"].iloc[0], "k--", lw=0.8, label="ceiling 1 - budget / pool")
         ax.set_xlabel("labelling budget of active (mean query cost = 1)")
         ax.set_title(metric, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     axes[0][0].set_ylabel("1 - budget / passive's budget at equal error")
     fig.suptitle(f"labelling effort active saves against passive (after {CITE}); bars: 95% intervals; "
-                 "circled: bound (passive not there within the largest budget)", fontsize=9)
+                 "circled: a bound (active's error lies outside passive's measured curve)", fontsize=9)
     _cli.save_figure(fig, path)
     plt.close(fig)
 
