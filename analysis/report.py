@@ -252,8 +252,8 @@ def evidence(results: Path) -> str:
     rows = []
     for prov in sorted(results.rglob("PROVENANCE.json")):
         p = json.loads(prov.read_text())
-        rows.append([f"`{prov.parent.relative_to(results).as_posix()}`", f"`{p['command']}`",
-                     f"{p['wall_time_s']:.0f} s", p["date"][:10]])
+        wall = f"{p['wall_time_s']:.0f} s" + (" (last, resumed pass)" if p.get("resumed") else "")
+        rows.append([f"`{prov.parent.relative_to(results).as_posix()}`", f"`{p['command']}`", wall, p["date"][:10]])
     return _md(["results/", "command", "wall time", "date"], rows)
 
 
