@@ -17,7 +17,10 @@ the pool is the test file's queries, a document costs ln(2 + its length).
 
 Writes to ``--out``: errors.csv (Fig. 2), selection.csv (Fig. 3), update.csv (Fig. 4),
 sampling.csv (Fig. 6), costs.csv (Fig. 1), summary.csv, each figure as a PNG of the same
-name, and config.json.
+name, saved.png, and config.json. summary.csv gives, per experiment, metric and budget, the
+share of passive's labelling effort each active method saves at equal error: the budget at
+which passive's error curve reaches the method's error is read off the curve (so the budgets
+should reach past those of interest), with a 95% interval and the pool's size.
 """
 from __future__ import annotations
 
