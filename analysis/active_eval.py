@@ -1,5 +1,5 @@
 """``python -m analysis.active_eval``: active evaluation of rankers on a labelling budget
-(Sawade et al. [003]) on real TREC runs + qrels or LETOR data.
+(Sawade et al. 2013) on real TREC runs + qrels or LETOR data.
 
 Which queries should be judged so that a ranker's mean DCG@k / ERR@k (or the difference
 between two rankers) is estimated as accurately as possible for a given labelling cost?
@@ -17,7 +17,10 @@ the pool is the test file's queries, a document costs ln(2 + its length).
 
 Writes to ``--out``: errors.csv (Fig. 2), selection.csv (Fig. 3), update.csv (Fig. 4),
 sampling.csv (Fig. 6), costs.csv (Fig. 1), summary.csv, each figure as a PNG of the same
-name, and config.json.
+name, saved.png, and config.json. summary.csv gives, per experiment, metric and budget, the
+share of passive's labelling effort each active method saves at equal error: the budget at
+which passive's error curve reaches the method's error is read off the curve (so the budgets
+should reach past those of interest), with a 95% interval and the pool's size.
 """
 from __future__ import annotations
 
@@ -38,7 +41,7 @@ DEFAULT_METRICS = "DCG(gain=exp)@10,ERR@10"
 EPILOG = """examples:
   python -m analysis.active_eval                                  # bundled TREC-COVID runs
   python -m analysis.active_eval --runs ../shared/data/robust03/runs \\
-      --qrels ../shared/data/robust03/qrels/qrels.robust2003.txt --budgets 10,20,40
+      --qrels ../shared/data/robust03/qrels/robust03_qrels.txt --budgets 10,20,40
   python -m analysis.active_eval --metric ERR@10 --budgets 5,10,20 --repetitions 5000
   python -m analysis.active_eval --letor ../shared/data/ltr/mslr_web10k_5k --budgets 5,10,20
 """
@@ -183,22 +186,67 @@ def _letor(args, metrics):
 
 
 # --- figures -----------------------------------------------------------------------------
+CITE = "Sawade et al. 2013"
+Z95 = 1.959963984540054
+"""Normal quantile of a 95% interval: the figures' bars are +-1.96 Monte-Carlo standard errors."""
+
+
 def _plot_curves(df, key, value, err, ylabel, title, path):
+    """One panel per metric: each method's ``value`` against the budget, with 95% intervals."""
     import matplotlib
+    import matplotlib.ticker
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     d = df[df[key] == "all"]
     metrics = list(dict.fromkeys(d["metric"]))
-    fig, axes = plt.subplots(1, len(metrics), figsize=(5 * len(metrics), 3.6), squeeze=False)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 4.0), squeeze=False,
+                             layout="constrained")
     for ax, metric in zip(axes[0], metrics):
         for method, g in d[d["metric"] == metric].groupby("method", sort=False):
-            ax.errorbar(g["budget"], g[value], yerr=g[err], marker="o", capsize=3, label=method)
-        ax.set_xlabel("labelling budget (mean query cost = 1)")
+            ax.errorbar(g["budget"], g[value], yerr=Z95 * g[err], marker="o", ms=4, capsize=3, label=method)
+        ax.set_xscale("log")
+        budgets = sorted(d["budget"].unique())
+        ax.set_xticks(budgets, [f"{b:g}" for b in budgets])
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.set_xlabel("labelling budget (mean query cost = 1, log scale)")
         ax.set_ylabel(ylabel)
-        ax.set_title(f"{title}: {metric}")
+        ax.set_title(metric, fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
+    fig.suptitle(f"{title}; bars: 95% intervals over the repetitions", fontsize=10)
+    _cli.save_figure(fig, path)
+    plt.close(fig)
+
+
+def _plot_saved(summary, path):
+    """Share of passive's labelling effort active saves at equal error, per experiment and metric,
+    with 95% intervals; open markers are bounds (active's error outside passive's measured curve),
+    the dashed line the finite pool's ceiling 1 - budget / pool."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    metrics = list(dict.fromkeys(summary["metric"]))
+    fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 4.0), squeeze=False,
+                             layout="constrained", sharey=True)
+    for ax, metric in zip(axes[0], metrics):
+        for exp, g in summary[summary["metric"] == metric].groupby("experiment", sort=False):
+            yerr = [(g["saved"] - g["saved_lo"]).clip(lower=0), (g["saved_hi"] - g["saved"]).clip(lower=0)]
+            line = ax.errorbar(g["budget"], g["saved"], yerr=yerr, marker="o", ms=4, capsize=3, label=exp)
+            bound = g["saved_side"] != ""
+            ax.plot(g.loc[bound, "budget"], g.loc[bound, "saved"], "o", ms=9, mfc="none",
+                    color=line[0].get_color())
+        ax.axhline(0, color="k", lw=0.8)
+        b = np.linspace(summary["budget"].min(), summary["pool_queries"].iloc[0], 50)
+        ax.plot(b, 1 - b / summary["pool_queries"].iloc[0], "k--", lw=0.8, label="ceiling 1 - budget / pool")
+        ax.set_xlabel("labelling budget of active (mean query cost = 1)")
+        ax.set_title(metric, fontsize=10)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[0][0].set_ylabel("1 - budget / passive's budget at equal error")
+    fig.suptitle(f"labelling effort active saves against passive (after {CITE}); bars: 95% intervals; "
+                 "circled: a bound (active's error lies outside passive's measured curve)", fontsize=9)
     _cli.save_figure(fig, path)
     plt.close(fig)
 
@@ -222,6 +270,7 @@ def _plot_sampling(df, errors, path):
         ax.set_xlabel("query cost lambda(x)" + (" (union of both top k)" if pair else ""))
         ax.set_ylabel("E[delta | x; theta]" if pair else "E[L | x; theta]")
         ax.set_title(f"{'eq. 17' if pair else 'eq. 16'}, {ranker}: {metric}", fontsize=9)
+    fig.suptitle(f"sampling distributions q ({CITE}, eqs. 16-17, Fig. 6)", fontsize=10)
     ax = flat[len(groups)]
     if errors is not None:
         e = errors[(errors["ranker"] == "all") & (errors["metric"] == groups[0][0][1])]
@@ -241,7 +290,8 @@ def _plot_costs(df, path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+    fig.suptitle(f"query costs (after {CITE}, Fig. 1)", fontsize=10)
     axes[0].hist(df["n_candidates"], bins=20)
     axes[0].set_xlabel("candidate documents per query")
     axes[1].hist(df["cost_union"], bins=20)
@@ -253,30 +303,46 @@ def _plot_costs(df, path):
 
 
 # --- main --------------------------------------------------------------------------------
-def _summary(errors, selection, update):
-    from maxent.active import effort_saved
+def _summary(errors, selection, update, pool_queries: int):
+    """Per experiment, metric and budget: each method's RMSE and the share of passive's labelling
+    effort it saves at equal error, read off passive's error curve (``effort_saved``), with a
+    95% interval from the Monte-Carlo standard errors; ``*_side`` is ">" when the share is a
+    lower bound (passive does not reach that error within the largest budget), "<" an upper one.
+    ``queries_*`` is the mean number of distinct queries a method labelled, of ``pool_queries``.
+    Costs are scaled to mean 1, so a budget of ``pool_queries`` labels the whole pool: passive's
+    error is 0 there (``whole``), and larger budgets have nothing to save."""
+    import pandas as pd
 
-    rows = []
+    from maxent.active import effort_saved, effort_saved_interval
+
+    parts = []
     for name, df, key in (("errors", errors, "ranker"), ("selection", selection, "pair"), ("update", update, "ranker")):
         if df is None:
             continue
         d = df[df[key] == "all"]
-        for (metric, budget), g in d.groupby(["metric", "budget"], sort=False):
-            r = g.set_index("method")
-            row = dict(experiment=name, metric=metric, budget=budget,
-                       rmse_active=r.loc["active", "rmse"], rmse_passive=r.loc["passive", "rmse"],
-                       saved=effort_saved(r.loc["active", "rmse"], r.loc["passive", "rmse"]),
-                       saved_uniD=effort_saved(r.loc["active_uniD", "rmse"], r.loc["passive", "rmse"]),
-                       saved_uniC=effort_saved(r.loc["active_uniC", "rmse"], r.loc["passive", "rmse"]))
-            a, q = r.loc["active"], r.loc["passive"]
-            ratio = a["rmse"] / q["rmse"]
-            row["saved_se"] = 2 * ratio ** 2 * np.hypot(a["rmse_se"] / a["rmse"], q["rmse_se"] / q["rmse"])
-            if "wrong_rate" in r:
-                row.update(wrong_active=r.loc["active", "wrong_rate"], wrong_passive=r.loc["passive", "wrong_rate"])
-            rows.append(row)
-    import pandas as pd
-
-    return pd.DataFrame(rows)
+        for metric, g in d.groupby("metric", sort=False):
+            by = {m: x.sort_values("budget").reset_index(drop=True) for m, x in g.groupby("method", sort=False)}
+            p = by["passive"]
+            budgets = p["budget"].to_numpy()
+            part = pd.DataFrame(dict(experiment=name, metric=metric, budget=budgets, pool_queries=pool_queries,
+                                     queries_active=by["active"]["queries"], queries_passive=p["queries"],
+                                     rmse_active=by["active"]["rmse"], rmse_passive=p["rmse"]))
+            for method in ("active", "active_uniD", "active_uniC"):
+                a = by[method]
+                saved, bp, side = effort_saved(budgets, a["rmse"], p["rmse"], whole=pool_queries)
+                suffix = "" if method == "active" else method[len("active"):]
+                part[f"passive_budget{suffix}"] = bp
+                part[f"saved{suffix}"] = saved
+                part[f"saved{suffix}_side"] = side
+                if method == "active":
+                    lo, hi = effort_saved_interval(budgets, a["rmse"], a["rmse_se"], p["rmse"], p["rmse_se"],
+                                                   whole=pool_queries)
+                    part["saved_lo"], part["saved_hi"] = lo, hi
+            if "wrong_rate" in g:
+                part["wrong_active"] = by["active"]["wrong_rate"].to_numpy()
+                part["wrong_passive"] = p["wrong_rate"].to_numpy()
+            parts.append(part)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
 
 
 def _body(args) -> int:
@@ -293,7 +359,7 @@ def _body(args) -> int:
     else:
         dataset = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.SCRATCH / "active_eval" / dataset)
-    with _cli.own_output(out, ()):   # one analysis per folder at a time (issue 13)
+    with _cli.own_output(out, ()):   # one analysis per folder at a time
         return _run(args, out, metrics, budgets, experiments, dataset)
 
 
@@ -370,21 +436,24 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
         _plot_costs(costs, out / "costs.png")
     if "errors" in frames:
         _plot_curves(frames["errors"], "ranker", "rmse", "rmse_se", "RMSE of the mean metric",
-                     "estimation error (Fig. 2)", out / "errors.png")
+                     f"estimation error of the mean metric ({CITE}, Fig. 2)", out / "errors.png")
     if "selection" in frames:
         _plot_curves(frames["selection"], "pair", "wrong_rate", "wrong_se", "model-selection error",
-                     "pairs of rankers (Fig. 3)", out / "selection.png")
+                     f"choosing the better of two rankers ({CITE}, Fig. 3)", out / "selection.png")
     if "update" in frames:
         _plot_curves(frames["update"], "ranker", "rmse", "rmse_se", "RMSE of the difference",
-                     f"index update, {args.update_fraction:.0%} removed (Fig. 4)", out / "update.png")
-    summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"))
+                     f"index update, {args.update_fraction:.0%} of each list removed ({CITE}, Fig. 4)", out / "update.png")
+    summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"), pool.n_queries)
     if len(summary):
         _cli.atomic_write_csv(out / "summary.csv", summary)
-        cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "saved", "saved_se",
-                            "saved_uniD", "saved_uniC", "wrong_active", "wrong_passive") if c in summary]
+        _plot_saved(summary, out / "saved.png")
+        cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "passive_budget",
+                            "saved", "saved_side", "saved_lo", "saved_hi", "saved_uniD", "saved_uniC",
+                            "wrong_active", "wrong_passive") if c in summary]
         print(f"{dataset}: {pool.n_queries} pool queries, {len(names)} rankers, {len(pairs)} pairs, "
-              f"{args.repetitions} repetitions; saved = 1 - (rmse_active/rmse_passive)^2 "
-              "(labelling effort saved at equal error if MSE ~ 1/budget), saved_se its standard error")
+              f"{args.repetitions} repetitions; saved = 1 - budget / passive_budget, passive_budget = the budget "
+              "at which passive's error curve reaches active's error (interpolated; side '>': beyond the "
+              "largest budget, a lower bound), saved_lo..saved_hi its 95% interval")
         print(summary[cols].to_string(index=False, float_format=lambda v: f"{v:.4g}"))
     print(f"results in {out}")
     return 0

@@ -71,7 +71,11 @@ def _body(args) -> int:
         elif tool == "active_eval":
             from analysis import active_eval
 
-            rc = active_eval.main(["--out", str(out), "--no-progress", *(["--resume"] if args.resume else [])])
+            # the budgets and repetitions of the committed evidence (analysis.evidence), so the
+            # figures show the runs results/active_eval/trec_runs/ summarises
+            rc = active_eval.main(["--out", str(out), "--no-progress", "--depth", "100", "--budgets",
+                                   "2,3,5,7,10,14,20,28,40", "--repetitions", "1000", "--seed", "0",
+                                   *(["--resume"] if args.resume else [])])
         else:
             rc = learning.main(["--out", str(out), *(["--resume"] if args.resume else []), *dask])
         if rc != 0:

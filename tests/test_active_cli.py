@@ -48,8 +48,18 @@ def test_outputs_have_the_promised_columns(small_run):
     assert "all" in set(sel["pair"])
     for name in ("update", "sampling", "costs", "summary"):
         assert (small_run / f"{name}.csv").exists()
-    for name in ("errors", "selection", "update", "sampling", "costs"):
+    for name in ("errors", "selection", "update", "sampling", "costs", "saved"):
         assert (small_run / f"{name}.png").exists()
+    summary = pd.read_csv(small_run / "summary.csv", keep_default_na=False)
+    assert {"passive_budget", "saved", "saved_side", "saved_lo", "saved_hi", "pool_queries", "queries_active",
+            "queries_passive"} <= set(summary.columns)
+    assert (summary["pool_queries"] == 30).all()           # the bundled sample's topics
+    assert (summary["queries_passive"] <= 30).all()
+    assert set(summary["saved_side"]) <= {"", "<", ">"}
+    ok = summary["saved_side"] == ""
+    saved = summary["saved"].astype(float)
+    assert (1 - summary["budget"] / summary["passive_budget"].astype(float) - saved).abs().max() < 1e-9
+    assert (summary.loc[ok, "saved_lo"].astype(float) <= saved[ok] + 1e-9).all()
     samp = pd.read_csv(small_run / "sampling.csv")
     assert samp["ranker"].str.contains("|", regex=False).any()      # eq. 17 rows for a pair
     for m, g in samp.groupby(["ranker", "metric"]):

@@ -1,4 +1,4 @@
-"""Relevance models of [003] section 5.1: ordered logit (MAP) and cumulative random forests."""
+"""Relevance models of Sawade et al. (2013) section 5.1: ordered logit (MAP) and cumulative random forests."""
 from __future__ import annotations
 
 import numpy as np

@@ -1,11 +1,13 @@
-"""Costs, eqs. 16-17, Algorithm 1's sampling and the estimator of eq. 6 ([003])."""
+"""Costs, eqs. 16-17, Algorithm 1's sampling and the estimator of eq. 6 (Sawade et al. 2013),
+and the labelling effort saved read off the error curves."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from maxent import parse_measure
-from maxent.active import estimate, instrumental, metric_moments, query_costs, simulate
+from maxent.active import (effort_saved, effort_saved_interval, estimate, instrumental, metric_moments,
+                           passive_budget, query_costs, simulate)
 from maxent.errors import ParameterError
 
 
@@ -112,3 +114,65 @@ def test_active_beats_passive_as_theorem_1_predicts():
     ratio = err["active"] / err["passive"]
     assert ratio < 0.9
     assert abs(ratio - theory) < 0.1
+
+
+def test_passive_budget_inverts_a_power_law_curve_exactly():
+    # passive RMSE = c / sqrt(b) is linear in log-log, so interpolation recovers it exactly
+    budgets = np.array([2.0, 4.0, 8.0, 16.0])
+    rmse = 3.0 / np.sqrt(budgets)
+    for b in (2.0, 3.0, 5.5, 16.0):
+        got, side = passive_budget(budgets, rmse, 3.0 / np.sqrt(b))
+        assert side == "" and got == pytest.approx(b, rel=1e-12)
+    # with MSE ~ 1/budget the old closed form 1 - (ratio)^2 is what effort_saved gives
+    saved, bp, side = effort_saved(budgets, 0.8 * rmse, rmse)
+    np.testing.assert_allclose(saved[:3], 1 - 0.8 ** 2)
+    np.testing.assert_allclose(bp[:3], budgets[:3] / 0.8 ** 2)
+    assert side == ["", "", "", ">"]          # 16 / 0.64 = 25 lies beyond the largest budget
+
+
+def test_passive_budget_bounds_and_curve_that_does_not_follow_a_power_law():
+    budgets = [1.0, 2.0, 4.0]
+    rmse = [1.0, 0.5, 0.4]            # flattens: a finite pool with label reuse
+    assert passive_budget(budgets, rmse, 0.3) == (4.0, ">")   # never reached: a lower bound
+    assert passive_budget(budgets, rmse, 1.5) == (1.0, "<")   # reached before the first budget
+    got, side = passive_budget(budgets, rmse, 0.45)
+    # by hand: log-linear between (2, 0.5) and (4, 0.4)
+    w = np.log(0.45 / 0.5) / np.log(0.4 / 0.5)
+    assert side == "" and got == pytest.approx(2.0 * 2.0 ** w)
+    # a noisy rise is flattened to the running minimum before reading the curve
+    assert passive_budget(budgets, [1.0, 0.5, 0.6], 0.5) == (2.0, "")
+    # a budget that labels the whole pool has error 0 (up to rounding): read linearly
+    got, side = passive_budget([1.0, 2.0, 4.0], [1.0, 0.5, 1e-16], 0.125)
+    assert side == "" and got == pytest.approx(2.0 + 0.75 * 2.0)
+    saved, _, sides = effort_saved(budgets, [0.9, 0.45, 0.3], rmse)
+    assert sides == ["", "", ">"]
+    assert saved[2] == pytest.approx(0.0)      # bound: 1 - 4/4, active saves at least that
+    with pytest.raises(ParameterError, match="ascending"):
+        passive_budget([2.0, 1.0], [1.0, 0.5], 0.7)
+
+
+def test_effort_saved_interval_covers_the_point_and_shrinks_with_the_noise():
+    budgets = np.array([2.0, 4.0, 8.0, 16.0, 32.0])
+    passive = 1.0 / np.sqrt(budgets)
+    active = 0.9 * passive
+    saved = effort_saved(budgets, active, passive)[0]
+    lo, hi = effort_saved_interval(budgets, active, 0.01 * active, passive, 0.01 * passive)
+    inner = slice(1, 4)                # not at the grid's ends, where the saved share is a bound
+    assert np.all(lo[inner] < saved[inner]) and np.all(saved[inner] < hi[inner])
+    lo2, hi2 = effort_saved_interval(budgets, active, 0.001 * active, passive, 0.001 * passive)
+    assert np.all(hi2[inner] - lo2[inner] < 0.5 * (hi[inner] - lo[inner]))
+
+
+def test_the_whole_pool_is_a_point_of_passives_curve():
+    # pool of 10 queries (costs of mean 1): at budget 10 every query is labelled, error 0
+    budgets = np.array([2.0, 4.0, 8.0, 16.0])
+    passive = np.array([1.0, 0.6, 0.2, 0.0])
+    active = np.array([0.9, 0.5, 0.1, 0.0])
+    saved, bp, side = effort_saved(budgets, active, passive, whole=10.0)
+    # budget 8: active's 0.1 is reached on the step (8, 0.2) -> (10, 0), linearly: 9
+    assert bp[2] == pytest.approx(9.0) and saved[2] == pytest.approx(1 - 8 / 9)
+    assert np.isnan(saved[3])                  # beyond the whole pool: nothing to save
+    # without it, the step to the run budget 16 would be read instead (a larger passive budget)
+    assert effort_saved(budgets, active, passive)[1][2] == pytest.approx(12.0)
+    lo, hi = effort_saved_interval(budgets, active, 0.01 * active, passive, 0.01 * passive, whole=10.0)
+    assert np.isnan(lo[3]) and np.isnan(hi[3]) and lo[2] <= saved[2] <= hi[2]

@@ -1,4 +1,4 @@
-"""Active evaluation of rankers on a labelling budget (Sawade et al. [003]).
+"""Active evaluation of rankers on a labelling budget (Sawade et al. (2013)).
 
 - :mod:`maxent.active.moments`: E[L], E[L^2] and E[L_1 L_2] of DCG@k / ERR@k under
   independent per-document grade distributions (Theorem 3's dynamic programme).
@@ -15,8 +15,8 @@ __all__ = [
     "query_costs", "instrumental", "simulate", "estimate", "SampleCounts", "METHODS",
 ]
 from maxent.active.pool import TREC_FEATURES, Pool, compact, drop_fraction, letor_pool, trec_pool
-from maxent.active.evaluation import (absolute_errors, crossfit_probabilities, fitted_probabilities, effort_saved, sampling_table, selection_errors,
+from maxent.active.evaluation import (absolute_errors, crossfit_probabilities, fitted_probabilities, effort_saved, effort_saved_interval, passive_budget, sampling_table, selection_errors,
                                       update_errors)
 
 __all__ += ["Pool", "trec_pool", "letor_pool", "compact", "drop_fraction", "TREC_FEATURES",
-            "absolute_errors", "crossfit_probabilities", "fitted_probabilities", "selection_errors", "update_errors", "sampling_table", "effort_saved"]
+            "absolute_errors", "crossfit_probabilities", "fitted_probabilities", "selection_errors", "update_errors", "sampling_table", "passive_budget", "effort_saved", "effort_saved_interval"]

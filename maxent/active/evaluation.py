@@ -1,4 +1,4 @@
-"""The experiments of [003] section 5 on a :class:`~maxent.active.pool.Pool`: estimation
+"""The experiments of Sawade et al. (2013) section 5 on a :class:`~maxent.active.pool.Pool`: estimation
 error of a ranker's mean metric vs budget (Fig. 2), model-selection error for pairs of
 rankers (Fig. 3), a simulated index update (Fig. 4), and the sampling distribution
 (Fig. 6). Each compares ``active``, ``active_uniD``, ``active_uniC`` and ``passive``
@@ -15,7 +15,7 @@ from maxent.active.sampling import METHODS, estimate, instrumental, query_costs,
 from maxent.errors import ParameterError
 
 __all__ = ["top", "distributions", "crossfit_probabilities", "fitted_probabilities", "absolute_errors", "selection_errors", "update_errors",
-           "sampling_table", "effort_saved"]
+           "sampling_table", "passive_budget", "effort_saved", "effort_saved_interval"]
 
 
 def top(metric, docs: np.ndarray) -> np.ndarray:
@@ -218,12 +218,89 @@ def sampling_table(metric, pool: Pool, P_model, ranker, other=None, *, mix: floa
     return pd.DataFrame(out)
 
 
-def effort_saved(active_rmse: float, passive_rmse: float) -> float:
-    """Share of the labelling budget active saves at equal error, assuming MSE ~ 1/budget
-    (the asymptotics of [003] section 3): 1 - (rmse_active / rmse_passive)^2."""
-    if not (np.isfinite(active_rmse) and np.isfinite(passive_rmse)) or passive_rmse <= 0:
-        return np.nan
-    return 1.0 - (active_rmse / passive_rmse) ** 2
+_EXACT = 1e-9
+"""An RMSE below this share of the first budget's is rounding error: the pool was labelled whole."""
+
+
+def passive_budget(budgets, passive_rmse, target: float) -> tuple[float, str]:
+    """The budget passive sampling needs to reach the error ``target``, read off its error curve.
+
+    ``passive_rmse`` is passive's RMSE at ``budgets`` (ascending). The curve is made
+    non-increasing (its running minimum: more labels never make the best achievable error
+    worse) and log RMSE is interpolated linearly in log budget (linearly in RMSE on a step that
+    ends at error 0, where the budget labels the whole pool). Returns ``(budget, side)``:
+    ``side`` is ``""`` for an interpolated budget, ``">"`` when passive does not reach
+    ``target`` within the largest budget (the budget returned is that largest one, a lower
+    bound), ``"<"`` when passive is already below ``target`` at the smallest budget (an upper
+    bound). No model of the error curve is assumed beyond the budgets measured.
+    """
+    b = np.asarray(budgets, dtype=float)
+    r = np.minimum.accumulate(np.asarray(passive_rmse, dtype=float))
+    if len(b) == 0 or len(b) != len(r) or np.any(np.diff(b) <= 0):
+        raise ParameterError("budgets must be ascending and match the passive errors one to one")
+    if not np.isfinite(target) or not np.all(np.isfinite(r)):
+        return np.nan, ""
+    if target >= r[0]:
+        return float(b[0]), "" if target == r[0] else "<"
+    if target < r[-1]:
+        return float(b[-1]), ">"
+    i = int(np.argmax(r <= target))          # first budget at which passive is at or below target
+    if r[i] == r[i - 1]:
+        return float(b[i]), ""
+    if r[i] <= _EXACT * r[0]:
+        # error 0 up to rounding: the budget labels the whole pool. No power law reaches 0, so
+        # the last step is read linearly.
+        return float(b[i - 1] + (r[i - 1] - target) / (r[i - 1] - r[i]) * (b[i] - b[i - 1])), ""
+    w = (np.log(target) - np.log(r[i - 1])) / (np.log(r[i]) - np.log(r[i - 1]))
+    return float(np.exp(np.log(b[i - 1]) + w * (np.log(b[i]) - np.log(b[i - 1])))), ""
+
+
+def effort_saved(budgets, active_rmse, passive_rmse, *, whole: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """Per budget b: the share of passive's labelling effort active saves at equal error,
+    ``1 - b / b_passive``, where b_passive is the budget at which passive's error curve reaches
+    active's error at b (:func:`passive_budget`, interpolated; Sawade et al. (2013) compare
+    methods by reading their error curves the same way).
+
+    ``whole`` is the cost of the whole pool: at that budget every query is labelled and both
+    errors are exactly 0, a point of passive's curve whether or not it was run. Passive's curve
+    then ends there, and budgets at or beyond it have nothing to save (nan).
+
+    Returns ``(saved, b_passive, side)``; ``side[i]`` is ``">"`` when saved is a lower bound
+    (passive needs more than the largest budget), ``"<"`` when it is an upper bound, else ``""``.
+    Negative values mean passive reaches active's error with fewer labels.
+    """
+    b = np.asarray(budgets, dtype=float)
+    pb, pr = b, np.asarray(passive_rmse, dtype=float)
+    if whole is not None:
+        keep = pb < whole
+        pb, pr = np.append(pb[keep], whole), np.append(pr[keep], 0.0)
+    found = [passive_budget(pb, pr, t) for t in np.asarray(active_rmse, dtype=float)]
+    bp = np.array([f[0] for f in found])
+    saved = 1.0 - b / bp
+    if whole is not None:
+        saved[b >= whole] = np.nan
+    return saved, bp, [f[1] for f in found]
+
+
+def effort_saved_interval(budgets, active_rmse, active_se, passive_rmse, passive_se, *, whole: float | None = None,
+                          level: float = 0.95, draws: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """A ``level`` interval of :func:`effort_saved` per budget from the Monte-Carlo standard
+    errors of the RMSEs: both error curves are redrawn (normal, independent per budget and
+    method) ``draws`` times and the percentiles of the saved share taken. Censored draws count
+    at their bound, so an interval touching a bound is itself a bound."""
+    rng = np.random.default_rng(seed)
+    b = np.asarray(budgets, dtype=float)
+    a = np.asarray(active_rmse, float) + rng.standard_normal((draws, len(b))) * np.asarray(active_se, float)
+    p = np.asarray(passive_rmse, float) + rng.standard_normal((draws, len(b))) * np.asarray(passive_se, float)
+    a, p = np.maximum(a, 1e-300), np.maximum(p, 1e-300)
+    saved = np.array([effort_saved(b, a[k], p[k], whole=whole)[0] for k in range(draws)])
+    if whole is not None:
+        saved[:, b >= whole] = 0.0          # nan there (nothing to save); kept out of the warnings
+    lo, hi = np.percentile(saved, [50 * (1 - level), 50 * (1 + level)], axis=0)
+    if whole is not None:
+        lo[b >= whole] = hi[b >= whole] = np.nan
+    return lo, hi
 
 
 def crossfit_probabilities(pool: Pool, model: str = "logit", *, folds: int = 5, seed: int = 0) -> np.ndarray:
@@ -254,7 +331,7 @@ def crossfit_probabilities(pool: Pool, model: str = "logit", *, folds: int = 5, 
 def fitted_probabilities(pool: Pool, X_train: np.ndarray, y_train: np.ndarray, model: str = "logit", *,
                          seed: int = 0) -> np.ndarray:
     """(Q, U, G) distributions from a model trained on separate labelled data (LETOR: the
-    training queries, as [003] section 5 trains on one fold and evaluates on the others)."""
+    training queries, as Sawade et al. (2013) section 5 trains on one fold and evaluates on the others)."""
     from maxent.active.relevance import make_model
 
     m = make_model(model, pool.levels, seed=seed).fit(X_train, y_train)

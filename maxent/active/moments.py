@@ -1,5 +1,5 @@
 """First and second moments of DCG@k and ERR@k under independent per-document grade
-distributions: the dynamic programme of Theorem 3 of Sawade et al. [003].
+distributions: the dynamic programme of Theorem 3 of Sawade et al. (2013).
 
 A query's candidate documents u = 0..U-1 carry grade distributions ``P[b, u, z]`` (a model
 p(y_u = z | x, u; theta), eq. 3: labels independent given the query). A ranked list is an
@@ -22,10 +22,10 @@ __all__ = ["check_metric", "metric_moments", "cross_moment", "delta_moments", "l
 
 
 def check_metric(metric) -> None:
-    """Raise ParameterError unless ``metric`` is DCG@k or ERR@k (what [003] covers)."""
+    """Raise ParameterError unless ``metric`` is DCG@k or ERR@k (what Sawade et al. (2013) covers)."""
     if type(metric) not in (DCG, ERR):
         raise ParameterError(
-            f"active evaluation supports DCG and ERR (paper 003, Theorem 3), not {metric}; "
+            f"active evaluation supports DCG and ERR (Sawade et al. 2013, Theorem 3), not {metric}; "
             "use e.g. DCG(gain=exp)@10 or ERR@10")
 
 

@@ -1,4 +1,4 @@
-"""Pools of unlabelled queries for active evaluation ([003] section 4): per query, its
+"""Pools of unlabelled queries for active evaluation (Sawade et al. (2013) section 4): per query, its
 candidate documents with label-free features, the oracle grades (the qrels, or LETOR
 labels), a labelling cost per document, and each ranker's list as indices into the
 candidates.
@@ -168,7 +168,7 @@ def letor_pool(data, scores: dict, *, length_feature: int | None = None, levels:
     data : RankingData (the pool queries with their labels, the oracle)
     scores : ranker name -> (D,) scores of ``data``'s documents (ties: document order)
     length_feature : 0-based column holding the document length; the cost of a document is
-        then ln(2 + length) ([003] section 5: logarithmic in the document length), else 1
+        then ln(2 + length) (Sawade et al. (2013) section 5: logarithmic in the document length), else 1
         (MSLR-WEB: column 14, feature 15 "stream length, whole document")
     """
     Xp, yp, lengths = data.padded()
@@ -225,7 +225,7 @@ def compact(P: np.ndarray, *docs: np.ndarray):
 
 
 def drop_fraction(docs: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
-    """A simulated outdated index ([003] section 5.2): remove round(fraction * length) random
+    """A simulated outdated index (Sawade et al. (2013) section 5.2): remove round(fraction * length) random
     documents from each list, the others moving up; (Q, N) -> (Q, N) with -1 padding."""
     if not 0.0 <= fraction < 1.0:
         raise ParameterError(f"fraction must be in [0, 1), got {fraction}")

@@ -1,6 +1,6 @@
 """Graded relevance models p(y = z | query, document) for the sampling distributions of
-[003] section 4: ordered logit (MAP; McCullagh 1980), random forests on the cumulative
-binary problems y > k ([003] section 5.1, Li et al. 2007), and the uniform label model of
+Sawade et al. (2013) section 4: ordered logit (MAP; McCullagh 1980), random forests on the cumulative
+binary problems y > k (Sawade et al. (2013) section 5.1, Li et al. 2007), and the uniform label model of
 the ``active uniD`` ablation.
 
 Each model has ``fit(X, y)`` and ``predict_proba(X) -> (D, G)``.
@@ -125,7 +125,7 @@ class OrderedLogit:
 
 
 class CumulativeForest:
-    """Random forest regression on the binary problems y > k, k = 0..G-2 ([003] section 5.1).
+    """Random forest regression on the binary problems y > k, k = 0..G-2 (Sawade et al. (2013) section 5.1).
 
     The regression value of each forest estimates P(y > k); these are made non-increasing in
     k (cumulative minimum) and differenced: p(y = k) = P(y > k-1) - P(y > k).
@@ -174,7 +174,7 @@ class CumulativeForest:
 
 
 def uniform_probs(shape: tuple[int, ...], levels: int) -> np.ndarray:
-    """p(y = z) = 1/G for every document (the ``active uniD`` ablation of [003])."""
+    """p(y = z) = 1/G for every document (the ``active uniD`` ablation of Sawade et al. (2013))."""
     return np.full((*shape, levels), 1.0 / levels)
 
 

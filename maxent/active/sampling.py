@@ -1,6 +1,6 @@
 """Labelling costs, the instrumental distributions of eqs. 16-17, Algorithm 1's sampling of
 queries with replacement under a budget, and the self-normalised importance-weighted
-estimator (eq. 6) of Sawade et al. [003].
+estimator (eq. 6) of Sawade et al. (2013).
 
 A pool holds m queries (p(x) = 1/m). Costs are in units where the mean query cost over the
 pool is 1, as in the paper's experiments.
@@ -26,7 +26,7 @@ def query_costs(doc_cost: np.ndarray, *rankings: np.ndarray, normalize: bool = T
     Parameters
     ----------
     doc_cost : (Q, U) cost of labelling each candidate document (1 when no length is known;
-        [003] uses a cost logarithmic in the document length)
+        Sawade et al. (2013) uses a cost logarithmic in the document length)
     rankings : one or more (Q, k) index arrays into the candidates (-1: none); a document
         ranked by several rankers is paid once (the union)
     normalize : scale so the mean over the pool is 1 (the paper's cost unit)
@@ -114,7 +114,7 @@ def _first_occurrence(draws: np.ndarray, m: int) -> np.ndarray:
 
 def simulate(q: np.ndarray, cost: np.ndarray, budgets, repetitions: int,
              rng: np.random.Generator, *, max_draws: int | None = None, block: int = 256) -> SampleCounts:
-    """Algorithm 1 of [003], for every budget and repetition at once.
+    """Algorithm 1 of Sawade et al. (2013), for every budget and repetition at once.
 
     Queries are drawn i.i.d. from ``q`` with replacement; a query drawn again reuses its
     labels at no cost; the first new query whose cost exceeds what remains of the budget

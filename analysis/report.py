@@ -1,0 +1,341 @@
+"""``python -m analysis.report``: regenerate the documentation's tables from the committed evidence.
+
+Every table in README.md and ``docs/**/*.md`` sits between the markers
+``<!-- report:NAME -->`` and ``<!-- /report:NAME -->``, where NAME is a table registered in
+:data:`TABLES`. Each table is built only from the small files under ``results/`` (see
+:mod:`analysis.evidence` and :mod:`analysis.significance`), so a number in the documentation
+is always the number in a committed file. Without options the files are rewritten in place;
+``--check`` rewrites nothing, prints a unified diff of every file that would change and exits 1
+if any would. A marker naming an unknown table, or a marker left open, is an error naming the
+file and line.
+"""
+from __future__ import annotations
+
+import argparse
+import difflib
+import re
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pandas as pd
+
+from analysis import _cli
+from analysis._provenance import RESULTS
+from maxent.errors import InputError
+
+NAMES = {"trec_runs": "bundled sample (TREC-COVID r1, 20 runs)", "trec_covid_r1": "TREC-COVID round 1",
+         "robust03": "Robust 2003", "trec_dl19_passage": "TREC DL 2019 passage"}
+ORDER = tuple(NAMES)
+_MARK = re.compile(r"<!--\s*(/?)report:([A-Za-z0-9_-]+)\s*-->")
+
+
+# ------------------------------------------------------------------ formatting
+def _read(results: Path, *parts: str, **kw) -> pd.DataFrame:
+    path = results.joinpath(*parts)
+    if not path.exists():
+        raise InputError(path, None, "evidence file missing; run `python -m analysis.evidence` "
+                                     "and `python -m analysis.significance`")
+    return pd.read_csv(path, keep_default_na=False, na_values=[""], **kw)
+
+
+def _md(header: list[str], rows: list[list[str]]) -> str:
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
+def _ci(x, lo, hi, digits=4) -> str:
+    return f"{x:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def _p(p: float) -> str:
+    return "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _thr(t) -> str:
+    return f">= {int(t)}"
+
+
+def _short(metric: str) -> str:
+    """AP(rel=2) -> AP: the threshold column already says which relevance AP binarises at."""
+    return re.sub(r"\(rel=\d+\)", "", metric)
+
+
+# ------------------------------------------------------------------ tables
+def headline(results: Path) -> str:
+    """PR-curve RMS by metric on the four collections (threshold 1; DL 2019 at 2), 95% intervals."""
+    t1 = _read(results, "significance", "all", "table1.csv")
+    rows = []
+    for d in ORDER:
+        g = t1[t1["dataset"] == d]
+        t = g["threshold"].min()
+        g = g[g["threshold"] == t].assign(metric=lambda x: x["metric"].map(_short)).set_index("metric")
+        rows.append([NAMES[d], _thr(t), int(g["lists"].iloc[0])]
+                    + [_ci(g.loc[m, "rms"], g.loc[m, "rms_lo"], g.loc[m, "rms_hi"]) for m in ("AP", "nDCG", "GAP")])
+    return _md(["collection", "relevant", "lists", "AP", "nDCG", "GAP(uniform g)"], rows)
+
+
+def table1(results: Path) -> str:
+    """Yilmaz & Robertson (2010) Table 1 analogue per collection, with P@10 prediction."""
+    t1 = _read(results, "significance", "all", "table1.csv")
+    rows = []
+    for d in ORDER:
+        s = _read(results, "maxent", d, "summary.csv")
+        for i, r in enumerate(s.to_dict("records")):
+            c = t1[(t1["dataset"] == d) & (t1["metric"] == r["metric"]) & (t1["threshold"] == r["threshold"])].iloc[0]
+            rows.append([NAMES[d] if i == 0 else "",
+                         _short(r["metric"]), _thr(r["threshold"]), int(r["instances"]),
+                         _ci(c["rms"], c["rms_lo"], c["rms_hi"]), f"{r['mae']:.4f}",
+                         f"{r['P@10 rms (topics)']:.4f}", f"{r['P@10 rms (runs)']:.4f}", f"{r['P@10 tau (runs)']:.3f}",
+                         int(r["not solved"])])
+    return _md(["collection", "metric", "relevant", "lists", "PR RMS [95% CI]", "PR MAE", "P@10 RMS (topics)",
+                "P@10 RMS (runs)", "P@10 tau (runs)", "not solved"], rows)
+
+
+def _paired(results: Path, quantities: tuple[str, ...]) -> str:
+    p = _read(results, "significance", "all", "paired.csv")
+    p = p[p["quantity"].isin(quantities)]
+    rows = []
+    for d in ORDER:
+        for r in p[p["dataset"] == d].to_dict("records"):
+            rows.append([NAMES[d], r["quantity"] + f" (per {r['unit']})", _thr(r["threshold"]), f"{r['a']} - {r['b']}",
+                         int(r["units"]), _ci(r["diff"], r["diff_lo"], r["diff_hi"]), _p(r["p_t_holm"]),
+                         _p(r["p_wilcoxon_holm"]), _p(r["p_sign_holm"]), r["verdict"]])
+    return _md(["collection", "quantity", "relevant", "difference", "n", "mean difference [95% CI]",
+                "t (Holm)", "Wilcoxon (Holm)", "sign (Holm)", "verdict"], rows)
+
+
+def paired_pr(results: Path) -> str:
+    """Paired tests over topics of the per-list PR-curve RMS."""
+    return _paired(results, ("PR RMS",))
+
+
+def paired_p10(results: Path) -> str:
+    """Paired tests of the P@10 prediction errors, per topic and per run."""
+    return _paired(results, ("P@10 abs error", "P@10 run-mean abs error"))
+
+
+def protocol(results: Path) -> str:
+    """P@10 inferred from AP and nDCG under each count constraint and gain, on common lists."""
+    pr = _read(results, "significance", "all", "protocol.csv")
+    rows = []
+    for d in ORDER:
+        g = pr[pr["dataset"] == d]
+        for r in g.to_dict("records"):
+            rows.append([NAMES[d], _thr(r["threshold"]), int(r["lists"]), r["metric"], r["count"],
+                         f"{r['rms_topics']:.4f}", f"{r['rms_runs']:.4f}", f"{r['tau_runs']:.3f}"])
+    return _md(["collection", "relevant", "lists", "inferred from", "count constraint", "P@10 RMS (topics)",
+                "P@10 RMS (runs)", "P@10 tau (runs)"], rows)
+
+
+def protocol_tests(results: Path) -> str:
+    """Per-run paired tests of AP against nDCG under each count constraint (Holm over collections)."""
+    p = _read(results, "significance", "all", "protocol_tests.csv")
+    rows = [[NAMES[r["dataset"]], f"{r['a']} - {r['b']}", int(r["units"]), int(r["lists"]),
+             _ci(r["diff"], r["diff_lo"], r["diff_hi"]), _p(r["p_t_holm"]), r["verdict"]]
+            for d in ORDER for r in p[p["dataset"] == d].to_dict("records")]
+    return _md(["collection", "run-mean absolute P@10 error", "runs", "lists", "mean difference [95% CI]", "t (Holm)",
+                "verdict"], rows)
+
+
+def alignment(results: Path) -> str:
+    """PR RMS with recall- and rank-aligned errors; the inferred P@10 does not depend on it."""
+    a = _read(results, "significance", "all", "alignment.csv")
+    rows = [[NAMES[r["dataset"]], _short(r["metric"]), _thr(r["threshold"]), int(r["lists"]),
+             f"{r['rms_recall']:.4f}", f"{r['rms_rank']:.4f}", f"{r['max_abs_diff_pred_p10']:.1e}"]
+            for d in ORDER for r in a[a["dataset"] == d].to_dict("records")]
+    return _md(["collection", "metric", "relevant", "lists", "PR RMS, recall-aligned", "PR RMS, rank-aligned",
+                "max change of inferred P@10"], rows)
+
+
+GAP_SETS = ("trec_runs", "trec_covid_r1", "robust03", "trec_dl19_passage")
+
+
+def gap_sweep(results: Path) -> str:
+    """Robertson, Kanoulas & Yilmaz (2010) Fig. 2 analogue: best g, uniform g, AP, nDCG per threshold."""
+    rows = []
+    for d in GAP_SETS:
+        path = results / "gap_thresholds" / d / "sweep.csv"
+        if not path.exists():
+            continue
+        s = _read(results, "gap_thresholds", d, "sweep.csv", dtype={"g": str})
+        gap = s[s["metric"] == "GAP"]
+        c = len(gap["g"].iloc[0].split(","))
+        for t in sorted(s["threshold"].unique()):
+            g = gap[gap["threshold"] == t]
+            best = g.loc[g["rms"].idxmin()]
+            uni = g[g["g"].map(lambda x: all(abs(float(v) - 1 / c) < 1e-9 for v in x.split(",")))]
+            ap = g[g["g"].map(lambda x: [float(v) for v in x.split(",")] == [1.0 if j == t - 1 else 0.0 for j in range(c)])]
+            ref = s[(s["metric"] != "GAP") & (s["threshold"] == t)].iloc[0]
+            rows.append([NAMES[d], _thr(t), int(best["instances"]), f"({best['g']}): {best['rms']:.4f}",
+                         f"{uni['rms'].iloc[0]:.4f}" if len(uni) else "(not on the grid)",
+                         f"{ap['rms'].iloc[0]:.4f}" if len(ap) else "", f"{ref['rms']:.4f}"])
+    return _md(["collection", "PR curve at", "lists", "best g: RMS", "GAP(uniform g)", "AP at that threshold",
+                "nDCG"], rows)
+
+
+def discriminative(results: Path) -> str:
+    """Share of run pairs significant (paired bootstrap, alpha 0.05) with Wilson 95% intervals."""
+    dp = _read(results, "significance", "all", "discriminative.csv")
+    rows = []
+    for d in GAP_SETS:
+        for r in dp[dp["dataset"] == d].to_dict("records"):
+            tested = not pd.isna(r.get("p_mcnemar"))
+            rows.append([NAMES[d], _gname(r["metric"]), f"{int(r['significant'])} / {int(r['pairs'])}",
+                         _ci(r["fraction"], r["lo"], r["hi"], 3),
+                         f"{int(r['only_this'])} / {int(r['only_nDCG'])}" if tested else "",
+                         _p(r["p_mcnemar_holm"]) if tested else "",
+                         _gname(r["verdict"]) if tested else ""])
+    return _md(["collection", "metric", "significant pairs", "fraction [Wilson 95%]",
+                "significant only under this / only under nDCG", "McNemar p (Holm)", "verdict"], rows)
+
+
+def _gname(text: str) -> str:
+    """GAP(g=0.333333333333,...) -> GAP(g=0.333,...): three significant digits."""
+    return re.sub(r"\d+\.\d{4,}", lambda m: f"{float(m.group()):.3g}", text)
+
+
+ACTIVE_SETS = ("trec_runs", "trec_covid_r1", "robust03", "trec_dl19_passage")
+ACTIVE_BUDGETS = {"trec_runs": (5, 10, 20), "trec_covid_r1": (5, 10, 20), "robust03": (10, 20, 40),
+                  "trec_dl19_passage": (5, 10, 20)}
+
+
+def _saved(r) -> str:
+    if pd.isna(r["saved"]):
+        return "whole pool labelled"
+    if r["saved_side"] == ">":
+        return f">= {100 * r['saved']:+.0f}%"
+    if r["saved_side"] == "<":
+        return f"<= {100 * r['saved']:+.0f}%"
+    return f"{100 * r['saved']:+.0f}% [{100 * r['saved_lo']:+.0f}, {100 * r['saved_hi']:+.0f}]"
+
+
+def active(results: Path) -> str:
+    """Labelling effort active evaluation saves against passive at equal error (read off the curves)."""
+    rows = []
+    for d in ACTIVE_SETS:
+        path = results / "active_eval" / d / "summary.csv"
+        if not path.exists():
+            continue
+        s = _read(results, "active_eval", d, "summary.csv", dtype={"saved_side": str}).fillna({"saved_side": ""})
+        s = s[s["budget"].isin(ACTIVE_BUDGETS[d])]
+        for (exp, metric), g in s.groupby(["experiment", "metric"], sort=False):
+            cells = [f"{b:g}: {_saved(r)}" for b, r in zip(g["budget"], g.to_dict("records"))]
+            rows.append([NAMES[d], exp, metric, "; ".join(cells)])
+    return _md(["collection", "experiment", "metric", "budget: effort saved [95% interval]"], rows)
+
+
+def active_pool(results: Path) -> str:
+    """How much of the pool each budget labels: distinct queries judged (mean over repetitions)."""
+    rows = []
+    for d in ACTIVE_SETS:
+        path = results / "active_eval" / d / "summary.csv"
+        if not path.exists():
+            continue
+        s = _read(results, "active_eval", d, "summary.csv")
+        for exp, metric in (("errors", s["metric"].iloc[0]), ("selection", s["metric"].iloc[0])):
+            g = s[(s["experiment"] == exp) & (s["metric"] == metric) & s["budget"].isin(ACTIVE_BUDGETS[d])]
+            n = int(g["pool_queries"].iloc[0])
+            cells = [f"{b:g}: {r['queries_passive']:.1f} ({r['queries_passive'] / n:.0%}) / "
+                     f"{r['queries_active']:.1f} ({r['queries_active'] / n:.0%})"
+                     for b, r in zip(g["budget"], g.to_dict("records"))]
+            rows.append([NAMES[d], n, exp, metric, "; ".join(cells)])
+    return _md(["collection", "pool queries", "experiment", "metric",
+                "budget: distinct queries labelled, passive / active (share of the pool)"], rows)
+
+
+def evidence(results: Path) -> str:
+    """Every evidence folder with the command that made it and its wall time."""
+    import json
+
+    rows = []
+    for prov in sorted(results.rglob("PROVENANCE.json")):
+        p = json.loads(prov.read_text())
+        wall = f"{p['wall_time_s']:.0f} s" + (" (last, resumed pass)" if p.get("resumed") else "")
+        rows.append([f"`{prov.parent.relative_to(results).as_posix()}`", f"`{p['command']}`", wall, p["date"][:10]])
+    return _md(["results/", "command", "wall time", "date"], rows)
+
+
+TABLES: dict[str, Callable[[Path], str]] = {
+    "headline": headline, "table1": table1, "paired_pr": paired_pr, "paired_p10": paired_p10,
+    "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
+    "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
+}
+"""The registered tables: NAME -> function of the results folder returning Markdown."""
+
+
+# ------------------------------------------------------------------ files
+def regenerate(text: str, path: Path, results: Path = RESULTS) -> str:
+    """``text`` with every marked table rebuilt; unknown or unclosed markers raise InputError."""
+    out, pos, cache = [], 0, {}
+    marks = list(_MARK.finditer(text))
+    i = 0
+    while i < len(marks):
+        m = marks[i]
+        line = text.count("\n", 0, m.start()) + 1
+        closing, name = m.group(1) == "/", m.group(2)
+        if closing:
+            raise InputError(path, line, f"closing marker for {name!r} without its opening marker")
+        if name not in TABLES:
+            raise InputError(path, line, f"unknown report table {name!r}; registered: {', '.join(TABLES)}")
+        if i + 1 >= len(marks) or marks[i + 1].group(1) != "/" or marks[i + 1].group(2) != name:
+            raise InputError(path, line, f"marker report:{name} is not closed by <!-- /report:{name} -->")
+        end = marks[i + 1]
+        if name not in cache:
+            cache[name] = TABLES[name](results)
+        out += [text[pos:m.end()], "\n", cache[name], "\n"]
+        pos = end.start()
+        i += 2
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def documents(root: Path) -> list[Path]:
+    """README.md and every docs/**/*.md that contains a report marker."""
+    files = [root / "README.md", *sorted((root / "docs").rglob("*.md"))]
+    return [f for f in files if f.exists() and _MARK.search(f.read_text())]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m analysis.report", description=_cli.describe(__doc__.splitlines()[0]),
+                                formatter_class=_cli.HelpFormatter)
+    p.add_argument("--check", action="store_true", help="change nothing; print a diff and exit 1 if a table is stale")
+    p.add_argument("--root", type=Path, default=_cli.ROOT, help="project root whose README.md and docs/ are read")
+    p.add_argument("--results", type=Path, default=None, help="evidence folder (default ROOT/results)")
+    p.add_argument("--list", action="store_true", help="print the registered tables and exit")
+    p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    return p
+
+
+def _body(args) -> int:
+    if args.list:
+        for name, fn in TABLES.items():
+            print(f"{name}: {fn.__doc__.splitlines()[0]}")
+        return 0
+    results = args.results or args.root / "results"
+    stale = 0
+    for path in documents(args.root):
+        old = path.read_text()
+        new = regenerate(old, path, results)
+        if new == old:
+            continue
+        stale += 1
+        if args.check:
+            sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                       str(path), str(path) + " (regenerated)"))
+        else:
+            _cli.atomic_write_text(path, new)
+            print(f"updated {path}")
+    if args.check and stale:
+        print(f"{stale} file(s) differ from the committed evidence; run python -m analysis.report", file=sys.stderr)
+        return 1
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    return _cli.run_main(_body, _parser(), argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,75 @@
+"""``python -m analysis.evidence`` (fixed commands, copies, provenance) and the arithmetic of
+``python -m analysis.significance``."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis import evidence, significance
+from maxent.errors import MaxEntError, ParameterError
+
+
+def test_every_job_states_its_depth_and_data():
+    for job in evidence.JOBS:
+        args = list(job.args)
+        assert "--depth" in args, job.key
+        assert "--runs" in args and "--qrels" in args, job.key
+        assert job.command.startswith(f"python -m analysis.{job.module or job.analysis} ")
+        assert f"--out out/evidence/{job.analysis}/{job.dataset}" in job.command
+    keys = [j.key for j in evidence.JOBS]
+    assert len(keys) == len(set(keys))
+
+
+def test_select_and_list(capsys):
+    assert {j.dataset for j in evidence.select("maxent")} == set(evidence.COLLECTIONS)
+    assert [j.key for j in evidence.select("gap_thresholds/robust03")] == ["gap_thresholds/robust03"]
+    with pytest.raises(ParameterError, match="--only: unknown job"):
+        evidence.select("maxent/nowhere")
+    assert evidence.main(["--list", "--only", "active_eval"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(evidence.select("active_eval")) and all("--repetitions 1000" in l for l in out)
+    assert evidence.main(["--only", "bogus"]) == 1
+    assert "error: --only: unknown job" in capsys.readouterr().err
+
+
+def test_run_job_copies_the_files_and_writes_provenance(tmp_path, monkeypatch):
+    monkeypatch.setattr(evidence, "RESULTS", tmp_path / "results")
+    monkeypatch.setattr(evidence, "SCRATCH", tmp_path / "out")
+    job = evidence.Job("active_eval", "tiny", ("--runs", "trec_runs/runs",
+                                                 "--qrels", "trec_runs/qrels-rnd1.txt", "--depth", "20",
+                                                 "--rankers", "BITEM_df,BRPHJ_NLP1", "--budgets", "3,6",
+                                                 "--repetitions", "10", "--folds", "3",
+                                                 "--experiments", "errors"),
+                       ("errors.csv", "summary.csv"))
+    dest = evidence.run_job(job, resume=False)
+    assert dest == tmp_path / "results" / "active_eval" / "tiny"
+    assert (dest / "errors.csv").read_bytes() == (tmp_path / "out" / "active_eval" / "tiny" / "errors.csv").read_bytes()
+    prov = json.loads((dest / "PROVENANCE.json").read_text())
+    assert prov["command"] == job.command and prov["files"] == ["errors.csv", "summary.csv"]
+    assert prov["wall_time_s"] > 0 and prov["machine"]["cores"] >= 1
+    bad = evidence.Job("active_eval", "bad", ("--runs", "trec_runs/runs", "--qrels", "trec_runs/qrels-rnd1.txt",
+                                               "--depth", "20", "--repetitions", "0"), ("errors.csv",))
+    with pytest.raises(MaxEntError, match="failed \\(exit 1\\)"):
+        evidence.run_job(bad, resume=False)
+
+
+def test_topic_scaled_values_average_to_the_list_mean():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"topic": rng.choice(list("abcde"), 40), "v": rng.random(40)})
+    x = significance._topic_scaled(frame, "v")
+    assert len(x) == frame["topic"].nunique()
+    assert x.mean() == pytest.approx(frame["v"].mean(), rel=1e-12)
+
+
+def test_holm_is_per_comparison_across_collections():
+    rows = [dict(dataset=d, quantity="PR RMS", unit="topic", threshold=1, a="AP", b="nDCG", diff=-0.01,
+                 p_t=p, p_wilcoxon=p, p_sign=p) for d, p in (("x", 0.01), ("y", 0.04), ("z", 0.03))]
+    rows.append(dict(dataset="x", quantity="PR RMS", unit="topic", threshold=2, a="AP", b="nDCG", diff=0.02,
+                     p_t=0.04, p_wilcoxon=0.04, p_sign=0.04))
+    df = significance.holm(rows)
+    # Holm over the three collections at threshold 1: 0.03, 0.06, 0.06; threshold 2 alone: 0.04
+    assert df["p_t_holm"].round(12).tolist() == [0.03, 0.06, 0.06, 0.04]
+    assert df["verdict"].tolist() == ["AP lower", "undecided", "undecided", "nDCG lower"]
