@@ -170,7 +170,7 @@ def _same_as_original(collection, count, n, seed, engine="auto"):
 @pytest.mark.parametrize("engine", ["numpy", "auto"])
 def test_same_solutions_as_the_original_linearisation(collection, count, engine):
     """On 30 random real lists per collection (depth 1000), AP and GAP: the Newton solver
-    (numpy engine, and the default engine: compiled when numba is installed) returns the
+    (numpy engine, and the default engine: compiled) returns the
     same statuses as the original successive linearisation (given 2000 steps), entropies
     never lower (by more than 1e-9 relative) and distributions within 1e-6; every optimal
     one certified."""

@@ -95,7 +95,7 @@ class ERR(Metric):
         return dr[:, :, None] * r[None, None, :]
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._compiled.cascade_batch`):
+        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
         (s (L,), c (N,)) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)`,
         :math:`r_n = \sum_z s_z p_n(z)`: s the satisfaction of each grade level, c_n = [n <= k]/n."""
         N = lists.depth

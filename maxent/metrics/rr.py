@@ -68,7 +68,7 @@ class RR(Metric):
         return A * (mask / n - T)
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._compiled.cascade_batch`):
+        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
         (s, c) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` over the binary form's
         two categories (s = [0, 1]: r_n = q_n) and c_n = [n <= k]/n."""
         N = lists.depth

@@ -36,7 +36,7 @@ cdef Py_ssize_t _pivot_row(double[:, ::1] A, Py_ssize_t k, Py_ssize_t n) noexcep
     return piv
 
 
-cdef bint _solve_small(double[:, ::1] A, double[::1] x, Py_ssize_t n) noexcept nogil:
+cpdef bint _solve_small(double[:, ::1] A, double[::1] x, Py_ssize_t n) noexcept nogil:
     """Solve A[:n,:n] y = x[:n] in place (Gaussian elimination, partial pivoting); A is
     overwritten. Returns False when a pivot is 0 or not finite."""
     cdef double fac
@@ -70,7 +70,7 @@ cdef bint _solve_small(double[:, ::1] A, double[::1] x, Py_ssize_t n) noexcept n
     return True
 
 
-cdef bint _invert_small(double[:, ::1] A, double[:, ::1] out, Py_ssize_t n) noexcept nogil:
+cpdef bint _invert_small(double[:, ::1] A, double[:, ::1] out, Py_ssize_t n) noexcept nogil:
     """out[:n,:n] = inverse of A[:n,:n] (Gauss-Jordan, partial pivoting); A is overwritten.
     Returns False when singular or not finite."""
     cdef double d
@@ -106,7 +106,7 @@ cdef bint _invert_small(double[:, ::1] A, double[:, ::1] out, Py_ssize_t n) noex
     return True
 
 
-cdef double _rsum_cx(const double[::1] c, const double[::1] x, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
+cpdef double _rsum_cx(const double[::1] c, const double[::1] x, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
     """sum_{n0 <= n < n1} c_n x_n, reassociated into four partial sums (independent add chains
     the compiler can keep in vector registers); the other reassociated sums below likewise."""
     cdef const double* cp = &c[0]
@@ -124,7 +124,7 @@ cdef double _rsum_cx(const double[::1] c, const double[::1] x, Py_ssize_t n0, Py
         n += 1
     return (s0 + s1) + (s2 + s3)
 
-cdef double _rsum_cxy(const double[::1] c, const double[::1] x, const double[::1] y, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
+cpdef double _rsum_cxy(const double[::1] c, const double[::1] x, const double[::1] y, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
     """sum_{n0 <= n < n1} c_n x_n y_n (four partial sums: :func:`_rsum_cx`)."""
     cdef const double* cp = &c[0]
     cdef const double* xp = &x[0]
@@ -175,7 +175,7 @@ cdef double _rsum_cabs(const double[::1] c, const double[::1] x, Py_ssize_t n_le
         n += 1
     return (s0 + s1) + (s2 + s3)
 
-cdef double _rprod(const double[::1] x, const double[::1] c, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
+cpdef double _rprod(const double[::1] x, const double[::1] c, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
     """prod_{n0 <= n < n1} x_n over the columns of weight c_n = 1 (four partial products)."""
     cdef const double* cp = &c[0]
     cdef const double* xp = &x[0]
@@ -192,10 +192,9 @@ cdef double _rprod(const double[::1] x, const double[::1] c, Py_ssize_t n0, Py_s
         n += 1
     return (q0 * q1) * (q2 * q3)
 
-cdef double _csum(double[::1] c, double[::1] x, Py_ssize_t n_len) noexcept nogil:
+cpdef double _csum(double[::1] c, double[::1] x, Py_ssize_t n_len) noexcept nogil:
     """sum_n c_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks.
-    (_csum1 and _csum2, the same for one and three factors, are separate kernels: one
-    generic version would need numba first-class functions.)"""
+    (:func:`_csum1` and :func:`_csum2`: the same for one and three factors.)"""
     cdef Py_ssize_t n0
     cdef Py_ssize_t _blk
     cdef double s
@@ -208,7 +207,7 @@ cdef double _csum(double[::1] c, double[::1] x, Py_ssize_t n_len) noexcept nogil
     return s + sc
 
 
-cdef double _csum2(double[::1] c, double[::1] x, double[::1] y, Py_ssize_t n_len) noexcept nogil:
+cpdef double _csum2(double[::1] c, double[::1] x, double[::1] y, Py_ssize_t n_len) noexcept nogil:
     """sum_n c_n x_n y_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
     cdef Py_ssize_t n0
     cdef Py_ssize_t _blk
@@ -222,7 +221,7 @@ cdef double _csum2(double[::1] c, double[::1] x, double[::1] y, Py_ssize_t n_len
     return s + sc
 
 
-cdef double _rsum(const double[::1] x, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
+cpdef double _rsum(const double[::1] x, Py_ssize_t n0, Py_ssize_t n1) noexcept nogil:
     """sum_{n0 <= n < n1} x_n (four partial sums: :func:`_rsum_cx`)."""
     cdef const double* xp = &x[0]
     cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
@@ -238,7 +237,7 @@ cdef double _rsum(const double[::1] x, Py_ssize_t n0, Py_ssize_t n1) noexcept no
         n += 1
     return (s0 + s1) + (s2 + s3)
 
-cdef double _csum1(double[::1] x, Py_ssize_t n_len) noexcept nogil:
+cpdef double _csum1(double[::1] x, Py_ssize_t n_len) noexcept nogil:
     """sum_n x_n: blocks of _BLOCK terms (reassociated), compensated across blocks."""
     cdef Py_ssize_t n0
     cdef Py_ssize_t _blk
@@ -285,17 +284,17 @@ cdef double _absmax_of(double[::1] x, double[::1] y, Py_ssize_t n_len, bint diff
     return max(max(m0, m1), max(m2, m3))
 
 
-cdef double _absmax(double[::1] x, Py_ssize_t n_len) noexcept nogil:
+cpdef double _absmax(double[::1] x, Py_ssize_t n_len) noexcept nogil:
     """max_n |x_n| (:func:`_absmax_of`)."""
     return _absmax_of(x, x, n_len, False)
 
 
-cdef (double, double) _absmax_diff(double[::1] x, double[::1] y, Py_ssize_t n_len) noexcept nogil:
+cpdef (double, double) _absmax_diff(double[::1] x, double[::1] y, Py_ssize_t n_len) noexcept nogil:
     """(max_n |x_n - y_n|, max_n |x_n|) (:func:`_absmax_of`)."""
     return _absmax_of(x, y, n_len, True), _absmax_of(x, x, n_len, False)
 
 
-cdef (double, double) _minmax(double[::1] x, Py_ssize_t n_len) noexcept nogil:
+cpdef (double, double) _minmax(double[::1] x, Py_ssize_t n_len) noexcept nogil:
     """(min_n x_n, max_n x_n) in four independent chains each (n_len >= 1)."""
     cdef double hi0
     cdef double hi1
@@ -328,10 +327,8 @@ cdef (double, double) _minmax(double[::1] x, Py_ssize_t n_len) noexcept nogil:
 cdef void _scan4(double[:] x, double[:] y, Py_ssize_t n_len, double[:] out, bint prod) noexcept nogil:
     """out[n] = sum_{m < n} t_m, t = x y (prod) or x: four segments scanned in one loop (four
     independent add chains instead of one of n_len latencies), then each shifted by the sums
-    before it. Over views indexed from 0 (the segments; a reversed view for a suffix): with
-    offsets like M + j or last - j numba's wraparound of a possibly negative index cost a
-    compare and select per access (in-place suffix 1.08 -> 0.63 us, prefix 0.50 -> 0.39 us
-    at N = 1000). out may be y (each y_n is read before out[n] is written)."""
+    before it, over views indexed from 0 (the segments; a reversed view for a suffix). out may
+    be y (each y_n is read before out[n] is written)."""
     cdef Py_ssize_t M
     cdef Py_ssize_t M3
     cdef double h1
@@ -410,12 +407,12 @@ cdef void _scan4(double[:] x, double[:] y, Py_ssize_t n_len, double[:] out, bint
         o3[j] += h3
 
 
-cdef void _prefix_excl(double[::1] x, Py_ssize_t n_len, double[::1] out) noexcept nogil:
+cpdef void _prefix_excl(double[::1] x, Py_ssize_t n_len, double[::1] out) noexcept nogil:
     """out[n] = sum_{m < n} x_m (:func:`_scan4`)."""
     _scan4(x, x, n_len, out, False)
 
 
-cdef void _suffix_excl_xy(double[::1] x, double[::1] y, Py_ssize_t n_len, double[::1] out) noexcept nogil:
+cpdef void _suffix_excl_xy(double[::1] x, double[::1] y, Py_ssize_t n_len, double[::1] out) noexcept nogil:
     """out[n] = sum_{m > n} x_m y_m (out may be y): :func:`_scan4` over the reversed views."""
     _scan4(x[:n_len][::-1], y[:n_len][::-1], n_len, out[:n_len][::-1], True)
 
@@ -438,7 +435,7 @@ cdef double _sum_log(double[::1] Z, double[::1] c, Py_ssize_t n_len, Py_ssize_t 
     return lz
 
 
-cdef bint _band_solve(double[:, ::1] AB, Py_ssize_t n, Py_ssize_t kl, Py_ssize_t ku, double[:, ::1] X, Py_ssize_t nr) noexcept nogil:
+cpdef bint _band_solve(double[:, ::1] AB, Py_ssize_t n, Py_ssize_t kl, Py_ssize_t ku, double[:, ::1] X, Py_ssize_t nr) noexcept nogil:
     """Solve a band system by Gaussian elimination with partial pivoting. AB (n, 2 kl + ku + 1):
     row i holds columns i - kl .. i + kl + ku at AB[i, col - i + kl] (the last kl: room for
     the fill-in of row swaps); X (n, nr) right-hand sides, overwritten by the solutions.

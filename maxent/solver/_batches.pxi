@@ -276,8 +276,7 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
     metric's certified maximum, :func:`maxent.solver._problem.certified_ends`) or the range
     is degenerate, as :func:`maxent.solver._solve_chunk` classifies it: p is the face of the
     extreme list (:func:`_face`) if it attains the target to max(_RTOL max(1, |v|), tol / 10),
-    else the extreme list itself (RR: half of trec_covid_r1's lists have RR = 1; their numpy
-    path took 0.6 of the 1.2 s of bench_solver's RR batch).
+    else the extreme list itself (RR: half of trec_covid_r1's lists have RR = 1).
     """
     cdef Py_ssize_t B
     cdef double E
@@ -341,7 +340,7 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
             Sc = np.empty((5, N))
         with gil:
             th = np.zeros(L + 1)
-        cws_J = 1       # numba types cws before the loop: a workspace for J = 1, replaced when J differs
+        cws_J = 1       # a workspace for J = 1, replaced when J differs
         with gil:
             cws = CascadeWorkspace(cws_J, N)
             ls = LinScratch(L, N)

@@ -6,7 +6,7 @@ cdef (double, double, double) _cascade_coef(double b, double[::1] A, double[::1]
     return bd * A[j] * e[j] - OM[j], bd * A[j] * A[j], bd * e[j] * e[j]
 
 
-cdef void _cascade_system(double b, double[::1] A, double[::1] e, double[::1] D, double[::1] OM, Py_ssize_t n_len, double[:, ::1] AB) noexcept nogil:
+cpdef void _cascade_system(double b, double[::1] A, double[::1] e, double[::1] D, double[::1] OM, Py_ssize_t n_len, double[:, ::1] AB) noexcept nogil:
     """Band matrix (kl = ku = 2) of S z = w, S = I - b D H (H = d^2E/dr^2), in the unknowns
     x_{2j} = V_j = sum_{k<j} A_k P(k, j) z_k and x_{2j+1} = U_j = sum_{k>j} P(j, k) e_k z_k
     (P(j, k) = prod_{j<l<k} (1 - r_l)), where (H z)_j = -(A_j U_j + e_j V_j) and
@@ -207,15 +207,14 @@ cdef inline bint _cascade_thomas_body(double b, double[::1] A, double[::1] e, do
     return True
 
 
-# (numba: fastmath reassoc)
 cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:, ::1] X, double[::1] mm, double[::1] aa, double[::1] dd, Py_ssize_t h, Py_ssize_t n_len, Py_ssize_t nr) noexcept nogil:
     """The rows of :func:`_cascade_thomas_body` not solved by construction: the V rows
     1..h (V_{j+1} + m_j V_j + a_j U_j = A_j w_j, j < h) and the U rows h..N-2
     (U_{j-1} + m_j U_j + d_j V_j = e_j w_j, j > h), which take in every unknown: True when
     each residual is <= 1e-12 of its terms' size (+ 1e-300) and every residual is finite (a
     non-finite unknown or right-hand side fails). A pass of its own, whose two sums only count
-    (the excesses over the tolerance, >= 0, and the residuals: reassociated, so it vectorises);
-    in the back-substitution the same checks took 6 of a solve's 16.5 us at N = 1000."""
+    (the excesses over the tolerance, >= 0, and the residuals), not branches in the
+    back-substitution."""
     cdef double a1
     cdef double aj
     cdef double d1
@@ -262,14 +261,11 @@ cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:
     return over == 0.0 and isfinite(fin)
 
 
-cdef bint _cascade_thomas(double b, double[::1] A, double[::1] e, double[::1] D, double[::1] OM, Py_ssize_t n_len, double[:, ::1] W, Py_ssize_t nr, double[:, ::1] X, double[:, ::1] Sc) noexcept nogil:
+cpdef bint _cascade_thomas(double b, double[::1] A, double[::1] e, double[::1] D, double[::1] OM, Py_ssize_t n_len, double[:, ::1] W, Py_ssize_t nr, double[:, ::1] X, double[:, ::1] Sc) noexcept nogil:
     """S z = w for the columns w = W[q] (W (nr, N)) by :func:`_cascade_thomas_body`, its
     solution (V_j, U_j) into X (2N, nr) and accepted by :func:`_thomas_check`; False: X holds
     no solution. The right-hand sides' count is a constant when it is 4 (ERR's three grades:
-    its loops over them unrolled). Measured in a loop over trec_covid_r1 ERR states (N = 1000,
-    4 columns): 20.7 us per solve when it copied the right-hand sides and checked the rows in
-    its back-substitution (the loop also restored the right-hand sides it overwrote, ~1 us),
-    14.8 us now."""
+    its loops over them unrolled)."""
     cdef bint ok
     if nr == 4:
         ok = _cascade_thomas_body(b, A, e, D, OM, n_len, W, 4, X, Sc)
@@ -278,7 +274,7 @@ cdef bint _cascade_thomas(double b, double[::1] A, double[::1] e, double[::1] D,
     return ok and _thomas_check(A, e, W, X, Sc[2], Sc[3], Sc[4], n_len // 2, n_len, nr)
 
 
-cdef void _cascade_rhs(double[::1] A, double[::1] e, Py_ssize_t n_len, double[:, ::1] W, Py_ssize_t nr, double[:, ::1] X) noexcept nogil:
+cpdef void _cascade_rhs(double[::1] A, double[::1] e, Py_ssize_t n_len, double[:, ::1] W, Py_ssize_t nr, double[:, ::1] X) noexcept nogil:
     """The right-hand sides of :func:`_cascade_system` for the columns w = W[q] (W (nr, N)):
     X[2 (j+1), q] = A_j w_j (V rows), X[2j - 1, q] = e_j w_j (U rows), rows 0 and 2N - 1 zero."""
     cdef double a
@@ -313,7 +309,6 @@ cdef void _cascade_rhs(double[::1] A, double[::1] e, Py_ssize_t n_len, double[:,
                     X[2 * j - 1, q] = e[j] * w
 
 
-# (numba: fastmath reassoc)
 cdef (double, double) _cascade_f1(double[::1] y, double b, double[::1] g, Py_ssize_t n_len, double[::1] F1) noexcept nogil:
     """F1 = y - b g into F1, (|F1|^2, max_n (|F1_n| - _W_ULPS ulp(|y_n| + |b g_n|)), >= 0) of
     :func:`_cascade_residual`: reassociated (the sum only steers the line search; a maximum
@@ -336,7 +331,7 @@ cdef (double, double) _cascade_f1(double[::1] y, double b, double[::1] g, Py_ssi
     return merit, f1
 
 
-cdef (double, double, double) _cascade_residual(double[:, ::1] P, double[::1] y, double b, double[::1] g, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] Kp, double E, double v, double[::1] sp, double[::1] F1, double[::1] F2) noexcept nogil:
+cpdef (double, double, double) _cascade_residual(double[:, ::1] P, double[::1] y, double b, double[::1] g, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] Kp, double E, double v, double[::1] sp, double[::1] F1, double[::1] F2) noexcept nogil:
     """F1 = y - b g (N), F2_k = sum_n p_n(k) - K_k (k = 1..J, compensated sums); returns
     (merit |F1|^2 + |F2|^2 + (E - v)^2, stationarity max|s'| max_n (|F1_n| - _W_ULPS ulp(|y_n|
     + |b g_n|))^+ (the log-odds residual ln p_n(k)/p_n(0) - (a_k + b W_n(k)) = s'_k F1_n of
@@ -365,7 +360,7 @@ cdef (double, double, double) _cascade_residual(double[:, ::1] P, double[::1] y,
     return merit + ev * ev, smax * f1, max(res, abs(ev))
 
 
-cdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[::1] OM, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] AB, double[:, ::1] X, double[:, ::1] Z, double[:, ::1] HZ, double[:, ::1] S, double[::1] rs, double[::1] dy, double[:, ::1] Sc) noexcept nogil:
+cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[::1] OM, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] AB, double[:, ::1] X, double[:, ::1] Z, double[:, ::1] HZ, double[:, ::1] S, double[::1] rs, double[::1] dy, double[:, ::1] Sc) noexcept nogil:
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N). Returns False when a solve fails."""
     cdef Py_ssize_t Lc
@@ -402,8 +397,8 @@ cdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, d
         if not _band_solve(AB, 2 * n_len, 2, 2, X, nr):
             return False
     if nr == 4:
-        # the four columns at once (rows 2j, 2j + 1 of X read once: 1.9 us less per step
-        # at N = 1000 than column by column, the same operations)
+        # the four columns at once (rows 2j, 2j + 1 of X read once; the same operations as
+        # column by column)
         for j in range(n_len):
             a = A[j]
             ej = e[j]
@@ -453,11 +448,9 @@ cdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, d
     return True
 
 
-# (numba: fastmath reassoc)
 cdef void _cascade_schur2(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs) noexcept nogil:
     """:func:`_cascade_schur` for J = 2 (ERR's three grades): its 21 sums in one pass over
-    the ranks (reassociated; at N = 1000 the 22 passes and the small solve took 2.1 us per
-    step, the one pass ~0.6 us less)."""
+    the ranks."""
     cdef double[::1] H0
     cdef double[::1] H1
     cdef double[::1] H2

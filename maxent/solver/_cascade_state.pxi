@@ -9,7 +9,7 @@ cdef void _chain_fix(double[::1] c, double[::1] A, double[::1] e, double[::1] g,
         g[j] = A[j] * e[j]
 
 
-cdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssize_t n_len, double[::1] A, double[::1] e, double[::1] g, bint want_g) noexcept nogil:
+cpdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssize_t n_len, double[::1] A, double[::1] e, double[::1] g, bint want_g) noexcept nogil:
     """The cascade recursions from r (R) and 1 - r (OM): A_n = prod_{m<n} (1 - r_m) into A,
     E = sum_n c_n r_n A_n (compensated sum, returned) and, if want_g, e_n = c_n - T_n and
     g_n = dE/dr_n = A_n e_n with the suffix recursion T_n = c_{n+1} r_{n+1} + (1 - r_{n+1})
@@ -22,7 +22,7 @@ cdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssiz
     segment from its end (Tloc_n, with B_n = prod_{n<l<=end} (1 - r_l)), then T_n = Tloc_n +
     B_n T_end with T_end, the T at the segment's last rank, from the segments after it. Sums
     and products of non-negative terms only, as the sequential recursions (which lists of
-    fewer than 16 ranks take): 3.2 -> 1.7 us at N = 1000."""
+    fewer than 16 ranks take)."""
     cdef double[::1] A0
     cdef double[::1] A1
     cdef double[::1] A2
@@ -95,8 +95,7 @@ cdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssiz
         return E + Ec
     M = (n_len + 3) // 4
     M3 = n_len - 3 * M
-    # the segments as views, set up inline as in _scan4 (a helper returning the four views
-    # as a tuple made GAP and ERR 4-5 % slower, measured)
+    # the segments as views, set up inline as in _scan4
     O0 = OM[0:M]
     O1 = OM[M:2 * M]
     O2 = OM[2 * M:3 * M]
@@ -187,7 +186,7 @@ cdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssiz
     return E
 
 
-cdef double _cascade_E_W(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] s, double[::1] c, double[:, ::1] W, bint want_W, double[:, ::1] Sc) noexcept nogil:
+cpdef double _cascade_E_W(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] s, double[::1] c, double[:, ::1] W, bint want_W, double[:, ::1] Sc) noexcept nogil:
     """E = sum_n c_n r_n prod_{m<n} (1 - r_m) of slot-form p (P (Lc, N)), r_n = sum_k s_k
     p_n(k) (RR, ERR; ``metric.cascade_form``) and, if want_W, the category-form features
     W[k, n] = (s_k - s_0) dE/dr_n (:func:`_cascade_chain`). 1 - r_n is summed as
@@ -205,7 +204,7 @@ cdef double _cascade_E_W(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len, doub
     cdef double s0
     cdef double sk
     R, OM, A, e, g = Sc[0], Sc[1], Sc[2], Sc[3], Sc[4]
-    # whole-row passes (LLVM vectorises them; a loop over k inside one over n it did not)
+    # whole-row passes (contiguous inner loops over the ranks)
     s0 = s[0]
     o0 = 1.0 - s[0]
     for n in range(n_len):
@@ -243,7 +242,7 @@ cdef void _metric_W(Py_ssize_t kind, double[:, ::1] P, Py_ssize_t J, Py_ssize_t 
         _cascade_E_W(P, J + 1, n_len, kap, f, Wc, True, Sc)
 
 
-cdef void _cascade_power(double[::1] sp, Py_ssize_t Lc, double[::1] pw) noexcept nogil:
+cpdef void _cascade_power(double[::1] sp, Py_ssize_t Lc, double[::1] pw) noexcept nogil:
     """Whether s'_k = m_k u with integers 0 <= m_k <= _POW_MAX (within 4 ulps; ERR's
     exponential gains: s' = (0, 1, 3) / 4, linear ones (0, 1, 2) / 3; RR (0, 1)): pw (Lc + 1)
     gets [m_0 .. m_{Lc-1}, u] (u = -1: no such structure), for :func:`_cascade_power_rows`."""
@@ -435,7 +434,7 @@ cdef void _cascade_moments3(double[::1] sp, double[::1] s, Py_ssize_t n_len, dou
         R[n] = r + t0
 
 
-cdef double _cascade_state(double[::1] theta, double[::1] y, double[::1] sp, double[::1] s, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] c, double[:, ::1] P, double[::1] R, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[:, ::1] M, double[::1] OM, double[::1] pm, SoftmaxScratch sws) noexcept nogil:
+cpdef double _cascade_state(double[::1] theta, double[::1] y, double[::1] sp, double[::1] s, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] c, double[:, ::1] P, double[::1] R, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[:, ::1] M, double[::1] OM, double[::1] pm, SoftmaxScratch sws) noexcept nogil:
     """State of the cascade Newton-KKT iterate (theta (Lc), y (N)): p_n(k) =
     softmax_k(theta_k + s'_k y_n) into P (s' = s - s_0; :func:`_cascade_softmax` with the
     multiples pm of :func:`_cascade_power`), r_n =

@@ -1,4 +1,4 @@
-cdef double _extreme_value(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] K, int64_t[::1] pref, bint top) noexcept nogil:
+cpdef double _extreme_value(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] K, int64_t[::1] pref, bint top) noexcept nogil:
     """<W, p> of the deterministic list that fills the categories in preference order
     (``pref``: categories by decreasing preference; reversed when not top)."""
     cdef Py_ssize_t _
@@ -19,7 +19,7 @@ cdef double _extreme_value(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, do
     return e
 
 
-cdef Py_ssize_t _rank_blocks(Py_ssize_t n_len, Py_ssize_t ratio, int64_t[::1] bnd) noexcept nogil:
+cpdef Py_ssize_t _rank_blocks(Py_ssize_t n_len, Py_ssize_t ratio, int64_t[::1] bnd) noexcept nogil:
     """Blocks of consecutive ranks for a coarse subproblem: the block starting at rank a (from
     0) runs to a + max(1, a // ratio) (exclusive; ranks below 2 ratio alone), so that
     features varying like 1/rank or log(rank) vary by ~1/ratio of their level within a block.
@@ -36,7 +36,7 @@ cdef Py_ssize_t _rank_blocks(Py_ssize_t n_len, Py_ssize_t ratio, int64_t[::1] bn
     return M
 
 
-cdef void _block_means(double[:, ::1] W, Py_ssize_t Lc, int64_t[::1] bnd, Py_ssize_t M, double[::1] cc, double[:, ::1] Wc) noexcept nogil:
+cpdef void _block_means(double[:, ::1] W, Py_ssize_t Lc, int64_t[::1] bnd, Py_ssize_t M, double[::1] cc, double[:, ::1] Wc) noexcept nogil:
     """Wc[z, j] = mean of W[z, n] over block j of ``bnd``, cc[j] its number of ranks (the
     column weight of a coarse subproblem: :func:`_softmax`'s c_n)."""
     cdef double acc
@@ -53,12 +53,11 @@ cdef void _block_means(double[:, ::1] W, Py_ssize_t Lc, int64_t[::1] bnd, Py_ssi
             Wc[z, j] = acc / cc[j]
 
 
-cdef double _extreme_steer(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] K, int64_t[::1] pref, bint top) noexcept nogil:
+cpdef double _extreme_steer(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] K, int64_t[::1] pref, bint top) noexcept nogil:
     """:func:`_extreme_value` with each category's run of ranks summed reassociated
     (:func:`_rsum`; it vectorises): for :func:`_linearize_run`, where the range only moves a
-    subproblem's target into it (0.5 us per call at N = 1000 with the strict sum of the N
-    ranks, 0.06 us so; four to seven calls per problem of GAP or ERR). The classification of a target (the ends of the
-    range, ``_classify``) keeps the strict sums."""
+    subproblem's target into it. The classification of a target (the ends of the range,
+    ``_classify``) keeps the strict sums."""
     cdef Py_ssize_t cnt
     cdef double e
     cdef Py_ssize_t k

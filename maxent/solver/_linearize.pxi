@@ -33,9 +33,7 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
     stationarity |b| max|W(p_l) - W_k| <= kkt_tol) on the subproblem's solution p_l, left
     in Pt with its multipliers in th (a cascade run stationary only to the rounding of W
     for more than _ROUNDING_STEPS steps ends uncertified, for Newton-KKT, whose certificate
-    allows each rank's own rounding; prefix runs go on, as before: handing theirs over cost
-    the robust03 GAP sweep 20 %). Each
-    subproblem starts from the
+    allows each rank's own rounding; prefix runs go on). Each subproblem starts from the
     previous one's multipliers (as the numpy code), except the second, which starts from
     the count-only multipliers when their dual value is lower (the relaxation's target is
     often moved to the edge of its range, |b| ~ 1e3-1e4, far from the next one's).
@@ -48,9 +46,7 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
     Newton-KKT): a subproblem's dual is solved over the blocks of :func:`_rank_blocks`
     (``coarse`` the ratio), features averaged per block, and its solution Pt, dual residual
     and entropy are then those of the multipliers found at every rank (one softmax at full
-    resolution). The first _COARSE_STEPS subproblems only (on bench_solver's ERR lists the
-    mean iterations are 5.94 with and without blocks there, and ERR's kernel ~15 % faster,
-    one-process A/B).
+    resolution). The first _COARSE_STEPS subproblems only.
     ``kind``: 0 a prefix metric (kap, f, c0 of ``prefix_hessian``), 1 a cascade metric
     (kap = s, f = c of ``cascade_form``; :func:`_metric_E`), whose subproblems take the ridge
     relative to each multiplier's own curvature (as ``newton_dual``): near the maximum of ERR
@@ -268,9 +264,8 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
             break
         # damping (maxent.solver.linearize): a reversal of b larger than half its last change
         # halves the first trial step, which grows back by 1.25 per step that does not reverse.
-        # Cascade runs only: in the prefix kernels' second run it changed no status and cost
-        # time (TREC-COVID analysis ~+10 %: damped steps evaluate a trial point); the few
-        # oscillating prefix problems go on to the numpy engine, which damps
+        # Cascade runs only: the few oscillating prefix problems go on to the numpy path,
+        # which damps
         db = bl - b_last
         if kind == 1 and db * db_last < 0.0 and abs(db) > 0.5 * abs(db_last):
             t_first = max(0.5 * t_first, _MIN_STEP)

@@ -42,7 +42,7 @@ cdef void _features(double[:, ::1] G, Py_ssize_t J, Py_ssize_t n_len, double[:, 
             Wc[i, n] = Wc[i - 1, n] + G[i - 1, n]
 
 
-cdef (double, double, double) _kkt_residual(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[::1] alpha, double b, double[:, ::1] G, double[::1] Kp, double E, double v, double[:, ::1] F, double[:, ::1] LR, double[::1] cum, double[::1] c, bint masked = False) noexcept nogil:
+cpdef (double, double, double) _kkt_residual(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[::1] alpha, double b, double[:, ::1] G, double[::1] Kp, double E, double v, double[:, ::1] F, double[:, ::1] LR, double[::1] cum, double[::1] c, bint masked = False) noexcept nogil:
     """F_{r,n} = ln p_r - ln p_{r+1} + alpha_r + b G'_{r,n} into F (J, N), the log-ratios
     given in LR (:func:`_log_ratios`, or carried along by the log-space steps), and the tail
     count residuals c_r = sum_{i > r} (sum_n p_i - K_i) into c (J) (compensated sums: the
@@ -380,7 +380,6 @@ cdef void _newton_rhs(double[:, ::1] F, double[:, ::1] G, Py_ssize_t J, Py_ssize
             R[r, n, J + 1] = G[r, n]
 
 
-# (numba: fastmath reassoc)
 cdef void _schur(double[:, :, ::1] X, double[:, ::1] G, Py_ssize_t J, Py_ssize_t n_len, double[::1] c, double e, double[:, ::1] S, double[::1] rs) noexcept nogil:
     """The (J+1) x (J+1) system of the multiplier steps from the solves X (sums over ranks,
     reassociated: they steer the step, the certificate is taken on the iterate): S[r, s] =
@@ -413,7 +412,7 @@ cdef void _schur(double[:, :, ::1] X, double[:, ::1] G, Py_ssize_t J, Py_ssize_t
     for r in range(J):
         if J == 2:
             # four right-hand sides: one pass over the ranks with the four columns together
-            # (contiguous in X; one strided pass per column took 4.0 us per call at N = 1000)
+            # (contiguous in X)
             s0 = 0.0
             s1 = 0.0
             s2 = 0.0
@@ -547,7 +546,7 @@ cdef void _normalise(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len, double[:
 cdef Py_ssize_t _trial_p(double[:, ::1] P, double[:, ::1] ell, double t, Py_ssize_t Lc, Py_ssize_t n_len, double[:, ::1] ell_x, double[:, ::1] Pt, double[::1] Zs) noexcept nogil:
     """Newton-KKT trial point p'_i = p_i exp(x_i) / sum_j p_j exp(x_j), x = clip(t ell, +-_MAX_EXP)
     (into ell_x), floored at _P_FLOOR; returns how many were floored. Whole-row passes
-    (category-major) that LLVM vectorises."""
+    (category-major)."""
     cdef Py_ssize_t floored
     cdef Py_ssize_t i
     cdef bint low

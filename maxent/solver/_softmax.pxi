@@ -1,4 +1,4 @@
-cdef void _power_structure(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] pw) noexcept nogil:
+cpdef void _power_structure(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] pw) noexcept nogil:
     """Whether the feature rows are integer multiples of one row, W[z, n] = m_z w_n (DCG and
     nDCG: gains 0, 1, 3 = 2^z - 1; binary linear metrics: 0, 1), within 1e-14 relative (the
     metric's own rounding of m_z w_n). Fills pw (Lc + 3): [m_0 .. m_{Lc-1}, base row zb
@@ -51,8 +51,7 @@ cdef void _power_products(double[::1] S, double* U, double[::1] Z, double[:, ::1
     from u_n in S, P[z, n] = A_z u_n^{m_z} by repeated products (U: scratch, u_n^k, given
     as 1), A_z = exp(a_z + m_z b w_mid - xmax), m_z = int(mult[z]), over the allowed
     categories (0 elsewhere), and their sums over z added into Z (given as 0): unnormalised.
-    The callers set S, U and Z in one pass (in a pass of their own here, nDCG's kernel was
-    3-5 % slower)."""
+    The callers set S, U and Z in the pass that computes S."""
     cdef double A
     cdef double e
     cdef Py_ssize_t k
@@ -112,9 +111,8 @@ cdef (double, double) _softmax_power(double[:, ::1] W, double[::1] c, Py_ssize_t
     span = max(xr, log(max(nok, 2)), 1.0)
     blk = max(1, <Py_ssize_t>(600.0 / span))
     if blk < 32:
-        # short blocks (|b| large: ERR's subproblems, 2.5 calls per problem with blocks of
-        # 1-9 ranks): a vectorised logarithm per rank (:func:`_log_rows`, 0.7 us per 1000)
-        # instead of a libm log per block (Z_n in [e^-xr, Lc]: positive normal numbers)
+        # short blocks (|b| large: ERR's subproblems, blocks of 1-9 ranks): a logarithm per
+        # rank without libm calls (:func:`_log_rows`) instead of a libm log per block (Z_n in [e^-xr, Lc]: positive normal numbers)
         _log_rows(&Z[0], n_len, &S[0])
         lz = _rsum_cx(c, S, 0, n_len)
     else:
@@ -130,9 +128,9 @@ cdef (double, double) _softmax_power(double[:, ::1] W, double[::1] c, Py_ssize_t
     return cs * xmax + lz, cs * (abs(xmax) + span)
 
 
-cdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, Py_ssize_t n_len, unsigned char[::1] ok, double[::1] theta, double[:, ::1] P, double[::1] S, double[::1] Z, double[::1] pw) noexcept nogil:
+cpdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, Py_ssize_t n_len, unsigned char[::1] ok, double[::1] theta, double[:, ::1] P, double[::1] S, double[::1] Z, double[::1] pw) noexcept nogil:
     """P[z, n] = softmax_z(a_z + b W[z, n]) over the allowed categories (0 elsewhere), in
-    whole-row passes that LLVM vectorises; returns (sum_n c_n lse_n, an upper bound of
+    whole-row passes; returns (sum_n c_n lse_n, an upper bound of
     sum_n c_n |lse_n|: the scale of its rounding) (c_n: the number of ranks that column n
     stands for). lse_n = S_n + ln Z_n with S_n the row maximum and Z_n in [1, Lc], so
     sum_n ln Z_n is taken as the logarithm of products over blocks that cannot overflow
@@ -213,7 +211,7 @@ cdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, P
         # three categories (GAP's two slots; general features): exponents, maxima, exps and
         # partitions in one vectorised pass over the ranks, the same operations in the same
         # order as the row passes below (p bit-identical), and no reduction in the loops
-        # that write (a strict sum there keeps a loop scalar): GAP kernel -5 % (A/B)
+        # that write
         a0 = theta[0]
         a1 = theta[1]
         a2 = theta[2]
@@ -286,7 +284,7 @@ cdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, P
     return slse, alse
 
 
-cdef double _entropy(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len) noexcept nogil:
+cpdef double _entropy(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len) noexcept nogil:
     """-sum p ln p over P[:Lc, :n_len] (p = 0 counts 0; :func:`_log_rows`, whose nonsense
     for 0 and subnormal p is multiplied by p <= 2.3e-308)."""
     cdef Py_ssize_t N
@@ -305,7 +303,7 @@ cdef double _entropy(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len) noexcept
     return h
 
 
-cdef void _log_ratios(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] LR) noexcept nogil:
+cpdef void _log_ratios(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] LR) noexcept nogil:
     """LR_{r,n} = ln p_r - ln p_{r+1} (J, N). A p that underflowed to 0 after a trial's
     renormalisation gives +-inf (numpy's rule, not an exception): the trial's merit is then
     not finite and the line search rejects it, as in the numpy engine."""

@@ -64,8 +64,7 @@ cdef (double, double, double) _sym_sandwich(double ta, double tc, double td, dou
     """(ta, tc, td) - E D E for symmetric 2 x 2 blocks held as (a, c, d) = [[a, c], [c, d]]:
     D = (pa, pc, pd), E = (ea, ec, ed) (:func:`_thomas_2x2`'s Schur complement), expanded so
     that D enters last, (E D E)_aa = ea^2 pa + 2 ea ec pc + ec^2 pd and likewise: from D, a
-    chain of three fused multiply-adds per entry (the elimination's latency chain runs through
-    D; the product E (D E) took five)."""
+    chain of three multiply-adds per entry (the elimination's latency chain runs through D)."""
     return (ta - (ea * ea) * pa - (2.0 * ea * ec) * pc - (ec * ec) * pd,
             tc - (ea * ec) * pa - (ea * ed + ec * ec) * pc - (ec * ed) * pd,
             td - (ec * ec) * pa - (2.0 * ec * ed) * pc - (ed * ed) * pd)
@@ -198,20 +197,16 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     M_n = D_n^-1 E'_{n+1} (U_n^-1 E'_n below m). They meet at m = n_len // 2, where
     S_m = T_mm - E'_m D_{m-1}^-1 E'_m - E'_{m+1} U_{m+1}^-1 E'_{m+1} gives y_m, and two
     interleaved back-substitutions give y_n = h_n + M_n y_{n+1} above m and
-    y_n = h_n + M_n y_{n-1} below it. E'_n in a pass of its own (it vectorises: computed in
-    the eliminations, its three divisions per rank made them 30 % slower). Measured in a loop
-    on trec_covid_r1 GAP states (N = 1000): 18.1 us per solve with the chains through E (D E)
-    and y_n = D_n^-1 (g_n + E' y), 16.2 us now; 22 us one-sided (another machine: 14-15 us
-    two-sided then).
+    y_n = h_n + M_n y_{n-1} below it. E'_n in a pass of its own (its three divisions per rank
+    stay out of the eliminations' latency chains).
 
-    Always nr = J + 2 = 4 right-hand sides, looped over as a constant (against a runtime nr:
-    15.1 instead of 17.3 us). The back-substitutions do not check finiteness per entry
-    (branches there cost ~6 %): every entry of X enters the sums of :func:`_schur`, whose
-    solve (:func:`_solve_small`) fails on a non-finite system.
+    Always nr = J + 2 = 4 right-hand sides, looped over as a constant. The back-substitutions
+    do not check finiteness per entry: every entry of X enters the sums of :func:`_schur`,
+    whose solve (:func:`_solve_small`) fails on a non-finite system.
 
     ``unit``: columns 1 and 2 of R are 1_{s = r} at every rank (the Newton-KKT solve's), so
     R_n - R_{n+1} is 0 there above the last rank and the top elimination's g_n is 0 in them:
-    written, not computed (GAP kernel -1 to -2 %, the same X)."""
+    written, not computed (the same X)."""
     cdef double* E3
     cdef Py_ssize_t NE
     cdef double[:, ::1] Xs
@@ -275,8 +270,8 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     qa = 0.0    # U_{n+1}^-1 of the bottom recurrence
     qc = 0.0
     qd = 0.0
-    # both eliminations in one loop body (so that their division chains overlap): the helper
-    # per rank is inlined at numba's IR level (inline="always"; as a call it was 4x slower)
+    # both eliminations in one loop body (so that their division chains overlap); the helper
+    # per rank is inline
     for k in range(m):
         # top: rank k (its next rank k + 1 <= m: always there), coupled to k - 1
         ok, pa, pc, pd = _thomas_2x2_rank(E3, NE, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1, k + 1,
@@ -290,8 +285,7 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
                                               n + 1, n, qa, qc, qd, False)
             if not ok:
                 return False
-    # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank:
-    # a helper shared by the two, inlined or not, made this solve 2.5-3x slower, measured)
+    # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank)
     ta = E3[0 * NE + m] - k0 * w[m]
     tc = E3[1 * NE + m]
     td = E3[2 * NE + m] - k1 * w[m]
@@ -341,8 +335,7 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
         _thomas_2x2_back(X, Dinv, m - k, m - k + 1)
         if k <= nbot:
             _thomas_2x2_back(X, Dinv, m + k, m + k - 1)
-    # ---- the differences y_n - y_{n-1} (each slot's previous y carried in registers: a
-    # pass over X[s, n - 1] from the end left scalar, 2.8 us; this one 2)
+    # ---- the differences y_n - y_{n-1} (each slot's previous y carried in registers)
     for s in range(2):
         Xs = X[s]
         p0 = Xs[0, 0]
@@ -365,7 +358,7 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     return True
 
 
-cdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tmpA, double[:, ::1] tmpB, double[::1] tmpV, bint unit = False) noexcept nogil:
+cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tmpA, double[:, ::1] tmpB, double[::1] tmpV, bint unit = False) noexcept nogil:
     """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
     block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
     T_{n,n} = E'_n + E'_{n+1} - b w_n diag(kappa'), T_{n,n+1} = -E'_{n+1},

@@ -110,8 +110,8 @@ class MaxEntResult:
         ``linearize`` or ``cvxpy``); with ``newton-kkt`` the few problems of the second
         (linearisation) run say so in ``message``.
     engine : str
-        ``numba`` when the compiled kernels solved the interior problems
-        (:mod:`maxent.solver._compiled`), else ``numpy``.
+        ``compiled`` when the compiled kernels solved the interior problems
+        (:mod:`maxent.solver._engine`), else ``numpy``.
     K : float array (B, 2) for binary metrics, (B, L) for graded metrics
         The right-hand sides of the count constraints the solver used (METHOD section 4,
         ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per
