@@ -604,6 +604,19 @@ def test_a_trial_point_whose_p_underflows_is_rejected_not_an_error():
     np.testing.assert_array_equal(LR, want)
 
 
+def test_solver_form_is_declared_with_the_structure_it_names():
+    """``SOLVER_FORM`` (which compiled solve a metric gets) agrees with the methods the solve
+    calls, for every registered metric: linear = LINEAR_IN_P, prefix = prefix_hessian,
+    cascade = cascade_form."""
+    from maxent.metrics import METRICS
+
+    for cls in METRICS:
+        form = cls.SOLVER_FORM
+        assert (form == "linear") == bool(cls.LINEAR_IN_P), cls
+        assert (form == "prefix") == callable(getattr(cls, "prefix_hessian", None)), cls
+        assert (form == "cascade") == callable(getattr(cls, "cascade_form", None)), cls
+
+
 def test_numpy_engine_reads_the_kernels_constants():
     """One definition of each constant (``_constants.h``): the numpy engine's modules read the
     compiled engine's values, so the two engines cannot drift apart."""

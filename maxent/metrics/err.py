@@ -26,6 +26,7 @@ class ERR(Metric):
     :math:`E[ERR]` replaces r_n by :math:`E[r_n]=\sum_z p_n(z) r(z)` (independence).
     Unjudged documents have r = 0.
     """
+    SOLVER_FORM: ClassVar[str | None] = "cascade"
 
     cutoff: int | None = None
     gain: object = "exp"

@@ -26,6 +26,7 @@ class RR(Metric):
     :math:`T_j=\sum_{n>j}\frac{q_n}{n}\prod_{j<m<n}(1-q_m)` is evaluated with a reversed
     cumulative log-sum-exp, so no division by a vanishing product occurs.
     """
+    SOLVER_FORM: ClassVar[str | None] = "cascade"
 
     cutoff: int | None = None
     rel: int = 1

@@ -481,26 +481,21 @@ def _cascade_supports(metric, lists) -> bool:
     """Whether the compiled successive linearisation of cascade metrics applies (RR, ERR:
     ``metric.cascade_form``, satisfaction non-decreasing in the grade, as the extreme lists
     of the attainable range assume)."""
-    form = getattr(metric, "cascade_form", None)
-    if not callable(form):
+    if metric.SOLVER_FORM != "cascade":
         return False
-    return bool(np.all(np.diff(form(lists)[0]) >= 0))
+    return bool(np.all(np.diff(metric.cascade_form(lists)[0]) >= 0))
 
 
 def _kkt_supports(metric) -> bool:
-    from maxent.solver.newton_kkt import supports
+    """Whether Newton-KKT applies: a prefix-structured Hessian (``metric.prefix_hessian``)."""
+    return metric.SOLVER_FORM == "prefix"
 
-    return supports(metric)
 
-
-_KKT_STEPS_COMPILED = 40   # compiled Newton-KKT steps (from the linear relaxation) before polishing
-# (40, was 20: some lists take 20 small damped steps, then converge quadratically, e.g. robust03's
-# THUIRr0301/615 under GAP(g=0.1,0.9) in 25; cut at 20 they went to the second run, which failed
-# after 2000 steps and 11 s; stalled problems are found by the line search within ~3 steps)
-_CASCADE_SWITCH = 1.0   # compiled RR/ERR: linearisation until the stationarity is below this, then Newton-KKT
-# (was 1e-2: from trec_covid_r1's ERR lists after linearisation to stationarity <= 1 Newton-KKT
-# certified all 4,973 in 2.8 steps, and from <= 10 all but 0.4 % (in 4), while <= 1e-2 cost
-# 1.6 more linearisation steps for 0.8 fewer Newton steps; bench_solver ERR -10 %)
+_KKT_STEPS_COMPILED = 40   # compiled Newton-KKT steps (from the linear relaxation) before polishing:
+# some lists take ~20 small damped steps, then converge quadratically (robust03's THUIRr0301/615
+# under GAP(g=0.1,0.9) in 25); stalled problems are found by the line search within ~3 steps
+_CASCADE_SWITCH = 1.0   # compiled RR/ERR: linearisation until the stationarity is below this, then
+# Newton-KKT (from there it certifies trec_covid_r1's ERR lists in about 3 steps)
 _KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
 _FALLBACK_FACTOR = 10   # the (few) problems of the second run get 10 x max_iter steps
 

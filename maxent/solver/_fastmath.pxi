@@ -16,7 +16,9 @@ cdef inline double _fexp(double x) noexcept nogil:
     """exp(x) for -745 < x < 709 within 2 ulp (checked against numpy in the tests): x = k ln2 + r,
     |r| <= ln2/2, exp(r) by its Taylor polynomial of degree 13 by Horner's rule (truncation
     < 1e-17), times 2^k from a table."""
-    cdef double k = floor(x * _LOG2E + 0.5)
+    cdef double y = x * _LOG2E + 0.5
+    cdef double k = <double>(<long>y)       # floor(y) without a libm call: truncate, then
+    k -= (k > y)                            # one less for a negative non-integer
     cdef double r = x - k * _LN2_HI - k * _LN2_LO
     cdef double q = 1.0 / 6227020800.0
     q = q * r + 1.0 / 479001600.0

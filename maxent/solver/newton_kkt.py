@@ -68,8 +68,9 @@ _PINV_MAX = _K["PINV_MAX"]    # entropy-Hessian entries 1/p capped here (a modif
 
 
 def supports(metric) -> bool:
-    """Whether the metric exposes the prefix-structured Hessian this method needs."""
-    return callable(getattr(metric, "prefix_hessian", None))
+    """Whether the metric has the prefix-structured Hessian this method needs (its declared
+    ``SOLVER_FORM``)."""
+    return metric.SOLVER_FORM == "prefix"
 
 
 class _Reduced:
