@@ -1,4 +1,4 @@
-"""Targets very near an end of the attainable range (issue 12): huge metric multipliers b.
+"""Targets very near an end of the attainable range: huge metric multipliers b.
 
 Three failure modes of successive linearisation found on real lists, each with its fix:
 - GAP 8e-4 of the range below its maximum (|b| ~ 6e4): full steps overshoot and the

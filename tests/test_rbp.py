@@ -128,8 +128,7 @@ def test_solver_with_relevant_documents_only_very_deep(engine):
     the weights p^(n-1) span ~100 orders of magnitude. A Newton ridge scaled to the counts'
     curvature froze the metric multiplier's steps (these lists: not_converged after 200 steps;
     TREC-COVID: 71 of 4,290 lists). Oracle: the constraints checked here on the returned p."""
-    if engine == "compiled":
-            m = parse_measure("RBP")
+    m = parse_measure("RBP")
     N = 1000
     g = np.zeros((3, N), dtype=np.int64)
     for b, first in enumerate((60, 80, 100)):

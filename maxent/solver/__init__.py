@@ -230,7 +230,9 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         p=p, status=status, success=np.isin(status, has), message=out["message"],
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
         entropy=out["entropy"], multipliers=out["mult"], target=target,
-        attained=out["attained"], method=method, K=counts,
+        attained=out["attained"], K=counts,
+        # what ran: the compiled cascade kernel linearises, then switches to Newton-KKT
+        method="linearize+newton-kkt" if compiled and method == "linearize" else method,
         engine="compiled" if compiled else "numpy",
     )
 

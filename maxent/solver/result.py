@@ -107,8 +107,9 @@ class MaxEntResult:
         The requested metric value and E[M](p) of the returned p.
     method : str
         The method that solved the non-trivial problems (``newton-dual``, ``newton-kkt``,
-        ``linearize`` or ``cvxpy``); with ``newton-kkt`` the few problems of the second
-        (linearisation) run say so in ``message``.
+        ``linearize``, ``linearize+newton-kkt`` (the compiled cascade kernel for RR and ERR:
+        successive linearisation, then Newton-KKT) or ``cvxpy``); with ``newton-kkt`` the few
+        problems of the second (linearisation) run say so in ``message``.
     engine : str
         ``compiled`` when the compiled kernels solved the interior problems
         (:mod:`maxent.solver._engine`), else ``numpy``.
