@@ -8,7 +8,7 @@ process; the fastest of ``--repeat`` is kept. On a shared machine the CPU time i
 measure for one thread; for two threads the wall time is what counts.
 
 Batches: ``--problems`` lists of trec_covid_r1 at N = 1000 and of trec_dl19_passage at N = 100
-(their real depth-100 lists). ``--evidence`` writes ``results/benchmarks/solver/engines.csv``.
+(their real depth-100 lists). ``--evidence`` writes ``results/benchmarks/solver/engines/engines.csv``.
 
     NUMBA_CACHE_DIR=... python benchmarks/bench_engines.py --against /tmp/start [--evidence]
 """
@@ -112,7 +112,7 @@ def main(argv=None) -> int:
 
         from analysis._provenance import write_provenance
 
-        folder = ROOT / "results" / "benchmarks" / "solver"
+        folder = ROOT / "results" / "benchmarks" / "solver" / "engines"
         folder.mkdir(parents=True, exist_ok=True)
         df = pd.DataFrame(rows)
         df.to_csv(folder / "engines.tmp", index=False, float_format="%.5g")

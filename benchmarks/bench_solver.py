@@ -16,7 +16,7 @@ Prints, in one run:
 
 Lists are read from ``../shared/data`` and never copied. Timings depend on the load of the
 machine: compare rows of the same run, or runs alternated on the same machine. ``--evidence``
-appends the rows (tagged ``--label``) to ``results/benchmarks/solver/*.csv`` and writes its
+appends the rows (tagged ``--label``) to ``results/benchmarks/solver/bench_solver/*.csv`` and writes its
 ``PROVENANCE.json``. ``MAXENT_ROOT=DIR`` times the ``maxent`` of another checkout (e.g. an
 earlier commit's, whose ``engine`` names differ: keep ``--engines auto``).
 
@@ -228,13 +228,13 @@ def startup():
 
 
 def write_evidence(argv, started):
-    """Append the rows to results/benchmarks/solver/<table>.csv and write its PROVENANCE.json."""
+    """Append the rows to results/benchmarks/solver/bench_solver/<table>.csv and its PROVENANCE.json."""
     import pandas as pd
 
     sys.path.insert(0, str(ROOT))
     from analysis._provenance import write_provenance
 
-    folder = ROOT / "results" / "benchmarks" / "solver"
+    folder = ROOT / "results" / "benchmarks" / "solver" / "bench_solver"
     folder.mkdir(parents=True, exist_ok=True)
     for table, rows in ROWS.items():
         if not rows:
@@ -265,7 +265,7 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-startup", action="store_true", help="skip the start-up in fresh processes")
     ap.add_argument("--skip-dl19", action="store_true", help="skip the N = 100 block of trec_dl19_passage")
     ap.add_argument("--evidence", action="store_true",
-                    help="append the rows to results/benchmarks/solver/*.csv (with PROVENANCE.json)")
+                    help="append the rows to results/benchmarks/solver/bench_solver/*.csv (with PROVENANCE.json)")
     ap.add_argument("--label", default="final", help="the rows' label in the evidence (e.g. start, final)")
     ap.add_argument("--metrics", default="AP,nDCG,GAP,RR,ERR",
                     help="metrics of the batched throughput (AP, nDCG and GAP make the issue's total)")
