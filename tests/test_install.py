@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import venv
 from pathlib import Path
 
@@ -38,3 +37,18 @@ def test_non_editable_install_runs_the_main_job_outside_the_checkout(tmp_path):
     engine_file, runs = located.stdout.split()
     assert not engine_file.startswith(str(ROOT)) and not runs.startswith(str(ROOT))
     assert any((work / "out").rglob("instances.csv"))
+
+
+@pytest.mark.slow
+def test_install_without_a_c_compiler_says_what_to_install(tmp_path):
+    """No C compiler (CC names a missing program): the install fails with one message naming
+    the packages to install, before any compilation."""
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env["CC"] = str(tmp_path / "no-such-cc")
+    res = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "--no-deps", str(ROOT)],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+    assert res.returncode != 0
+    assert "maxent-ir needs a C compiler to build from source" in res.stdout + res.stderr
+    assert "apt-get install build-essential python3-dev" in res.stdout + res.stderr

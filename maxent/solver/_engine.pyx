@@ -14,7 +14,8 @@ the small helpers across them:
 - ``_classify.pxi``: extreme lists, the attainable range and the interior test;
 - ``_linearize.pxi``: successive linearisation (starts, the second run);
 - ``_thomas.pxi``, ``_prefix.pxi``: Newton-KKT of the prefix metrics (AP, GAP);
-- ``_cascade_state.pxi``, ``_cascade.pxi``: Newton-KKT of the cascade metrics (RR, ERR);
+- ``_cascade_state.pxi``, ``_cascade_solve.pxi``, ``_cascade.pxi``: Newton-KKT of the cascade
+  metrics (RR, ERR): the state, the pentadiagonal solve, the step and the line search;
 - ``_workspaces.pxi``: the named scratch of the Newton-KKT solves;
 - ``_batches.pxi``: the three batch entry points, each a loop over problems run without the
   GIL (threads solve chunks in parallel: :func:`maxent.solver.solve`).
@@ -62,5 +63,6 @@ include "_linearize.pxi"
 include "_thomas.pxi"
 include "_prefix.pxi"
 include "_cascade_state.pxi"
+include "_cascade_solve.pxi"
 include "_cascade.pxi"
 include "_batches.pxi"
