@@ -203,7 +203,7 @@ def _compare(collection, count, names, n, seed):
         assert (new.residual[opt] <= 1e-10).all() and (new.stationarity[opt] <= 1e-9).all(), name
         resid, stat = _numpy_certificate(m, new, lists, v)
         # the kernels certify counts summed in compensated blocks, whose error is at most
-        # 64 eps K_z (1.4e-11 at K = 1000; README): recomputed exactly (math.fsum) a certified
+        # 64 eps K_z (1.4e-11 at K = 1000): recomputed exactly (math.fsum) a certified
         # residual may exceed 1e-10 by that much (trec_dl19_passage ERR, total counts: kernel
         # 9.993e-11, exact 1.0004e-10, since the prefix and cascade runs start from blocks of ranks)
         sum_err = 64 * np.finfo(float).eps * new.K.max(axis=1)
