@@ -295,7 +295,8 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         out["entropy"][g] = ent[done]
         out["attained"][g] = att[done]
         out["mult"][g] = _multipliers(theta[done], batch.grade_ok[done], batch.ref[done])
-        out["message"][s + np.flatnonzero(code == C.CODE_SECOND_RUN)] = "KKT point (second run: successive linearisation)"
+        second = s + np.flatnonzero(code == C.CODE_SECOND_RUN)
+        out["message"][second] = "KKT point (second run: successive linearisation)"
     at_max = np.flatnonzero((code == C.CODE_AT_MAXIMUM) | (code == C.CODE_AT_MAXIMUM_DEGENERATE))
     if len(at_max):
         # cascade metrics at their maximum: p on the face of the extreme list (as _solve_chunk)
