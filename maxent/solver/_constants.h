@@ -49,6 +49,8 @@ static const int64_t _MANT_BITS = ((int64_t)1 << 52) - 1;
 static const int64_t _ONE_BITS = (int64_t)1023 << 52;
 static const int64_t _MAGIC_BITS = 0x4330000000000000;  /* 2^52 as a double; | e gives 2^52 + e exactly */
 static const double _MAGIC_SUB = 4503599627370496.0 + 1023.0;
+static const double _ROUND_MAGIC = 6755399441055744.0;         /* 1.5 2^52: x + it - it = rint(x) */
+static const int64_t _ROUND_MAGIC_BITS = 0x4338000000000000;   /* its bits: + k gives those of it + k */
 
 /* MaxEnt kernel status codes (one per problem of a batch) */
 enum kernel_code {

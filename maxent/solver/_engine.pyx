@@ -34,7 +34,8 @@ cdef extern from "_constants.h":
     const double _MAX_EXP, _ELASTIC, _START_TOL, _COLD_RES, _FAR_TOL, _CASCADE_FAR_TOL, _EXP_MIN
     const double _EARLY_RES, _NEAR, _NEAR_SWITCH, _POW_RANGE, _MIN_NORMAL, _MAX_FINITE
     const int64_t _MANT_BITS, _ONE_BITS, _MAGIC_BITS
-    const double _LOG2E, _LN2_HI, _LN2_LO, _SQRT2, _MAGIC_SUB
+    const double _LOG2E, _LN2_HI, _LN2_LO, _SQRT2, _MAGIC_SUB, _ROUND_MAGIC
+    const int64_t _ROUND_MAGIC_BITS
     const long _ROUNDING_STEPS, _COLD_ITER, _START_STEPS, _START_ITER, _COARSE, _COARSE_STEPS
     const long _LS_STEPS, _INNER_ITER, _POLISH_ITER, _NEAR_NEWTON, _BLOCK, _POW_MAX
     cpdef enum kernel_code:

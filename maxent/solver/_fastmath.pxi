@@ -1,25 +1,14 @@
 # exp and log without libm calls, in loops the C compiler vectorises.
 
-cdef double _POW2[2098]          # 2^k, k = -1074..1023 (filled at import, exact)
-
-
-cdef void _fill_pow2() noexcept:
-    cdef int k
-    for k in range(-1074, 1024):
-        _POW2[k + 1074] = ldexp(1.0, k)
-
-
-_fill_pow2()
-
-
 cdef inline double _fexp(double x) noexcept nogil:
-    """exp(x) for -745 < x < 709 within 2 ulp (checked against numpy in the tests): x = k ln2 + r,
-    |r| <= ln2/2, exp(r) by its Taylor polynomial of degree 13 by Horner's rule (truncation
-    < 1e-17), times 2^k from a table."""
-    cdef double y = x * _LOG2E + 0.5
-    cdef double k = <double>(<long>y)       # floor(y) without a libm call: truncate, then
-    k -= (k > y)                            # one less for a negative non-integer
-    cdef double r = x - k * _LN2_HI - k * _LN2_LO
+    """exp(x) for -745 < x < 709 within 2 ulp (checked against numpy in the tests): x = k ln2 + r
+    with k = rint(x log2 e) (|r| <= ln2/2), exp(r) by its Taylor polynomial of degree 13 by
+    Horner's rule (truncation < 1e-17), times 2^k built from its bits as the product of two
+    normal powers of two, 2^floor(k/2) 2^(k - floor(k/2)) (exact; one rounding where the result
+    is subnormal). Only double and 64-bit integer additions, multiplications and shifts: no
+    table, no libm call, no conversion instruction, so loops over it vectorise with SSE2."""
+    cdef double kd = (x * _LOG2E + _ROUND_MAGIC) - _ROUND_MAGIC
+    cdef double r = x - kd * _LN2_HI - kd * _LN2_LO
     cdef double q = 1.0 / 6227020800.0
     q = q * r + 1.0 / 479001600.0
     q = q * r + 1.0 / 39916800.0
@@ -34,7 +23,18 @@ cdef inline double _fexp(double x) noexcept nogil:
     q = q * r + 0.5
     q = q * r + 1.0
     q = q * r + 1.0
-    return q * _POW2[<Py_ssize_t>k + 1074]
+    # floor(k / 2) + magic (k / 2 - 1/4 is never a tie) and k - floor(k / 2) + magic, exactly
+    cdef double k1 = kd * 0.5 - 0.25 + _ROUND_MAGIC
+    cdef double k2 = (kd + _ROUND_MAGIC) - (k1 - _ROUND_MAGIC)
+    cdef int64_t b1, b2
+    memcpy(&b1, &k1, 8)
+    memcpy(&b2, &k2, 8)
+    b1 = (b1 - _ROUND_MAGIC_BITS + 1023) << 52
+    b2 = (b2 - _ROUND_MAGIC_BITS + 1023) << 52
+    cdef double p1, p2
+    memcpy(&p1, &b1, 8)
+    memcpy(&p2, &b2, 8)
+    return q * p1 * p2
 
 
 cdef inline void _log_rows(const double* x, Py_ssize_t n_len, double* out) noexcept nogil:
