@@ -35,8 +35,17 @@ def _umask_mode() -> int:
 
 _FILE_MODE = _umask_mode()
 """Mode of written files: what ``open(path, "w")`` would give under the process umask."""
-BUNDLED_RUNS = ROOT / "trec_runs" / "runs"
-BUNDLED_QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
+
+
+def _bundled_sample() -> Path:
+    """The bundled sample: ``trec_runs/`` of the checkout, or where a non-editable install put it
+    (pyproject.toml's data-files: ``<prefix>/share/maxent-ir/trec_runs``)."""
+    installed = Path(sys.prefix) / "share" / "maxent-ir" / "trec_runs"
+    return installed if not (ROOT / "trec_runs").is_dir() and installed.is_dir() else ROOT / "trec_runs"
+
+
+BUNDLED_RUNS = _bundled_sample() / "runs"
+BUNDLED_QRELS = _bundled_sample() / "qrels-rnd1.txt"
 
 
 def split_names(text: str) -> list[str]:

@@ -1,27 +1,26 @@
-"""Speed and memory of the maximum-entropy solver (issues 3 and 12).
+"""Speed and memory of the maximum-entropy solver.
 
-Prints, in one run, for each engine (``--engines numba,numpy``: the compiled kernels of
-:mod:`maxent.solver._compiled` and the numpy path; issue 12):
-0. the compiled engine's start-up: the first solve in a fresh process with an empty numba
-   cache (cold: JIT compilation, as after a fresh checkout) and with the cache filled
-   (warm: every later run), for a linear and an AP-like metric;
+Prints, in one run:
+0. start-up: the first solve per metric in a fresh process (the compiled engine is built at
+   install: nothing is compiled at run time);
 1. per-solve time of this solver (one problem per call, and per problem when the problems
-   of a (metric, N) are solved in one call, the fastest of ``--batch-repeat`` calls) and of cvxpy (Clarabel, exponential cone) on the
-   same nDCG and P@10 problems at N = 100 and N = 1000, with both entropies and the speed
-   ratios (issue 12 targets: single calls <= 0.5 ms; batched >= 1000x cvxpy);
-2. batched throughput for AP, nDCG, GAP, RR and ERR (``--metrics``) at N = 1000 over 100
-   runs x 50 topics (5000 problems), per engine and number of threads (``--workers 1,2``; each the fastest of
-   ``--batch-repeat`` passes, default 3; 1 gives the single pass of earlier sessions), with the peak memory
-   (tracemalloc: numpy allocations; default engine and threads only), the per-problem time
-   of AP, GAP, RR and ERR as a multiple of nDCG's in the same configuration (issue 12
-   target: <= 3; AP + nDCG + GAP < 4 s) and, with ``--compare``, the original successive linearisation
-   (``method="linearize"``, numpy) on the same problems.
+   of a (metric, N) are solved in one call, the fastest of ``--batch-repeat`` calls) and of cvxpy
+   (Clarabel, exponential cone) on the same nDCG and P@10 problems at N = 100 and N = 1000, with
+   both entropies and the speed ratios (targets: single calls <= 0.5 ms; batched >= 1000x cvxpy);
+2. batched throughput for AP, nDCG, GAP, RR and ERR (``--metrics``) at N = 1000 over 5000
+   problems (trec_covid_r1 runs, truncated to N; topics resampled to reach 5000), per number of
+   threads (``--workers 1,2``; each the fastest of ``--batch-repeat`` passes), with the peak memory
+   (tracemalloc: numpy allocations; first thread count only) and the per-problem time of AP, GAP,
+   RR and ERR as a multiple of nDCG's (target: <= 3);
+3. the same at N = 100 on the real depth-100 lists of trec_dl19_passage (``--skip-dl19``).
 
-Real lists are used (trec_covid_r1 runs, truncated to N; topics resampled to reach 5000
-problems); they are read from ``../shared/data`` and never copied. Timings depend on the
-load of the machine: compare rows of the same run.
+Lists are read from ``../shared/data`` and never copied. Timings depend on the load of the
+machine: compare rows of the same run, or runs alternated on the same machine. ``--evidence``
+appends the rows (tagged ``--label``) to ``results/benchmarks/solver/bench_solver/*.csv`` and writes its
+``PROVENANCE.json``. ``MAXENT_ROOT=DIR`` times the ``maxent`` of another checkout (e.g. an
+earlier commit's, whose ``engine`` names differ: keep ``--engines auto``).
 
-    python benchmarks/bench_solver.py [--problems 5000] [--engines numba,numpy] [--workers 1,2]
+    python benchmarks/bench_solver.py [--problems 5000] [--workers 1,2] [--evidence --label final]
 """
 from __future__ import annotations
 
@@ -37,15 +36,20 @@ from pathlib import Path
 
 import numpy as np
 
-# run as ``python benchmarks/X.py``: measure this checkout's maxent, not an installed copy
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# run as ``python benchmarks/X.py``: measure this checkout's maxent (or MAXENT_ROOT's), not an
+# installed copy
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, os.environ.get("MAXENT_ROOT") or str(ROOT))
 
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists, rank_runs
 from maxent.solver import solve
 from maxent.trec import read_qrels, read_runs
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = ROOT.parent / "shared" / "data"
+ROWS: dict[str, list[dict]] = {"startup": [], "per_solve": [], "throughput": []}
+"""The measured rows per table, written by ``--evidence``."""
+LABEL = "final"
 
 
 def load(collection: str = "trec_covid_r1") -> RankedLists:
@@ -73,7 +77,7 @@ REPEAT = 3
 
 def _best(run, repeat: int) -> float:
     """Wall time of the fastest of ``repeat`` calls of ``run()`` (the first pays cold caches
-    after the cvxpy loop, and this VM's timings move by 10-20 % between calls)."""
+    after the cvxpy loop, and timings on a shared machine move by 10-20 % between calls)."""
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -109,7 +113,7 @@ def per_solve(lists, names, Ns, repeat, rng, engines):
                 for i, c in zip(pick, cvx):
                     one = pool.take([i])
                     v = m.value(one)
-                    solve(m, v, one, engine=engine)   # warm (numba: loads the compiled kernels once)
+                    solve(m, v, one, engine=engine)   # warm
                     ts = []
                     for _ in range(5):
                         t0 = time.perf_counter()
@@ -122,10 +126,13 @@ def per_solve(lists, names, Ns, repeat, rng, engines):
                 cb = 1e3 * _best(lambda: solve(m, m.value(pool), pool, engine=engine), REPEAT) / len(pool)
                 print(f"{name:8} {N:5d} {engine:6} {a:9.3f} {b:9.1f} {b / a:7.0f} {cb:10.4f} {b / cb:7.0f} "
                       f"{max(dH):9.1e} {max(dp):9.1e}", flush=True)
+                ROWS["per_solve"].append(dict(label=LABEL, metric=name, N=N, engine=engine, single_ms=a,
+                                              cvxpy_ms=b, single_ratio=b / a, batched_ms=cb,
+                                              batched_ratio=b / cb, max_dH=max(dH), max_dp=max(dp)))
 
 
-def throughput(lists, names, problems, N, rng, engines, workers, compare=False):
-    print(f"== batched throughput: {problems} problems (100 runs x 50 topics), N = {N} ==")
+def throughput(lists, names, problems, N, rng, engines, workers, compare=False, collection="trec_covid_r1"):
+    print(f"== batched throughput: {problems} problems of {collection}, N = {N} ==")
     batch = sample_lists(lists, problems, N, rng)
     first = True
     for engine in engines:
@@ -137,7 +144,7 @@ def throughput(lists, names, problems, N, rng, engines, workers, compare=False):
                 v = m.value(batch)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    solve(m, v[:4], batch.take(np.arange(4)), engine=engine)   # numba: load kernels
+                    solve(m, v[:4], batch.take(np.arange(4)), engine=engine)   # warm
                     # timed passes without tracemalloc (it slows numpy's allocations by about half)
                     out = []
                     dt = _best(lambda: out.append(solve(m, v, batch, engine=engine, workers=w)), REPEAT)
@@ -155,6 +162,11 @@ def throughput(lists, names, problems, N, rng, engines, workers, compare=False):
                 counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
                 print(f"{name:6} {r.engine:6} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
                       f"{mem}mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
+                ROWS["throughput"].append(dict(label=LABEL, collection=collection, N=N, metric=name,
+                                               engine=r.engine, threads=w, problems=problems, seconds=dt,
+                                               ms_per_problem=1e3 * dt / problems,
+                                               mean_nit=float(r.nit.mean()), method=r.method,
+                                               not_converged=int((r.status == "not_converged").sum())))
                 if compare and r.method == "newton-kkt":
                     with warnings.catch_warnings():
                         warnings.simplefilter("ignore")
@@ -172,10 +184,16 @@ def throughput(lists, names, problems, N, rng, engines, workers, compare=False):
                 line += "; per-problem time / nDCG's: " + ", ".join(
                     f"{k} {per[k] / per['nDCG']:.1f}x" for k in per if k != "nDCG")
             print(line, flush=True)
+            for k in per:
+                for row in ROWS["throughput"]:
+                    if (row["label"], row["collection"], row["N"], row["metric"], row["threads"]) == (
+                            LABEL, collection, N, k, w) and "nDCG" in per:
+                        row["ratio_to_nDCG"] = per[k] / per["nDCG"]
 
 
 _STARTUP = """
 import sys, time, warnings
+t0 = time.perf_counter()
 sys.path.insert(0, {root!r})
 import numpy as np
 from maxent.metrics import parse_measure
@@ -183,28 +201,54 @@ from maxent.ranked import RankedLists
 from maxent.solver import solve
 g = np.array([[2, 0, 1, 0, 0, 1, 0, 0]])
 lists = RankedLists.from_grades(g, np.array([[10, 3, 2]]))
-out = []
-for name in ("nDCG", "P@10", "AP", "GAP"):
+out = [f"import {{time.perf_counter() - t0:.2f}}"]
+for name in ("nDCG", "P@10", "AP", "GAP", "ERR"):
     m = parse_measure(name)
     t0 = time.perf_counter()
-    solve(m, m.value(lists) * 0.9, lists, engine="numba")
-    out.append(f"{{name}} {{time.perf_counter() - t0:.2f}} s")
-print(", ".join(out))
+    solve(m, m.value(lists) * 0.9, lists)
+    out.append(f"{{name}} {{time.perf_counter() - t0:.2f}}")
+print(" ".join(out))
 """
 
 
 def startup():
-    """First solves in fresh processes: empty numba cache (cold) and filled cache (warm)."""
-    print("== compiled engine start-up: first solve per metric in a fresh process ==")
-    code = _STARTUP.format(root=str(Path(__file__).resolve().parents[1]))
-    with tempfile.TemporaryDirectory() as cache:
-        env = dict(os.environ, NUMBA_CACHE_DIR=cache)
-        for label in ("cold (empty cache: JIT compile)", "warm (cache filled: load)"):
-            t0 = time.perf_counter()
-            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-            wall = time.perf_counter() - t0
-            print(f"{label:34} {out.stdout.strip() or out.stderr.strip()[-300:]}  (process wall {wall:.1f} s)",
-                  flush=True)
+    """The first solve per metric in a fresh process."""
+    print("== start-up: first solve per metric in a fresh process (seconds) ==")
+    code = _STARTUP.format(root=sys.path[0])
+    for rep in range(2):
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        print(f"run {rep + 1}: {out.stdout.strip() or out.stderr.strip()[-300:]}  (process wall {wall:.1f} s)",
+              flush=True)
+        vals = out.stdout.split()
+        row = dict(label=LABEL, run=rep + 1, process_wall=wall)
+        row.update({vals[k]: float(vals[k + 1]) for k in range(0, len(vals) - 1, 2)})
+        ROWS["startup"].append(row)
+
+
+def write_evidence(argv, started):
+    """Append the rows to results/benchmarks/solver/bench_solver/<table>.csv and its PROVENANCE.json."""
+    import pandas as pd
+
+    sys.path.insert(0, str(ROOT))
+    from analysis._provenance import write_provenance
+
+    folder = ROOT / "results" / "benchmarks" / "solver" / "bench_solver"
+    folder.mkdir(parents=True, exist_ok=True)
+    for table, rows in ROWS.items():
+        if not rows:
+            continue
+        path = folder / f"{table}.csv"
+        df = pd.DataFrame(rows)
+        if path.exists():
+            df = pd.concat([pd.read_csv(path), df], ignore_index=True)
+        tmp = path.with_suffix(".tmp")
+        df.to_csv(tmp, index=False, float_format="%.6g")
+        tmp.replace(path)
+    write_provenance(folder, "python benchmarks/bench_solver.py " + " ".join(argv), started,
+                     extra={"maxent_root": sys.path[0] if os.environ.get("MAXENT_ROOT") else str(ROOT),
+                            "label": LABEL})
 
 
 def main(argv=None) -> int:
@@ -213,30 +257,41 @@ def main(argv=None) -> int:
     ap.add_argument("--problems", type=int, default=5000)
     ap.add_argument("--cvxpy-repeat", type=int, default=5, help="problems timed per (metric, N)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--engines", default="numba,numpy", help="engines to time (solve(engine=...))")
+    ap.add_argument("--engines", default="auto", help="engines to time (solve(engine=...))")
     ap.add_argument("--workers", default="1,2", help="threads for the batched throughput")
     ap.add_argument("--compare", action="store_true",
                     help="also time the original linearisation (numpy) on the AP batch")
     ap.add_argument("--skip-cvxpy", action="store_true", help="skip the per-solve comparison with cvxpy")
-    ap.add_argument("--skip-startup", action="store_true", help="skip the cold/warm start-up of numba")
+    ap.add_argument("--skip-startup", action="store_true", help="skip the start-up in fresh processes")
+    ap.add_argument("--skip-dl19", action="store_true", help="skip the N = 100 block of trec_dl19_passage")
+    ap.add_argument("--evidence", action="store_true",
+                    help="append the rows to results/benchmarks/solver/bench_solver/*.csv (with PROVENANCE.json)")
+    ap.add_argument("--label", default="final", help="the rows' label in the evidence (e.g. start, final)")
     ap.add_argument("--metrics", default="AP,nDCG,GAP,RR,ERR",
                     help="metrics of the batched throughput (AP, nDCG and GAP make the issue's total)")
     ap.add_argument("--batch-repeat", type=int, default=REPEAT,
                     help="timed passes of each batched solve, the fastest reported (1: a single pass)")
     args = ap.parse_args(argv)
+    started = time.time()
     globals()["REPEAT"] = max(1, args.batch_repeat)
+    globals()["LABEL"] = args.label
     rng = np.random.default_rng(args.seed)
     engines = args.engines.split(",")
     workers = [int(w) for w in args.workers.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
-    if "numba" in engines and not args.skip_startup:
+    if not args.skip_startup:
         startup()
     lists = load()
     if not args.skip_cvxpy:
         per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng, engines)
     throughput(lists, args.metrics.split(","), args.problems, 1000, rng, engines, workers,
                compare=args.compare)
+    if not args.skip_dl19:
+        throughput(load("trec_dl19_passage"), args.metrics.split(","), args.problems, 100, rng, engines,
+                   workers, collection="trec_dl19_passage")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
+    if args.evidence:
+        write_evidence(sys.argv[1:] if argv is None else argv, started)
     return 0
 
 

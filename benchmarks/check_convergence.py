@@ -1,4 +1,4 @@
-"""Every maximum-entropy problem of the shared collections ends certified (issue 12).
+"""Every maximum-entropy problem of the shared collections ends certified.
 
 For every (run, topic) list of robust03, trec_covid_r1, trec_dl19_passage, the trec_eval
 test collection (``results.test``/``qrels.test``) and the bundled ``trec_runs/`` sample,
@@ -14,11 +14,16 @@ CPU heavy (tens of thousands of problems): run it by hand, not in the test suite
 
     python benchmarks/check_convergence.py [--collections robust03,trec_covid_r1] [--workers 2]
     python benchmarks/check_convergence.py --gap-step 0.1     # + GAP at analysis.gap_thresholds' g grid
-    python benchmarks/check_convergence.py --more RR,ERR      # + the metrics solved by linearisation
+    python benchmarks/check_convergence.py --more RR,ERR      # + the cascade metrics
+    python benchmarks/check_convergence.py --save out/conv.csv   # every problem's status, entropy, nit
+
+``MAXENT_ROOT=DIR`` checks the ``maxent`` of another checkout (an earlier commit's, to compare
+two ``--save`` files problem by problem: ``benchmarks/compare_solutions.py``).
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 import warnings
@@ -26,8 +31,9 @@ from pathlib import Path
 
 import numpy as np
 
-# run as ``python benchmarks/X.py``: measure this checkout's maxent, not an installed copy
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+# run as ``python benchmarks/X.py``: check this checkout's maxent (or MAXENT_ROOT's), not an
+# installed copy
+sys.path.insert(0, os.environ.get("MAXENT_ROOT") or str(Path(__file__).resolve().parents[1]))
 
 from analysis.gap_thresholds import g_name, simplex_grid
 from maxent.errors import ConvergenceWarning
@@ -65,7 +71,9 @@ def main(argv=None) -> int:
                          "and Newton-KKT, minutes on the larger collections)")
     ap.add_argument("--gap-step", type=float, default=0.0,
                     help="GAP(g) over analysis.gap_thresholds' simplex grid of this step (0: default g only)")
+    ap.add_argument("--save", default=None, help="CSV of every problem's status, entropy and nit")
     args = ap.parse_args(argv)
+    rows = []
     bad = 0
     total = 0
     t_all = time.perf_counter()
@@ -95,11 +103,21 @@ def main(argv=None) -> int:
                 counts = ", ".join(f"{k}={c}" for k, c in res.counts().items() if c)
                 print(f"{name:18} {count:9} {str(m):20} {len(res):6d} problems {dt:7.1f} s  "
                       f"max nit {res.nit.max():5d}  [{counts}]  uncertified optimal={uncert}", flush=True)
+                if args.save:
+                    rows.append(dict(collection=name, count=count, metric=str(m), i=np.arange(len(res)),
+                                     status=res.status, entropy=res.entropy, nit=res.nit,
+                                     residual=res.residual, attained=res.attained,
+                                     b=res.multipliers[:, -1]))
                 for i in np.flatnonzero(res.status == "not_converged"):
                     print(f"    not_converged: list {i} (run {lists.runs[i]}, topic {lists.topics[i]}): "
                           f"residual {res.residual[i]:.1e}, stationarity {res.stationarity[i]:.1e}, "
                           f"|b| {abs(res.multipliers[i, -1]):.2e}", flush=True)
     print(f"{total} problems in {time.perf_counter() - t_all:.1f} s")
+    if args.save:
+        import pandas as pd
+
+        pd.concat([pd.DataFrame(r) for r in rows], ignore_index=True).to_csv(args.save, index=False,
+                                                                             float_format="%.17g")
     print("OK: no not_converged, every optimal certified" if not bad else f"FAILED: {bad} problems")
     return 1 if bad else 0
 

@@ -18,9 +18,8 @@ from maxent.errors import ConvergenceWarning
 from maxent.metrics import parse_measure
 from maxent.solver import count_constraints, solve
 
-pytest.importorskip("numba", reason="the compiled engine needs numba (pip install -e '.[fast]')")
 
-from maxent.solver import _compiled as nb  # noqa: E402
+from maxent.solver import _engine as nb  # noqa: E402
 
 
 def _kernel_codes(monkeypatch):
@@ -85,7 +84,7 @@ def _state(theta, y, s, c, N):
     R, A, e, g, D, OM = (np.zeros(N) for _ in range(6))
     pm = np.zeros(Lc + 1)
     nb._cascade_power(sp, Lc, pm)
-    sws = nb._cascade_workspace(Lc - 1, N)[-1]      # _cascade_softmax's scratch
+    sws = nb.SoftmaxScratch(Lc, N)      # _cascade_softmax's scratch
     E = nb._cascade_state(theta, y, sp, s, Lc, N, c, P, R, A, e, g, D, M, OM, pm, sws)
     return E, dict(P=P, M=M, R=R, A=A, e=e, g=g, D=D, OM=OM)
 
@@ -202,7 +201,7 @@ def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         ref = solve(m, v, lists, engine="numpy")
-        new = solve(m, v, lists, engine="numba")
+        new = solve(m, v, lists, engine="compiled")
     assert codes == [0], codes                       # the kernels' own certified point
     assert new.status[0] == "optimal" and ref.status[0] == "optimal"
     b = new.multipliers[0, -1]
@@ -237,7 +236,7 @@ def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     codes = _kernel_codes(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        new = solve(m, v, lists, engine="numba")
+        new = solve(m, v, lists, engine="compiled")
     assert codes == [0], codes
     assert new.status[0] == "optimal" and abs(new.multipliers[0, -1]) > 1e10
     assert new.residual[0] <= 1e-10 and new.stationarity[0] <= 1e-9
@@ -261,7 +260,7 @@ def test_maxima_solved_by_the_kernels_match_the_numpy_engine(monkeypatch, name):
     codes = _kernel_codes(monkeypatch)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        new = solve(m, v, lists, engine="numba", workers=1)
+        new = solve(m, v, lists, engine="compiled", workers=1)
     at_max = np.flatnonzero(np.asarray(codes) == 4)
     assert len(at_max) >= (100 if name.startswith("RR") else 1), np.bincount(codes)
     with warnings.catch_warnings():
@@ -286,7 +285,7 @@ def test_err_maximum_with_a_cutoff_spreads_the_ranks_beyond_it(monkeypatch):
     m = parse_measure("ERR@3")
     v = m.value(lists)
     codes = _kernel_codes(monkeypatch)
-    new = solve(m, v, lists, engine="numba")
+    new = solve(m, v, lists, engine="compiled")
     assert codes == [4]
     ref = solve(m, v, lists, engine="numpy")
     assert new.status[0] == ref.status[0] == "boundary"
@@ -310,7 +309,7 @@ def test_degenerate_cascade_range_is_a_boundary_with_zero_multiplier():
     code = np.ones(1, dtype=np.int64)
     nit = np.zeros(1, dtype=np.int64)
     resid, ent, att, stat = np.zeros(1), np.zeros(1), np.zeros(1), np.zeros(1)
-    nb.cascade_batch(s, c, np.array([E]), K, np.array([N]), np.zeros(1, dtype=np.bool_), 1e-10, 1e-9, 40,
+    nb.cascade_batch(s, c, np.array([E]), K, np.array([N]), np.zeros(1, dtype=np.uint8), 1e-10, 1e-9, 40,
                      100, 1.0, False, P_out, 0, theta, code, nit, resid, ent, att, stat)
     assert code[0] == 5
     np.testing.assert_allclose(P_out[0], np.tile([0.6, 0.4], (N, 1)), atol=1e-15)
@@ -318,7 +317,7 @@ def test_degenerate_cascade_range_is_a_boundary_with_zero_multiplier():
     np.testing.assert_allclose(ent[0], -N * (0.6 * np.log(0.6) + 0.4 * np.log(0.4)), rtol=1e-14)
     # off the point: not a boundary (left to the numpy engine, which finds it infeasible)
     code[0] = 0
-    nb.cascade_batch(s, c, np.array([E + 1e-3]), K, np.array([N]), np.zeros(1, dtype=np.bool_), 1e-10, 1e-9,
+    nb.cascade_batch(s, c, np.array([E + 1e-3]), K, np.array([N]), np.zeros(1, dtype=np.uint8), 1e-10, 1e-9,
                      40, 100, 1.0, True, P_out, 0, theta, code, nit, resid, ent, att, stat)
     assert code[0] == 1
 

@@ -1,4 +1,4 @@
-"""The compiled (numba) engine of the maximum-entropy solver against the numpy engine.
+"""The compiled engine of the maximum-entropy solver (maxent.solver._engine) against the numpy engine.
 
 Oracles: the numpy engine (``engine="numpy"``, itself tested against cvxpy, SLSQP and the
 original linearisation in test_solver.py / test_newton_kkt.py) on real lists of the shared
@@ -26,13 +26,10 @@ from maxent.solver import count_constraints, solve
 from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
 from tests._projection import project_onto_constraints
 
-numba = pytest.importorskip("numba", reason="the compiled engine needs numba (pip install -e '.[fast]')")
-
-
 def test_fast_exp_matches_numpy():
     """Oracle: numpy's exp. The call-free exp of the kernels is within 2 ulp over the range
     the solver uses ([-700, 30], plus the whole range of normal results)."""
-    from maxent.solver._compiled import fexp_array
+    from maxent.solver._engine import fexp_array
 
     rng = np.random.default_rng(0)
     x = np.concatenate((rng.uniform(-700, 30, 200_000), rng.uniform(-708, 709, 20_000),
@@ -45,7 +42,7 @@ def test_fast_log_matches_numpy():
     positive normal doubles (every power of 2, the mantissa's halving point sqrt(2) and its
     neighbours, 1 +- ulp); where it does not apply (0, subnormal, inf, NaN) the log-ratios
     and the entropy still give numpy's values."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(1)
     r2 = np.sqrt(2.0)
@@ -168,13 +165,14 @@ def _compare(collection, count, names, n, seed):
             warnings.simplefilter("ignore", ConvergenceWarning)
             ref = solve(m, v, lists, count=count, engine="numpy")
             with _numpy_path_problems() as left:
-                new = solve(m, v, lists, count=count, engine="numba")
-        assert new.engine == "numba" and ref.engine == "numpy"
+                new = solve(m, v, lists, count=count, engine="compiled")
+        assert new.engine == "compiled" and ref.engine == "numpy"
         # the kernels solved the interior problems themselves: the numpy path got only the
         # boundary, infeasible and undefined ones (and at most a few the kernels left)
         n_in = int(_strictly_interior(m, v, lists, count).sum())
         assert n_in > 0 and len(set(left)) <= len(new) - n_in + len(new) // 50, (name, len(set(left)), n_in)
-        assert new.method == ref.method or (name.startswith("GAP") and new.method == "newton-kkt")
+        assert new.method == ref.method or (name.startswith("GAP") and new.method == "newton-kkt") or (
+            ref.method == "linearize" and new.method == "linearize+newton-kkt")
         # the same statuses, except where the numpy engine found no KKT point (not_converged,
         # or an extreme list within tol: "no interior solution found") and the kernels
         # certified one (checked below with every optimal problem): numpy-engine RBP lists
@@ -205,7 +203,7 @@ def _compare(collection, count, names, n, seed):
         assert (new.residual[opt] <= 1e-10).all() and (new.stationarity[opt] <= 1e-9).all(), name
         resid, stat = _numpy_certificate(m, new, lists, v)
         # the kernels certify counts summed in compensated blocks, whose error is at most
-        # 64 eps K_z (1.4e-11 at K = 1000; README): recomputed exactly (math.fsum) a certified
+        # 64 eps K_z (1.4e-11 at K = 1000): recomputed exactly (math.fsum) a certified
         # residual may exceed 1e-10 by that much (trec_dl19_passage ERR, total counts: kernel
         # 9.993e-11, exact 1.0004e-10, since the prefix and cascade runs start from blocks of ranks)
         sum_err = 64 * np.finfo(float).eps * new.K.max(axis=1)
@@ -216,7 +214,7 @@ def _compare(collection, count, names, n, seed):
 
 @pytest.mark.parametrize("collection", COLLECTIONS)
 @pytest.mark.parametrize("count", ["retrieved", "total"])
-def test_numba_equals_numpy_on_real_lists(collection, count):
+def test_compiled_equals_numpy_on_real_lists(collection, count):
     """On 25 random real lists per collection (depth 1000), binary (AP at the collection's
     threshold, AP@10, P@10, R-prec, RR) and graded (nDCG, nDCG@10, GAP, ERR, ERR@20) metrics under both count
     constraints: the same statuses as the numpy engine, entropies never lower (1e-9
@@ -230,7 +228,7 @@ def test_numba_equals_numpy_on_real_lists(collection, count):
 @pytest.mark.slow
 @pytest.mark.parametrize("collection", COLLECTIONS)
 @pytest.mark.parametrize("count", ["retrieved", "total"])
-def test_numba_equals_numpy_on_real_lists_400(collection, count):
+def test_compiled_equals_numpy_on_real_lists_400(collection, count):
     """As above on 400 random real lists per collection, plus RBP and DCG."""
     t = BINARY_THRESHOLD[collection]
     binary = ["AP" if t == 1 else f"AP(rel={t})", f"AP@10(rel={t})", f"P@10(rel={t})", f"R-prec(rel={t})",
@@ -247,7 +245,7 @@ def _toy():
 def test_small_dense_solve_and_inverse(n):
     """The block-Thomas helpers (_solve_small, _invert_small: Gaussian elimination with partial
     pivoting) against numpy.linalg, on random and row-permuted systems; singular ones refused."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(n)
     for trial in range(20):
@@ -279,7 +277,7 @@ def test_slow_newton_kkt_progress_is_not_cut_off():
     v = m.value(lists)
     assert abs(v[0] - 0.43739249) < 1e-8
     with _numpy_path_problems() as left:
-        res = solve(m, v, lists, engine="numba")
+        res = solve(m, v, lists, engine="compiled")
     assert left == []                  # solved by the kernels, not by the numpy fallback
     assert res.status[0] == "optimal" and res.message[0] == "KKT point"
     resid, stat = _numpy_certificate(m, res, lists, v)
@@ -319,7 +317,7 @@ def test_softmax_power_path_against_general_path(gains):
     the same p (1e-12 relative) and sum of log-partitions (1e-12 relative) for moderate
     multipliers; beyond its exponent range (|b| large) the guard leaves the general path
     (results identical), and features that are not integer multiples are not recognised."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(len(gains))
     L, N = len(gains), 1000
@@ -327,7 +325,7 @@ def test_softmax_power_path_against_general_path(gains):
     W = np.ascontiguousarray(np.outer(gains, w))
     c = np.ones(N)
     c[-100:] = 3.0                      # columns standing for several ranks
-    ok = np.ones(L, dtype=bool)
+    ok = np.ones(L, dtype=np.uint8)
     ok[-1] = L <= 2                     # an empty category when there are several
     pw = np.empty(L + 3)
     C._power_structure(W, L, N, pw)
@@ -341,7 +339,7 @@ def test_softmax_power_path_against_general_path(gains):
         s2, _ = C._softmax(W, c, L, N, ok, theta, P2, np.empty(N), np.empty(N), none)
         x = theta[:L, None] + b * W
         span = x[ok].max() - x[ok].min()
-        if span <= C._POW_RANGE:
+        if span <= C.CONSTANTS["POW_RANGE"]:
             taken += 1
             np.testing.assert_allclose(P1, P2, rtol=1e-12, atol=1e-300)
             assert abs(s1 - s2) <= 1e-12 * abs(s2)
@@ -362,7 +360,7 @@ def test_three_category_softmax_pass_against_the_row_passes_and_numpy():
     allowed: bit-identical p and sums) and numpy's log-sum-exp (1e-13). The fused pass of
     three categories with general features (GAP's two slots), multipliers from small to
     large enough to push exponents below the flush-to-zero point."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(3)
     N = 997
@@ -376,15 +374,15 @@ def test_three_category_softmax_pass_against_the_row_passes_and_numpy():
         th3 = np.array([0.0, rng.normal(), rng.normal(), b])
         th4 = np.array([0.0, th3[1], th3[2], 5.0, b])
         P3, P4 = np.full((3, N), 9.0), np.full((4, N), 9.0)
-        s3, a3 = C._softmax(W3, c, 3, N, np.ones(3, dtype=bool), th3, P3, np.empty(N), np.empty(N), none)
-        s4, a4 = C._softmax(W4, c, 4, N, np.array([True, True, True, False]), th4, P4, np.empty(N),
+        s3, a3 = C._softmax(W3, c, 3, N, np.ones(3, dtype=np.uint8), th3, P3, np.empty(N), np.empty(N), none)
+        s4, a4 = C._softmax(W4, c, 4, N, np.array([1, 1, 1, 0], dtype=np.uint8), th4, P4, np.empty(N),
                             np.empty(N), none)
         assert np.array_equal(P3, P4[:3]) and (P4[3] == 0.0).all()
         assert s3 == s4 and a3 == pytest.approx(a4, rel=1e-14)
         x = th3[:3, None] + b * W3
         lse = x.max(axis=0) + np.log(np.exp(x - x.max(axis=0)).sum(axis=0))
         want = np.exp(x - lse)
-        want[x - x.max(axis=0) < C._EXP_MIN] = 0.0
+        want[x - x.max(axis=0) < C.CONSTANTS["EXP_MIN"]] = 0.0
         np.testing.assert_allclose(P3, want / want.sum(axis=0), rtol=1e-13, atol=1e-300)
         assert s3 == pytest.approx(np.dot(c, lse), rel=1e-13)
     # ties: two equal exponents, above or below the third, and three equal ones; a non-zero
@@ -396,8 +394,8 @@ def test_three_category_softmax_pass_against_the_row_passes_and_numpy():
         th4 = np.array([0.0, a, a, 5.0, b])
         W4 = np.vstack([Wt, np.zeros((1, N))])
         P3, P4 = np.full((3, N), 9.0), np.full((4, N), 9.0)
-        C._softmax(Wt, c, 3, N, np.ones(3, dtype=bool), th3, P3, np.empty(N), np.empty(N), none)
-        C._softmax(W4, c, 4, N, np.array([True, True, True, False]), th4, P4, np.empty(N), np.empty(N), none)
+        C._softmax(Wt, c, 3, N, np.ones(3, dtype=np.uint8), th3, P3, np.empty(N), np.empty(N), none)
+        C._softmax(W4, c, 4, N, np.array([1, 1, 1, 0], dtype=np.uint8), th4, P4, np.empty(N), np.empty(N), none)
         assert np.array_equal(P3, P4[:3]) and np.array_equal(P3[1], P3[2])
         if a == 0.0:
             assert (P3[:, :40] == 1.0 / 3.0).all()
@@ -408,7 +406,7 @@ def test_scan_and_sum_helpers(n_len):
     """Oracles: numpy's cumsum / sum / max (and math.fsum for the compensated sums) for the
     kernels' four-chain prefix and suffix sums, compensated block sums and |x| maximum,
     over lengths around the segment split (< 16 sequential, 16+ in four segments)."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(n_len)
     x = np.append(rng.uniform(0, 2, n_len), [7.0, 7.0])     # entries past n_len are ignored
@@ -445,11 +443,11 @@ def test_scan_and_sum_helpers(n_len):
 @pytest.mark.parametrize("n_len", [0, 1, 16, 17, 40, 1000, 1003])
 @pytest.mark.parametrize("ratio", [4, 16])
 def test_rank_blocks_and_block_means(n_len, ratio):
-    """The coarse start's blocks (:func:`maxent.solver._compiled._rank_blocks`): they tile
+    """The coarse start's blocks (:func:`maxent.solver._engine._rank_blocks`): they tile
     ranks 0..n_len-1 in order, the block starting at a max(1, a // ratio) long (the last one
     cut at n_len), so the first 2 ratio ranks alone (93 blocks at N = 1000 for ratio 16); the
     block means and sizes against numpy's."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     bnd = np.full(n_len + 2, -7, dtype=np.int64)
     M = C._rank_blocks(n_len, ratio, bnd)
@@ -478,7 +476,7 @@ def test_extreme_steer_is_the_extreme_value_summed_reassociated():
     a few ulps of the sum of |entries|, also with counts that overrun the list."""
     import math
 
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(3)
     for n_len, K in [(1000, [900.0, 70.0, 30.0]), (37, [20.0, 0.0, 17.0]), (5, [1.0, 3.0, 4.0])]:
@@ -507,7 +505,7 @@ def test_block_thomas_against_dense_solve(J, b):
     blocks) must give the same X for every right-hand side. With ``unit`` (two slots: the
     Newton-KKT solve's right-hand sides, whose columns 1 and 2 are 1_{s = r} at every rank,
     so that the top elimination skips them) on such right-hand sides too."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(J)
     N, nr = 61, J + 2
@@ -555,46 +553,17 @@ def test_engine_selection_and_errors():
     an unknown engine is a ParameterError."""
     lists = _toy()
     ap, gap, rr = parse_measure("AP"), parse_measure("GAP"), parse_measure("RR")
-    assert solve(ap, ap.value(lists), lists).engine == "numba"
+    assert solve(ap, ap.value(lists), lists).engine == "compiled"
     assert solve(ap, ap.value(lists), lists, engine="numpy").engine == "numpy"
     assert solve(gap, gap.value(lists), lists).method == "newton-kkt"
     assert solve(gap, gap.value(lists), lists, engine="numpy").method == "linearize"
-    assert solve(rr, rr.value(lists), lists, engine="numba").engine == "numba"
-    assert solve(rr, rr.value(lists), lists, engine="numba").method == "linearize"
+    assert solve(rr, rr.value(lists), lists, engine="compiled").engine == "compiled"
+    assert solve(rr, rr.value(lists), lists, engine="compiled").method == "linearize+newton-kkt"
+    assert solve(rr, rr.value(lists), lists, engine="numpy").method == "linearize"
     assert solve(rr, rr.value(lists), lists, engine="numpy").engine == "numpy"
-    assert solve(ap, ap.value(lists), lists, method="linearize", engine="numba").engine == "numpy"
+    assert solve(ap, ap.value(lists), lists, method="linearize", engine="compiled").engine == "numpy"
     with pytest.raises(ParameterError, match="engine"):
         solve(ap, ap.value(lists), lists, engine="cuda")
-
-
-def test_without_numba(monkeypatch):
-    """With numba not importable, auto falls back to numpy and engine='numba' says how to
-    install it."""
-    monkeypatch.setitem(sys.modules, "numba", None)   # import numba -> ImportError
-    lists = _toy()
-    ap = parse_measure("AP")
-    assert solve(ap, ap.value(lists), lists).engine == "numpy"
-    with pytest.raises(ParameterError, match=r"\[fast\]"):
-        solve(ap, ap.value(lists), lists, engine="numba")
-
-
-def test_numba_is_imported_only_by_a_solve():
-    """``import maxent``, the solver module, the metrics and ``maxent.evaluate`` never import
-    numba (its import costs ~0.3 s; issue 13 keeps the CLI start-up small); a numpy-engine
-    solve does not either, nor a solve no kernel can run (AP by linearize); a default
-    AP solve does."""
-    code = ("import sys, numpy as np; import maxent, maxent.solver, maxent.evaluate, maxent.metrics\n"
-            "from maxent.ranked import RankedLists\n"
-            "assert 'numba' not in sys.modules, 'imported early'\n"
-            "l = RankedLists.from_grades(np.array([[1, 0, 1, 0]]), np.array([[2, 2]]))\n"
-            "m = maxent.metrics.parse_measure('AP')\n"
-            "maxent.solver.solve(m, m.value(l), l, engine='numpy')\n"
-            "assert 'numba' not in sys.modules, 'numpy engine'\n"
-            "maxent.solver.solve(m, m.value(l), l, method='linearize')\n"
-            "assert 'numba' not in sys.modules, 'AP: linearize, no kernel'\n"
-            "maxent.solver.solve(m, m.value(l), l)\n"
-            "assert 'numba' in sys.modules\n")
-    subprocess.run([sys.executable, "-c", code], check=True)
 
 
 def test_unsolved_warm_started_subproblem_is_solved_by_the_kernels_themselves():
@@ -612,7 +581,7 @@ def test_unsolved_warm_started_subproblem_is_solved_by_the_kernels_themselves():
 
     m, v, lists = _run2_16()
     with _numpy_path_problems() as left:
-        res = solve(m, v, lists, engine="numba")
+        res = solve(m, v, lists, engine="compiled")
     assert left == []
     assert res.status[0] == "optimal" and res.message[0] == "KKT point" and res.nit[0] <= 20
     resid, stat = _numpy_certificate(m, res, lists, v)
@@ -626,8 +595,8 @@ def test_a_trial_point_whose_p_underflows_is_rejected_not_an_error():
     """A Newton-KKT trial point can renormalise a floored p to 0 (a row scaled by up to
     e^300); its log-ratio is then infinite, and the kernel must reject the trial (as the
     numpy engine does: its merit is not finite) instead of raising ZeroDivisionError
-    (numba's default for a float division by 0). Oracle: numpy's own division rule."""
-    from maxent.solver import _compiled as C
+    (C's float division by 0). Oracle: numpy's own division rule."""
+    from maxent.solver import _engine as C
 
     P = np.array([[0.5, 1.0], [0.0, 0.0], [0.5, 0.0]])
     LR = np.zeros((2, 2))
@@ -637,23 +606,38 @@ def test_a_trial_point_whose_p_underflows_is_rejected_not_an_error():
     np.testing.assert_array_equal(LR, want)
 
 
-def test_kernel_constants_equal_the_numpy_engine_ones():
-    """The kernels keep their own copies of the numpy engine's constants (numba's on-disk cache
-    does not see a change of an imported global); each copy equals its source, so the two
-    engines cannot drift apart silently. Oracle: the numpy engine's modules."""
+def test_solver_form_is_declared_with_the_structure_it_names():
+    """``SOLVER_FORM`` (which compiled solve a metric gets) agrees with the methods the solve
+    calls, for every registered metric: linear = LINEAR_IN_P, prefix = prefix_hessian,
+    cascade = cascade_form."""
+    from maxent.metrics import METRICS
+
+    for cls in METRICS:
+        form = cls.SOLVER_FORM
+        assert (form == "linear") == bool(cls.LINEAR_IN_P), cls
+        assert (form == "prefix") == callable(getattr(cls, "prefix_hessian", None)), cls
+        assert (form == "cascade") == callable(getattr(cls, "cascade_form", None)), cls
+
+
+def test_numpy_engine_reads_the_kernels_constants():
+    """One definition of each constant (``_constants.h``): the numpy engine's modules read the
+    compiled engine's values, so the two engines cannot drift apart."""
     import inspect
 
-    from maxent.solver import _compiled as nb
+    from maxent.solver import _engine
     from maxent.solver import _problem, dual, linearize, newton_kkt
 
+    K = _engine.CONSTANTS
     far_tol = inspect.signature(linearize.linearize).parameters["far_tol"].default
-    pairs = {"_RTOL": _problem.BOUNDARY_RTOL, "_ARMIJO": dual._ARMIJO,
-             "_P_FLOOR": newton_kkt._P_FLOOR, "_PINV_MAX": newton_kkt._PINV_MAX,
-             "_START_TOL": newton_kkt._START_TOL, "_LS_STEPS": newton_kkt._LS_STEPS,
-             "_ELASTIC": linearize._ELASTIC, "_INNER_ITER": linearize._INNER_ITER,
-             "_COLD_RES": linearize._COLD_RES, "_COLD_ITER": linearize._COLD_ITER,
-             "_FAR_TOL": far_tol, "_W_ULPS": linearize._W_ULPS, "_MIN_STEP": linearize._MIN_STEP}
-    assert {k: getattr(nb, k) for k in pairs} == pairs
+    pairs = {"RTOL": _problem.BOUNDARY_RTOL, "ARMIJO": dual._ARMIJO,
+             "P_FLOOR": newton_kkt._P_FLOOR, "PINV_MAX": newton_kkt._PINV_MAX,
+             "START_TOL": newton_kkt._START_TOL, "LS_STEPS": newton_kkt._LS_STEPS,
+             "ELASTIC": linearize._ELASTIC, "INNER_ITER": linearize._INNER_ITER,
+             "COLD_RES": linearize._COLD_RES, "COLD_ITER": linearize._COLD_ITER,
+             "FAR_TOL": far_tol, "W_ULPS": linearize._W_ULPS, "MIN_STEP": linearize._MIN_STEP}
+    assert {k: K[k] for k in pairs} == pairs
+    assert (K["RTOL"], K["P_FLOOR"], K["MIN_STEP"]) == (1e-11, 1e-250, 1.0 / 64)
+    assert [int(c) for c in _engine.kernel_code] == list(range(6))
 
 
 @pytest.mark.parametrize("n_len", [0, 1, 7, 15, 16, 17, 18, 19, 33, 200, 997])
@@ -662,7 +646,7 @@ def test_segmented_cascade_chain_against_the_sequential_recursions(n_len):
     T_n = c_{n+1} r_{n+1} + (1 - r_{n+1}) T_{n+1}, E = fsum c r A). The kernel runs them on
     four segments (16 ranks and more) and joins them: lengths around the split, products
     that vanish (r within 1e-9 of 1) and entries past n_len left alone."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     rng = np.random.default_rng(n_len)
     for vanish in (False, True):
@@ -692,7 +676,7 @@ def test_cascade_expectation_and_features_against_the_metric(name):
     ERR's dividing by 1 - r). The kernels' E and category-form features
     W[k, n] = (s_k - s_0) dE/dr_n (suffix recursion, no division) on random slot-form p,
     some ranks almost certainly relevant (r within 1e-12 of 1 for RR)."""
-    from maxent.solver._compiled import _cascade_E_W
+    from maxent.solver._engine import _cascade_E_W
 
     m = parse_measure(name)
     rng = np.random.default_rng(3)
@@ -751,7 +735,7 @@ def test_near_minimum_lists_are_certified_by_newton():
     hi = m.value(RankedLists.from_grades(-np.sort(-lists.grades, axis=1), lists.rel_counts))
     assert np.all((v - lo) < 3e-3 * (hi - lo)) and np.all(v > lo)
     with _numpy_path_problems() as left:
-        res = solve(m, v, lists, engine="numba")
+        res = solve(m, v, lists, engine="compiled")
     assert left == []
     assert list(res.status) == ["optimal"] * 2 and list(res.message) == ["KKT point"] * 2
     resid, stat = _numpy_certificate(m, res, lists, v)
@@ -765,12 +749,12 @@ def test_masked_kkt_residual_skips_only_floored_entries():
     """Oracle: the residual's definition. With ``masked``, F_{r,n} = 0 exactly where p_r or
     p_{r+1} is below twice the floor, unchanged elsewhere; the count and metric residuals
     are unaffected. Without it (the certificate) every entry counts."""
-    from maxent.solver import _compiled as C
+    from maxent.solver import _engine as C
 
     J, N = 2, 6
     P = np.full((J + 1, N), 1.0 / 3.0)
-    P[2, 1] = C._P_FLOOR
-    P[0, 4] = 1.2 * C._P_FLOOR
+    P[2, 1] = C.CONSTANTS["P_FLOOR"]
+    P[0, 4] = 1.2 * C.CONSTANTS["P_FLOOR"]
     P[:, [1, 4]] /= P[:, [1, 4]].sum(axis=0)
     LR = np.empty((J, N))
     C._log_ratios(P, J, N, LR)
@@ -796,7 +780,7 @@ def test_masked_kkt_residual_skips_only_floored_entries():
 @pytest.mark.parametrize("name", ["AP", "GAP", "GAP(g=0.2,0.8)", "ERR", "RR", "nDCG"])
 def test_results_do_not_depend_on_the_batch_order(name):
     """The kernels reuse their scratch from one problem to the next without clearing it
-    (:func:`maxent.solver._compiled._prefix_workspace`): a problem that read an entry it had
+    (:func:`maxent.solver._engine._prefix_workspace`): a problem that read an entry it had
     not written would see the previous problem's values. Oracle: the same lists solved in
     reverse order and one per call. Lists of varied lengths (every run and topic of
     robust03, the shorter lists' tails beyond their length), both count constraints: p,
@@ -813,42 +797,12 @@ def test_results_do_not_depend_on_the_batch_order(name):
     v = m.value(lists)
     rev = np.arange(len(idx))[::-1]
     for count in ("retrieved", "total"):
-        ref = solve(m, v, lists, count=count, engine="numba", workers=1)
-        back = solve(m, v[rev], lists.take(rev), count=count, engine="numba", workers=1)
-        one = [solve(m, v[[i]], lists.take([i]), count=count, engine="numba") for i in range(0, len(idx), 7)]
+        ref = solve(m, v, lists, count=count, engine="compiled", workers=1)
+        back = solve(m, v[rev], lists.take(rev), count=count, engine="compiled", workers=1)
+        one = [solve(m, v[[i]], lists.take([i]), count=count, engine="compiled") for i in range(0, len(idx), 7)]
         for got, rows in [(back, rev)] + [(r, [i]) for r, i in zip(one, range(0, len(idx), 7))]:
             for field in ("p", "multipliers", "status", "entropy", "nit"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(ref, field)[rows],
                                               err_msg=f"{name} {count} {field}")
 
 
-def test_kernels_without_reference_counting_return_no_array():
-    """``noalloc=True`` kernels are compiled without numba's reference counting
-    (:func:`maxent.solver._compiled.njit`): an array one of them returned would reach its
-    caller without the reference the caller later releases, and be freed under it. Every
-    compiled signature of every such kernel, after solves of all three kernel families, must
-    return scalars or tuples of them; the kernels the solves run through must be among them."""
-    from numba import types
-    from numba.core.registry import CPUDispatcher
-
-    from maxent.solver import _compiled as nb
-
-    lists = ranked("robust03").take(np.arange(6))
-    for name in ("nDCG", "GAP", "ERR"):
-        m = parse_measure(name)
-        assert solve(m, m.value(lists), lists, engine="numba").engine == "numba"
-
-    def has_array(t):
-        if isinstance(t, types.Array):
-            return True
-        return isinstance(t, types.BaseTuple) and any(has_array(x) for x in t.types)
-
-    free = {n: d for n, d in vars(nb).items()
-            if isinstance(d, CPUDispatcher) and d.targetoptions.get("_nrt") is False}
-    assert {"_thomas_2x2", "_kkt_residual", "_cascade_thomas", "_scan4"} <= set(free)
-    compiled = 0
-    for n, d in free.items():
-        for cres in d.overloads.values():
-            compiled += 1
-            assert not has_array(cres.signature.return_type), f"{n} returns {cres.signature.return_type}"
-    assert compiled >= 30

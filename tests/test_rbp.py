@@ -122,14 +122,12 @@ def test_lambdas_and_smooth_objectives(rng):
             pytest.approx(want, abs=1e-6)
 
 
-@pytest.mark.parametrize("engine", ["numpy", "numba"])
+@pytest.mark.parametrize("engine", ["numpy", "compiled"])
 def test_solver_with_relevant_documents_only_very_deep(engine):
     """Relevant documents only from rank 60, 80 or 100 on give RBP values of 3e-7 to 4e-11, where
     the weights p^(n-1) span ~100 orders of magnitude. A Newton ridge scaled to the counts'
     curvature froze the metric multiplier's steps (these lists: not_converged after 200 steps;
     TREC-COVID: 71 of 4,290 lists). Oracle: the constraints checked here on the returned p."""
-    if engine == "numba":
-        pytest.importorskip("numba", reason="the compiled engine needs numba (pip install -e '.[fast]')")
     m = parse_measure("RBP")
     N = 1000
     g = np.zeros((3, N), dtype=np.int64)

@@ -502,7 +502,7 @@ def test_real_sample_statuses_and_kkt(collection):
 @pytest.mark.parametrize("collection", COLLECTIONS)
 def test_every_real_instance(collection):
     """Every (run, topic) list of the collection for AP, nDCG and GAP: none ends
-    ``not_converged`` (issue 12: the few lists with |b| ~ 1e5 that need 200-400
+    ``not_converged`` (the few lists with |b| ~ 1e5 that need 200-400
     linearisation steps get a second run of 10 x max_iter under ``method="auto"``)."""
     counts = _check_real(collection, ["AP", "nDCG", "GAP"])
     print(collection, counts)
@@ -512,7 +512,7 @@ def test_every_real_instance(collection):
 @pytest.mark.parametrize("engine", ["numpy", "auto"])
 def test_chunks_and_threads_do_not_change_results(name, engine, monkeypatch):
     """Oracle: the same problems solved as one chunk by one thread. Splitting the batch into
-    chunks of a few problems solved by two threads (issue 12: small chunks bound the peak
+    chunks of a few problems solved by two threads (small chunks bound the peak
     memory) gives the same statuses and, to rounding, the same distributions; the returned
     p is C-contiguous with the documented shape."""
     import maxent.solver as solver_mod

@@ -126,6 +126,7 @@ class AP(Metric):
     relevant documents contribute 0; AP = 0 when R = 0 (trec_eval ``map``). With a cutoff k
     only ranks n <= k count, still divided by R (trec_eval ``map_cut_k``).
     """
+    SOLVER_FORM: ClassVar[str | None] = "prefix"
 
     cutoff: int | None = None
     rel: int = 1

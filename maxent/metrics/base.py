@@ -74,6 +74,10 @@ class Metric:
     # solver facts: whether the (min, max) of E[M] over the relaxed polytope equal those of the
     # deterministic lists (a target beyond is certainly infeasible; on it, certainly a boundary)
     CERTIFIED_ENDS: ClassVar[tuple] = (False, False)
+    # the structure the solver's compiled kernels use: "linear" (E = <W, p>, LINEAR_IN_P),
+    # "prefix" (prefix-structured Hessian: prefix_hessian), "cascade" (cascade_form) or None
+    # (successive linearisation with the numpy iterations)
+    SOLVER_FORM: ClassVar[str | None] = None
     # LambdaRank interface (maxent.metrics._deltas): capabilities
     HAS_SWAP_DELTA: ClassVar[bool] = False   # swap_delta, delta_side, delta_blocks
     DELTA_STRIP: ClassVar[bool] = False      # delta_strip (deltas vanish below delta_depth)

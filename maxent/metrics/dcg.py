@@ -91,6 +91,7 @@ class DCG(_Gains, Metric):
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "gain": GAIN, "discount": DISCOUNT}
     GRADED: ClassVar[bool] = True
     LINEAR_IN_P: ClassVar[bool] = True
+    SOLVER_FORM: ClassVar[str | None] = "linear"
 
     def validate(self):
         _check_gain(self)
@@ -134,6 +135,7 @@ class NDCG(_Gains, Metric):
     }
     GRADED: ClassVar[bool] = True
     LINEAR_IN_P: ClassVar[bool] = True
+    SOLVER_FORM: ClassVar[str | None] = "linear"
 
     def __post_init__(self):
         default = "all" if self.cutoff is None else "cut"

@@ -27,6 +27,7 @@ class ERR(Metric):
     :math:`E[ERR]` replaces r_n by :math:`E[r_n]=\sum_z p_n(z) r(z)` (independence).
     Unjudged documents have r = 0.
     """
+    SOLVER_FORM: ClassVar[str | None] = "cascade"
 
     cutoff: int | None = None
     gain: object = "exp"
@@ -96,7 +97,7 @@ class ERR(Metric):
         return dr[:, :, None] * r[None, None, :]
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._compiled.cascade_batch`):
+        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
         (s (L,), c (N,)) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)`,
         :math:`r_n = \sum_z s_z p_n(z)`: s the satisfaction of each grade level, c_n = [n <= k]/n."""
         N = lists.depth

@@ -31,6 +31,7 @@ class GAP(Metric):
     than the number of grades is padded with zeros. 0 when no judged document has a grade
     >= 1. Expectation: the same weighted mean of E[AP_{>=j}] with q_n = Q_n(j).
     """
+    SOLVER_FORM: ClassVar[str | None] = "prefix"
 
     g: tuple | None = None
     cutoff: int | None = None

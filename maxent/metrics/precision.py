@@ -21,6 +21,7 @@ class _RankWeighted:
     """Mix-in for metrics linear in p: E[M] = sum_n w_n q_n with weights ``_weights`` (B, N)."""
 
     LINEAR_IN_P: ClassVar[bool] = True
+    SOLVER_FORM: ClassVar[str | None] = "linear"
     CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
 
     def _expectation(self, q, lists):

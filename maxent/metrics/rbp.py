@@ -46,6 +46,7 @@ class RBP(PositionalDeltas, Metric):
         "max_grade": Param(int, None, "c, the grade of utility 1 when graded (default: the qrels' highest level)"),
     }
     LINEAR_IN_P: ClassVar[bool] = True
+    SOLVER_FORM: ClassVar[str | None] = "linear"
     CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
 
     @property

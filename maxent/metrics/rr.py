@@ -26,6 +26,7 @@ class RR(Metric):
     :math:`T_j=\sum_{n>j}\frac{q_n}{n}\prod_{j<m<n}(1-q_m)` is evaluated with a reversed
     cumulative log-sum-exp, so no division by a vanishing product occurs.
     """
+    SOLVER_FORM: ClassVar[str | None] = "cascade"
 
     cutoff: int | None = None
     rel: int = 1
@@ -68,7 +69,7 @@ class RR(Metric):
         return A * (mask / n - T)
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._compiled.cascade_batch`):
+        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
         (s, c) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` over the binary form's
         two categories (s = [0, 1]: r_n = q_n) and c_n = [n <= k]/n."""
         N = lists.depth

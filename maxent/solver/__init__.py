@@ -54,7 +54,7 @@ from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
 
 METHODS = ("auto", "newton-dual", "newton-kkt", "linearize", "cvxpy")
-ENGINES = ("auto", "numba", "numpy")
+ENGINES = ("auto", "compiled", "numpy")
 
 _CHUNK_ELEMENTS = 1 << 18   # problems are solved in chunks of about this many B*N*L cells
 # (2 MiB per array: measured as fast as or faster than 2^20 cells, at a fraction of the
@@ -115,11 +115,11 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     kkt_tol : stationarity residual required for ``optimal`` with ``linearize``/``newton-kkt``
     workers : threads solving chunks of about 2^18 (graded: 2^17) B*N*L cells in parallel
         (default: the number of CPUs, at most 4; 1 = sequential). Results do not depend on it.
-    engine : ``auto`` (default: ``numba`` when numba is importable, else ``numpy``) |
-        ``numba`` | ``numpy``. With ``numba``, ``newton-dual`` and ``newton-kkt`` (and
+    engine : ``auto`` (default) or ``compiled``: ``newton-dual`` and ``newton-kkt`` (and
         ``auto``, which then also picks ``newton-kkt`` for GAP) solve each interior problem
-        entirely in compiled code (:mod:`maxent.solver._compiled`); the problems it does
-        not certify, and every boundary, infeasible or undefined one, take the numpy path.
+        entirely in compiled code (:mod:`maxent.solver._engine`, built at install); the
+        problems it does not certify, and every boundary, infeasible or undefined one, take
+        the numpy path. ``numpy``: the numpy iterations only (the tests' oracle).
         ``linearize`` runs compiled for the cascade metrics (RR, ERR: ``auto`` and
         ``linearize``); for AP and GAP it is numpy only, as is ``cvxpy``.
 
@@ -161,18 +161,17 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
                              f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
     retry = method in ("auto", "newton-kkt") and not metric.LINEAR_IN_P
-    # numba is imported only where a kernel can run: newton-dual / newton-kkt, auto for a
-    # metric they solve, auto / linearize for a cascade metric (RR, ERR; other linearize
-    # solves and cvxpy never pay its import)
+    # the compiled kernels: newton-dual / newton-kkt, auto for a metric they solve, auto /
+    # linearize for a cascade metric (RR, ERR)
     cascade = _cascade_supports(metric, lists)
     compiled = ((method in ("newton-dual", "newton-kkt")
                  or (method == "auto" and (metric.LINEAR_IN_P or _kkt_supports(metric)))
                  or (method in ("auto", "linearize") and cascade))
-                and _use_numba(engine))
+                and engine != "numpy")
     if method == "auto":
-        # Newton-KKT where it was measured faster than linearisation (binary AP family;
-        # for GAP its (L-1)-wide banded solves cost more than the steps they save)
-        # (with the compiled engine, Newton-KKT for GAP too: its block recurrence is O(N L^3))
+        # Newton-KKT for the AP family and, with the compiled engine, GAP (its block
+        # recurrence is O(N L^3)); the numpy engine's banded solves for GAP cost more than
+        # the steps they save, so it linearises GAP
         method = ("newton-dual" if metric.LINEAR_IN_P
                   else "newton-kkt" if _kkt_supports(metric) and (compiled or not metric.GRADED)
                   else "linearize")
@@ -231,41 +230,30 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         p=p, status=status, success=np.isin(status, has), message=out["message"],
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
         entropy=out["entropy"], multipliers=out["mult"], target=target,
-        attained=out["attained"], method=method, K=counts,
-        engine="numba" if compiled else "numpy",
+        attained=out["attained"], K=counts,
+        # what ran: the compiled cascade kernel linearises, then switches to Newton-KKT
+        method="linearize+newton-kkt" if compiled and method == "linearize" else method,
+        engine="compiled" if compiled else "numpy",
     )
-
-
-def _use_numba(engine: str) -> bool:
-    """Whether the compiled kernels are used (``auto``: when numba is importable)."""
-    if engine == "numpy":
-        return False
-    try:
-        import numba  # noqa: F401  (imported only when a solve asks for it: ~0.3 s)
-    except ImportError:
-        if engine == "numba":
-            raise ParameterError("engine='numba' needs numba: pip install -e \".[fast]\" "
-                                 "(or use engine='numpy')") from None
-        return False
-    return True
 
 
 _AT_MAXIMUM = "target at the maximum attainable value"
 """The message of a boundary at the maximum, from either engine (:func:`_solve_chunk`, and the
-cascade kernels' codes 4 and 5 in :func:`_solve_chunk_compiled`)."""
+cascade kernel's CODE_AT_MAXIMUM* codes in :func:`_solve_chunk_compiled`)."""
 
 
 def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     """Solve the interior problems of a chunk (rows s.. of ``out``) in compiled code and
     write their results; return the chunk positions left to the numpy path (not strictly
     inside the attainable range, or not certified)."""
-    from maxent.solver import _compiled as nb
+    from maxent.solver import _engine as nb
+    C = nb.kernel_code
 
     metric, lists = batch.metric, batch.lists
     B = len(batch)
     L = batch.L
     t = metric.binary_threshold if not metric.GRADED else 1
-    undefined = lists.n_rel(t) == 0
+    undefined = (lists.n_rel(t) == 0).astype(np.uint8)
     lengths = lists.lengths.astype(np.int64)
     rows = slice(s, s + B)
     P_out = out["P"][rows] if metric.GRADED else out["P"][rows, :, None]
@@ -296,7 +284,7 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
                         _FALLBACK_FACTOR * max_iter, P_out, col0, theta, code, nit, resid, ent,
                         att, stat)
         msg = "KKT point"
-    done = np.flatnonzero((code == 0) | (code == 3))
+    done = np.flatnonzero((code == C.CODE_OPTIMAL) | (code == C.CODE_SECOND_RUN))
     if len(done):
         g = s + done
         out["status"][g] = Status.OPTIMAL.value
@@ -307,8 +295,9 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         out["entropy"][g] = ent[done]
         out["attained"][g] = att[done]
         out["mult"][g] = _multipliers(theta[done], batch.grade_ok[done], batch.ref[done])
-        out["message"][s + np.flatnonzero(code == 3)] = "KKT point (second run: successive linearisation)"
-    at_max = np.flatnonzero((code == 4) | (code == 5))
+        second = s + np.flatnonzero(code == C.CODE_SECOND_RUN)
+        out["message"][second] = "KKT point (second run: successive linearisation)"
+    at_max = np.flatnonzero((code == C.CODE_AT_MAXIMUM) | (code == C.CODE_AT_MAXIMUM_DEGENERATE))
     if len(at_max):
         # cascade metrics at their maximum: p on the face of the extreme list (as _solve_chunk)
         g = s + at_max
@@ -317,8 +306,9 @@ def _solve_chunk_compiled(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         for key, val in (("residual", resid), ("entropy", ent), ("attained", att)):
             out[key][g] = val[at_max]
         out["mult"][g] = 0.0
-        out["mult"][g, -1] = np.where(code[at_max] == 4, np.inf, 0.0)
-    return np.flatnonzero(~np.isin(code, (0, 3, 4, 5)))
+        out["mult"][g, -1] = np.where(code[at_max] == C.CODE_AT_MAXIMUM, np.inf, 0.0)
+    return np.flatnonzero(~np.isin(code, (C.CODE_OPTIMAL, C.CODE_SECOND_RUN, C.CODE_AT_MAXIMUM,
+                                         C.CODE_AT_MAXIMUM_DEGENERATE)))
 
 
 def _empty(B, N, L, target, graded):
@@ -494,26 +484,21 @@ def _cascade_supports(metric, lists) -> bool:
     """Whether the compiled successive linearisation of cascade metrics applies (RR, ERR:
     ``metric.cascade_form``, satisfaction non-decreasing in the grade, as the extreme lists
     of the attainable range assume)."""
-    form = getattr(metric, "cascade_form", None)
-    if not callable(form):
+    if metric.SOLVER_FORM != "cascade":
         return False
-    return bool(np.all(np.diff(form(lists)[0]) >= 0))
+    return bool(np.all(np.diff(metric.cascade_form(lists)[0]) >= 0))
 
 
 def _kkt_supports(metric) -> bool:
-    from maxent.solver.newton_kkt import supports
+    """Whether Newton-KKT applies: a prefix-structured Hessian (``metric.prefix_hessian``)."""
+    return metric.SOLVER_FORM == "prefix"
 
-    return supports(metric)
 
-
-_KKT_STEPS_COMPILED = 40   # compiled Newton-KKT steps (from the linear relaxation) before polishing
-# (40, was 20: some lists take 20 small damped steps, then converge quadratically, e.g. robust03's
-# THUIRr0301/615 under GAP(g=0.1,0.9) in 25; cut at 20 they went to the second run, which failed
-# after 2000 steps and 11 s; stalled problems are found by the line search within ~3 steps)
-_CASCADE_SWITCH = 1.0   # compiled RR/ERR: linearisation until the stationarity is below this, then Newton-KKT
-# (was 1e-2: from trec_covid_r1's ERR lists after linearisation to stationarity <= 1 Newton-KKT
-# certified all 4,973 in 2.8 steps, and from <= 10 all but 0.4 % (in 4), while <= 1e-2 cost
-# 1.6 more linearisation steps for 0.8 fewer Newton steps; bench_solver ERR -10 %)
+_KKT_STEPS_COMPILED = 40   # compiled Newton-KKT steps (from the linear relaxation) before polishing:
+# some lists take ~20 small damped steps, then converge quadratically (robust03's THUIRr0301/615
+# under GAP(g=0.1,0.9) in 25); stalled problems are found by the line search within ~3 steps
+_CASCADE_SWITCH = 1.0   # compiled RR/ERR: linearisation until the stationarity is below this, then
+# Newton-KKT (from there it certifies trec_covid_r1's ERR lists in about 3 steps)
 _KKT_STEPS = 12   # Newton steps before the remaining problems go to successive linearisation
 _FALLBACK_FACTOR = 10   # the (few) problems of the second run get 10 x max_iter steps
 

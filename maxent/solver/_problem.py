@@ -18,10 +18,11 @@ from scipy.special import xlogy
 
 from maxent.errors import ParameterError
 from maxent.ranked import RankedLists
+from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 COUNTS = ("retrieved", "total")
 
-BOUNDARY_RTOL = 1e-11
+BOUNDARY_RTOL = _K["RTOL"]
 """A target within this (relative to max(1, |end|)) of an end of the range is ``boundary``."""
 
 

@@ -22,10 +22,11 @@ from __future__ import annotations
 import numpy as np
 
 from maxent.solver._problem import softmax_theta
+from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 __all__ = ["newton_dual"]
 
-_ARMIJO = 1e-4
+_ARMIJO = _K["ARMIJO"]
 
 
 def _state(theta, WT, v, counts, active, grade_ok):

@@ -58,15 +58,16 @@ import numpy as np
 
 from maxent.solver._problem import Batch, entropy, softmax_theta
 from maxent.solver.dual import newton_dual
+from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 __all__ = ["linearize"]
 
-_INNER_ITER = 40
-_COLD_RES = 10.0   # a subproblem left with a dual residual above this (and worse p) is solved again cold
-_COLD_ITER = 200   # dual Newton steps of a subproblem solved again from the count-only start
-_ELASTIC = 0.99   # an unreachable subproblem target goes this fraction of the way
-_MIN_STEP = 1.0 / 64   # the smallest first trial step of a damped (oscillating) problem
-_W_ULPS = 16           # rounding allowance of dE/dp in the stationarity certificate (ulps)
+_INNER_ITER = _K["INNER_ITER"]
+_COLD_RES = _K["COLD_RES"]   # a subproblem left with a dual residual above this (and worse p) is solved again cold
+_COLD_ITER = _K["COLD_ITER"]   # dual Newton steps of a subproblem solved again from the count-only start
+_ELASTIC = _K["ELASTIC"]   # an unreachable subproblem target goes this fraction of the way
+_MIN_STEP = _K["MIN_STEP"]   # the smallest first trial step of a damped (oscillating) problem
+_W_ULPS = _K["W_ULPS"]           # rounding allowance of dE/dp in the stationarity certificate (ulps)
 
 
 def stationarity(theta, W_new, W_old, grade_ok, ref):
@@ -87,7 +88,7 @@ def stationarity(theta, W_new, W_old, grade_ok, ref):
     return np.abs(theta[:, -1]) * np.maximum(beyond, 0.0)
 
 
-def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=1e-8):
+def linearize(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=200, far_tol=_K["FAR_TOL"]):
     """Solve a batch of (interior) problems by successive linearisation.
 
     ``far_tol``: dual residual of the inexact subproblems solved while far from

@@ -55,20 +55,22 @@ from scipy.linalg import LinAlgError, solve_banded, solveh_banded
 from maxent.solver._problem import Batch
 from maxent.solver.dual import newton_dual
 from maxent.solver.linearize import linearize, stationarity
+from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 __all__ = ["newton_kkt", "supports"]
 
-_ELASTIC = 0.99
-_LS_STEPS = 8
-_P_FLOOR = 1e-250
-_START_TOL = 1e-8   # dual residual of the linearisation steps that make the start
+_ELASTIC = _K["ELASTIC"]
+_LS_STEPS = _K["LS_STEPS"]
+_P_FLOOR = _K["P_FLOOR"]
+_START_TOL = _K["START_TOL"]   # dual residual of the linearisation steps that make the start
 _MAX_EXP = 30.0     # |dp/p| per step at most this (multiplicative update)
-_PINV_MAX = 1e12    # entropy-Hessian entries 1/p capped here (a modified Newton at tiny p)
+_PINV_MAX = _K["PINV_MAX"]    # entropy-Hessian entries 1/p capped here (a modified Newton at tiny p)
 
 
 def supports(metric) -> bool:
-    """Whether the metric exposes the prefix-structured Hessian this method needs."""
-    return callable(getattr(metric, "prefix_hessian", None))
+    """Whether the metric has the prefix-structured Hessian this method needs (its declared
+    ``SOLVER_FORM``)."""
+    return metric.SOLVER_FORM == "prefix"
 
 
 class _Reduced:

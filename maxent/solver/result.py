@@ -107,11 +107,12 @@ class MaxEntResult:
         The requested metric value and E[M](p) of the returned p.
     method : str
         The method that solved the non-trivial problems (``newton-dual``, ``newton-kkt``,
-        ``linearize`` or ``cvxpy``); with ``newton-kkt`` the few problems of the second
-        (linearisation) run say so in ``message``.
+        ``linearize``, ``linearize+newton-kkt`` (the compiled cascade kernel for RR and ERR:
+        successive linearisation, then Newton-KKT) or ``cvxpy``); with ``newton-kkt`` the few
+        problems of the second (linearisation) run say so in ``message``.
     engine : str
-        ``numba`` when the compiled kernels solved the interior problems
-        (:mod:`maxent.solver._compiled`), else ``numpy``.
+        ``compiled`` when the compiled kernels solved the interior problems
+        (:mod:`maxent.solver._engine`), else ``numpy``.
     K : float array (B, 2) for binary metrics, (B, L) for graded metrics
         The right-hand sides of the count constraints the solver used (METHOD section 4,
         ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per

@@ -1,0 +1,126 @@
+"""This checkout's compiled engine against an earlier checkout's numba kernels, in one process.
+
+Both engines solve the same batches through this checkout's ``maxent.solver.solve``: the earlier
+kernels (``--against DIR``: ``DIR/maxent/solver/_compiled.py``, numba with its on-disk cache in
+``NUMBA_CACHE_DIR``; warm it first) are swapped in for ``maxent.solver._engine``. The passes
+alternate (earlier, this, earlier, ...), each timed by wall clock and by the CPU time of the
+process; the fastest of ``--repeat`` is kept. On a shared machine the CPU time is the steadier
+measure for one thread; for two threads the wall time is what counts.
+
+Batches: ``--problems`` lists of trec_covid_r1 at N = 1000 and of trec_dl19_passage at N = 100
+(their real depth-100 lists). ``--evidence`` writes ``results/benchmarks/solver/engines/engines.csv``.
+
+    NUMBA_CACHE_DIR=... python benchmarks/bench_engines.py --against /tmp/start [--evidence]
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+import types
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import maxent.solver as S  # noqa: E402
+from bench_solver import full_length, load  # noqa: E402
+from maxent.metrics import parse_measure  # noqa: E402
+from maxent.solver import _engine  # noqa: E402
+
+
+def numba_engine(folder: Path):
+    """The earlier kernels behind this checkout's call signatures (its ``undefined`` is bool)."""
+    name = "maxent.solver._compiled"         # its name there (numba's cache records it)
+    spec = importlib.util.spec_from_file_location(name, folder / "maxent" / "solver" / "_compiled.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+
+    def b(x):
+        return np.asarray(x).astype(bool)
+
+    return types.SimpleNamespace(
+        linear_batch=lambda W, v, K, n, und, *a: mod.linear_batch(W, v, K, n, b(und), *a),
+        prefix_batch=lambda js, kap, f, v, K, n, und, *a: mod.prefix_batch(js, kap, f, v, K, n, b(und), *a),
+        cascade_batch=lambda s, c, v, K, n, und, *a: mod.cascade_batch(s, c, v, K, n, b(und), *a),
+        kernel_code=_engine.kernel_code)
+
+
+def timed(engine, m, v, lists, workers):
+    S._engine = engine
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            w0, c0 = time.perf_counter(), time.process_time()
+            r = S.solve(m, v, lists, workers=workers)
+            return time.perf_counter() - w0, time.process_time() - c0, r
+    finally:
+        S._engine = _engine
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", required=True, help="checkout with maxent/solver/_compiled.py (numba)")
+    ap.add_argument("--problems", type=int, default=5000)
+    ap.add_argument("--metrics", default="nDCG,AP,GAP,ERR")
+    ap.add_argument("--workers", default="1,2")
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--evidence", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args(argv)
+    started = time.time()
+    earlier = numba_engine(Path(args.against))
+    rng = np.random.default_rng(args.seed)
+    rows = []
+    for coll, N in (("trec_covid_r1", 1000), ("trec_dl19_passage", 100)):
+        pool = full_length(load(coll), N)
+        lists = pool.take(rng.choice(len(pool), size=args.problems, replace=len(pool) < args.problems))
+        for w in [int(x) for x in args.workers.split(",")]:
+            for name in args.metrics.split(","):
+                m = parse_measure(name)
+                v = m.value(lists)
+                for eng in (earlier, _engine):           # warm: numba loads its cache
+                    timed(eng, m, v[:8], lists.take(np.arange(8)), 1)
+                best = {"numba": [np.inf, np.inf], "compiled": [np.inf, np.inf]}
+                res = {}
+                for _ in range(args.repeat):
+                    for label, eng in (("numba", earlier), ("compiled", _engine)):
+                        wall, cpu, r = timed(eng, m, v, lists, w)
+                        best[label] = [min(best[label][0], wall), min(best[label][1], cpu)]
+                        res[label] = r
+                same = bool((res["numba"].status == res["compiled"].status).all())
+                for label in best:
+                    rows.append(dict(collection=coll, N=N, metric=name, threads=w, engine=label,
+                                     problems=len(lists), wall_s=best[label][0], cpu_s=best[label][1],
+                                     wall_ms_per_problem=1e3 * best[label][0] / len(lists),
+                                     cpu_ms_per_problem=1e3 * best[label][1] / len(lists),
+                                     mean_nit=float(res[label].nit.mean()), same_statuses=same))
+                print(f"{coll:18} N={N:4d} {name:5} {w} thr  numba wall {best['numba'][0]:6.2f} s cpu "
+                      f"{best['numba'][1]:6.2f} s | compiled wall {best['compiled'][0]:6.2f} s cpu "
+                      f"{best['compiled'][1]:6.2f} s | ratio cpu {best['compiled'][1] / best['numba'][1]:4.2f} "
+                      f"wall {best['compiled'][0] / best['numba'][0]:4.2f}  same statuses {same}  "
+                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    if args.evidence:
+        import pandas as pd
+
+        from analysis._provenance import write_provenance
+
+        folder = ROOT / "results" / "benchmarks" / "solver" / "engines"
+        folder.mkdir(parents=True, exist_ok=True)
+        df = pd.DataFrame(rows)
+        df.to_csv(folder / "engines.tmp", index=False, float_format="%.5g")
+        (folder / "engines.tmp").replace(folder / "engines.csv")
+        write_provenance(folder, "python benchmarks/bench_engines.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                         started, extra={"against": args.against})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,93 @@
+"""Compare two ``check_convergence.py --save`` files problem by problem (e.g. an earlier commit's
+solver and this one's): statuses, entropies, iterations.
+
+Per (collection, count, metric): problems, status changes, not_converged on each side, the largest
+relative entropy difference of the problems optimal on both sides, and how many exceed the
+allowance max(1e-10 max(1, |H|), |b| 1e-10) (near a metric's maximum |b| is large and the
+certificate's residual tolerance, 1e-10, is worth |b| 1e-10 nats), and how many moved to a lower
+entropy by more than that allowance.
+
+    python benchmarks/compare_solutions.py OLD.csv NEW.csv [--out results/.../solutions.csv]
+
+Two ``instances.csv`` of ``python -m analysis.maxent`` (rows per run, topic, metric, threshold;
+entropies printed to 10 digits) are compared the same way, per metric and threshold, with the
+largest change of the predicted P@10 (a start or trajectory that moves to another KKT point
+shows there).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+
+def compare(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    key = ["collection", "count", "metric", "i"]
+    m = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
+    if len(m) != len(old) or len(m) != len(new):
+        raise SystemExit(f"error: the files hold different problems ({len(old)} vs {len(new)}, {len(m)} shared)")
+    both = (m.status_old == "optimal") & (m.status_new == "optimal")
+    dH = (m.entropy_new - m.entropy_old).where(both, 0.0)
+    rel = dH.abs() / np.maximum(1.0, m.entropy_old.abs())
+    allow = np.maximum(1e-10 * np.maximum(1.0, m.entropy_old.abs()), 1e-10 * m.b_old.abs().fillna(0.0))
+    m = m.assign(changed=m.status_old != m.status_new, rel=rel, over=both & (dH.abs() > allow),
+                 lower=both & (dH < -allow), nc_old=m.status_old == "not_converged",
+                 nc_new=m.status_new == "not_converged", nit_diff=m.nit_old != m.nit_new)
+    out = m.groupby(["collection", "count", "metric"], sort=False).agg(
+        problems=("i", "size"), status_changed=("changed", "sum"), not_converged_old=("nc_old", "sum"),
+        not_converged_new=("nc_new", "sum"), max_rel_dH=("rel", "max"), over_allowance=("over", "sum"),
+        lower_entropy=("lower", "sum"), nit_changed=("nit_diff", "sum")).reset_index()
+    return out
+
+
+def compare_instances(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    key = ["run", "topic", "metric", "threshold"]
+    m = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
+    if len(m) != len(old) or len(m) != len(new):
+        raise SystemExit(f"error: the files hold different instances ({len(old)} vs {len(new)}, {len(m)} shared)")
+    both = (m.status_old == "optimal") & (m.status_new == "optimal")
+    dH = (m.entropy_new - m.entropy_old).where(both, 0.0)
+    rel = dH.abs() / np.maximum(1.0, m.entropy_old.abs())
+    allow = 1e-9 * np.maximum(1.0, m.entropy_old.abs())       # 10 printed digits
+    m = m.assign(changed=m.status_old != m.status_new, rel=rel, over=both & (dH.abs() > allow),
+                 lower=both & (dH < -allow), nc_old=m.status_old == "not_converged",
+                 nc_new=m.status_new == "not_converged", nit_diff=m.nit_old != m.nit_new,
+                 dpred=(m["pred P@10_new"] - m["pred P@10_old"]).abs())
+    return m.groupby(["metric", "threshold"], sort=False).agg(
+        problems=("run", "size"), status_changed=("changed", "sum"), not_converged_old=("nc_old", "sum"),
+        not_converged_new=("nc_new", "sum"), max_rel_dH=("rel", "max"), over_allowance=("over", "sum"),
+        lower_entropy=("lower", "sum"), nit_changed=("nit_diff", "sum"),
+        max_abs_dpred_P10=("dpred", "max")).reset_index()
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("old")
+    ap.add_argument("new")
+    ap.add_argument("--out", default=None, help="write the summary CSV here")
+    args = ap.parse_args(argv)
+    old, new = pd.read_csv(args.old), pd.read_csv(args.new)
+    out = compare_instances(old, new) if "run" in old.columns else compare(old, new)
+    with pd.option_context("display.width", 200, "display.max_rows", 500):
+        print(out.to_string(index=False))
+    tot = out[["problems", "status_changed", "not_converged_new", "over_allowance", "lower_entropy"]].sum()
+    print("total:", ", ".join(f"{k} {v}" for k, v in tot.items()), f"max_rel_dH {out.max_rel_dH.max():.2e}")
+    if args.out:
+        import time
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        from analysis._provenance import write_provenance
+
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        out.to_csv(args.out, index=False, float_format="%.3g")
+        write_provenance(Path(args.out).parent, "python benchmarks/compare_solutions.py " +
+                         " ".join(sys.argv[1:] if argv is None else argv), time.time(),
+                         extra={"old": args.old, "new": args.new})
+    return 0 if tot.status_changed == 0 and tot.not_converged_new == 0 and tot.lower_entropy == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,406 @@
+def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] undefined, double tol, Py_ssize_t max_iter, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out):
+    """Solve every problem of a batch of a metric linear in p (E = <W, p>).
+
+    WT (B, L, N) constant features dE/dp (0 beyond lengths), v (B,), K (B, L) counts,
+    lengths (B,), undefined (B,) bool. Writes, for each problem with code 0 (interior and
+    certified): P_out[b, n, z - col0] = p_n(z) for z >= col0 (binary: col0 = 1, graded 0),
+    theta_out[b] = [a_0..a_{L-1}, b] (a_ref = 0), nit, residual, entropy and E = <W, p>.
+    code: 0 optimal, 1 not interior (left to the numpy path), 2 not certified.
+    """
+    cdef Py_ssize_t B
+    cdef double E
+    cdef double Ec
+    cdef DualScratch ds
+    cdef Py_ssize_t L
+    cdef Py_ssize_t N
+    cdef double[:, ::1] Pc
+    cdef Py_ssize_t R
+    cdef double[:, ::1] W
+    cdef double[::1] W1
+    cdef double[:, ::1] Wc
+    cdef double _
+    cdef double[::1] cnt
+    cdef double e_bot
+    cdef double e_top
+    cdef double ent
+    cdef Py_ssize_t i
+    cdef Py_ssize_t it
+    cdef Py_ssize_t n
+    cdef Py_ssize_t n_len
+    cdef unsigned char[::1] ok
+    cdef int64_t[::1] pref
+    cdef double[::1] pw
+    cdef Py_ssize_t q
+    cdef Py_ssize_t ref
+    cdef double res
+    cdef int64_t[::1] run
+    cdef bint same
+    cdef double[::1] th
+    cdef Py_ssize_t z
+    with nogil:
+        B = WT.shape[0]
+        L = WT.shape[1]
+        N = WT.shape[2]
+        with gil:
+            ok = np.empty(L, dtype=np.uint8)
+        with gil:
+            pref = np.empty(L, dtype=np.int64)
+        with gil:
+            W1 = np.empty(L)
+        with gil:
+            Pc = np.empty((L, N))
+        with gil:
+            Wc = np.empty((L, N))
+        with gil:
+            cnt = np.empty(N)
+        with gil:
+            run = np.empty(N, dtype=np.int64)
+        with gil:
+            th = np.empty(L + 1)
+        with gil:
+            pw = np.empty(L + 3)
+            ds = DualScratch(L, N)
+        for i in range(B):
+            W = WT[i]
+            n_len = lengths[i]
+            for z in range(L):
+                ok[z] = K[i, z] > 0
+                W1[z] = W[z, 0] if n_len > 0 else 0.0
+            _preference(W1, L, pref)
+            e_top = _extreme_value(W, L, n_len, K[i], pref, True)
+            e_bot = _extreme_value(W, L, n_len, K[i], pref, False)
+            if not _classify(e_top, e_bot, v[i], undefined[i]):
+                code[i] = 1
+                continue
+            # count-only start: a_z = log(K_z / K_ref), b = 0
+            ref = 0
+            while not ok[ref]:
+                ref += 1
+            for z in range(L):
+                th[z] = log(K[i, z] / K[i, ref]) if ok[z] else 0.0
+            th[L] = 0.0
+            # consecutive ranks with equal feature columns (beyond a cutoff, inside P@k's top k)
+            # have equal p: solve over runs of equal columns, each counted c times
+            R = 0
+            for n in range(n_len):
+                same = R > 0
+                if same:
+                    for z in range(L):
+                        if W[z, n] != Wc[z, R - 1]:
+                            same = False
+                            break
+                if same:
+                    cnt[R - 1] += 1.0
+                else:
+                    for z in range(L):
+                        Wc[z, R] = W[z, n]
+                    cnt[R] = 1.0
+                    R += 1
+                run[n] = R - 1
+            _power_structure(Wc, L, R, pw)
+            it, _, ent = _dual_solve(ds, Wc, cnt, L, R, ok, K[i], v[i], th, Pc, 0.01 * tol,
+                                              max_iter, True, pw, th, INFINITY)
+            # certificate on the returned p (column r of the runs stands for cnt_r ranks of equal
+            # p): counts and |<W, p> - v|, compensated sums
+            res = 0.0
+            E = 0.0
+            Ec = 0.0
+            for z in range(L):
+                res = max(res, abs(_csum(cnt, Pc[z], R) - K[i, z]))
+                E, Ec = _nsum(E, Ec, _csum2(cnt, Wc[z], Pc[z], R))
+            E += Ec
+            res = max(res, abs(E - v[i]))
+            nit_out[i] = it
+            if not (res <= tol):
+                code[i] = 2
+                continue
+            code[i] = 0
+            for n in range(n_len):
+                q = run[n]
+                for z in range(col0, L):
+                    P_out[i, n, z - col0] = Pc[z, q]
+            for z in range(L + 1):
+                theta_out[i, z] = th[z]
+            resid_out[i] = res
+            ent_out[i] = ent        # the dual's entropy of p (no logarithms; _dual_state)
+            att_out[i] = E
+
+
+cdef void _write_slot_result(Py_ssize_t i, double[:, ::1] Pf, Py_ssize_t Lp, Py_ssize_t n_len, int64_t[::1] pop, Py_ssize_t col0, double[::1] th, double res, double st, double E, double[:, :, ::1] P_out, double[:, ::1] theta_out, double[::1] resid_out, double[::1] stat_out, double[::1] ent_out, double[::1] att_out) noexcept nogil:
+    """Outputs of problem i from its slot form (Lp populated categories pop, p in Pf,
+    multipliers th = [a over the slots, b]): P_out[i, n, z - col0] for z >= col0, theta_out[i]
+    (a_z at the populated z, b last), residual, stationarity, entropy and E."""
+    cdef Py_ssize_t L
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n
+    cdef Py_ssize_t z
+    L = theta_out.shape[1] - 1
+    for k in range(Lp):
+        z = pop[k]
+        if z >= col0:
+            for n in range(n_len):
+                P_out[i, n, z - col0] = Pf[k, n]
+        theta_out[i, z] = th[k]
+    theta_out[i, L] = th[Lp]
+    resid_out[i] = res
+    stat_out[i] = st
+    ent_out[i] = _entropy(Pf, Lp, n_len)
+    att_out[i] = E
+
+
+def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] undefined, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t fallback, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
+    """Solve every problem of a batch of a prefix metric (AP family, GAP).
+
+    js (J0,) category thresholds, kappa (B, J0), f (N,) (``metric.prefix_hessian``); v (B,),
+    K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`linear_batch`, plus the
+    stationarity; theta_out (B, L+1) holds a_z (0 for empty categories) and b.
+    code: 0 optimal, 3 optimal by the second run (``fallback`` linearisation steps),
+    1 not interior (left to numpy), 2 not certified (left to numpy).
+    """
+    cdef Py_ssize_t B
+    cdef double E
+    cdef double[:, ::1] G
+    cdef Py_ssize_t J
+    cdef Py_ssize_t J0
+    cdef double[::1] Kp
+    cdef Py_ssize_t L
+    cdef Py_ssize_t Lp
+    cdef Py_ssize_t N
+    cdef double[:, ::1] Pf
+    cdef double[:, ::1] Q
+    cdef double c0
+    cdef Py_ssize_t cd
+    cdef double e_bot
+    cdef double e_top
+    cdef double fn
+    cdef Py_ssize_t i
+    cdef Py_ssize_t it
+    cdef Py_ssize_t j
+    cdef Py_ssize_t k
+    cdef double[::1] kap
+    cdef Py_ssize_t n
+    cdef Py_ssize_t n_len
+    cdef bint near
+    cdef int64_t[::1] pop
+    cdef Py_ssize_t q
+    cdef Py_ssize_t r
+    cdef double res
+    cdef double st
+    cdef double[::1] th
+    cdef double[::1] w
+    cdef PrefixWorkspace ws
+    cdef Py_ssize_t ws_J
+    with nogil:
+        B = K.shape[0]
+        L = K.shape[1]
+        N = f.shape[0]
+        J0 = js.shape[0]
+        with gil:
+            pop = np.empty(L, dtype=np.int64)
+        with gil:
+            Kp = np.empty(L)
+        with gil:
+            kap = np.zeros(L)
+        with gil:
+            w = np.zeros(N)
+        with gil:
+            Pf = np.zeros((L, N))
+        with gil:
+            th = np.zeros(L + 1)
+        with gil:
+            ws = PrefixWorkspace(1, N)      # scratch of _prefix_one, for the J of the last problem
+        ws_J = 1
+        for i in range(B):
+            n_len = lengths[i]
+            Lp = _populated(K[i], pop, Kp)
+            J = Lp - 1
+            if undefined[i] or J < 1:
+                code[i] = 1
+                continue
+            # thresholds -> slots: r = number of populated categories below j
+            c0 = 0.0
+            fn = -1.0                       # sum_n f_n (n + 1), once per problem when needed
+            for r in range(J):
+                kap[r] = 0.0
+            for q in range(J0):
+                j = js[q]
+                r = 0
+                for k in range(Lp):
+                    if pop[k] < j:
+                        r += 1
+                if r == 0:
+                    if fn < 0.0:
+                        fn = 0.0
+                        for n in range(n_len):
+                            fn += f[n] * (n + 1)
+                    c0 += kappa[i, q] * fn
+                elif r <= J:
+                    kap[r - 1] += kappa[i, q]
+            for n in range(n_len):
+                w[n] = f[n] - f[n + 1] if n + 1 < n_len else f[n]
+            # attainable range: highest category first / lowest first
+            if J != ws_J:
+                with gil:
+                    ws = PrefixWorkspace(J, N)
+                ws_J = J
+            G = ws.G
+            Q = ws.Q
+            _extreme_list(Pf, J, n_len, Kp, True)
+            e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
+            _extreme_list(Pf, J, n_len, Kp, False)
+            e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
+            if not _classify(e_top, e_bot, v[i], False):
+                code[i] = 1
+                continue
+            near = min(v[i] - min(e_top, e_bot), max(e_top, e_bot) - v[i]) < _NEAR * abs(e_top - e_bot)
+            cd, it, st, E, res = _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v[i], tol, kkt_tol,
+                                             max_newton, fallback, th, near, ws)
+            nit_out[i] = it
+            code[i] = cd
+            if cd != 0 and cd != 3:
+                continue
+            _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
+                               stat_out, ent_out, att_out)
+
+
+def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] undefined, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t steps, double switch, bint cert_hi, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
+    """Solve every problem of a batch of a cascade metric (RR, ERR; ``metric.cascade_form``):
+    successive linearisation (:func:`_linearize_run`, at most ``steps`` subproblems) until the
+    stationarity is <= ``switch``, then Newton-KKT (:func:`_cascade_newton`, at most
+    ``max_newton`` steps); if Newton fails, linearisation from the start to the end.
+
+    s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; v (B,),
+    K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`prefix_batch`.
+    code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy), 4 (5
+    where the range is degenerate) a target at the maximum, a boundary when ``cert_hi`` (the
+    metric's certified maximum, :func:`maxent.solver._problem.certified_ends`) or the range
+    is degenerate, as :func:`maxent.solver._solve_chunk` classifies it: p is the face of the
+    extreme list (:func:`_face`) if it attains the target to max(_RTOL max(1, |v|), tol / 10),
+    else the extreme list itself (RR: half of trec_covid_r1's lists have RR = 1).
+    """
+    cdef Py_ssize_t B
+    cdef double E
+    cdef double[:, ::1] G
+    cdef double[:, ::1] Gt
+    cdef Py_ssize_t J
+    cdef double[::1] Kp
+    cdef Py_ssize_t L
+    cdef Py_ssize_t Lp
+    cdef Py_ssize_t N
+    cdef double[:, ::1] P
+    cdef double[:, ::1] Pf
+    cdef double[:, ::1] Q
+    cdef double[:, ::1] Sc
+    cdef double[:, ::1] W0
+    cdef double[:, ::1] W1
+    cdef CascadeWorkspace cws
+    cdef LinScratch ls
+    cdef Py_ssize_t cws_J
+    cdef bint degenerate
+    cdef double e_bot
+    cdef double e_top
+    cdef double hi
+    cdef Py_ssize_t i
+    cdef Py_ssize_t it
+    cdef Py_ssize_t itl
+    cdef Py_ssize_t itn
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n_len
+    cdef bint ok_
+    cdef int64_t[::1] pop
+    cdef double res
+    cdef double[::1] sp
+    cdef double st
+    cdef double[::1] th
+    with nogil:
+        B = K.shape[0]
+        L = K.shape[1]
+        N = c.shape[0]
+        with gil:
+            pop = np.empty(L, dtype=np.int64)
+        with gil:
+            Kp = np.empty(L)
+        with gil:
+            sp = np.zeros(L)
+        with gil:
+            Pf = np.zeros((L, N))
+        with gil:
+            P = np.zeros((L, N))
+        with gil:
+            W0 = np.zeros((L, N))
+        with gil:
+            W1 = np.zeros((L, N))
+        with gil:
+            G = np.zeros((1, N))
+        with gil:
+            Gt = np.zeros((1, N))
+        with gil:
+            Q = np.zeros((1, N))
+        with gil:
+            Sc = np.empty((5, N))
+        with gil:
+            th = np.zeros(L + 1)
+        cws_J = 1       # a workspace for J = 1, replaced when J differs
+        with gil:
+            cws = CascadeWorkspace(cws_J, N)
+            ls = LinScratch(L, N)
+        for i in range(B):
+            n_len = lengths[i]
+            Lp = _populated(K[i], pop, Kp)
+            for k in range(Lp):
+                sp[k] = s_all[pop[k]]
+            J = Lp - 1
+            if undefined[i] or J < 1:
+                code[i] = 1
+                continue
+            # attainable range: highest category first / lowest first
+            _extreme_list(Pf, J, n_len, Kp, True)
+            e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
+            _extreme_list(Pf, J, n_len, Kp, False)
+            e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
+            if not _classify(e_top, e_bot, v[i], False):
+                code[i] = 1
+                hi = max(e_top, e_bot)
+                degenerate = hi - min(e_top, e_bot) <= _RTOL * max(1.0, abs(hi))
+                if abs(v[i] - hi) <= _RTOL * max(1.0, abs(hi)) and (cert_hi or degenerate):
+                    # the maximum: p on the face of the extreme list attaining it (P)
+                    _extreme_list(P, J, n_len, Kp, e_top >= e_bot)
+                    _cascade_E_W(P, Lp, n_len, sp, c, W0, True, Sc)
+                    _face(P, W0, Lp, n_len, Pf)
+                    E = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
+                    if not abs(E - v[i]) <= max(_RTOL * max(1.0, abs(v[i])), 0.1 * tol):
+                        _copy(P, Pf, Lp, n_len)
+                        E = hi
+                    res = abs(E - v[i])
+                    for k in range(Lp):
+                        res = max(res, abs(_csum1(Pf[k], n_len) - Kp[k]))
+                    for k in range(Lp + 1):
+                        th[k] = 0.0
+                    code[i] = 5 if degenerate else 4
+                    _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, 0.0, E, P_out, theta_out,
+                                       resid_out, stat_out, ent_out, att_out)
+                continue
+            # successive linearisation until the stationarity is <= _CASCADE_SWITCH, then Newton-KKT
+            ok_, it, st, E, res = _linearize_run(ls, J, n_len, Kp, sp, c, 0.0, v[i], tol, kkt_tol, steps,
+                                                 _CASCADE_FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1,
+                                                 switch, _COARSE)
+            if not ok_ and st <= switch:
+                if J != cws_J:
+                    with gil:
+                        cws = CascadeWorkspace(J, N)
+                    cws_J = J
+                ok_, itn, st, E, res = _cascade_newton(Pf, J, n_len, Kp, sp, c, v[i], tol, kkt_tol,
+                                                       max_newton, th, W0, cws)
+                it += itn
+                if not ok_:
+                    # Newton failed: successive linearisation to the end (the numpy method)
+                    ok_, itl, st, E, res = _linearize_run(ls, J, n_len, Kp, sp, c, 0.0, v[i], tol, kkt_tol, steps,
+                                                          _FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1)
+                    it += itl
+            nit_out[i] = it
+            if not ok_:
+                code[i] = 2
+                continue
+            code[i] = 0
+            _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
+                               stat_out, ent_out, att_out)

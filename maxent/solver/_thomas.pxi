@@ -1,0 +1,453 @@
+cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Gs) noexcept nogil:
+    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
+    E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
+    cdef double acc
+    cdef double bk
+    cdef double d
+    cdef double dinv
+    cdef double dinv_prev
+    cdef double e_n
+    cdef double e_next
+    cdef double en1
+    cdef double fac
+    cdef Py_ssize_t n
+    cdef Py_ssize_t q
+    cdef double rt
+    cdef double y
+    bk = b * k
+    # Gs[n, 0, 0] holds 1/D_n and Gs[n, 0, 1] E'_{n+1} for the backward pass (g_n goes to X,
+    # then y overwrites it); Gs[n, 0, 2:] is unused here
+    e_next = 0.0
+    if n_len > 0:
+        e_next = 1.0 / max(P[1, 0], 1.0 / _PINV_MAX) + 1.0 / max(P[0, 0], 1.0 / _PINV_MAX) + bk * f[0]
+    dinv_prev = 0.0
+    for n in range(n_len):
+        e_n = e_next
+        if n + 1 < n_len:
+            e_next = (1.0 / max(P[1, n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P[0, n + 1], 1.0 / _PINV_MAX)
+                      + bk * f[n + 1])
+        else:
+            e_next = 0.0
+        d = e_n + e_next - bk * w[n]
+        if n > 0:
+            d -= e_n * e_n * dinv_prev
+        if not (d != 0.0) or not isfinite(d):
+            return False
+        dinv = 1.0 / d
+        fac = e_n * dinv_prev
+        for q in range(nr):
+            rt = R[0, n, q] - (R[0, n + 1, q] if n + 1 < n_len else 0.0)
+            if n > 0:
+                rt += fac * X[0, n - 1, q]
+            X[0, n, q] = rt
+        Gs[n, 0, 0] = dinv
+        Gs[n, 0, 1] = e_next
+        dinv_prev = dinv
+    for n in range(n_len - 1, -1, -1):
+        dinv = Gs[n, 0, 0]
+        en1 = Gs[n, 0, 1]
+        for q in range(nr):
+            acc = X[0, n, q]
+            if n + 1 < n_len:
+                acc += en1 * X[0, n + 1, q]
+            y = dinv * acc
+            if not isfinite(y):
+                return False
+            X[0, n, q] = y
+    for n in range(n_len - 1, 0, -1):
+        for q in range(nr):
+            X[0, n, q] -= X[0, n - 1, q]
+    return True
+
+
+cdef (double, double, double) _sym_sandwich(double ta, double tc, double td, double pa, double pc, double pd, double ea, double ec, double ed) noexcept nogil:
+    """(ta, tc, td) - E D E for symmetric 2 x 2 blocks held as (a, c, d) = [[a, c], [c, d]]:
+    D = (pa, pc, pd), E = (ea, ec, ed) (:func:`_thomas_2x2`'s Schur complement), expanded so
+    that D enters last, (E D E)_aa = ea^2 pa + 2 ea ec pc + ec^2 pd and likewise: from D, a
+    chain of three multiply-adds per entry (the elimination's latency chain runs through D)."""
+    return (ta - (ea * ea) * pa - (2.0 * ea * ec) * pc - (ec * ec) * pd,
+            tc - (ea * ec) * pa - (ea * ed + ec * ec) * pc - (ec * ed) * pd,
+            td - (ec * ec) * pa - (2.0 * ec * ed) * pc - (ed * ed) * pd)
+
+
+cdef (bint, double, double, double) _sym_inverse(double ta, double tc, double td) noexcept nogil:
+    """(ok, inverse) of the symmetric 2 x 2 block (ta, tc, td) by its adjugate; ok is False
+    when its determinant is 0 or not finite."""
+    cdef double det
+    cdef double idet
+    det = ta * td - tc * tc
+    if not (det != 0.0) or not isfinite(det):
+        return False, 0.0, 0.0, 0.0
+    idet = 1.0 / det
+    return True, td * idet, -tc * idet, ta * idet
+
+
+cdef inline void _thomas_2x2_coef(double[:, ::1] P, double[::1] f, double k0, double k1, double fl, double* E3, Py_ssize_t NE, Py_ssize_t n) noexcept nogil:
+    """E'_n, the p-part of rank n's block in :func:`_thomas_2x2` (a symmetric tridiagonal
+    2 x 2 block of 1/p over the three grades, plus b kappa' f_n on its diagonal), into E3[:, n]."""
+    cdef double i0
+    cdef double i1
+    cdef double i2
+    i0 = 1.0 / max(P[0, n], fl)
+    i1 = 1.0 / max(P[1, n], fl)
+    i2 = 1.0 / max(P[2, n], fl)
+    E3[0 * NE + n] = i1 + i0 + k0 * f[n]
+    E3[1 * NE + n] = -i1
+    E3[2 * NE + n] = i2 + i1 + k1 * f[n]
+
+
+cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize_t NE, double[:, :, ::1] R, double[:, :, ::1] X, double[:, :, ::1] Dinv, double[::1] w, double k0, double k1, Py_ssize_t n, bint has_next, bint coupled, Py_ssize_t ie, Py_ssize_t prev, Py_ssize_t im, double pa, double pc, double pd, bint zero12) noexcept nogil:
+    """One rank n of an elimination of :func:`_thomas_2x2` (top or bottom): the block
+    T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
+    (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), and its inverse
+    D_n^-1; then h_n = D_n^-1 (R_n (- R_{n+1} if has_next) (+ E'_ie h_prev if coupled)) into
+    X[:, n] (columns 1 and 2 set to 0 if zero12: :func:`_thomas_2x2`'s ``unit``) and the
+    back-substitution's matrix D_n^-1 E'_im into Dinv[n]. Returns (ok, D_n^-1)."""
+    cdef double ea
+    cdef double ec
+    cdef double ed
+    cdef double fa
+    cdef double fc
+    cdef double fd
+    cdef double h0
+    cdef double h1
+    cdef double na
+    cdef double nc
+    cdef double nd
+    cdef bint ok
+    cdef Py_ssize_t q
+    cdef double r0
+    cdef double r1
+    cdef double ta
+    cdef double tc
+    cdef double td
+    ta = E3[0 * NE + n] - k0 * w[n]
+    tc = E3[1 * NE + n]
+    td = E3[2 * NE + n] - k1 * w[n]
+    if has_next:
+        ta += E3[0 * NE + n + 1]
+        tc += E3[1 * NE + n + 1]
+        td += E3[2 * NE + n + 1]
+    ea = E3[0 * NE + ie]
+    ec = E3[1 * NE + ie]
+    ed = E3[2 * NE + ie]
+    if coupled:
+        ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
+    ok, na, nc, nd = _sym_inverse(ta, tc, td)
+    if not ok:
+        return False, 0.0, 0.0, 0.0
+    for q in range(4):
+        if zero12 and (q == 1 or q == 2):
+            X[0, n, q] = 0.0
+            X[1, n, q] = 0.0
+            continue
+        r0 = R[0, n, q]
+        r1 = R[1, n, q]
+        if has_next:
+            r0 -= R[0, n + 1, q]
+            r1 -= R[1, n + 1, q]
+        if coupled:
+            h0 = X[0, prev, q]
+            h1 = X[1, prev, q]
+            r0 += ea * h0 + ec * h1
+            r1 += ec * h0 + ed * h1
+        X[0, n, q] = na * r0 + nc * r1
+        X[1, n, q] = nc * r0 + nd * r1
+    fa = E3[0 * NE + im]
+    fc = E3[1 * NE + im]
+    fd = E3[2 * NE + im]
+    Dinv[n, 0, 0] = na * fa + nc * fc
+    Dinv[n, 0, 1] = na * fc + nc * fd
+    Dinv[n, 1, 0] = nc * fa + nd * fc
+    Dinv[n, 1, 1] = nc * fc + nd * fd
+    return True, na, nc, nd
+
+
+cdef inline void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n, Py_ssize_t nb) noexcept nogil:
+    """One rank n of a back-substitution of :func:`_thomas_2x2`: y_n = h_n + M_n y_nb (h_n in
+    X[:, n], M_n in Dinv[n]: :func:`_thomas_2x2_rank`) with the neighbour nb already solved,
+    in place in X[:, n]: two multiply-adds from y_nb (the chain once ran through D_n^-1 too)."""
+    cdef double m00
+    cdef double m01
+    cdef double m10
+    cdef double m11
+    cdef Py_ssize_t q
+    cdef double y0
+    cdef double y1
+    m00 = Dinv[n, 0, 0]
+    m01 = Dinv[n, 0, 1]
+    m10 = Dinv[n, 1, 0]
+    m11 = Dinv[n, 1, 1]
+    for q in range(4):
+        y0 = X[0, nb, q]
+        y1 = X[1, nb, q]
+        X[0, n, q] += m00 * y0 + m01 * y1
+        X[1, n, q] += m10 * y0 + m11 * y1
+
+
+cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit = False) noexcept nogil:
+    """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
+    blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
+    rows of Ep's memory.
+
+    Two-sided ("burn at both ends"): one recurrence eliminates from the top (D_n =
+    T_nn - E'_n D_{n-1}^-1 E'_n, g_n = Rt_n + E'_n h_{n-1}, n < m), another from the bottom
+    (U_n = T_nn - E'_{n+1} U_{n+1}^-1 E'_{n+1}, g_n likewise, n > m), in one loop so that their
+    latency chains (a division per rank) overlap; each rank keeps h_n = D_n^-1 g_n and
+    M_n = D_n^-1 E'_{n+1} (U_n^-1 E'_n below m). They meet at m = n_len // 2, where
+    S_m = T_mm - E'_m D_{m-1}^-1 E'_m - E'_{m+1} U_{m+1}^-1 E'_{m+1} gives y_m, and two
+    interleaved back-substitutions give y_n = h_n + M_n y_{n+1} above m and
+    y_n = h_n + M_n y_{n-1} below it. E'_n in a pass of its own (its three divisions per rank
+    stay out of the eliminations' latency chains).
+
+    Always nr = J + 2 = 4 right-hand sides, looped over as a constant. The back-substitutions
+    do not check finiteness per entry: every entry of X enters the sums of :func:`_schur`,
+    whose solve (:func:`_solve_small`) fails on a non-finite system.
+
+    ``unit``: columns 1 and 2 of R are 1_{s = r} at every rank (the Newton-KKT solve's), so
+    R_n - R_{n+1} is 0 there above the last rank and the top elimination's g_n is 0 in them:
+    written, not computed (the same X)."""
+    cdef double* E3
+    cdef Py_ssize_t NE
+    cdef double[:, ::1] Xs
+    cdef double c0
+    cdef double c1
+    cdef double c2
+    cdef double c3
+    cdef double ea
+    cdef double ec
+    cdef double ed
+    cdef double fa
+    cdef double fc
+    cdef double fd
+    cdef double fl
+    cdef double h0
+    cdef double h1
+    cdef Py_ssize_t k
+    cdef double k0
+    cdef double k1
+    cdef Py_ssize_t m
+    cdef Py_ssize_t n
+    cdef double na
+    cdef Py_ssize_t nbot
+    cdef double nc
+    cdef double nd
+    cdef bint ok
+    cdef double p0
+    cdef double p1
+    cdef double p2
+    cdef double p3
+    cdef double pa
+    cdef double pc
+    cdef double pd
+    cdef Py_ssize_t q
+    cdef double qa
+    cdef double qc
+    cdef double qd
+    cdef double r0
+    cdef double r1
+    cdef Py_ssize_t s
+    cdef double ta
+    cdef double tc
+    cdef double td
+    cdef double y0
+    cdef double y1
+    # E'_n in three contiguous rows of Ep's memory (4 N doubles): E3[z * NE + n]
+    NE = Ep.shape[0]
+    E3 = &Ep[0, 0, 0]
+    k0 = b * kap[0]
+    k1 = b * kap[1]
+    fl = 1.0 / _PINV_MAX
+    for n in range(n_len):
+        _thomas_2x2_coef(P, f, k0, k1, fl, E3, NE, n)
+    if n_len == 0:
+        return True
+    m = n_len // 2
+    nbot = n_len - 1 - m
+    pa = 0.0    # D_{n-1}^-1 of the top recurrence
+    pc = 0.0
+    pd = 0.0
+    qa = 0.0    # U_{n+1}^-1 of the bottom recurrence
+    qc = 0.0
+    qd = 0.0
+    # both eliminations in one loop body (so that their division chains overlap); the helper
+    # per rank is inline
+    for k in range(m):
+        # top: rank k (its next rank k + 1 <= m: always there), coupled to k - 1
+        ok, pa, pc, pd = _thomas_2x2_rank(E3, NE, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1, k + 1,
+                                          pa, pc, pd, unit)
+        if not ok:
+            return False
+        if k < nbot:
+            # bottom: rank n_len - 1 - k (> m), coupled to the rank after it
+            n = n_len - 1 - k
+            ok, qa, qc, qd = _thomas_2x2_rank(E3, NE, R, X, Dinv, w, k0, k1, n, k > 0, k > 0, n + 1,
+                                              n + 1, n, qa, qc, qd, False)
+            if not ok:
+                return False
+    # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank)
+    ta = E3[0 * NE + m] - k0 * w[m]
+    tc = E3[1 * NE + m]
+    td = E3[2 * NE + m] - k1 * w[m]
+    if m + 1 < n_len:
+        ta += E3[0 * NE + m + 1]
+        tc += E3[1 * NE + m + 1]
+        td += E3[2 * NE + m + 1]
+    ea = E3[0 * NE + m]
+    ec = E3[1 * NE + m]
+    ed = E3[2 * NE + m]
+    fa = 0.0
+    fc = 0.0
+    fd = 0.0
+    if m > 0:
+        ta, tc, td = _sym_sandwich(ta, tc, td, pa, pc, pd, ea, ec, ed)
+    if m + 1 < n_len:
+        fa = E3[0 * NE + m + 1]
+        fc = E3[1 * NE + m + 1]
+        fd = E3[2 * NE + m + 1]
+        ta, tc, td = _sym_sandwich(ta, tc, td, qa, qc, qd, fa, fc, fd)
+    ok, na, nc, nd = _sym_inverse(ta, tc, td)
+    if not ok:
+        return False
+    for q in range(4):
+        r0 = R[0, m, q]
+        r1 = R[1, m, q]
+        if m + 1 < n_len:
+            r0 -= R[0, m + 1, q]
+            r1 -= R[1, m + 1, q]
+            h0 = X[0, m + 1, q]
+            h1 = X[1, m + 1, q]
+            r0 += fa * h0 + fc * h1
+            r1 += fc * h0 + fd * h1
+        if m > 0:
+            h0 = X[0, m - 1, q]
+            h1 = X[1, m - 1, q]
+            r0 += ea * h0 + ec * h1
+            r1 += ec * h0 + ed * h1
+        y0 = na * r0 + nc * r1
+        y1 = nc * r0 + nd * r1
+        if not (isfinite(y0) and isfinite(y1)):
+            return False
+        X[0, m, q] = y0
+        X[1, m, q] = y1
+    # ---- back-substitution from m, upwards and downwards (interleaved)
+    for k in range(1, m + 1):
+        _thomas_2x2_back(X, Dinv, m - k, m - k + 1)
+        if k <= nbot:
+            _thomas_2x2_back(X, Dinv, m + k, m + k - 1)
+    # ---- the differences y_n - y_{n-1} (each slot's previous y carried in registers)
+    for s in range(2):
+        Xs = X[s]
+        p0 = Xs[0, 0]
+        p1 = Xs[0, 1]
+        p2 = Xs[0, 2]
+        p3 = Xs[0, 3]
+        for n in range(1, n_len):
+            c0 = Xs[n, 0]
+            c1 = Xs[n, 1]
+            c2 = Xs[n, 2]
+            c3 = Xs[n, 3]
+            Xs[n, 0] = c0 - p0
+            Xs[n, 1] = c1 - p1
+            Xs[n, 2] = c2 - p2
+            Xs[n, 3] = c3 - p3
+            p0 = c0
+            p1 = c1
+            p2 = c2
+            p3 = c3
+    return True
+
+
+cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tmpA, double[:, ::1] tmpB, double[::1] tmpV, bint unit = False) noexcept nogil:
+    """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
+    block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
+    T_{n,n} = E'_n + E'_{n+1} - b w_n diag(kappa'), T_{n,n+1} = -E'_{n+1},
+    E'_n = E_{H,n} + b f_n diag(kappa'); right-hand side R_n - R_{n+1}. Block Thomas
+    (LDL^T without pivoting across blocks, Gauss-Jordan within a J x J block). ``unit``:
+    R's columns 1..J are the unit right-hand sides 1_{s = r} (:func:`_thomas_2x2` uses it).
+    Returns False on a singular or non-finite block."""
+    cdef double acc
+    cdef double ih
+    cdef double il
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n
+    cdef Py_ssize_t q
+    cdef Py_ssize_t r
+    cdef Py_ssize_t s
+    cdef double v
+    if J == 1:
+        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
+    if J == 2:
+        return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
+    # E'_n for every rank: Ep (N, J, J)
+    for n in range(n_len):
+        for r in range(J):
+            for s in range(J):
+                Ep[n, r, s] = 0.0
+        for r in range(J):
+            ih = 1.0 / max(P[r + 1, n], 1.0 / _PINV_MAX)
+            il = 1.0 / max(P[r, n], 1.0 / _PINV_MAX)
+            Ep[n, r, r] = ih + il + b * f[n] * kap[r]
+            if r + 1 < J:
+                Ep[n, r, r + 1] = -ih
+                Ep[n, r + 1, r] = -ih
+    # forward: D_n = T_nn - E'_n Dinv_{n-1} E'_n ; g_n = Rt_n + E'_n Dinv_{n-1} g_{n-1}
+    for n in range(n_len):
+        for r in range(J):
+            for s in range(J):
+                v = Ep[n, r, s]
+                if n + 1 < n_len:
+                    v += Ep[n + 1, r, s]
+                tmpA[r, s] = v
+            tmpA[r, r] -= b * w[n] * kap[r]
+            for k in range(nr):
+                Gs[n, r, k] = R[r, n, k] - (R[r, n + 1, k] if n + 1 < n_len else 0.0)
+        if n > 0:
+            # tmpB = Dinv_{n-1} E'_n
+            for r in range(J):
+                for s in range(J):
+                    acc = 0.0
+                    for q in range(J):
+                        acc += Dinv[n - 1, r, q] * Ep[n, q, s]
+                    tmpB[r, s] = acc
+            for r in range(J):
+                for s in range(J):
+                    acc = 0.0
+                    for q in range(J):
+                        acc += Ep[n, r, q] * tmpB[q, s]
+                    tmpA[r, s] -= acc
+            # g_n += E'_n (Dinv_{n-1} g_{n-1})
+            for k in range(nr):
+                for q in range(J):
+                    acc = 0.0
+                    for s in range(J):
+                        acc += Dinv[n - 1, q, s] * Gs[n - 1, s, k]
+                    tmpV[q] = acc
+                for r in range(J):
+                    acc = 0.0
+                    for q in range(J):
+                        acc += Ep[n, r, q] * tmpV[q]
+                    Gs[n, r, k] += acc
+        if not _invert_small(tmpA, Dinv[n], J):      # J >= 3 here (1, 2: returned above)
+            return False
+    # backward: y_n = Dinv_n (g_n + E'_{n+1} y_{n+1}); X holds y, then differences
+    for n in range(n_len - 1, -1, -1):
+        for k in range(nr):
+            for r in range(J):
+                acc = Gs[n, r, k]
+                if n + 1 < n_len:
+                    for q in range(J):
+                        acc += Ep[n + 1, r, q] * X[q, n + 1, k]
+                tmpV[r] = acc
+            for r in range(J):
+                acc = 0.0
+                for q in range(J):
+                    acc += Dinv[n, r, q] * tmpV[q]
+                if not isfinite(acc):
+                    return False
+                X[r, n, k] = acc
+    for n in range(n_len - 1, 0, -1):
+        for r in range(J):
+            for k in range(nr):
+                X[r, n, k] -= X[r, n - 1, k]
+    return True
