@@ -33,7 +33,7 @@ def test_all_parts_and_resume(tmp_path, capsys):
         assert (figs / name).stat().st_size > 0
     # --resume: finished training runs are not redone (files untouched)
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
-    assert len(stamps) == 6 * 2 + 2 * 2 * 4                   # table grid + sweep grid
+    assert len(stamps) == 6 * 2 + 2 * 2 * 4 + 4               # table grid + sweep grid + Table 5's optimum runs
     assert main(SMALL + ["--out", str(out), "--resume", "--parts", "table,sweep"]) == 0
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")} == stamps
 
@@ -116,7 +116,7 @@ def test_marks_agree_with_csv_flags(tmp_path):
 def test_table_power_patience_and_optimality001(tmp_path, capsys):
     """End to end: marks in table.txt = flags in table.csv; every off-diagonal cell has a
     bootstrap CI around its difference and an MDE; runs stop by patience or the cap; curves mark
-    the selected epoch; paper 001's protocol writes its counts, curves and figure."""
+    the selected epoch; Donmez et al.'s protocol writes its counts, curves and figure."""
     out = tmp_path / "res"
     figs = tmp_path / "figs"
     args = ["--dataset", "artificial", "--n-queries", "120", "--docs-per-query", "8", "--n-features", "5",
@@ -126,7 +126,7 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
             "--out", str(out), "--figures-dir", str(figs)]
     assert main(args) == 0
     stdout = capsys.readouterr().out
-    assert "minimum detectable effect" in stdout and "Paper 001" in stdout
+    assert "minimum detectable effect" in stdout and "Donmez et al. 2009" in stdout
     table = pd.read_csv(out / "table.csv")
     text = (out / "table.txt").read_text()
     assert _marks_in_text(text, ["AP", "nDCG", "P@10"], ["AP", "P@10", "nDCG@10"]) == _marks_in_csv(table)
@@ -144,22 +144,39 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     m = re.search(r"validation selections \(cell x fold x seed\): (\d+), (\d+) kept epoch 0 .*chosen: 0.05: (\d+)", text)
     assert m and int(m[1]) == int(m[3]) == len(table) == 9
     assert int(m[2]) == int((table.epoch == 0).sum())     # one fold: the CSV's selected epochs
-    # claims.csv: paper 000's AP-vs-P@10 claim is the table's off-diagonal cell (same difference, p-values)
+    # claims.csv: Yilmaz & Robertson's AP-vs-P@10 claim is the table's off-diagonal cell (same difference, p-values)
     claims = pd.read_csv(out / "claims.csv")
     c = claims[claims.claim == "train AP > train P@10 on test P@10"].iloc[0]
     cell = table[(table.train == "AP") & (table.test == "P@10")].iloc[0]
     assert c["diff"] == pytest.approx(cell.diff_vs_self) and c.p_t == pytest.approx(cell.p_t, nan_ok=True)
-    assert set(claims.verdict) <= {"reproduces", "reversed", "not significant"}
-    # Holm over the table's claims, on the largest of each claim's three p-values (oracle: Holm's
-    # step-down written out: the k-th smallest p times (m - k + 1), running maximum, capped at 1)
-    pmax = claims[["p_t", "p_wilcoxon", "p_sign"]].max(axis=1).to_numpy()
-    assert np.allclose(claims.p_max, pmax, equal_nan=True)
-    order, m, holm, run = np.argsort(pmax, kind="stable"), len(pmax), np.empty(len(pmax)), 0.0
+    # the one verdict rule: paired t, Holm over the run's claims (oracle: Holm's step-down written
+    # out: the k-th smallest p times (m - k + 1), running maximum, capped at 1)
+    p = claims.p_t.to_numpy()
+    order, m, holm, run = np.argsort(p, kind="stable"), len(p), np.empty(len(p)), 0.0
     for k, j in enumerate(order):
-        run = max(run, min(1.0, (m - k) * pmax[j]))
+        run = max(run, min(1.0, (m - k) * p[j]))
         holm[j] = run
-    assert np.allclose(claims.p_holm, holm, equal_nan=True) and (claims.p_holm >= claims.p_max - 1e-15).all()
-    assert (claims.verdict_holm == np.where(claims.p_holm < 0.05, claims.verdict, "not significant")).all()
+    assert np.allclose(claims.p_holm, holm, equal_nan=True)
+    for r in claims.itertuples():
+        want = ("reproduces" if r.diff > 0 else "reversed") if r.p_holm < 0.05 else f"undecided (MDE {r.mde:.2f})"
+        assert r.verdict == want
+    # n_test_queries and the family MDE (Holm's most stringent level alpha / m)
+    from maxent.stats import minimum_detectable_effect
+    assert (claims.n_test_queries == 24).all() and (claims.n_claims == len(claims)).all()
+    for r in claims.itertuples():
+        assert r.mde == pytest.approx(minimum_detectable_effect(r.sd_diff, 24, alpha=0.05 / len(claims)))
+    assert (claims.ci_excludes_zero == ((claims.ci_low > 0) | (claims.ci_high < 0))).all()
+    power = pd.read_csv(out / "power.csv")
+    assert list(power.claim) == list(claims.claim) and (power.target_mde == 0.5).all()
+    # every model: selected epoch, weight norm, checksum; equal checksums only for equal weights
+    models = pd.read_csv(out / "models.csv")
+    recs = {r["name"]: r for r in recs}
+    for r in models[models.run.str.startswith("table")].itertuples():
+        th = np.asarray(recs[r.run]["thetas"]["final" if r.selection == "final" else r.selection])
+        assert r.norm == pytest.approx(np.linalg.norm(th))
+    opt = pd.read_csv(out / "optimality.csv")
+    assert set(opt.split) == {"train", "test"} and set(opt.weights) == {"optimum", "selected"}
+    assert len(opt) == 3 * 2 * 2              # (AP, P@10), (P@10, P@10), (nDCG, nDCG@10) x weights x split
     curves = pd.read_csv(out / "curves.csv")
     for _, d in curves.groupby(["train", "test"]):
         assert d.epoch.max() == d.stopped_epoch.iloc[0] and d.selected_epoch.iloc[0] <= d.epoch.max()
@@ -170,6 +187,8 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     assert set(counts.directions) == {"random", "weights"}
     assert (counts[counts.directions == "weights"].n_directions == 6).all()
     assert (counts.improved <= counts.n_directions).all() and (counts.improved_eps <= counts.improved).all()
+    assert (counts.improved <= counts.not_worse).all() and (counts.not_worse <= counts.n_directions).all()
+    assert set(counts.weights) == {"optimum", "selected"}
     for name in ("optimality001.png", "optimality001.csv", "curves.png"):
         assert (figs / name).stat().st_size > 0
 
@@ -202,7 +221,7 @@ def test_folds_pool_every_query_once(tmp_path):
 
 
 def test_paper002_grid_and_best_restart(tmp_path):
-    """Paper 002's protocol: alpha x beta grid and K restarts, all chosen on validation. Oracle:
+    """Qin et al.'s (2010) protocol: alpha x beta grid and K restarts, all chosen on validation. Oracle:
     brute force over the run files: the table cell is the test mean of the run with the best
     validation value of the test metric (first in job order on ties)."""
     import json
@@ -227,7 +246,7 @@ def test_paper002_grid_and_best_restart(tmp_path):
 
 
 def test_approx_error_part(tmp_path):
-    """approx_error on two bundled runs: the error shrinks as alpha grows (paper 002 theorems
+    """approx_error on two bundled runs: the error shrinks as alpha grows (Qin et al. 2010 theorems
     1-2) and the true mean equals the library's metric on the same lists."""
     from pathlib import Path
 
@@ -245,7 +264,7 @@ def test_approx_error_part(tmp_path):
 
 
 def test_pairs_part(tmp_path):
-    """pairs (paper 001 Fig. 5): one row per (training metric, size); effective pairs bounded by the
+    """pairs (Donmez et al. 2009 Fig. 5): one row per (training metric, size); effective pairs bounded by the
     candidate pairs; MRR learns from fewer pairs than nDCG; the training size grows with --fractions."""
     out = tmp_path / "pairs"
     assert main(["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
@@ -264,12 +283,13 @@ def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
     """A crash in the third training run keeps the two finished records on disk (they used to be
     written only after the last run), and --resume then trains only the missing ones."""
     import analysis.learning as learning
+    import analysis.learning.jobs as jobs
 
     out = tmp_path / "crash"
     args = ["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
             "--epochs", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG,P@10",
             "--test-metrics", "AP,P@10", "--workers", "1", "--no-progress", "--parts", "table", "--out", str(out)]
-    real, calls = learning.run_job, []
+    real, calls = jobs.run_job, []
 
     def failing(job):
         calls.append(job["name"])
@@ -277,7 +297,7 @@ def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
             raise RuntimeError("worker died")
         return real(job)
 
-    monkeypatch.setattr(learning, "run_job", failing)
+    monkeypatch.setattr(jobs, "run_job", failing)        # _run_training looks it up there
     with pytest.raises(RuntimeError, match="worker died"):
         learning.body(learning.build_parser().parse_args(args))
     saved = sorted(p.stem for p in (out / "runs").glob("*.json"))
