@@ -307,3 +307,32 @@ def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
     assert main(args + ["--resume"]) == 0
     assert len(calls) == 1 and calls[0] not in saved                # only the missing run is trained
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json") if p.name in stamps} == stamps
+
+
+def test_approx_part_grid_restarts_and_comparison(tmp_path):
+    """approx (Qin et al. 2010): one ApproxRank run per (metric, alpha, beta, restart); the alpha x
+    restarts table picks on validation among the first K restarts (oracle: the grid CSV re-read
+    here); ApproxAP/ApproxNDCG against LambdaRank and LambdaMART under the one verdict rule."""
+    pytest.importorskip("lightgbm")
+    out = tmp_path / "ap"
+    assert main(["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
+                 "--epochs", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG", "--test-metrics",
+                 "AP,nDCG@10", "--approx-alpha", "10,100", "--approx-beta", "1,10", "--approx-restarts", "2",
+                 "--trees", "5", "--min-data-in-leaf", "2", "--parts", "approx", "--n-boot", "200",
+                 "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    grid = pd.read_csv(out / "approx_grid.csv")
+    assert len(grid) == 2 * 2 * 2 * 2
+    rest = pd.read_csv(out / "approx_restarts.csv")
+    assert len(rest) == 2 * 2 * 2 and set(rest.restarts) == {1, 2}
+    for r in rest.itertuples():
+        pool = grid[(grid.train == r.train) & (grid.alpha == r.alpha) & (grid.restart < r.restarts)]
+        best = pool.loc[pool[f"valid_{r.test}"].idxmax()]
+        assert r.value == pytest.approx(best[f"test_{r.test}"]) and r.beta == best.beta
+    # more restarts never lower the validation value chosen
+    for _, d in rest.groupby(["train", "alpha"]):
+        assert d.sort_values("restarts").valid.is_monotonic_increasing
+    comp = pd.read_csv(out / "approx_compare.csv")
+    assert set(comp.versus) == {"lambdarank", "lambdamart"} and len(comp) == 2 * 2 * 2
+    assert ((comp.verdict.isin(["reproduces", "reversed"])) | comp.verdict.str.startswith("undecided")).all()
+    assert np.allclose(comp["diff"], comp.approx - comp.other)
+    assert set(comp.claim.str.split(" ").str[0]) == {"ApproxAP", "ApproxNDCG"}

@@ -12,7 +12,8 @@ from pathlib import Path
 from analysis._cli import (HelpFormatter, add_common, atomic_write_text, describe, own_output, run_main,
                            split_names)
 from analysis.learning import data as _data
-from analysis.learning.data import PARTS, ROOT, TRAINING_PARTS, _metric, _sets, out_dir
+from analysis.learning.approx import part_approx
+from analysis.learning.data import DEFAULT_PARTS, PARTS, ROOT, TRAINING_PARTS, _metric, _sets, out_dir
 from analysis.learning.optimality import part_optimality, part_optimality001
 from analysis.learning.parts import part_anchor, part_approx_error, part_curves, part_pairs, part_sweep
 from analysis.learning.table import part_table
@@ -22,7 +23,8 @@ from maxent.ltr.train import check_objective
 
 DESCRIPTION = "Informativeness versus learning: LambdaRank trained for one metric, tested on another."
 EVIDENCE_FILES = ("table.csv", "claims.csv", "power.csv", "models.csv", "optimality.csv", "optimality001_counts.csv",
-                  "curves.csv", "sweep.csv", "pairs.csv", "anchor.csv", "approx_error.csv", "table.txt")
+                  "curves.csv", "sweep.csv", "pairs.csv", "anchor.csv", "approx_error.csv", "approx_grid.csv",
+                  "approx_restarts.csv", "approx_compare.csv", "table.txt")
 """The small outputs --evidence copies beside a PROVENANCE.json (never the per-run records)."""
 
 EPILOG = """examples:
@@ -118,7 +120,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only pairs with a document in the top k ranks (LightGBM lambdarank_truncation_level; "
                         "default all pairs)")
     e = p.add_argument_group("experiments")
-    e.add_argument("--parts", type=_csv_list, default=list(PARTS), help=f"parts to run, from {','.join(PARTS)}")
+    e.add_argument("--parts", type=_csv_list, default=list(DEFAULT_PARTS),
+                   help=f"parts to run, from {','.join(PARTS)} (default all but approx)")
     e.add_argument("--fractions", type=lambda s: [float(x) for x in _csv_list(s)], default=[0.25, 0.5, 1.0],
                    help="sweep: fractions of the training queries")
     e.add_argument("--features", type=_csv_list, default=_csv_list("2,9,all"),
@@ -138,6 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
                    default=[1, 3, 10, 30, 100, 300, 1000, 3000], help="approx_error: alpha grid (scores min-max "
                    "normalised per list)")
     e.add_argument("--approx-depth", type=int, default=100, help="approx_error: top documents of each list")
+    e.add_argument("--approx-restarts", type=int, default=3,
+                   help="approx: random restarts per (metric, alpha, beta); the alpha x restarts table counts 1..K")
     e.add_argument("--n-boot", type=int, default=10000, help="table: bootstrap resamples of the 95%% CIs")
     e.add_argument("--power", type=float, default=0.8, help="table: power of the minimum detectable effect")
     e.add_argument("--alpha", type=float, default=0.05, help="significance level of the three paired tests")
@@ -159,6 +164,8 @@ def body(args) -> int:
     _data._BEST_RESTART[0] = args.best_restart
     if len(args.split_fractions) != 3:
         raise ParameterError(f"--split-fractions needs three shares (train, validation, test), got {args.split_fractions}")
+    if args.approx_restarts < 1:
+        raise ParameterError(f"--approx-restarts must be >= 1, got {args.approx_restarts}")
     if args.target_mde <= 0:
         raise ParameterError(f"--target-mde must be > 0, got {args.target_mde}")
     if args.model == "lambdamart":                         # optional extra, boosting rates
@@ -253,6 +260,16 @@ def _run_parts(args, out: Path, t0: float) -> int:
               f"over {int(df.n_lists.iloc[0])} run lists, by alpha")
         print(df.pivot_table(index="metric", columns="alpha", values="mean_abs_error", sort=False)
               .round(4).to_string())
+    if "approx" in args.parts:
+        if args.model == "lambdamart":
+            print("approx skipped: it trains ApproxRank and LambdaRank nets (and LambdaMART itself); drop "
+                  "--model lambdamart", file=sys.stderr)
+        else:
+            df = part_approx(args, out, runs_dir)
+            print("\nApproxAP / ApproxNDCG against LambdaRank and LambdaMART (approx_compare.csv; Qin et al. 2010; "
+                  "alpha x restarts in approx_restarts.csv):")
+            if len(df):
+                print(df[["claim", "approx", "other", "diff", "p_holm", "verdict"]].round(3).to_string(index=False))
     if "anchor" in args.parts:
         df = part_anchor(args, out, by_train)
         if df is not None:

@@ -32,7 +32,9 @@ TREC_SETS = {
 }
 POOLED = ("artificial", "synthetic", *TREC_SETS)
 """Data sets drawn or built as one pool of queries, split by --split-fractions or --folds."""
-PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "approx_error", "anchor")
+PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "approx_error", "anchor", "approx")
+DEFAULT_PARTS = PARTS[:-1]
+"""Parts run without --parts (``approx`` trains its own grid: ask for it)."""
 TRAINING_PARTS = ("table", "curves", "sweep", "optimality", "optimality001", "pairs", "anchor")
 # (training metric, test metric) pairs of Yilmaz & Robertson (2010) Fig. 4, Fig. 5 and Table 5
 PAIRS = (("AP", "P@10"), ("P@10", "P@10"), ("nDCG", "nDCG@10"), ("nDCG@10", "nDCG@10"))

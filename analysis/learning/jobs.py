@@ -37,16 +37,18 @@ def run_job(job: dict) -> dict:
     metric = _metric(job["train"], args)
     names = list(dict.fromkeys([*job["tests"], job["train"]]))
     tracked = [_metric(n, args) for n in names]
-    if args.model == "lambdamart":
+    kind = job.get("model") or args.model
+    if kind == "lambdamart":
         rec = _lambdamart_job(dict(job, tests=names), qtr, qva, qte, metric, tracked)
         rec["fold"] = job.get("fold", 0)
         return rec
-    model = make_model(args.model, qtr.X.shape[1], hidden=args.hidden)
+    model = make_model(kind, qtr.X.shape[1], hidden=args.hidden)
     t0 = time.perf_counter()
     res = train_ranker(model, qtr, metric, valid=qva, track=tracked, epochs=job["epochs"],
                            learning_rate=job["lr"], sigma=args.sigma, batch_size=args.batch_size,
                            seed=job["seed"], restart_patience=args.restart_patience or None,
-                           lr_decay=args.lr_decay, objective=getattr(args, "objective", "lambdarank"),
+                           lr_decay=args.lr_decay,
+                           objective=job.get("objective") or getattr(args, "objective", "lambdarank"),
                            sigma_s=getattr(args, "sigma_s", 1.0),
                            alpha=job["alpha"] if job.get("alpha") is not None else args.approx_alpha[0],
                            beta=job["beta"] if job.get("beta") is not None else args.approx_beta[0],
@@ -130,8 +132,9 @@ def _approx_grid(args) -> list[tuple[float, float]]:
 
 
 def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0, fold=0,
-         alpha=None, beta=None, patience=None):
-    """One training job; ``patience`` overrides --patience (0: train to the cap)."""
+         alpha=None, beta=None, patience=None, objective=None, model=None):
+    """One training job; ``patience`` overrides --patience (0: train to the cap), ``objective``
+    and ``model`` override --objective and --model."""
     patience = getattr(args, "patience", 0) if patience is None else patience
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
     if patience:                         # early-stopped runs differ from fixed-budget ones (--resume)
@@ -140,17 +143,17 @@ def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_fea
         name += f"__fold{fold}of{args.folds}"
     if alpha is not None:
         name += f"__a{alpha:g}__b{beta:g}"
-    objective = getattr(args, "objective", "lambdarank")
+    objective = objective or getattr(args, "objective", "lambdarank")
     if objective != "lambdarank":       # keep LambdaRank run names (and --resume) unchanged
         name = f"{objective}__{name}"
-    if args.model == "lambdamart":      # boosted runs never resume from net runs
+    if (model or args.model) == "lambdamart":      # boosted runs never resume from net runs
         name = f"lambdamart__{name}"
     if tag != "table":
         name += f"__f{n_features}__p{fraction:g}"
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
     return {"args": args, "name": name, "train": train, "tests": list(tests), "lr": lr, "seed": seed,
             "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction, "fold": fold,
-            "alpha": alpha, "beta": beta, "patience": patience}
+            "alpha": alpha, "beta": beta, "patience": patience, "objective": objective, "model": model}
 
 
 def _select(records: list[dict], test: str, best_restart: bool = False) -> dict:
