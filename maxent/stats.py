@@ -1,6 +1,6 @@
-r"""Paired significance tests over topics (paper 000 section 5; METHOD.md section 6).
+r"""Paired significance tests over topics (Yilmaz & Robertson 2010 section 5).
 
-Paper 000 marks a difference between two systems as significant only when the paired
+Yilmaz & Robertson (2010) mark a difference between two systems as significant only when the paired
 t-test, the Wilcoxon signed-rank test and the sign test all reject at 95% (after Sanderson &
 Zobel 2005). :func:`paired_tests` runs the three on per-topic values and reports each
 p-value and the joint verdict. All tests are two-sided.
@@ -125,7 +125,7 @@ class PairedTests:
 
     @property
     def significant(self) -> bool:
-        """All three tests reject at level ``alpha`` (paper 000's rule)."""
+        """All three tests reject at level ``alpha`` (the rule of Yilmaz & Robertson 2010)."""
         return max(self.p_t, self.p_wilcoxon, self.p_sign) < self.alpha
 
     @property

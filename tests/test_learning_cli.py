@@ -19,7 +19,7 @@ def test_all_parts_and_resume(tmp_path, capsys):
     stdout = capsys.readouterr().out
     assert "Tables 2-4" in stdout and "Fig. 4" in stdout and "Table 5" in stdout
     table = pd.read_csv(out / "table.csv")
-    assert len(table) == 6 * 5                                # rows x columns of the issue
+    assert len(table) == 6 * 5                                # rows x columns
     assert set(table.train) == {"AP", "P@10", "nDCG", "nDCG@10", "RR", "GAP"}
     assert table.value.between(0, 100).all()
     assert (table[table.train == table.test].diff_vs_self == 0).all()
@@ -86,7 +86,7 @@ def _marks_in_csv(table: pd.DataFrame) -> dict:
 
 
 def test_marks_agree_with_csv_flags(tmp_path):
-    """Regression (issue 10): numpy booleans once printed no marks. A table whose flags are numpy
+    """Regression: numpy booleans once printed no marks. A table whose flags are numpy
     bools, NaN and plain bools, round-tripped through CSV, prints exactly the CSV's marks."""
     import numpy as np
 
