@@ -336,3 +336,23 @@ def test_approx_part_grid_restarts_and_comparison(tmp_path):
     assert ((comp.verdict.isin(["reproduces", "reversed"])) | comp.verdict.str.startswith("undecided")).all()
     assert np.allclose(comp["diff"], comp.approx - comp.other)
     assert set(comp.claim.str.split(" ").str[0]) == {"ApproxAP", "ApproxNDCG"}
+
+
+def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
+    """--evidence: the asked parts' small CSVs, identical to the run's, beside a PROVENANCE.json that
+    names the exact command; no per-run records."""
+    import json
+
+    out, ev = tmp_path / "o", tmp_path / "ev"
+    assert main(["--dataset", "synthetic", "--n-queries", "60", "--min-docs", "5", "--max-docs", "12", "--epochs", "1",
+                 "--learning-rates", "0.05", "--train-metrics", "AP,P@10", "--test-metrics", "AP,P@10",
+                 "--parts", "table", "--n-boot", "100", "--workers", "1", "--no-progress", "--out", str(out),
+                 "--evidence", str(ev)]) == 0
+    assert sorted(p.name for p in ev.iterdir()) == sorted(["PROVENANCE.json", "table.csv", "table.txt", "claims.csv",
+                                                           "power.csv", "models.csv"])
+    for name in ("table.csv", "claims.csv"):
+        assert (ev / name).read_bytes() == (out / name).read_bytes()
+    prov = json.loads((ev / "PROVENANCE.json").read_text())
+    assert prov["command"].startswith("python -m analysis.learning --dataset synthetic --n-queries 60")
+    assert prov["command"].endswith(f"--evidence {ev}") and prov["dataset"] == "synthetic"
+    assert {"commit", "date", "wall_time_s", "machine"} <= set(prov)

@@ -22,10 +22,12 @@ from maxent.letor import default_data_root
 from maxent.ltr.train import check_objective
 
 DESCRIPTION = "Informativeness versus learning: LambdaRank trained for one metric, tested on another."
-EVIDENCE_FILES = ("table.csv", "claims.csv", "power.csv", "models.csv", "optimality.csv", "optimality001_counts.csv",
-                  "curves.csv", "sweep.csv", "pairs.csv", "anchor.csv", "approx_error.csv", "approx_grid.csv",
-                  "approx_restarts.csv", "approx_compare.csv", "table.txt")
-"""The small outputs --evidence copies beside a PROVENANCE.json (never the per-run records)."""
+EVIDENCE_FILES = {"table": ("table.csv", "table.txt", "claims.csv", "power.csv", "models.csv"),
+                  "curves": ("curves.csv",), "sweep": ("sweep.csv",), "optimality": ("optimality.csv",),
+                  "optimality001": ("optimality001_counts.csv",), "pairs": ("pairs.csv",), "anchor": ("anchor.csv",),
+                  "approx_error": ("approx_error.csv",),
+                  "approx": ("approx_grid.csv", "approx_restarts.csv", "approx_compare.csv")}
+"""Per part, the small outputs --evidence copies beside a PROVENANCE.json (never the per-run records)."""
 
 EPILOG = """examples:
   python -m analysis.learning                              # Yahoo sample, all parts
@@ -197,12 +199,13 @@ def write_evidence(args, out: Path, started: float) -> None:
 
     dest = args.evidence
     dest.mkdir(parents=True, exist_ok=True)
-    for name in EVIDENCE_FILES:
+    for name in (f for part in args.parts for f in EVIDENCE_FILES.get(part, ())):
         if (out / name).exists():
             tmp = dest / f".{name}.tmp"
             shutil.copyfile(out / name, tmp)
             tmp.replace(dest / name)
-    write_provenance(dest, command_line(module="analysis.learning"), started,
+    argv = getattr(args, "argv", None)
+    write_provenance(dest, command_line(None if argv is None else ["learning", *argv], module="analysis.learning"), started,
                      extra={"parts": args.parts, "dataset": args.dataset})
     print(f"evidence: {dest}")
 
@@ -289,7 +292,13 @@ def _run_parts(args, out: Path, t0: float) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return run_main(body, build_parser(), argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+
+    def run(args):
+        args.argv = argv                     # the exact command, for PROVENANCE.json
+        return body(args)
+
+    return run_main(run, build_parser(), argv)
 
 
 if __name__ == "__main__":
