@@ -356,3 +356,16 @@ def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
     assert prov["command"].startswith("python -m analysis.learning --dataset synthetic --n-queries 60")
     assert prov["command"].endswith(f"--evidence {ev}") and prov["dataset"] == "synthetic"
     assert {"commit", "date", "wall_time_s", "machine"} <= set(prov)
+
+
+@pytest.mark.parametrize("extra, option", [(["--split-fractions", "0.6,0.2"], "--split-fractions"),
+                                           (["--split-fractions", "0.6,0.3,0.3"], "--split-fractions"),
+                                           (["--feature-noise", "-1"], "--feature-noise"),
+                                           (["--min-docs", "20", "--max-docs", "10"], "--min-docs"),
+                                           (["--target-mde", "0"], "--target-mde"),
+                                           (["--approx-restarts", "0"], "--approx-restarts")])
+def test_new_options_refuse_bad_values(tmp_path, capsys, extra, option):
+    assert main(["--dataset", "synthetic", "--n-queries", "30", "--parts", "table", "--no-progress",
+                 "--out", str(tmp_path)] + extra) == 1
+    err = capsys.readouterr().err
+    assert option in err and len(err.strip().splitlines()) == 1

@@ -164,8 +164,15 @@ def body(args) -> int:
         raise ParameterError(f"unknown parts {sorted(unknown)}; choose from {','.join(PARTS)}")
     _data._DATA.clear()                                    # main() may run twice in one process
     _data._BEST_RESTART[0] = args.best_restart
-    if len(args.split_fractions) != 3:
-        raise ParameterError(f"--split-fractions needs three shares (train, validation, test), got {args.split_fractions}")
+    fr = args.split_fractions
+    if len(fr) != 3 or min(fr) <= 0 or sum(fr) > 1 + 1e-9:
+        raise ParameterError(f"--split-fractions needs three positive shares (train, validation, test) summing to at "
+                             f"most 1, got {','.join(f'{x:g}' for x in fr)}")
+    if args.dataset == "synthetic":
+        if not args.feature_noise >= 0:
+            raise ParameterError(f"--feature-noise must be >= 0, got {args.feature_noise}")
+        if not 1 <= args.min_docs <= args.max_docs:
+            raise ParameterError(f"--min-docs and --max-docs need 1 <= min <= max, got {args.min_docs}, {args.max_docs}")
     if args.approx_restarts < 1:
         raise ParameterError(f"--approx-restarts must be >= 1, got {args.approx_restarts}")
     if args.target_mde <= 0:
