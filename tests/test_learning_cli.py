@@ -369,3 +369,16 @@ def test_new_options_refuse_bad_values(tmp_path, capsys, extra, option):
                  "--out", str(tmp_path)] + extra) == 1
     err = capsys.readouterr().err
     assert option in err and len(err.strip().splitlines()) == 1
+
+
+def test_fingerprint_tells_identical_weights_apart():
+    """Equal checksums exactly for bit-identical weights; the norm is the Euclidean norm."""
+    from analysis.learning.jobs import fingerprint
+
+    w = np.random.default_rng(0).standard_normal(50)
+    a, b = fingerprint(w), fingerprint(w.copy())
+    assert a == b and a["norm"] == pytest.approx(np.linalg.norm(w))
+    w2 = w.copy()
+    w2[7] = np.nextafter(w2[7], np.inf)                  # one ulp apart
+    assert fingerprint(w2)["checksum"] != a["checksum"]
+    assert fingerprint(w.tolist()) == a                  # JSON round trip (lists) gives the same digest
