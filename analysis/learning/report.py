@@ -21,9 +21,13 @@ ORDER = ("synthetic", "yahoo", "mq2008", "mslr", "dl2019", "covid", "robust03")
 
 def _folders(root: Path, name: str) -> list[Path]:
     """Folders holding ``name``, known data sets first; pilots (sizing runs) are left out."""
-    found = {p.parent.name: p.parent for p in sorted(root.glob(f"*/{name}")) if "pilot" not in p.parent.name}
-    first = [found.pop(k) for k in ORDER if k in found]
-    return first + list(found.values())
+    found = [p.parent for p in sorted(root.glob(f"*/{name}")) if "pilot" not in p.parent.name]
+
+    def rank(folder: Path):
+        base = folder.name.split("-")[0]
+        return (ORDER.index(base) if base in ORDER else len(ORDER), folder.name)
+
+    return sorted(found, key=rank)
 
 
 def claims_table(root: Path = RESULTS / "learning") -> str:
@@ -52,7 +56,26 @@ def optimality_table(root: Path = RESULTS / "learning") -> str:
     return "\n".join(lines)
 
 
-BLOCKS = {"claims": claims_table, "optimality": optimality_table}
+def donmez_table(root: Path = RESULTS / "learning") -> str:
+    """Donmez et al. (2009): per data set and weights, how many models (training metric x seed x
+    fold) pass the local-optimality test over random directions, counting ties as the paper does
+    (no direction with A(w) <= A(w + eta r) at any step) and strictly (no direction raising it)."""
+    lines = ["| data set | weights | models | directions x steps | no tie or rise (paper's count) | "
+             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|"]
+    for folder in _folders(root, "optimality001_counts.csv"):
+        df = pd.read_csv(folder / "optimality001_counts.csv")
+        df = df[df.directions == "random"]
+        for w, d in df.groupby("weights", sort=False):
+            per = d.groupby(["train_metric", "seed", "fold"])
+            first = d[d.step == d.step.min()]
+            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | "
+                         f"{int(d.n_directions.iloc[0])} x {d.step.nunique()} | {int((per.not_worse.sum() == 0).sum())} | "
+                         f"{int((per.improved.sum() == 0).sum())} | "
+                         f"{100 * first.not_worse.sum() / first.n_directions.sum():.0f}% |")
+    return "\n".join(lines)
+
+
+BLOCKS = {"claims": claims_table, "optimality": optimality_table, "donmez": donmez_table}
 
 
 def render(page: str, root: Path = RESULTS / "learning") -> str:
