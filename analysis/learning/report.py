@@ -75,7 +75,38 @@ def donmez_table(root: Path = RESULTS / "learning") -> str:
     return "\n".join(lines)
 
 
-BLOCKS = {"claims": claims_table, "optimality": optimality_table, "donmez": donmez_table}
+def approx_table(root: Path = RESULTS / "learning") -> str:
+    """Qin, Liu & Li (2010): ApproxAP and ApproxNDCG against LambdaRank and LambdaMART, with the
+    alpha and beta validation chose, under the one verdict rule."""
+    lines = ["| data set | comparison | Approx | other | difference [95% CI] | alpha, beta | MDE | Holm p | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for folder in _folders(root, "approx_compare.csv"):
+        df = pd.read_csv(folder / "approx_compare.csv")
+        for r in df.itertuples():
+            lines.append(f"| {folder.name.replace('-approx', '')} | {r.claim} | {r.approx:.2f} | {r.other:.2f} | "
+                         f"{r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}] | {r.alpha:g}, {r.beta:g} | {r.mde:.2f} | "
+                         f"{r.p_holm:.3f} | {r.verdict} |")
+    return "\n".join(lines)
+
+
+def restarts_table(root: Path = RESULTS / "learning") -> str:
+    """The alpha-versus-restarts table: test value of the run validation picks among K restarts."""
+    rows = []
+    for folder in _folders(root, "approx_restarts.csv"):
+        df = pd.read_csv(folder / "approx_restarts.csv")
+        ks = sorted(df.restarts.unique())
+        rows.append("| data set | train | test | alpha | " + " | ".join(f"K = {k}" for k in ks) + " |")
+        rows.append("|---|---|---|---|" + "---|" * len(ks))
+        for (tr, te, a), d in df.groupby(["train", "test", "alpha"], sort=False):
+            v = d.set_index("restarts").value
+            rows.append(f"| {folder.name.replace('-approx', '')} | {tr} | {te} | {a:g} | "
+                        + " | ".join(f"{v[k]:.2f}" for k in ks) + " |")
+        rows.append("")
+    return "\n".join(rows).strip()
+
+
+BLOCKS = {"claims": claims_table, "optimality": optimality_table, "donmez": donmez_table, "approx": approx_table,
+          "restarts": restarts_table}
 
 
 def render(page: str, root: Path = RESULTS / "learning") -> str:
