@@ -105,7 +105,18 @@ def restarts_table(root: Path = RESULTS / "learning") -> str:
     return "\n".join(rows).strip()
 
 
-BLOCKS = {"claims": claims_table, "optimality": optimality_table, "donmez": donmez_table, "approx": approx_table,
+def evidence_table(root: Path = RESULTS / "learning") -> str:
+    """Every evidence folder with the command that made it and its wall time (PROVENANCE.json)."""
+    import json
+
+    lines = ["| folder | command | wall time |", "|---|---|---|"]
+    for folder in sorted(p.parent for p in root.glob("*/PROVENANCE.json")):
+        prov = json.loads((folder / "PROVENANCE.json").read_text())
+        lines.append(f"| `results/learning/{folder.name}` | `{prov['command']}` | {prov['wall_time_s'] / 60:.0f} min |")
+    return "\n".join(lines)
+
+
+BLOCKS = {"evidence": evidence_table, "claims": claims_table, "optimality": optimality_table, "donmez": donmez_table, "approx": approx_table,
           "restarts": restarts_table}
 
 
