@@ -1,5 +1,8 @@
 """Learning-to-rank data: LETOR / SVMlight readers, splits, normalisation, artificial data.
 
+(Web-like synthetic sets with graded labels, varying query lengths and tunable difficulty are
+drawn by :mod:`maxent.synthetic`.)
+
 A ranking data set is a :class:`RankingData`: a dense feature matrix ``X`` (D x F, float64),
 integer grades ``y`` (D,), and query boundaries ``offsets`` (Q + 1,) so that the documents of
 query ``q`` are the rows ``offsets[q]:offsets[q + 1]``. Everything the LambdaRank code needs
