@@ -254,10 +254,11 @@ def test_approx_error_part(tmp_path):
     out = tmp_path / "ae"
     assert main(["--dataset", "artificial", "--n-queries", "20", "--parts", "approx_error", "--approx-runs",
                  *map(str, runs), "--approx-alphas", "1,30,3000", "--approx-depth", "20", "--no-progress",
-                 "--out", str(out), "--figures-dir", str(tmp_path / "figs")]) == 0
+                 "--approx-beta", "10,100", "--out", str(out), "--figures-dir", str(tmp_path / "figs")]) == 0
     df = pd.read_csv(out / "approx_error.csv")
     assert set(df.metric) == {"nDCG", "nDCG@10", "P@10", "AP"} and (df.n_lists == 60).all()
-    for _, d in df.groupby("metric"):
+    assert set(df.beta) == {10, 100} and len(df) == 4 * 2 * 3          # every beta of the grid
+    for _, d in df.groupby(["metric", "beta"]):
         err = d.sort_values("alpha").mean_abs_error.values
         assert err[-1] < err[0] and err[-1] < 0.01
     assert (tmp_path / "figs" / "approx_error.png").stat().st_size > 0

@@ -268,7 +268,7 @@ def _run_parts(args, out: Path, t0: float) -> int:
         df = part_approx_error(args, out)
         print("\nApproxRank approximation error (approx_error.csv/png; Qin et al. 2010 Figs. 1-2): mean |approx - true| "
               f"over {int(df.n_lists.iloc[0])} run lists, by alpha")
-        print(df.pivot_table(index="metric", columns="alpha", values="mean_abs_error", sort=False)
+        print(df.pivot_table(index=["metric", "beta"], columns="alpha", values="mean_abs_error", sort=False)
               .round(4).to_string())
     if "approx" in args.parts:
         if args.model == "lambdamart":

@@ -207,12 +207,13 @@ def part_approx_error(args, out: Path):
     for name in names:
         m = _metric(name, args)
         true = m.value(RankedLists.from_grades(G, rc, lengths))
-        approx = approx_values(DeltaContext(m, rc), S, G, lengths, args.approx_alphas, beta=args.approx_beta[0])
-        for a, alpha in enumerate(args.approx_alphas):
-            err = approx[a] - true
-            rows.append({"metric": name, "alpha": alpha, "beta": args.approx_beta[0], "n_lists": len(true),
-                         "true_mean": true.mean(), "approx_mean": approx[a].mean(),
-                         "mean_abs_error": np.abs(err).mean(), "max_abs_error": np.abs(err).max()})
+        for beta in args.approx_beta:                  # every beta of the grid, not only the first
+            approx = approx_values(DeltaContext(m, rc), S, G, lengths, args.approx_alphas, beta=beta)
+            for a, alpha in enumerate(args.approx_alphas):
+                err = approx[a] - true
+                rows.append({"metric": name, "alpha": alpha, "beta": beta, "n_lists": len(true),
+                             "true_mean": true.mean(), "approx_mean": approx[a].mean(),
+                             "mean_abs_error": np.abs(err).mean(), "max_abs_error": np.abs(err).max()})
         bar.update(1)
     bar.close()
     df = pd.DataFrame(rows)
@@ -221,7 +222,7 @@ def part_approx_error(args, out: Path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
-    for name, d in df.groupby("metric", sort=False):
+    for name, d in df[df.beta == args.approx_beta[0]].groupby("metric", sort=False):    # the plot: first beta
         axes[0].loglog(d.alpha, d.mean_abs_error, marker="o", label=name)
         axes[1].semilogx(d.alpha, d.approx_mean, marker="o", label=f"Approx{name}")
         axes[1].axhline(d.true_mean.iloc[0], color=axes[1].lines[-1].get_color(), ls=":", lw=0.8)
