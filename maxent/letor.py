@@ -1,5 +1,8 @@
 """Learning-to-rank data: LETOR / SVMlight readers, splits, normalisation, artificial data.
 
+(Web-like synthetic sets with graded labels, varying query lengths and tunable difficulty are
+drawn by :mod:`maxent.synthetic`.)
+
 A ranking data set is a :class:`RankingData`: a dense feature matrix ``X`` (D x F, float64),
 integer grades ``y`` (D,), and query boundaries ``offsets`` (Q + 1,) so that the documents of
 query ``q`` are the rows ``offsets[q]:offsets[q + 1]``. Everything the LambdaRank code needs
@@ -386,14 +389,14 @@ def kfold(data: RankingData, k: int = 5, *, seed: int = 0) -> list[tuple[Ranking
 
 
 # ----------------------------------------------------------------------------------------
-# Artificial data (paper 001 section 6, after Burges et al. 2005)
+# Artificial data (Donmez et al. 2009 section 6, after Burges et al. 2005)
 # ----------------------------------------------------------------------------------------
 def make_artificial(n_queries: int = 1000, docs_per_query: int = 50, n_features: int = 20, *,
                     n_terms: int | None = None, grade_fractions=(0.45, 0.30, 0.15, 0.07, 0.03),
                     noise: float = 0.0, seed: int = 0, task_seed: int | None = None) -> RankingData:
     r"""Artificial ranking data with labels from a random cubic polynomial of the features.
 
-    As in paper 001 section 6 (the "Artificial Data" of Burges et al. 2005): features are
+    As in Donmez et al. 2009 section 6 (the "Artificial Data" of Burges et al. 2005): features are
     uniform on [0, 1], and the latent relevance of a document is
 
     .. math:: f(x) = \sum_t a_t x_{u_t} + \sum_t b_t x_{v_t} x_{w_t} + \sum_t c_t x_{p_t} x_{q_t} x_{r_t}

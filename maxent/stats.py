@@ -1,6 +1,6 @@
-r"""Paired significance tests over topics (paper 000 section 5; METHOD.md section 6).
+r"""Paired significance tests over topics (Yilmaz & Robertson 2010 section 5).
 
-Paper 000 marks a difference between two systems as significant only when the paired
+Yilmaz & Robertson (2010) mark a difference between two systems as significant only when the paired
 t-test, the Wilcoxon signed-rank test and the sign test all reject at 95% (after Sanderson &
 Zobel 2005). :func:`paired_tests` runs the three on per-topic values and reports each
 p-value and the joint verdict. All tests are two-sided.
@@ -28,7 +28,7 @@ import numpy as np
 from maxent.errors import ParameterError
 
 __all__ = ["PairedTests", "paired_t", "wilcoxon", "sign_test", "paired_bootstrap", "paired_tests",
-           "bootstrap_ci", "minimum_detectable_effect"]
+           "bootstrap_ci", "minimum_detectable_effect", "family_mde", "queries_needed"]
 
 
 def _diff(a, b) -> np.ndarray:
@@ -125,7 +125,7 @@ class PairedTests:
 
     @property
     def significant(self) -> bool:
-        """All three tests reject at level ``alpha`` (paper 000's rule)."""
+        """All three tests reject at level ``alpha`` (the rule of Yilmaz & Robertson 2010)."""
         return max(self.p_t, self.p_wilcoxon, self.p_sign) < self.alpha
 
     @property
@@ -211,3 +211,55 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
         hi *= 2
     nc = optimize.brentq(excess, 0.0, hi, xtol=1e-10)
     return float(nc * sd / np.sqrt(n))
+
+
+def family_mde(sd: float, n: int, *, n_claims: int = 1, alpha: float = 0.05, power: float = 0.8) -> float:
+    r"""Minimum detectable effect of one claim among ``n_claims`` tested with Holm's correction.
+
+    Holm (1979) compares the smallest p-value with :math:`\alpha / m`, the next with
+    :math:`\alpha / (m - 1)` and so on, so :math:`\alpha / m` is the most stringent level a
+    claim can face. The MDE at that level (:func:`minimum_detectable_effect` with
+    ``alpha / n_claims``) is therefore an effect that the Holm-corrected paired t-test detects
+    with at least the given power whatever the other claims' p-values are.
+    """
+    if n_claims < 1:
+        raise ParameterError(f"n_claims must be >= 1, got {n_claims}")
+    return minimum_detectable_effect(sd, n, alpha=alpha / n_claims, power=power)
+
+
+def queries_needed(sd: float, mde: float, *, n_claims: int = 1, alpha: float = 0.05, power: float = 0.8,
+                   max_queries: int = 10_000_000) -> int:
+    r"""Smallest number of test queries n with :func:`family_mde` ``(sd, n) <= mde``.
+
+    The power analysis before a run: ``sd`` is the standard deviation of the per-query
+    differences a pilot measured, ``mde`` the effect the run must be able to detect. Starts from
+    the normal approximation :math:`n \approx ((z_{1-\alpha/2m} + z_{\text{power}})\,
+    \mathrm{sd} / \mathrm{mde})^2` and settles the exact n by bisection on the non-central t
+    (the MDE decreases with n). Returns 2 when sd is 0.
+    """
+    from scipy import stats
+
+    if not (np.isfinite(mde) and mde > 0):
+        raise ParameterError(f"mde must be a finite number > 0, got {mde}")
+    if not (np.isfinite(sd) and sd >= 0):
+        raise ParameterError(f"sd must be a finite number >= 0, got {sd}")
+    if sd == 0:
+        return 2
+
+    def ok(n):
+        return family_mde(sd, n, n_claims=n_claims, alpha=alpha, power=power) <= mde
+
+    a = alpha / n_claims
+    guess = int(np.ceil(((stats.norm.ppf(1 - a / 2) + stats.norm.ppf(power)) * sd / mde) ** 2))
+    lo, hi = max(1, guess - 1), max(2, guess)    # the exact n is never below the normal one
+    while not ok(hi):                        # the t distribution's tails make n a little larger
+        lo, hi = hi, hi * 2
+        if hi > max_queries:
+            raise ParameterError(f"more than max_queries={max_queries} queries needed for mde={mde} at sd={sd}")
+    while hi - lo > 1:                       # invariant: not ok(lo) or lo == 1, ok(hi)
+        mid = (lo + hi) // 2
+        if ok(mid):
+            hi = mid
+        else:
+            lo = mid
+    return max(2, hi)

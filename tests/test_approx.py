@@ -1,7 +1,7 @@
-"""ApproxRank (paper 002; METHOD section 7).
+"""ApproxRank (Qin et al. 2010).
 
 Oracles: positions from sorting (``rank_by_score``) for large alpha; the library's metric
-value (``maxent.metrics``) for large alpha and beta (paper 002 theorems 1-2); gradients
+value (``maxent.metrics``) for large alpha and beta (Qin et al. 2010 theorems 1-2); gradients
 against central finite differences.
 """
 from __future__ import annotations
@@ -110,7 +110,7 @@ def test_unsupported():
 
 def test_approx_values_batch_and_convergence():
     """approx_values: each entry = approx_metric on that list (oracle: the per-list function);
-    for tie-free lists it tends to the library's true metric as alpha grows (paper 002 theorems 1-2;
+    for tie-free lists it tends to the library's true metric as alpha grows (Qin et al. 2010 theorems 1-2;
     oracle: maxent.metrics on the ranking by score)."""
     from maxent.ltr.approx import approx_metric, approx_values
     from maxent.ltr.lambdas import DeltaContext

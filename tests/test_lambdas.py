@@ -2,7 +2,7 @@
 
 Oracle for every swap delta: swap the two documents and recompute the metric with
 ``maxent.metrics`` (``Metric.value`` on ``RankedLists``). Oracle for the lambdas: the
-definition (paper 001 eqs. 4-7) evaluated pair by pair in plain Python from those deltas.
+definition (Donmez et al. 2009 eqs. 4-7) evaluated pair by pair in plain Python from those deltas.
 """
 from __future__ import annotations
 
@@ -149,7 +149,7 @@ def test_block_kernel_long_list_and_wide_scores():
 
 
 def test_lambda_properties():
-    """Lambdas sum to zero per query (equal and opposite pair forces, paper 001 section 4.1)
+    """Lambdas sum to zero per query (equal and opposite pair forces, Donmez et al. 2009 section 4.1)
     and push the relevant document up when it is ranked below a non-relevant one."""
     m = parse_measure("AP")
     s = np.array([[2.0, 1.0, 0.0]])

@@ -19,7 +19,7 @@ def test_all_parts_and_resume(tmp_path, capsys):
     stdout = capsys.readouterr().out
     assert "Tables 2-4" in stdout and "Fig. 4" in stdout and "Table 5" in stdout
     table = pd.read_csv(out / "table.csv")
-    assert len(table) == 6 * 5                                # rows x columns of the issue
+    assert len(table) == 6 * 5                                # rows x columns
     assert set(table.train) == {"AP", "P@10", "nDCG", "nDCG@10", "RR", "GAP"}
     assert table.value.between(0, 100).all()
     assert (table[table.train == table.test].diff_vs_self == 0).all()
@@ -33,7 +33,7 @@ def test_all_parts_and_resume(tmp_path, capsys):
         assert (figs / name).stat().st_size > 0
     # --resume: finished training runs are not redone (files untouched)
     stamps = {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")}
-    assert len(stamps) == 6 * 2 + 2 * 2 * 4                   # table grid + sweep grid
+    assert len(stamps) == 6 * 2 + 2 * 2 * 4 + 4               # table grid + sweep grid + Table 5's optimum runs
     assert main(SMALL + ["--out", str(out), "--resume", "--parts", "table,sweep"]) == 0
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json")} == stamps
 
@@ -86,7 +86,7 @@ def _marks_in_csv(table: pd.DataFrame) -> dict:
 
 
 def test_marks_agree_with_csv_flags(tmp_path):
-    """Regression (issue 10): numpy booleans once printed no marks. A table whose flags are numpy
+    """Regression: numpy booleans once printed no marks. A table whose flags are numpy
     bools, NaN and plain bools, round-tripped through CSV, prints exactly the CSV's marks."""
     import numpy as np
 
@@ -116,7 +116,7 @@ def test_marks_agree_with_csv_flags(tmp_path):
 def test_table_power_patience_and_optimality001(tmp_path, capsys):
     """End to end: marks in table.txt = flags in table.csv; every off-diagonal cell has a
     bootstrap CI around its difference and an MDE; runs stop by patience or the cap; curves mark
-    the selected epoch; paper 001's protocol writes its counts, curves and figure."""
+    the selected epoch; Donmez et al.'s protocol writes its counts, curves and figure."""
     out = tmp_path / "res"
     figs = tmp_path / "figs"
     args = ["--dataset", "artificial", "--n-queries", "120", "--docs-per-query", "8", "--n-features", "5",
@@ -126,7 +126,7 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
             "--out", str(out), "--figures-dir", str(figs)]
     assert main(args) == 0
     stdout = capsys.readouterr().out
-    assert "minimum detectable effect" in stdout and "Paper 001" in stdout
+    assert "minimum detectable effect" in stdout and "Donmez et al. 2009" in stdout
     table = pd.read_csv(out / "table.csv")
     text = (out / "table.txt").read_text()
     assert _marks_in_text(text, ["AP", "nDCG", "P@10"], ["AP", "P@10", "nDCG@10"]) == _marks_in_csv(table)
@@ -144,22 +144,39 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     m = re.search(r"validation selections \(cell x fold x seed\): (\d+), (\d+) kept epoch 0 .*chosen: 0.05: (\d+)", text)
     assert m and int(m[1]) == int(m[3]) == len(table) == 9
     assert int(m[2]) == int((table.epoch == 0).sum())     # one fold: the CSV's selected epochs
-    # claims.csv: paper 000's AP-vs-P@10 claim is the table's off-diagonal cell (same difference, p-values)
+    # claims.csv: Yilmaz & Robertson's AP-vs-P@10 claim is the table's off-diagonal cell (same difference, p-values)
     claims = pd.read_csv(out / "claims.csv")
     c = claims[claims.claim == "train AP > train P@10 on test P@10"].iloc[0]
     cell = table[(table.train == "AP") & (table.test == "P@10")].iloc[0]
     assert c["diff"] == pytest.approx(cell.diff_vs_self) and c.p_t == pytest.approx(cell.p_t, nan_ok=True)
-    assert set(claims.verdict) <= {"reproduces", "reversed", "not significant"}
-    # Holm over the table's claims, on the largest of each claim's three p-values (oracle: Holm's
-    # step-down written out: the k-th smallest p times (m - k + 1), running maximum, capped at 1)
-    pmax = claims[["p_t", "p_wilcoxon", "p_sign"]].max(axis=1).to_numpy()
-    assert np.allclose(claims.p_max, pmax, equal_nan=True)
-    order, m, holm, run = np.argsort(pmax, kind="stable"), len(pmax), np.empty(len(pmax)), 0.0
+    # the one verdict rule: paired t, Holm over the run's claims (oracle: Holm's step-down written
+    # out: the k-th smallest p times (m - k + 1), running maximum, capped at 1)
+    p = claims.p_t.to_numpy()
+    order, m, holm, run = np.argsort(p, kind="stable"), len(p), np.empty(len(p)), 0.0
     for k, j in enumerate(order):
-        run = max(run, min(1.0, (m - k) * pmax[j]))
+        run = max(run, min(1.0, (m - k) * p[j]))
         holm[j] = run
-    assert np.allclose(claims.p_holm, holm, equal_nan=True) and (claims.p_holm >= claims.p_max - 1e-15).all()
-    assert (claims.verdict_holm == np.where(claims.p_holm < 0.05, claims.verdict, "not significant")).all()
+    assert np.allclose(claims.p_holm, holm, equal_nan=True)
+    for r in claims.itertuples():
+        want = ("reproduces" if r.diff > 0 else "reversed") if r.p_holm < 0.05 else f"undecided (MDE {r.mde:.2f})"
+        assert r.verdict == want
+    # n_test_queries and the family MDE (Holm's most stringent level alpha / m)
+    from maxent.stats import minimum_detectable_effect
+    assert (claims.n_test_queries == 24).all() and (claims.n_claims == len(claims)).all()
+    for r in claims.itertuples():
+        assert r.mde == pytest.approx(minimum_detectable_effect(r.sd_diff, 24, alpha=0.05 / len(claims)))
+    assert (claims.ci_excludes_zero == ((claims.ci_low > 0) | (claims.ci_high < 0))).all()
+    power = pd.read_csv(out / "power.csv")
+    assert list(power.claim) == list(claims.claim) and (power.target_mde == 0.5).all()
+    # every model: selected epoch, weight norm, checksum; equal checksums only for equal weights
+    models = pd.read_csv(out / "models.csv")
+    recs = {r["name"]: r for r in recs}
+    for r in models[models.run.str.startswith("table")].itertuples():
+        th = np.asarray(recs[r.run]["thetas"]["final" if r.selection == "final" else r.selection])
+        assert r.norm == pytest.approx(np.linalg.norm(th))
+    opt = pd.read_csv(out / "optimality.csv")
+    assert set(opt.split) == {"train", "test"} and set(opt.weights) == {"optimum", "selected"}
+    assert len(opt) == 3 * 2 * 2              # (AP, P@10), (P@10, P@10), (nDCG, nDCG@10) x weights x split
     curves = pd.read_csv(out / "curves.csv")
     for _, d in curves.groupby(["train", "test"]):
         assert d.epoch.max() == d.stopped_epoch.iloc[0] and d.selected_epoch.iloc[0] <= d.epoch.max()
@@ -170,6 +187,8 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     assert set(counts.directions) == {"random", "weights"}
     assert (counts[counts.directions == "weights"].n_directions == 6).all()
     assert (counts.improved <= counts.n_directions).all() and (counts.improved_eps <= counts.improved).all()
+    assert (counts.improved <= counts.not_worse).all() and (counts.not_worse <= counts.n_directions).all()
+    assert set(counts.weights) == {"optimum", "selected"}
     for name in ("optimality001.png", "optimality001.csv", "curves.png"):
         assert (figs / name).stat().st_size > 0
 
@@ -202,7 +221,7 @@ def test_folds_pool_every_query_once(tmp_path):
 
 
 def test_paper002_grid_and_best_restart(tmp_path):
-    """Paper 002's protocol: alpha x beta grid and K restarts, all chosen on validation. Oracle:
+    """Qin et al.'s (2010) protocol: alpha x beta grid and K restarts, all chosen on validation. Oracle:
     brute force over the run files: the table cell is the test mean of the run with the best
     validation value of the test metric (first in job order on ties)."""
     import json
@@ -227,7 +246,7 @@ def test_paper002_grid_and_best_restart(tmp_path):
 
 
 def test_approx_error_part(tmp_path):
-    """approx_error on two bundled runs: the error shrinks as alpha grows (paper 002 theorems
+    """approx_error on two bundled runs: the error shrinks as alpha grows (Qin et al. 2010 theorems
     1-2) and the true mean equals the library's metric on the same lists."""
     from pathlib import Path
 
@@ -235,17 +254,18 @@ def test_approx_error_part(tmp_path):
     out = tmp_path / "ae"
     assert main(["--dataset", "artificial", "--n-queries", "20", "--parts", "approx_error", "--approx-runs",
                  *map(str, runs), "--approx-alphas", "1,30,3000", "--approx-depth", "20", "--no-progress",
-                 "--out", str(out), "--figures-dir", str(tmp_path / "figs")]) == 0
+                 "--approx-beta", "10,100", "--out", str(out), "--figures-dir", str(tmp_path / "figs")]) == 0
     df = pd.read_csv(out / "approx_error.csv")
     assert set(df.metric) == {"nDCG", "nDCG@10", "P@10", "AP"} and (df.n_lists == 60).all()
-    for _, d in df.groupby("metric"):
+    assert set(df.beta) == {10, 100} and len(df) == 4 * 2 * 3          # every beta of the grid
+    for _, d in df.groupby(["metric", "beta"]):
         err = d.sort_values("alpha").mean_abs_error.values
         assert err[-1] < err[0] and err[-1] < 0.01
     assert (tmp_path / "figs" / "approx_error.png").stat().st_size > 0
 
 
 def test_pairs_part(tmp_path):
-    """pairs (paper 001 Fig. 5): one row per (training metric, size); effective pairs bounded by the
+    """pairs (Donmez et al. 2009 Fig. 5): one row per (training metric, size); effective pairs bounded by the
     candidate pairs; MRR learns from fewer pairs than nDCG; the training size grows with --fractions."""
     out = tmp_path / "pairs"
     assert main(["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
@@ -264,12 +284,13 @@ def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
     """A crash in the third training run keeps the two finished records on disk (they used to be
     written only after the last run), and --resume then trains only the missing ones."""
     import analysis.learning as learning
+    import analysis.learning.jobs as jobs
 
     out = tmp_path / "crash"
     args = ["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
             "--epochs", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG,P@10",
             "--test-metrics", "AP,P@10", "--workers", "1", "--no-progress", "--parts", "table", "--out", str(out)]
-    real, calls = learning.run_job, []
+    real, calls = jobs.run_job, []
 
     def failing(job):
         calls.append(job["name"])
@@ -277,7 +298,7 @@ def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
             raise RuntimeError("worker died")
         return real(job)
 
-    monkeypatch.setattr(learning, "run_job", failing)
+    monkeypatch.setattr(jobs, "run_job", failing)        # _run_training looks it up there
     with pytest.raises(RuntimeError, match="worker died"):
         learning.body(learning.build_parser().parse_args(args))
     saved = sorted(p.stem for p in (out / "runs").glob("*.json"))
@@ -287,3 +308,78 @@ def test_runs_saved_as_they_finish(tmp_path, monkeypatch, capsys):
     assert main(args + ["--resume"]) == 0
     assert len(calls) == 1 and calls[0] not in saved                # only the missing run is trained
     assert {p.name: p.stat().st_mtime_ns for p in (out / "runs").glob("*.json") if p.name in stamps} == stamps
+
+
+def test_approx_part_grid_restarts_and_comparison(tmp_path):
+    """approx (Qin et al. 2010): one ApproxRank run per (metric, alpha, beta, restart); the alpha x
+    restarts table picks on validation among the first K restarts (oracle: the grid CSV re-read
+    here); ApproxAP/ApproxNDCG against LambdaRank and LambdaMART under the one verdict rule."""
+    pytest.importorskip("lightgbm")
+    out = tmp_path / "ap"
+    assert main(["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8", "--n-features", "4",
+                 "--epochs", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG", "--test-metrics",
+                 "AP,nDCG@10", "--approx-alpha", "10,100", "--approx-beta", "1,10", "--approx-restarts", "2",
+                 "--trees", "5", "--min-data-in-leaf", "2", "--parts", "approx", "--n-boot", "200",
+                 "--workers", "1", "--no-progress", "--out", str(out)]) == 0
+    grid = pd.read_csv(out / "approx_grid.csv")
+    assert len(grid) == 2 * 2 * 2 * 2
+    rest = pd.read_csv(out / "approx_restarts.csv")
+    assert len(rest) == 2 * 2 * 2 and set(rest.restarts) == {1, 2}
+    for r in rest.itertuples():
+        pool = grid[(grid.train == r.train) & (grid.alpha == r.alpha) & (grid.restart < r.restarts)]
+        best = pool.loc[pool[f"valid_{r.test}"].idxmax()]
+        assert r.value == pytest.approx(best[f"test_{r.test}"]) and r.beta == best.beta
+    # more restarts never lower the validation value chosen
+    for _, d in rest.groupby(["train", "alpha"]):
+        assert d.sort_values("restarts").valid.is_monotonic_increasing
+    comp = pd.read_csv(out / "approx_compare.csv")
+    assert set(comp.versus) == {"lambdarank", "lambdamart"} and len(comp) == 2 * 2 * 2
+    assert ((comp.verdict.isin(["reproduces", "reversed"])) | comp.verdict.str.startswith("undecided")).all()
+    assert np.allclose(comp["diff"], comp.approx - comp.other)
+    assert set(comp.claim.str.split(" ").str[0]) == {"ApproxAP", "ApproxNDCG"}
+
+
+def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
+    """--evidence: the asked parts' small CSVs, identical to the run's, beside a PROVENANCE.json that
+    names the exact command; no per-run records."""
+    import json
+
+    out, ev = tmp_path / "o", tmp_path / "ev"
+    assert main(["--dataset", "synthetic", "--n-queries", "60", "--min-docs", "5", "--max-docs", "12", "--epochs", "1",
+                 "--learning-rates", "0.05", "--train-metrics", "AP,P@10", "--test-metrics", "AP,P@10",
+                 "--parts", "table", "--n-boot", "100", "--workers", "1", "--no-progress", "--out", str(out),
+                 "--evidence", str(ev)]) == 0
+    assert sorted(p.name for p in ev.iterdir()) == sorted(["PROVENANCE.json", "table.csv", "table.txt", "claims.csv",
+                                                           "power.csv", "models.csv"])
+    for name in ("table.csv", "claims.csv"):
+        assert (ev / name).read_bytes() == (out / name).read_bytes()
+    prov = json.loads((ev / "PROVENANCE.json").read_text())
+    assert prov["command"].startswith("python -m analysis.learning --dataset synthetic --n-queries 60")
+    assert prov["command"].endswith(f"--evidence {ev}") and prov["dataset"] == "synthetic"
+    assert {"commit", "date", "wall_time_s", "machine"} <= set(prov)
+
+
+@pytest.mark.parametrize("extra, option", [(["--split-fractions", "0.6,0.2"], "--split-fractions"),
+                                           (["--split-fractions", "0.6,0.3,0.3"], "--split-fractions"),
+                                           (["--feature-noise", "-1"], "--feature-noise"),
+                                           (["--min-docs", "20", "--max-docs", "10"], "--min-docs"),
+                                           (["--target-mde", "0"], "--target-mde"),
+                                           (["--approx-restarts", "0"], "--approx-restarts")])
+def test_new_options_refuse_bad_values(tmp_path, capsys, extra, option):
+    assert main(["--dataset", "synthetic", "--n-queries", "30", "--parts", "table", "--no-progress",
+                 "--out", str(tmp_path)] + extra) == 1
+    err = capsys.readouterr().err
+    assert option in err and len(err.strip().splitlines()) == 1
+
+
+def test_fingerprint_tells_identical_weights_apart():
+    """Equal checksums exactly for bit-identical weights; the norm is the Euclidean norm."""
+    from analysis.learning.jobs import fingerprint
+
+    w = np.random.default_rng(0).standard_normal(50)
+    a, b = fingerprint(w), fingerprint(w.copy())
+    assert a == b and a["norm"] == pytest.approx(np.linalg.norm(w))
+    w2 = w.copy()
+    w2[7] = np.nextafter(w2[7], np.inf)                  # one ulp apart
+    assert fingerprint(w2)["checksum"] != a["checksum"]
+    assert fingerprint(w.tolist()) == a                  # JSON round trip (lists) gives the same digest

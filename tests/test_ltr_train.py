@@ -182,7 +182,7 @@ def test_restarts_and_decay(art):
 
 
 def test_monte_carlo_local_optimality():
-    assert directions_needed(0.01, 0.01) == 459       # paper 001 section 5
+    assert directions_needed(0.01, 0.01) == 459       # Donmez et al. 2009 section 5
     # one feature equal to the grade: w = +1 ranks perfectly, no alteration can improve;
     # w = -1 ranks worst-first, and the step to w = 0 (all scores tie: input order, which is
     # grade-descending here) improves.
@@ -245,7 +245,7 @@ def test_anchor_against_lightgbm():
 def test_effective_pairs_brute_force(art):
     """Oracle: swap every pair of the ranked list and recompute the metric with the library;
     count pairs with different grades whose swap changes it. Structural check: RR has fewer
-    effective pairs than nDCG (paper 001 section 7.1)."""
+    effective pairs than nDCG (Donmez et al. 2009 section 7.1)."""
     from maxent.ltr.lambdas import rank_by_score
     from maxent.ltr.pairs import candidate_pairs, effective_pairs
     from maxent.ranked import RankedLists

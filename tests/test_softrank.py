@@ -1,4 +1,4 @@
-"""SoftRank (METHOD section 7; Taylor et al. 2008; paper 000 section 4.1; paper 004).
+"""SoftRank (Taylor et al. 2008; Yilmaz & Robertson 2010 section 4.1; Robertson et al. 2010).
 
 Oracles: the rank distribution against the Poisson-binomial distribution built by
 ``np.convolve`` of the Bernoulli(pi_ij) factors; the smoothed metrics as sigma_s -> 0 against

@@ -1,7 +1,6 @@
-r"""ApproxRank: metrics with smoothed positions (paper 002, Qin, Liu & Li 2010; METHOD.md
-section 7).
+r"""ApproxRank: metrics with smoothed positions (Qin, Liu & Li 2010).
 
-Paper 002 section 3.3 writes the position of document x as
+Qin et al. (2010) section 3.3 writes the position of document x as
 :math:`\pi(x) = 1 + \sum_{y \ne x} 1\{s_x - s_y < 0\}` and replaces the indicator by a
 logistic function with scale :math:`\alpha > 0`:
 
@@ -25,9 +24,9 @@ truncation functions, scale :math:`\beta`):
   (``metric.positional_form``: nDCG, P@k, RBP) :math:`\sum_x u_x D(\hat\pi(x)) t_k(x)` with the
   metric's smooth discount D.
 
-Paper 002 tunes :math:`\alpha \in \{50, \dots, 300\}` and :math:`\beta \in \{1, \dots, 100\}`
+Qin et al. (2010) tunes :math:`\alpha \in \{50, \dots, 300\}` and :math:`\beta \in \{1, \dots, 100\}`
 (defaults here: alpha 100, beta 10). As alpha and beta grow, the approximations tend to
-the metric itself (paper 002 theorems 1-2; tested against ``maxent.metrics``).
+the metric itself (Qin et al. 2010 theorems 1-2; tested against ``maxent.metrics``).
 
 Gradients are exact, by the chain rule through :math:`\hat\pi`: with
 :math:`g = \partial M / \partial \hat\pi` and
@@ -87,7 +86,7 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
     row : int
         The query's row in ``context``.
     alpha, beta : float
-        Position and truncation logistic scales (paper 002 sections 3.3-3.4).
+        Position and truncation logistic scales (Qin et al. 2010 sections 3.3-3.4).
     gradient : bool
 
     Returns
@@ -170,7 +169,7 @@ def approxrank_gradients(scores, grades, context: DeltaContext, *, rows=None, le
 def approx_values(context: DeltaContext, scores, grades, lengths, alphas, *, beta: float = 10.0) -> np.ndarray:
     r"""ApproxRank values of the context's metric for a padded batch at several alphas.
 
-    The approximation-error curves of paper 002 (Figs. 1-2) compare these with the metric of
+    The approximation-error curves of Qin et al. 2010 (Figs. 1-2) compare these with the metric of
     the ranking by score as :math:`\alpha` grows.
 
     Parameters

@@ -2,7 +2,7 @@ r"""LambdaMART for any metric: LightGBM and XGBoost custom objectives and evalua
 
 Gradient-boosted trees fit, at every iteration, one regression tree to the per-document
 gradient and Hessian of the objective. LambdaMART (Burges 2010, "From RankNet to LambdaRank
-to LambdaMART") takes them from the LambdaRank lambdas of METHOD.md section 6: for a query
+to LambdaMART") takes them from the LambdaRank lambdas of :mod:`maxent.ltr.lambdas`: for a query
 ranked by the current scores and every pair with :math:`l_i > l_j`,
 
 .. math:: \rho_{ij} = \frac{1}{1 + e^{\sigma (s_i - s_j)}}, \qquad
@@ -275,7 +275,7 @@ class LambdaMARTObjective:
 
 
 def _lambda_kernel(scores, grades, context, lengths, sigma, truncation, norm):
-    """The one use of the generic batched LambdaRank kernel (issue 9's interface).
+    """The one use of the generic batched LambdaRank kernel.
 
     Queries are batched by length bucket (ceil log2 of the length), so that short queries
     are not padded to the longest one and each bucket gets the kernel method that suits its
@@ -533,7 +533,7 @@ def train_lambdamart(train, metric, *, valid=None, track=(), num_trees: int = 10
     train, valid : maxent.letor.RankingData
     metric : metric object with a swap delta (the training objective).
     track : metric objects evaluated on train and valid after every tree; each selects its
-        own best iteration on ``valid`` (paper 000 section 5: a model trained for X and
+        own best iteration on ``valid`` (Yilmaz & Robertson 2010 section 5: a model trained for X and
         tested on Y is selected by Y).
     num_trees, learning_rate, num_leaves, min_data_in_leaf, seed, num_threads :
         LightGBM parameters (deterministic, row-wise histograms).

@@ -1,4 +1,4 @@
-r"""LambdaRank gradients for any metric that owns its swap delta (METHOD.md section 6; STYLE B4).
+r"""LambdaRank gradients for any metric that owns its swap delta.
 
 For a query ranked by model score, the swap delta :math:`\Delta M_{ab}` is the change of the
 metric when the documents at ranks a and b exchange places (all else fixed). The LambdaRank
@@ -8,7 +8,7 @@ gradient of a document is the sum, over the pairs it belongs to, of
           \rho_{ij} = \frac{1}{1 + e^{\sigma (s_i - s_j)}}, \qquad l_i > l_j,
 
 added to the better document i and subtracted from j: :math:`\lambda_i = \sum_j \lambda_{ij}
-- \sum_j \lambda_{ji}` (paper 001 eqs. 4-7; paper 000 section 4.2). A positive
+- \sum_j \lambda_{ji}` (Donmez et al. 2009 eqs. 4-7; Yilmaz & Robertson 2010 section 4.2). A positive
 :math:`\lambda_i` pushes document i up, so the model moves by :math:`+\eta \sum_i \lambda_i
 \partial s_i / \partial \theta`.
 
@@ -72,7 +72,7 @@ class DeltaContext:
     Notes
     -----
     Build one per (metric, data set) and pass it to :func:`swap_deltas` /
-    :func:`lambda_gradients` with ``rows`` to select the queries of a batch (STYLE B4:
+    :func:`lambda_gradients` with ``rows`` to select the queries of a batch (the
     per-query constants are cached per data set). The constants themselves are the metric's
     :class:`~maxent.metrics._deltas.DeltaSide` (``side``).
     """
@@ -161,7 +161,7 @@ def rank_by_score(scores, lengths=None):
 
     Notes
     -----
-    Tie rule (named, as STYLE B2 asks of any non-trec_eval ordering): equal scores are ranked
+    Tie rule (named): equal scores are ranked
     by input position, first one first. This is LightGBM's stable sort.
     """
     s = np.atleast_2d(np.asarray(scores, dtype=np.float64))

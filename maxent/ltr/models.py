@@ -1,13 +1,15 @@
-r"""Scoring models for LambdaRank: linear and a two-layer tanh net (papers 000 and 001).
+r"""Scoring models for LambdaRank: linear and a two-layer tanh net.
+
+As in Yilmaz & Robertson (2010) and Donmez, Svore & Burges (2009).
 
 A model is stateless: its parameters are one flat float64 vector ``theta`` (P,), so that
 training, restarts, snapshots and the Monte-Carlo local-optimality test (random unit
-directions in parameter space, paper 001 section 5) all work on plain arrays. Models know
-nothing of metrics (STYLE B4).
+directions in parameter space, Donmez et al. 2009 section 5) all work on plain arrays. Models know
+nothing of metrics.
 
 * :class:`LinearModel`: :math:`s = X w` (no bias: a constant shift does not change a ranking).
 * :class:`TwoLayerNet`: :math:`s = w_2^\top \tanh(W_1^\top x + b_1) + b_2` with ``hidden``
-  tanh units (10 in papers 000 section 5 and 001 section 7).
+  tanh units (10 in Yilmaz & Robertson 2010, section 5, and Donmez et al. 2009, section 7).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-r"""Monte-Carlo test of local optimality (paper 001 section 5; paper 000 section 5.2, Table 5).
+r"""Monte-Carlo test of local optimality (Donmez et al. 2009 section 5; Yilmaz & Robertson 2010 section 5.2, Table 5).
 
 Given learned parameters :math:`\theta`, draw K directions :math:`v_k` uniformly on the unit
 sphere of parameter space (standard normal vector, normalised), and evaluate the metric at
@@ -6,10 +6,10 @@ sphere of parameter space (standard normal vector, normalised), and evaluate the
 alterations that improve the metric by more than 0 and by more than
 :math:`\varepsilon = 0.003`. With K = 459 directions and no improving alteration, the weights
 are a local optimum with 99% confidence for :math:`p_Z \ge 0.01`
-(:math:`K = \lceil \ln 0.01 / \ln 0.99 \rceil = 459`, paper 001 section 5).
+(:math:`K = \lceil \ln 0.01 / \ln 0.99 \rceil = 459`, Donmez et al. 2009 section 5).
 
 :func:`shift_profile` gives the whole curve :math:`M(\theta + \eta v)` against
-:math:`\eta` per direction (paper 001 Figs. 1-4 plot four random directions of the 459);
+:math:`\eta` per direction (Donmez et al. 2009 Figs. 1-4 plot four random directions of the 459);
 :func:`unit_directions` draws the random directions or the per-weight ones
 (:math:`\pm e_j`, every weight moved alone).
 """
@@ -24,7 +24,7 @@ __all__ = ["local_optimality", "directions_needed", "unit_directions", "shift_pr
 
 
 def directions_needed(eps: float = 0.01, delta: float = 0.01) -> int:
-    r""":math:`K = \lceil \ln\delta / \ln(1 - \epsilon) \rceil` (paper 001 section 5); 459 for 0.01, 0.01."""
+    r""":math:`K = \lceil \ln\delta / \ln(1 - \epsilon) \rceil` (Donmez et al. 2009 section 5); 459 for 0.01, 0.01."""
     return int(np.ceil(np.log(delta) / np.log1p(-eps)))
 
 

@@ -1,4 +1,4 @@
-r"""Effective training pairs (paper 001 section 7.1, Fig. 5).
+r"""Effective training pairs (Donmez et al. 2009 section 7.1, Fig. 5).
 
 A pair of documents of one query is *effective* for a LambdaRank objective M when its
 :math:`\lambda`-gradient is non-zero: the two documents have different grades and swapping

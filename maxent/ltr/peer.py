@@ -1,4 +1,4 @@
-"""LightGBM lambdarank as a peer (the ``bench`` extra): the sanity anchor of issue 6.
+"""LightGBM lambdarank as a peer (the ``bench`` extra): the sanity anchor.
 
 LightGBM is imported lazily inside the functions, so the library works without it.
 """

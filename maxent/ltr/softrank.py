@@ -1,5 +1,5 @@
 r"""SoftRank: smoothed metrics as expectations over score noise, and their gradients
-(METHOD.md section 7; Taylor et al. 2008; paper 000 section 4.1; paper 004 section on SoftGAP).
+(Taylor et al. 2008; Yilmaz & Robertson 2010 section 4.1; Robertson et al. 2010 section on SoftGAP).
 
 Each score is treated as Gaussian, :math:`S_j \sim N(s_j, \sigma_s^2)`, so document i beats
 document j with probability
@@ -16,12 +16,12 @@ vectorised over all documents j at each insertion step i (the loop runs over the
 the algorithm, O(N^2) work each). Smoothed metrics:
 
 * SoftNDCG@k :math:`= \frac{1}{IDCG@k} \sum_j G(l_j) \sum_{r < k} D(r + 1) p_j(r)`;
-* SoftPC@k :math:`= \frac1k \sum_j rel_j \sum_{r<k} p_j(r)` (paper 000 section 4.1.1);
+* SoftPC@k :math:`= \frac1k \sum_j rel_j \sum_{r<k} p_j(r)` (Yilmaz & Robertson 2010 section 4.1.1);
 * SoftAP :math:`= \frac1R \sum_j rel_j \frac{rel_j + \sum_{i \ne j} \pi_{ij} rel_i}
-  {1 + \sum_{i \ne j} \pi_{ij}}` (paper 000 section 4.1.2, eq. for SoftAP);
+  {1 + \sum_{i \ne j} \pi_{ij}}` (Yilmaz & Robertson 2010 section 4.1.2, eq. for SoftAP);
 * SoftGAP :math:`= \frac1Z \sum_j \frac{\delta_{jj} + \sum_{i \ne j} \pi_{ij} \delta_{ij}}
   {1 + \sum_{i \ne j} \pi_{ij}}`, :math:`\delta_{ij} = \sum_{t \le \min(l_i, l_j)} g_t`,
-  :math:`Z = \sum_t g_t R_{\ge t}` (paper 004's pivot definition with the expected
+  :math:`Z = \sum_t g_t R_{\ge t}` (the pivot definition of Robertson, Kanoulas & Yilmaz 2010 with the expected
   precision of SoftAP; equals :math:`\sum_t g_t R_{\ge t} \mathrm{SoftAP}_{\ge t} / Z`, the
   METHOD section 2 identity).
 

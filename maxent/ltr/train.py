@@ -11,7 +11,7 @@ The objective's score gradient is one of (``objective=``):
 
 All three are ascent directions on the metric, so the update is the same.
 
-Protocol (paper 000 section 5, paper 001 section 7):
+Protocol (Yilmaz & Robertson 2010 section 5, Donmez et al. 2009 section 7):
 
 * stochastic updates per query (``batch_size`` queries per step, 1 by default as in the
   original LambdaRank), in a random query order every epoch: :math:`\theta \leftarrow \theta +
@@ -20,12 +20,12 @@ Protocol (paper 000 section 5, paper 001 section 7):
   selection metric (each tracked metric on the validation set; the objective itself when
   nothing is tracked) has improved on its best for ``patience`` consecutive epochs; after every epoch the objective on the training set and every
   validation metric on the training and validation sets are recorded (the learning curves
-  of paper 000 Fig. 5);
+  of Yilmaz & Robertson 2010 Fig. 5);
 * the best epoch is chosen **per validation metric** on the validation set, so that a model
-  trained for X and tested on Y is selected by Y (paper 000 section 5, footnote 3);
+  trained for X and tested on Y is selected by Y (Yilmaz & Robertson 2010 section 5, footnote 3);
 * optional random restart when the training objective has not improved for
-  ``restart_patience`` epochs (16 in paper 000 section 5.2);
-* optional learning-rate decay of paper 001 section 7: when the training objective drops in
+  ``restart_patience`` epochs (16 in Yilmaz & Robertson 2010 section 5.2);
+* optional learning-rate decay of Donmez et al. 2009 section 7: when the training objective drops in
   an epoch, multiply the rate by 0.8 with probability 0.3.
 
 Everything is deterministic for a given ``seed``.
@@ -140,7 +140,7 @@ class TrainResult:
         Random restarts performed.
     best_train : dict
         ``{"epoch", "value", "theta"}`` of the epoch with the best training objective (the
-        learned weights the Monte-Carlo optimality test of paper 001 section 5 examines).
+        learned weights the Monte-Carlo optimality test of Donmez et al. 2009 section 5 examines).
     stopped_epoch : int
         Last epoch trained (``epochs`` unless early stopping ended the run sooner).
     stop_reason : str
@@ -216,9 +216,9 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
         Epoch budget, step size eta, RankNet sigma, queries per update, random seed.
     restart_patience : int, optional
         Re-initialise the parameters at random when the training objective has not improved
-        on its best for this many epochs (paper 000 section 5.2 uses 16).
+        on its best for this many epochs (Yilmaz & Robertson 2010 section 5.2 uses 16).
     lr_decay : bool
-        Paper 001 section 7: after an epoch that lowers the training objective, multiply the
+        Donmez et al. (2009) section 7: after an epoch that lowers the training objective, multiply the
         learning rate by 0.8 with probability 0.3.
     theta0 : ndarray, optional
         Initial parameters (default: ``model.init`` from the seed).
@@ -229,7 +229,7 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
     sigma_s : float
         SoftRank score-noise standard deviation (``objective="softrank"``).
     alpha, beta : float
-        ApproxRank position and truncation scales (paper 002; ``objective="approxrank"``).
+        ApproxRank position and truncation scales (Qin et al. 2010; ``objective="approxrank"``).
     patience : int, optional
         Early stopping: end training when no selection metric has improved its best
         validation value for this many consecutive epochs (``epochs`` stays the cap).

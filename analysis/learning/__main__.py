@@ -1,0 +1,3 @@
+from analysis.learning.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,149 @@
+"""Markdown tables of the committed learning-to-rank evidence (``results/learning/<dataset>/``).
+
+``python -m analysis.learning.report`` prints the claims' verdicts of every data set (from each
+folder's ``claims.csv``) and the Table 5 counts (``optimality.csv``);
+``python -m analysis.learning.report --write docs/guide/learning.md`` puts them between the
+page's ``<!-- claims: ... -->`` / ``<!-- end claims -->`` (and ``optimality``) markers. A test
+regenerates them and compares with the page.
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis._provenance import RESULTS
+
+ORDER = ("synthetic", "yahoo", "mq2008", "mslr", "dl2019", "covid", "robust03")
+
+
+def _folders(root: Path, name: str) -> list[Path]:
+    """Folders holding ``name``, known data sets first; pilots (sizing runs) are left out."""
+    found = [p.parent for p in sorted(root.glob(f"*/{name}")) if "pilot" not in p.parent.name]
+
+    def rank(folder: Path):
+        base = folder.name.split("-")[0]
+        return (ORDER.index(base) if base in ORDER else len(ORDER), folder.name)
+
+    return sorted(found, key=rank)
+
+
+def claims_table(root: Path = RESULTS / "learning") -> str:
+    """One row per (data set, claim): difference [95% CI], test queries, MDE, Holm p, verdict."""
+    lines = ["| data set | claim | difference [95% CI] | test queries | MDE | Holm p | verdict |",
+             "|---|---|---|---|---|---|---|"]
+    for folder in _folders(root, "claims.csv"):
+        df = pd.read_csv(folder / "claims.csv")
+        for r in df.itertuples():
+            lines.append(f"| {folder.name} | {r.claim} | {r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}] | "
+                         f"{r.n_test_queries} | {r.mde:.2f} | {r.p_holm:.3f} | {r.verdict} |")
+    return "\n".join(lines)
+
+
+def optimality_table(root: Path = RESULTS / "learning") -> str:
+    """Table 5 of Yilmaz & Robertson (2010): alterations improving the test metric by > 0 and > eps."""
+    lines = ["| data set | train | test | weights (epoch) | train > 0 | train > eps | test > 0 | test > eps | of |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for folder in _folders(root, "optimality.csv"):
+        df = pd.read_csv(folder / "optimality.csv")
+        for (tr, te, w), d in df.groupby(["train_metric", "test_metric", "weights"], sort=False):
+            s = d.set_index("split")
+            lines.append(f"| {folder.name} | {tr} | {te} | {w} ({int(s.epoch.iloc[0])}) | {s.improved['train']} | "
+                         f"{s.improved_eps['train']} | {s.improved['test']} | {s.improved_eps['test']} | "
+                         f"{s.alterations.iloc[0]} |")
+    return "\n".join(lines)
+
+
+def donmez_table(root: Path = RESULTS / "learning") -> str:
+    """Donmez et al. (2009): per data set and weights, how many models (training metric x seed x
+    fold) pass the local-optimality test over random directions, counting ties as the paper does
+    (no direction with A(w) <= A(w + eta r) at any step) and strictly (no direction raising it)."""
+    lines = ["| data set | weights | models | directions x steps | no tie or rise (paper's count) | "
+             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|"]
+    for folder in _folders(root, "optimality001_counts.csv"):
+        df = pd.read_csv(folder / "optimality001_counts.csv")
+        df = df[df.directions == "random"]
+        for w, d in df.groupby("weights", sort=False):
+            per = d.groupby(["train_metric", "seed", "fold"])
+            first = d[d.step == d.step.min()]
+            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | "
+                         f"{int(d.n_directions.iloc[0])} x {d.step.nunique()} | {int((per.not_worse.sum() == 0).sum())} | "
+                         f"{int((per.improved.sum() == 0).sum())} | "
+                         f"{100 * first.not_worse.sum() / first.n_directions.sum():.0f}% |")
+    return "\n".join(lines)
+
+
+def approx_table(root: Path = RESULTS / "learning") -> str:
+    """Qin, Liu & Li (2010): ApproxAP and ApproxNDCG against LambdaRank and LambdaMART, with the
+    alpha and beta validation chose, under the one verdict rule."""
+    lines = ["| data set | comparison | Approx | other | difference [95% CI] | alpha, beta | MDE | Holm p | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for folder in _folders(root, "approx_compare.csv"):
+        df = pd.read_csv(folder / "approx_compare.csv")
+        for r in df.itertuples():
+            lines.append(f"| {folder.name.replace('-approx', '')} | {r.claim} | {r.approx:.2f} | {r.other:.2f} | "
+                         f"{r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}] | {r.alpha:g}, {r.beta:g} | {r.mde:.2f} | "
+                         f"{r.p_holm:.3f} | {r.verdict} |")
+    return "\n".join(lines)
+
+
+def restarts_table(root: Path = RESULTS / "learning") -> str:
+    """The alpha-versus-restarts table: test value of the run validation picks among K restarts."""
+    rows = []
+    for folder in _folders(root, "approx_restarts.csv"):
+        df = pd.read_csv(folder / "approx_restarts.csv")
+        ks = sorted(df.restarts.unique())
+        rows.append("| data set | train | test | alpha | " + " | ".join(f"K = {k}" for k in ks) + " |")
+        rows.append("|---|---|---|---|" + "---|" * len(ks))
+        for (tr, te, a), d in df.groupby(["train", "test", "alpha"], sort=False):
+            v = d.set_index("restarts").value
+            rows.append(f"| {folder.name.replace('-approx', '')} | {tr} | {te} | {a:g} | "
+                        + " | ".join(f"{v[k]:.2f}" for k in ks) + " |")
+        rows.append("")
+    return "\n".join(rows).strip()
+
+
+def evidence_table(root: Path = RESULTS / "learning") -> str:
+    """Every evidence folder with the command that made it and its wall time (PROVENANCE.json)."""
+    import json
+
+    lines = ["| folder | command | wall time |", "|---|---|---|"]
+    for folder in sorted(p.parent for p in root.glob("*/PROVENANCE.json")):
+        prov = json.loads((folder / "PROVENANCE.json").read_text())
+        lines.append(f"| `results/learning/{folder.name}` | `{prov['command']}` | {prov['wall_time_s'] / 60:.0f} min |")
+    return "\n".join(lines)
+
+
+BLOCKS = {"evidence": evidence_table, "claims": claims_table, "optimality": optimality_table, "donmez": donmez_table, "approx": approx_table,
+          "restarts": restarts_table}
+
+
+def render(page: str, root: Path = RESULTS / "learning") -> str:
+    """``page`` with each generated block replaced by the table the evidence gives today."""
+    for name, fn in BLOCKS.items():
+        pattern = re.compile(rf"(<!-- {name}: generated by [^>]*-->\n)(.*?)(<!-- end {name} -->)", re.S)
+        if not pattern.search(page):
+            raise ValueError(f"the page has no '<!-- {name}: generated by ... -->' ... '<!-- end {name} -->' block")
+        page = pattern.sub(lambda m: m.group(1) + fn(root) + "\n" + m.group(3), page)
+    return page
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["--write"]:
+        if len(argv) != 2:
+            print("error: --write needs one page path", file=sys.stderr)
+            return 1
+        page = Path(argv[1])
+        page.write_text(render(page.read_text()))
+        print(f"wrote {page}")
+        return 0
+    for name, fn in BLOCKS.items():
+        print(f"<!-- {name}: generated by python -m analysis.learning.report -->\n{fn()}\n<!-- end {name} -->\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

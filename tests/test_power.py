@@ -1,0 +1,43 @@
+"""Power analysis (maxent.stats.family_mde, queries_needed) against simulation and closed forms."""
+import numpy as np
+import pytest
+from scipy import stats as st
+
+from maxent.errors import ParameterError
+from maxent.stats import family_mde, minimum_detectable_effect, queries_needed
+
+
+def test_family_mde_is_the_mde_at_the_bonferroni_level():
+    assert family_mde(5.0, 400, n_claims=1) == minimum_detectable_effect(5.0, 400)
+    assert family_mde(5.0, 400, n_claims=10) == pytest.approx(minimum_detectable_effect(5.0, 400, alpha=0.005))
+    assert family_mde(5.0, 400, n_claims=10) > family_mde(5.0, 400, n_claims=2)
+
+
+def test_family_mde_power_by_simulation():
+    """At the MDE, the t-test at alpha/m rejects in about 80% of simulated experiments."""
+    rng = np.random.default_rng(0)
+    sd, n, m = 3.0, 60, 8
+    delta = family_mde(sd, n, n_claims=m)
+    d = delta + sd * rng.standard_normal((20_000, n))
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / np.sqrt(n))
+    p = 2 * st.t.sf(np.abs(t), n - 1)
+    assert np.mean(p < 0.05 / m) == pytest.approx(0.8, abs=0.01)
+
+
+@pytest.mark.parametrize("sd, mde, m", [(10.0, 0.5, 10), (6.0, 0.5, 1), (3.0, 1.0, 4), (12.0, 0.3, 16)])
+def test_queries_needed_is_the_smallest_n(sd, mde, m):
+    n = queries_needed(sd, mde, n_claims=m)
+    assert family_mde(sd, n, n_claims=m) <= mde
+    if n > 2:
+        assert family_mde(sd, n - 1, n_claims=m) > mde
+    z = st.norm.ppf(1 - 0.05 / m / 2) + st.norm.ppf(0.8)
+    assert n == pytest.approx((z * sd / mde) ** 2, rel=0.05, abs=3)     # the normal approximation
+
+
+def test_queries_needed_edges():
+    assert queries_needed(0.0, 0.5) == 2
+    for kw in ({"sd": 1.0, "mde": 0.0}, {"sd": -1.0, "mde": 1.0}, {"sd": float("nan"), "mde": 1.0}):
+        with pytest.raises(ParameterError, match="mde|sd"):
+            queries_needed(**kw)
+    with pytest.raises(ParameterError, match="n_claims"):
+        family_mde(1.0, 10, n_claims=0)
