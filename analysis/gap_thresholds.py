@@ -26,6 +26,7 @@ import pandas as pd
 
 from analysis import _cli
 from analysis._instances import Settings, graded_summary, parse_graded_pr, run_instances
+from maxent._feedback import phase
 from maxent.bootstrap import discriminative_power
 from maxent.errors import ParameterError
 from maxent.metrics import parse_measure
@@ -189,7 +190,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", default=None, help="thresholds scored (default: every grade >= 1)")
     p.add_argument("--min-relevant", type=int, default=5,
                    help="keep lists with at least this many relevant retrieved at every threshold")
-    p.add_argument("--depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("--depth", type=int, default=1000,
+                   help="documents per topic kept (paper 004's 1000; unlike trec_eval's -M, which keeps "
+                        "all by default, the MaxEnt problems need a depth: lists cut are counted on stderr)")
     p.add_argument("--reference", default="nDCG", help="the reference metric")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples B")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -242,8 +245,11 @@ def _restrict(runs, qrels, keep):
 
 def _body(args) -> int:
     t0 = time.time()
-    qrels = read_qrels(args.qrels)
-    runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    if not 0 < args.alpha < 1:
+        raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
+    with phase("reading the qrels and runs"):
+        qrels = read_qrels(args.qrels)
+        runs = sorted(read_runs(args.runs), key=lambda r: r.name)
     runs, qrels = _restrict(runs, qrels, _topic_filter(args.topics))
     c = qrels.max_grade
     if c < 2:
@@ -262,12 +268,14 @@ def _body(args) -> int:
                   **({"score_precision": args.score_precision} if args.score_precision != "single" else {}))
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
+        _cli.report_depth_cut(runs, qrels, args.depth)
         return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
 
 
 def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
     graded_pr = settings.graded_pr
-    inst = run_instances(runs, qrels, settings, out, config, args)
+    with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
+        inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)
@@ -303,8 +311,9 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
         else:
             gs = [tuple([1.0 / c] * c)] + [tuple(float(x) for x in v.split(",")) for v in best.values()]
         boot_metrics = list(dict.fromkeys([parse_measure(g_name(g)) for g in gs] + [parse_measure("AP"), parse_measure(args.reference)]))
-        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
-        asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
+        with phase(f"bootstrap tests ({args.bootstrap} samples)"):
+            names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
+            asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
         _cli.atomic_write_csv(out / "asl.csv", asl)
         _cli.atomic_write_csv(out / "discriminative.csv", power)
         _fig_asl(asl, args.top_k, args.alpha, out)
