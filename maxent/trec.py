@@ -496,28 +496,61 @@ def _decode(topic_bytes: np.ndarray) -> list[str]:
         return np.char.decode(topic_bytes, "utf-8", "replace").tolist()
 
 
+def word_keys(a: np.ndarray) -> list[np.ndarray]:
+    """The strings of a bytes (``S``) array as columns of big-endian 64-bit words, most
+    significant first: ``np.lexsort(word_keys(a)[::-1])`` orders them byte-wise as C's strcmp
+    (and numpy's own comparison) does, by integer sorts instead of string comparisons."""
+    a = np.ascontiguousarray(a)
+    n, W = len(a), max(a.dtype.itemsize, 1)
+    W8 = -(-W // 8) * 8
+    if W == W8 and a.dtype.itemsize:
+        mat = a.view(np.uint8).reshape(n, W)
+    else:
+        mat = np.zeros((n, W8), dtype=np.uint8)
+        mat[:, :a.dtype.itemsize] = a.view(np.uint8).reshape(n, a.dtype.itemsize)
+    words = mat.view(">u8")
+    return [words[:, j].astype(np.uint64) for j in range(W8 // 8)]
+
+
+def _dense_rank(a: np.ndarray) -> np.ndarray:
+    """Rank of each string of a bytes array among its distinct values, in strcmp order."""
+    keys = word_keys(a)
+    order = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys[::-1])
+    new = np.zeros(len(a), dtype=bool)
+    new[:1] = True
+    for k in keys:
+        ks = k[order]
+        new[1:] |= ks[1:] != ks[:-1]
+    rank = np.empty(len(a), dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    return rank
+
+
 def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" = None) -> np.ndarray:
     """Integer code of each qid: ``index[qid]`` (-1 when absent), or with ``index=None`` the
     qid's rank among the distinct qids.
 
     Runs list a topic's documents together, so the distinct values are found among the
-    first qids of blocks of equal consecutive qids; a heavily interleaved file goes
-    through ``np.unique`` on every qid.
+    first qids of blocks of equal consecutive qids, sorted by their :func:`word_keys`.
     """
     n = len(qid)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
-    few = len(starts) <= 4096
-    uniq, inverse = np.unique(qid[starts] if few else qid, return_inverse=True)
+    firsts = qid[starts]                       # every distinct qid is the first of some block
+    order = np.lexsort(word_keys(firsts)[::-1])
+    s = firsts[order]
+    new = np.concatenate(([True], s[1:] != s[:-1]))
+    uniq = s[new]
+    inverse = np.empty(len(firsts), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
     if index is None:
         codes = np.arange(len(uniq), dtype=np.int64)
     elif isinstance(index, TopicIndex):
         codes = index.codes(uniq)
     else:
         codes = np.array([index.get(bytes(q), -1) for q in uniq], dtype=np.int64)
-    codes = codes[inverse.ravel()]
-    return np.repeat(codes, np.diff(np.append(starts, n))) if few else codes
+    return np.repeat(codes[inverse], np.diff(np.append(starts, n)))
 
 
 def _run_name(path: Path) -> str:
@@ -696,9 +729,13 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     lines = table.lines
     grades = _parse_grades(table.strings(3), lines, path)
     qid_a, docno_a = table.strings(0), table.strings(2)
-    order = np.lexsort((lines, docno_a, qid_a))
+    codes = topic_codes(qid_a)                 # rank among the distinct qids, in strcmp order
+    # by topic, then docno (strcmp order), then line: one stable sort of integer keys
+    rank = _dense_rank(docno_a)
+    order = np.argsort(codes * (int(rank.max(initial=0)) + 1) + rank, kind="stable")
     qid_s, doc_s, grade_s, line_s = qid_a[order], docno_a[order], grades[order], lines[order]
-    dup = (qid_s[1:] == qid_s[:-1]) & (doc_s[1:] == doc_s[:-1])
+    code_s = codes[order]
+    dup = (code_s[1:] == code_s[:-1]) & (doc_s[1:] == doc_s[:-1])
     if dup.any():
         i = int(np.argmax(dup)) + 1
         raise InputError(
@@ -707,7 +744,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
             f"docno {shown(doc_s[i])!r} judged twice for topic "
             f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})",
         )
-    bounds = np.flatnonzero(np.concatenate(([True], qid_s[1:] != qid_s[:-1], [True])))
+    bounds = np.flatnonzero(np.concatenate(([True], code_s[1:] != code_s[:-1], [True])))
     topic_bytes = qid_s[bounds[:-1]]
     topics = _decode(topic_bytes)
     index = TopicIndex(topic_bytes)
