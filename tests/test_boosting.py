@@ -482,7 +482,8 @@ def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
     assert set(sweep.features) == {2, 5} and set(sweep.fraction) == {0.5, 1.0} and sweep.value.between(0, 100).all()
     cell = table[(table.train == "nDCG") & (table.test == "nDCG@10")].iloc[0]
     args = build_parser().parse_args(LM)
-    assert isinstance(args, argparse.Namespace)
+    # the options the recomputation below relies on, as the command read them
+    assert (args.model, args.trees, args.min_data_in_leaf, args.n_queries) == ("lambdamart", 6, 5, 60)
     tr, va, te = load_splits(args)
     L = int(max(d.y.max() for d in (tr, va, te))) + 1
     target = parse_measure("nDCG(gain=exp)@10")
