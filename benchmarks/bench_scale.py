@@ -7,8 +7,10 @@ passage appears at a random rank for 70 % of the topics; qids and docnos are num
 MS MARCO. ``--issue-case`` adds the shape of the first scale report (300,000 topics, 5
 judgements and 8 run lines per topic).
 
-For each size, fresh processes are timed from start to exit (wall time) with their peak
-resident memory (``ru_maxrss`` of the child):
+For each size, fresh processes are timed from start to exit: wall time, CPU time (user +
+system, which a loaded machine disturbs less) and peak resident memory (``ru_maxrss`` of the
+child; the data are generated in a child process and this script imports no numpy, so no
+child inherits a large high-water mark from it through ``fork``):
 
 * ``python -m maxent.evaluate QRELS RUN -m map -m recip_rank -m ndcg_cut.10``;
 * the same with pytrec_eval as a Python script would do it (``pytrec_eval.parse_qrel`` and
@@ -34,8 +36,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -60,6 +60,8 @@ def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float
          seed: int = 0) -> tuple[Path, Path]:
     """Write an MS MARCO-shaped qrels and run for ``topics`` topics (see the module docstring);
     ``judged``: the range of judged passages per topic, ``depth``: run lines per topic."""
+    import numpy as np
+
     folder.mkdir(parents=True, exist_ok=True)
     qrels_path, run_path = folder / "qrels.txt", folder / "run.txt"
     if qrels_path.exists() and run_path.exists():
@@ -95,8 +97,16 @@ def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float
     return qrels_path, run_path
 
 
-def timed(cmd: list[str], cwd=ROOT) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS in MiB, stdout) of one fresh process."""
+def make_in_child(folder: Path, topics: int, judged=(1, 3), depth: int = 10) -> tuple[Path, Path]:
+    """:func:`make` in a child process (this one stays small: see the module docstring)."""
+    code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from bench_scale import make; "
+            f"from pathlib import Path; make(Path({str(folder)!r}), {topics}, {tuple(judged)!r}, {depth})")
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return folder / "qrels.txt", folder / "run.txt"
+
+
+def timed(cmd: list[str], cwd=ROOT) -> tuple[float, float, str, float]:
+    """(wall seconds, peak RSS in MiB, stdout, CPU seconds) of one fresh process."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(ROOT)
     with tempfile.TemporaryFile() as out:
@@ -109,7 +119,7 @@ def timed(cmd: list[str], cwd=ROOT) -> tuple[float, float, str]:
         text = out.read().decode()
     if proc.returncode != 0:
         raise SystemExit(f"failed ({proc.returncode}): {' '.join(cmd)}")
-    return wall, usage.ru_maxrss / 1024, text
+    return wall, usage.ru_maxrss / 1024, text, usage.ru_utime + usage.ru_stime
 
 
 def _ours(qrels, run):
@@ -146,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     for topics, judged, depth in cases:
         name = f"{topics}x{judged[0]}-{judged[1]}x{depth}"
         print(f"{name}: making the data ...", file=sys.stderr, flush=True)
-        qrels, run = make(args.data / name, topics, judged, depth)
+        qrels, run = make_in_child(args.data / name, topics, judged, depth)
         ours, peer = _ours(qrels, run), _peer(qrels, run)
         with_peer = topics <= args.peer_max
         got = _means(timed(ours)[2], True)
@@ -155,39 +165,47 @@ def main(argv: list[str] | None = None) -> int:
             if got != want:
                 raise SystemExit(f"{name}: means differ: ours {got}, pytrec_eval {want}")
         times = {"ours": [], "peer": []}
+        cpu = {"ours": [], "peer": []}
         rss = {"ours": [], "peer": []}
         for _ in range(args.repeat):
             for who, cmd in (("ours", ours), ("peer", peer)):
                 if who == "peer" and not with_peer:
                     continue
-                w, m, _ = timed(cmd)
+                w, m, _, c = timed(cmd)
                 times[who].append(w)
+                cpu[who].append(c)
                 rss[who].append(m)
         row = {"case": name, "topics": topics, "qrels_lines": sum(1 for _ in open(qrels)),
                "run_lines": topics * depth, "command": "maxent.evaluate",
-               "ours_s": statistics.median(times["ours"]), "ours_mib": max(rss["ours"]),
+               "ours_s": statistics.median(times["ours"]), "ours_cpu_s": statistics.median(cpu["ours"]),
+               "ours_mib": max(rss["ours"]),
                "pytrec_eval_s": statistics.median(times["peer"]) if with_peer else None,
+               "pytrec_eval_cpu_s": statistics.median(cpu["peer"]) if with_peer else None,
                "pytrec_eval_mib": max(rss["peer"]) if with_peer else None}
         row["speedup"] = row["pytrec_eval_s"] / row["ours_s"] if with_peer else None
+        row["speedup_cpu"] = row["pytrec_eval_cpu_s"] / row["ours_cpu_s"] if with_peer else None
         rows.append(row)
         print(row, file=sys.stderr, flush=True)
     for s in (int(x) for x in args.analysis.split(",") if x):
         name = f"{s}x1-3x10"
-        qrels, run = make(args.data / name, s)
+        qrels, run = make_in_child(args.data / name, s)
         with tempfile.TemporaryDirectory() as tmp:
             cmd = [sys.executable, "-m", "analysis.maxent", "--runs", str(run), "--qrels", str(qrels),
                    "--metrics", "AP", "--depth", "10", "--out", str(Path(tmp) / "a"), "--no-progress"]
-            w, m, _ = timed(cmd)
+            w, m, _, c = timed(cmd)
         rows.append({"case": name, "topics": s, "qrels_lines": sum(1 for _ in open(qrels)),
                      "run_lines": s * 10, "command": "analysis.maxent --metrics AP", "ours_s": w,
-                     "ours_mib": m, "pytrec_eval_s": None, "pytrec_eval_mib": None, "speedup": None})
+                     "ours_cpu_s": c, "ours_mib": m, "pytrec_eval_s": None, "pytrec_eval_cpu_s": None,
+                     "pytrec_eval_mib": None, "speedup": None, "speedup_cpu": None})
         print(rows[-1], file=sys.stderr, flush=True)
-    print(f"{'case':<22} {'command':<30} {'ours s':>8} {'MiB':>7} {'pytrec s':>9} {'MiB':>7} {'ratio':>6} {'us/topic':>9}")
+    print(f"{'case':<22} {'command':<30} {'ours s':>7} {'cpu s':>6} {'MiB':>6} {'pytrec s':>8} {'cpu s':>6} "
+          f"{'MiB':>6} {'ratio':>6} {'cpu':>5} {'cpu us/topic':>12}")
     for r in rows:
-        peer = (f"{r['pytrec_eval_s']:9.2f} {r['pytrec_eval_mib']:7.0f} {r['speedup']:6.2f}"
-                if r["speedup"] else f"{'-':>9} {'-':>7} {'-':>6}")
-        print(f"{r['case']:<22} {r['command']:<30} {r['ours_s']:8.2f} {r['ours_mib']:7.0f} {peer} "
-              f"{1e6 * r['ours_s'] / r['topics']:9.1f}")
+        peer = (f"{r['pytrec_eval_s']:8.2f} {r['pytrec_eval_cpu_s']:6.2f} {r['pytrec_eval_mib']:6.0f} "
+                f"{r['speedup']:6.2f} {r['speedup_cpu']:5.2f}" if r["speedup"] else
+                f"{'-':>8} {'-':>6} {'-':>6} {'-':>6} {'-':>5}")
+        print(f"{r['case']:<22} {r['command']:<30} {r['ours_s']:7.2f} {r['ours_cpu_s']:6.2f} {r['ours_mib']:6.0f} "
+              f"{peer} {1e6 * r['ours_cpu_s'] / r['topics']:12.1f}")
     if args.out is not None:
         import pandas as pd
 

@@ -406,11 +406,15 @@ def test_analyse_run_rows_and_expectations(tiny):
 
     qrels = read_qrels(tiny / "qrels.txt")
     run = sorted(read_runs(tiny / "runs"), key=lambda r: r.name)[0]
-    settings = _instances.Settings(("AP", "nDCG"), (1, 2), "retrieved", "recall", 3, 40, ("P@10",))
+    lists = rank_runs([run], qrels, depth=40)
+    fewest = np.minimum.reduce([(lists.grades >= t).sum(axis=1) for t in (1, 2)])
+    k = int(np.sort(fewest)[1])             # a list exactly at the bound, and one below it
+    assert k > 0 and (fewest == k).any() and (fewest < k).any()
+    settings = _instances.Settings(("AP", "nDCG"), (1, 2), "retrieved", "recall", k, 40, ("P@10",))
     frame = _instances.analyse_run(run, qrels, settings)
     assert len(frame) == 3 * 2 * 2 and list(frame.columns[:4]) == ["run", "topic", "metric", "threshold"]
-    lists = rank_runs([run], qrels, depth=40)
-    sel = np.logical_and.reduce([(lists.grades >= t).sum(axis=1) >= 3 for t in (1, 2)])
+    sel = fewest >= k
+    assert frame[frame["topic"].isin(lists.topics[fewest == k])]["eligible"].any()
     nd = parse_measure("nDCG")
     res = solve(nd, nd.value(lists), lists)
     for t in (1, 2):

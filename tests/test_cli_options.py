@@ -93,8 +93,13 @@ def test_compare_correction(correction):
 
 @pytest.mark.parametrize("test", ["t", "wilcoxon", "sign", "randomisation", "bootstrap", "paper000"])
 def test_compare_test_sets_the_marks(test):
-    doc = _compare_json("--test", test, "--alpha", "0.2")
+    runs = sorted(RUNS.iterdir())[:6]
+    doc = _compare_json("--test", test, "--alpha", "0.2", runs=runs)
+    assert doc["settings"]["test"] == test
     assert _printed_marks(doc) == _marks_from_pairs(doc, test, 0.2)
+    # on these runs the sign test's marks differ from the t-test's: the option is used
+    if test == "sign":
+        assert _printed_marks(doc) != _marks_from_pairs(doc, "t", 0.2)
 
 
 def test_compare_tests_and_alpha_change_the_marks():
