@@ -252,8 +252,8 @@ class _KeyIndex:
         self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
         bits = max(4, int(len(keys) * 2).bit_length())       # 2n to 4n buckets
         self._shift = _U(64 - bits)
-        self._bucket = np.searchsorted(self.sorted >> self._shift,
-                                       np.arange(2 ** bits + 1, dtype=np.uint64))
+        top = (self.sorted >> self._shift).astype(np.intp)   # each key's bucket, ascending
+        self._bucket = np.concatenate(([0], np.cumsum(np.bincount(top, minlength=2 ** bits))))
         if len(keys) < 2**31:                                # 8 to 16 bytes per key
             self._bucket = self._bucket.astype(np.int32)
         self._widest = int(np.diff(self._bucket).max(initial=0))

@@ -425,3 +425,19 @@ def test_analyse_run_rows_and_expectations(tiny):
         np.testing.assert_allclose(rows["pred P@10"], p10.expectation(q, lists), atol=1e-9)
         np.testing.assert_allclose(rows["value"], nd.value(lists), atol=1e-12)
         assert (rows["depth"] <= 40).all()
+
+
+def test_phases_are_named_on_stderr_without_a_terminal(tiny, tmp_path):
+    # a subprocess with stderr a pipe, every phase made "long" (threshold 0): each is named
+    import subprocess
+    import sys
+
+    code = ("import sys; from maxent import _feedback; _feedback.AFTER = 0.0\n"
+            "from analysis.maxent import main; sys.exit(main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", code, "--runs", str(tiny / "runs"), "--qrels",
+                           str(tiny / "qrels.txt"), "--out", str(tmp_path), "--metrics", "AP", "--depth", "30"],
+                          capture_output=True, text=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    for what in ("reading the qrels and runs", "solving the maximum-entropy problems of 2 runs",
+                 "writing the tables and figures"):
+        assert f"{what} ...\n" in done.stderr and f"{what}: done in " in done.stderr, done.stderr
