@@ -441,3 +441,19 @@ def test_phases_are_named_on_stderr_without_a_terminal(tiny, tmp_path):
     for what in ("reading the qrels and runs", "solving the maximum-entropy problems of 2 runs",
                  "writing the tables and figures"):
         assert f"{what} ...\n" in done.stderr and f"{what}: done in " in done.stderr, done.stderr
+
+
+def test_other_warnings_keep_pythons_format(capsys):
+    import argparse
+    import warnings
+
+    p = argparse.ArgumentParser()
+    p.add_argument("--debug", action="store_true")
+
+    def body(args):
+        warnings.warn("plain python warning", UserWarning)
+        return 0
+
+    assert _cli.run_main(body, p, []) == 0
+    err = capsys.readouterr().err
+    assert "UserWarning: plain python warning" in err and not err.startswith("warning: ")

@@ -233,3 +233,59 @@ def test_evaluate_jobs_describe_format():
     assert code == 0 and out.startswith("GAP") and "Parameters:" in out
     code, out, _ = _run(evaluate_main, [QRELS, runs[0], "-m", "map", "--format", "csv"])
     assert out.splitlines()[0] == "run,topic,measure,value" and len(out.splitlines()) == 31
+
+
+# ------------------------------------------------------------- details of the output's form
+def test_jobs_values():
+    import argparse
+
+    from maxent.evaluate import _jobs
+
+    assert _jobs("auto") is None and _jobs("3") == 3 and _jobs("1") == 1
+    for bad in ("0", "-2", "x", "AUTO"):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"expected a positive integer or auto, got '{bad}'"):
+            _jobs(bad)
+
+
+def test_measure_order_is_trec_evals(shared_data):
+    # oracle: the order of trec_eval's own output lines (out.test.a: -m all_trec)
+    d = shared_data / "trec_eval_test"
+    want = [ln.split("\t")[0].strip() for ln in (d / "out.test.a").read_text().splitlines()]
+    code, out, _ = _run(evaluate_main, [d / "qrels.test", d / "results.test", "-m", "all_trec"])
+    got = [ln.split("\t")[0].strip() for ln in out.splitlines()]
+    assert got == [m for m in want if m in set(got)] and len(got) > 0.5 * len(want)
+    # cut measures after their family, by cutoff; measures trec_eval lacks at the end
+    code, out, _ = _run(evaluate_main, [d / "qrels.test", d / "results.test", "-m", "ERR@5", "-m", "ndcg_cut.20,5",
+                                        "-m", "P.10,5", "-m", "map", "-m", "map_cut.10"])
+    got = [ln.split("\t")[0].strip() for ln in out.splitlines()][2:]
+    assert got == ["map", "P_5", "P_10", "ndcg_cut_5", "ndcg_cut_20", "map_cut_10", "ERR@5"]
+
+
+def test_gm_map_is_the_geometric_mean_with_trec_evals_floor():
+    frame = evaluate(QRELS, THREE[0], ["AP"])
+    v = frame["value"].to_numpy()
+    want = np.exp(np.mean(np.log(np.maximum(v, 1e-5))))
+    got = _all(_run(evaluate_main, [QRELS, THREE[0], "-m", "gm_map"])[1])["gm_map"]
+    assert got == f"{want:6.4f}" and abs(want - v.mean()) > 1e-3
+
+
+def test_compare_legend_and_markdown_details():
+    names = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+             "randomisation": "Fisher's randomisation test", "bootstrap": "Sakai's paired bootstrap test"}
+    for test, words in names.items():
+        code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--test", test])
+        assert f"({words}, all pairs, Holm-Bonferroni correction, alpha 0.05, 30 topics)" in out
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--baseline", "run1"])
+    assert "against baseline run1" in out
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--format", "markdown", "--details"])
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("| measure | run a"))
+    assert lines[head + 1] == "|---|---|---|" + "---:|" * 8
+    assert all(ln.startswith("| AP | ") and ln.endswith(" |") for ln in lines[head + 2: head + 5])
+
+
+def test_csv_quotes_only_what_needs_quoting(tmp_path):
+    plain = tmp_path / "RunX_1"
+    plain.write_bytes(THREE[0].read_bytes())
+    code, out, _ = _run(evaluate_main, [QRELS, plain, "-m", "map", "--format", "csv"])
+    assert out.splitlines()[1].startswith("RunX_1,1,AP,")
