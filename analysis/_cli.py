@@ -347,7 +347,7 @@ def report_unknown_topics(runs, qrels) -> None:
 
 
 # ------------------------------------------------------------------ parallel / distributed work
-# One executor for every analysis (issue 14): the same work units (one run, one training job)
+# One executor for every analysis: the same work units (one run, one training job)
 # go to the local process, a process pool (--workers N) or a Dask cluster (--scheduler). Results
 # come back in job order, so outputs are byte-identical whichever executor ran them.
 DASK_HINT = 'pip install -e ".[distributed]"'

@@ -191,7 +191,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--min-relevant", type=int, default=5,
                    help="keep lists with at least this many relevant retrieved at every threshold")
     p.add_argument("--depth", type=int, default=1000,
-                   help="documents per topic kept (paper 004's 1000; unlike trec_eval's -M, which keeps "
+                   help="documents per topic kept (1000, as Robertson, Kanoulas & Yilmaz 2010; unlike trec_eval's -M, which keeps "
                         "all by default, the MaxEnt problems need a depth: lists cut are counted on stderr)")
     p.add_argument("--reference", default="nDCG", help="the reference metric")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples B")

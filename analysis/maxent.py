@@ -260,7 +260,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--min-relevant", type=int, default=0,
                    help="paper 004's selection rule: keep lists with at least this many relevant retrieved at every threshold")
     p.add_argument("--depth", type=int, default=1000,
-                   help="documents per topic kept (paper 000's 1000; unlike trec_eval's -M, which keeps "
+                   help="documents per topic kept (1000, as Yilmaz & Robertson 2010; unlike trec_eval's -M, which keeps "
                         "all by default, the MaxEnt problems need a depth: lists cut are counted on stderr)")
     p.add_argument("--predict", default="P@10",
                    help="metrics predicted from each inferred distribution, comma-separated, or 'all'")

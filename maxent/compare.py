@@ -384,7 +384,7 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     measures : measure names or metric objects
     baseline : run name; compare every run with it only (default: every pair)
     test : which test's (corrected) verdict sets the marks: one of :data:`TESTS` or
-        ``paper000`` (t, Wilcoxon and sign test all reject, paper 000's rule)
+        ``paper000`` (t, Wilcoxon and sign test all reject: the rule of Yilmaz & Robertson 2010)
     correction : ``holm``, ``bh`` or ``none``, over the pairs of each measure, per test
     complete : trec_eval ``-c`` (default True): every qrels topic counts, a topic a run did
         not retrieve for scoring 0, so every run is paired on the same topics. With False,
