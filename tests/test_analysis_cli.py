@@ -425,6 +425,9 @@ def test_analyse_run_rows_and_expectations(tiny):
         np.testing.assert_allclose(rows["pred P@10"], p10.expectation(q, lists), atol=1e-9)
         np.testing.assert_allclose(rows["value"], nd.value(lists), atol=1e-12)
         assert (rows["depth"] <= 40).all()
+        # a list with no point on its PR curve (no relevant document retrieved) is never eligible
+        assert not rows.loc[rows["n_points"] == 0, "eligible"].any()
+    assert (frame["n_points"] == 0).any()
 
 
 def test_phases_are_named_on_stderr_without_a_terminal(tiny, tmp_path):

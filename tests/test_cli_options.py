@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from maxent.compare import main as compare_main
@@ -289,3 +290,36 @@ def test_csv_quotes_only_what_needs_quoting(tmp_path):
     plain.write_bytes(THREE[0].read_bytes())
     code, out, _ = _run(evaluate_main, [QRELS, plain, "-m", "map", "--format", "csv"])
     assert out.splitlines()[1].startswith("RunX_1,1,AP,")
+
+
+def test_compare_values_pairs_seeds_and_minimum_topics():
+    from maxent.compare import compare_values
+    from maxent.errors import ParameterError
+
+    rng = np.random.default_rng(5)
+    v = rng.random((3, 12))
+    v[1] = v[0] + rng.normal(0, 0.05, 12)            # a close pair: a p-value well inside (0, 1)
+    a = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=4)
+    b = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=4)
+    c = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=5)
+    pd.testing.assert_frame_equal(a, b)               # the seed makes every resampled number reproducible
+    close = a[(a.run_a == "x") & (a.run_b == "y")].iloc[0]
+    assert 0 < close.p_bootstrap < 1 and close.p_bootstrap != c[(c.run_a == "x") & (c.run_b == "y")].iloc[0].p_bootstrap
+    means = dict(zip("xyz", v.mean(axis=1)))
+    for r in a.itertuples(index=False):               # each pair's means are its two runs' means
+        assert r.mean_a == pytest.approx(means[r.run_a]) and r.mean_b == pytest.approx(means[r.run_b])
+        assert r.topics == 12
+    assert len(compare_values(v[:, :2], ["x", "y", "z"], n_permutations=10, n_bootstrap=10)) == 3
+    with pytest.raises(ParameterError, match="at least 2 common topics, got 1"):
+        compare_values(v[:, :1], ["x", "y", "z"])
+
+
+def test_compare_accepts_the_smallest_valid_values():
+    code, out, err = _run(compare_main, [QRELS, *THREE, "-m", "P@10", "-l", "0", "--permutations", "1",
+                                         "--bootstrap", "1", "--format", "json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["settings"]["permutations"] == 1 and doc["settings"]["bootstrap"] == 1
+    want = aggregate(evaluate(QRELS, THREE, ["P@10"], rel=0, complete=True)).set_index("run")["value"]
+    key = doc["pairs"][0]["measure"]                  # P@10 at relevance level 0
+    assert {r["run"]: r[key] for r in doc["runs"]} == pytest.approx(want.to_dict(), abs=1e-12)

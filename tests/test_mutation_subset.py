@@ -4,8 +4,9 @@ make a command ignore an option or a convention, each of which the named tests m
 Each mutant is applied to a copy of the project in a temporary folder (one textual
 replacement, which must match), and the tests that guard it run there in a subprocess; the
 mutant is killed when they fail. The unmutated copy passes the same tests (the control), so
-a failure is the mutant's doing. The full mutmut run (results/mutation/) covers every
-mutant of the four files; this subset keeps the ones an earlier review found surviving.
+a failure is the mutant's doing. The mutmut run (results/mutation/) samples every kind of
+mutant of the four files; this subset keeps mutants that once survived and that matter
+(an option or a convention silently ignored, a wrong number in the output).
 """
 from __future__ import annotations
 
@@ -42,6 +43,17 @@ MUTANTS = {
     "--runs without --qrels accepted": ("analysis/_cli.py", r'if args\.runs is not None and args\.qrels is None:',
                                         "if False:",
                                         "tests/test_analysis_cli.py::test_bad_values_name_their_option"),
+    "pair means over every value": ("maxent/compare.py", r'"mean_a": v\[ia\]\.mean\(axis=1\)',
+                                    '"mean_a": v[ia].mean(axis=None)',
+                                    "tests/test_cli_options.py::test_compare_values_pairs_seeds_and_minimum_topics"),
+    "bootstrap test unseeded": ("maxent/compare.py", r"paired_bootstrap_asl\(d, n_boot=n_bootstrap, seed=seed\)",
+                                "paired_bootstrap_asl(d, n_boot=n_bootstrap, seed=None)",
+                                "tests/test_cli_options.py::test_compare_values_pairs_seeds_and_minimum_topics"),
+    "compare refuses -l 0": ("maxent/compare.py", r"args\.rel < 0", "args.rel < 1",
+                             "tests/test_cli_options.py::test_compare_accepts_the_smallest_valid_values"),
+    "lists without a PR point eligible": ("analysis/_instances.py", r"\(err\.n_points > 0\) & res\.success",
+                                          "(err.n_points >= 0) & res.success",
+                                          "tests/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
     "min-relevant off by one": ("analysis/_instances.py", r">= settings\.min_relevant", "> settings.min_relevant",
                                 "tests/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
 }
