@@ -9,6 +9,7 @@ metric values and expectations, ``maxent.inference.pr_errors`` with the other al
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gzip
 import io
 import json
@@ -425,9 +426,12 @@ def test_analyse_run_rows_and_expectations(tiny):
         np.testing.assert_allclose(rows["pred P@10"], p10.expectation(q, lists), atol=1e-9)
         np.testing.assert_allclose(rows["value"], nd.value(lists), atol=1e-12)
         assert (rows["depth"] <= 40).all()
-        # a list with no point on its PR curve (no relevant document retrieved) is never eligible
-        assert not rows.loc[rows["n_points"] == 0, "eligible"].any()
-    assert (frame["n_points"] == 0).any()
+    # with no --min-relevant rule, a list with no point on its PR curve (no relevant document
+    # retrieved at the threshold) is still never eligible: it has no PR error to score
+    loose = _instances.analyse_run(run, qrels, dataclasses.replace(settings, min_relevant=0, metrics=("AP",)))
+    assert (loose["n_points"] == 0).any() and (loose["n_points"] > 0).any()
+    assert not loose.loc[loose["n_points"] == 0, "eligible"].any()
+    assert loose.loc[(loose["n_points"] > 0) & (loose["status"].isin(["optimal", "boundary"])), "eligible"].all()
 
 
 def test_phases_are_named_on_stderr_without_a_terminal(tiny, tmp_path):
