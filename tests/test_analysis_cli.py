@@ -25,7 +25,6 @@ from analysis import _cli, _instances
 from analysis import maxent as cli
 from maxent import parse_measure, rank_runs, read_qrels, read_runs
 from maxent.errors import MaxEntError, ParameterError
-from maxent.inference import kendall_tau, rms
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "trec_runs"

@@ -463,8 +463,6 @@ def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
     """The table exists for boosted models; its (nDCG, nDCG@10) cell = 100 x the mean test
     nDCG@10 of train_lambdamart re-run on the same split with the selected rate and trees."""
     pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
-    import argparse
-
     from analysis.learning import build_parser, load_splits, main
     from maxent.ltr.boosting import train_lambdamart
 
