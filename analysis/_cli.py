@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
-from maxent.errors import MaxEntError
+from maxent.errors import MaxEntError, MaxEntWarning, ParameterError
 from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,9 +76,13 @@ def add_common(p: argparse.ArgumentParser, tool: str) -> None:
 
 
 def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file") -> None:
-    """--runs and --qrels, defaulting to the bundled TREC-COVID sample."""
-    p.add_argument("--runs", nargs="+", default=[str(BUNDLED_RUNS)], help="run files or folders")
-    p.add_argument("--qrels", default=str(BUNDLED_QRELS), help=qrels_help)
+    """--runs and --qrels, both defaulting to the bundled TREC-COVID sample; one given
+    without the other is refused (:func:`resolve_data`), never paired with a bundled file."""
+    p.add_argument("--runs", nargs="+", default=None,
+                   help="run files or folders (default: the bundled TREC-COVID round-1 runs; "
+                        "needs --qrels)")
+    p.add_argument("--qrels", default=None,
+                   help=f"{qrels_help} (default: the bundled TREC-COVID round-1 qrels; needs --runs)")
     p.add_argument("--score-precision", choices=("single", "double"), default="single",
                    help="how run scores are compared when ranking: single = as C floats (trec_eval "
                         "9.x, pytrec_eval, official TREC results; default), double = as C doubles "
@@ -175,20 +179,94 @@ def progress(iterable, total: int, desc: str, disable: bool):
                 disable=disable or not sys.stderr.isatty(), leave=False)
 
 
+def resolve_data(args: argparse.Namespace) -> None:
+    """Fill in --runs and --qrels: both given, or neither (the bundled sample). Runs scored
+    against another collection's qrels would give a table of NaN, so one without the other
+    is a ParameterError naming the missing option."""
+    if not hasattr(args, "runs") or not hasattr(args, "qrels"):
+        return
+    if args.runs is not None and args.qrels is None:
+        raise ParameterError("--qrels: required when --runs is given (the bundled qrels judge only "
+                             "the bundled runs)")
+    if args.qrels is not None and args.runs is None:
+        raise ParameterError("--runs: required when --qrels is given (the bundled runs belong to the "
+                             "bundled qrels)")
+    if args.runs is None:
+        args.runs, args.qrels = [str(BUNDLED_RUNS)], str(BUNDLED_QRELS)
+
+
+_LIMITS = (("workers", 1), ("depth", 1), ("min_relevant", 0), ("bootstrap", 1), ("top_k", 1))
+"""Options of the analyses with a lower bound: (attribute, smallest value)."""
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    """ParameterError naming the option for a value below its bound (``--workers 0``)."""
+    for name, low in _LIMITS:
+        value = getattr(args, name, None)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < low:
+            raise ParameterError(f"--{name.replace('_', '-')}: must be >= {low}, got {value}")
+
+
+def report_depth_cut(runs, qrels, depth: int | None, option: str = "--depth") -> int:
+    """Say on stderr how many (run, topic) lists are longer than ``depth`` and so are cut
+    (trec_eval's -M; the MaxEnt analyses need a depth, trec_eval's default has none).
+    Returns that number."""
+    import numpy as np
+
+    if depth is None:
+        return 0
+    known = qrels.topic_index
+    cut = total = 0
+    for run in runs:
+        topics, sizes = np.unique(run.qid, return_counts=True)
+        sizes = sizes[known.codes(topics) >= 0]
+        cut += int(np.count_nonzero(sizes > depth))
+        total += len(sizes)
+    if cut:
+        print(f"note: {cut} of {total} ranked lists are longer than {option} {depth} and are cut "
+              f"there (trec_eval's -M; its default keeps every document)", file=sys.stderr)
+    return cut
+
+
 def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser,
              argv: list[str] | None) -> int:
-    """Parse arguments and run ``body``; MaxEntError -> ``error: ...`` on stderr, exit 1."""
+    """Parse arguments and run ``body``; MaxEntError -> ``error: ...`` on stderr, exit 1; an
+    output that cannot be written (OSError) -> one line naming the file, exit 1; library
+    warnings -> one ``warning: ...`` line each."""
+    import warnings
+
     args = parser.parse_args(argv)
     try:
-        return body(args)
+        resolve_data(args)
+        check_limits(args)
+        with warnings.catch_warnings():
+            warnings.simplefilter("default", MaxEntWarning)
+            warnings.showwarning = _show_warning
+            return body(args)
     except MaxEntError as e:
         if args.debug:
             raise
         print(f"error: {e}", file=sys.stderr)
         return 1
+    except OSError as e:
+        if args.debug or e.filename is None:
+            raise
+        print(f"error: {e.filename}: cannot write ({e.strerror or e}); choose another --out",
+              file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("interrupted: finished chunks are kept; re-run with --resume", file=sys.stderr)
         return 130
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Library warnings as one line on stderr (no source line, no file of the library)."""
+    if issubclass(category, MaxEntWarning):
+        print(f"warning: {message}", file=sys.stderr)
+    else:
+        import warnings
+
+        sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
 # ------------------------------------------------------------ help, output folder ownership
@@ -220,9 +298,16 @@ def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, 
     except ImportError:  # not POSIX: no advisory locks (outputs are still cleared)
         fcntl = None
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    lock = out / ".lock"
-    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+    except FileExistsError:
+        raise MaxEntError(f"--out {out}: a file of that name exists; --out names a folder") from None
+    except NotADirectoryError:
+        raise MaxEntError(f"--out {out}: a part of the path is a file, not a folder") from None
+    except OSError as e:
+        raise MaxEntError(f"--out {out}: cannot create the output folder there "
+                          f"({e.strerror or e})") from None
     try:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -271,7 +356,7 @@ def report_unknown_topics(runs, qrels) -> None:
 
 
 # ------------------------------------------------------------------ parallel / distributed work
-# One executor for every analysis (issue 14): the same work units (one run, one training job)
+# One executor for every analysis: the same work units (one run, one training job)
 # go to the local process, a process pool (--workers N) or a Dask cluster (--scheduler). Results
 # come back in job order, so outputs are byte-identical whichever executor ran them.
 DASK_HINT = 'pip install -e ".[distributed]"'

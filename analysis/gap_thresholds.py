@@ -26,6 +26,7 @@ import pandas as pd
 
 from analysis import _cli
 from analysis._instances import Settings, parse_graded_pr, run_instances
+from maxent._feedback import phase
 from maxent.errors import ParameterError
 from maxent.gap_thresholds import (best_g, bootstrap_metrics, bootstrap_tables, g_name,  # noqa: F401
                                    per_topic_values, restrict_topics, simplex_grid, sweep_table, topic_set)
@@ -87,7 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", default=None, help="thresholds scored (default: every grade >= 1)")
     p.add_argument("--min-relevant", type=int, default=5,
                    help="keep lists with at least this many relevant retrieved at every threshold")
-    p.add_argument("--depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("--depth", type=int, default=1000,
+                   help="documents per topic kept (1000, as Robertson, Kanoulas & Yilmaz 2010; unlike trec_eval's -M, which keeps "
+                        "all by default, the MaxEnt problems need a depth: lists cut are counted on stderr)")
     p.add_argument("--reference", default="nDCG", help="the reference metric")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap samples B")
     p.add_argument("--seed", type=int, default=0, help="bootstrap seed")
@@ -105,8 +108,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _body(args) -> int:
     t0 = time.time()
-    qrels = read_qrels(args.qrels)
-    runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    if not 0 < args.alpha < 1:
+        raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
+    with phase("reading the qrels and runs"):
+        qrels = read_qrels(args.qrels)
+        runs = sorted(read_runs(args.runs), key=lambda r: r.name)
     runs, qrels = restrict_topics(runs, qrels, topic_set(args.topics, "--topics"), "--topics")
     c = qrels.max_grade
     if c < 2:
@@ -125,12 +131,14 @@ def _body(args) -> int:
                   **({"score_precision": args.score_precision} if args.score_precision != "single" else {}))
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
+        _cli.report_depth_cut(runs, qrels, args.depth)
         return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
 
 
 def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
     graded_pr = settings.graded_pr
-    inst = run_instances(runs, qrels, settings, out, config, args)
+    with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
+        inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)
@@ -162,8 +170,9 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
     if not args.skip_bootstrap:
         boot_metrics = bootstrap_metrics(c, best, args.reference,
                                          args.bootstrap_g.split(";") if args.bootstrap_g else None)
-        names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
-        asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
+        with phase(f"bootstrap tests ({args.bootstrap} samples)"):
+            names, topics, values = per_topic_values(runs, qrels, boot_metrics, args.depth, args.score_precision)
+            asl, power = bootstrap_tables(names, values, args.bootstrap, args.seed, args.alpha, args.top_k)
         _cli.atomic_write_csv(out / "asl.csv", asl)
         _cli.atomic_write_csv(out / "discriminative.csv", power)
         _fig_asl(asl, args.top_k, args.alpha, out)

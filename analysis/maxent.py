@@ -26,6 +26,7 @@ import pandas as pd
 from analysis import _cli
 from analysis._instances import (Settings, analyse_run, graded_summary, infer, parse_graded_pr,  # noqa: F401
                                  run_instances, split_names)
+from maxent._feedback import phase
 from maxent.informativeness import ALL_PREDICT as _ALL_PREDICT
 from maxent.informativeness import DEFAULT_METRICS as _DEFAULT_METRICS
 from maxent.informativeness import prediction_table, summarize
@@ -189,7 +190,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--alignment", choices=("recall", "rank"), default="recall", help="PR error alignment")
     p.add_argument("--min-relevant", type=int, default=0,
                    help="paper 004's selection rule: keep lists with at least this many relevant retrieved at every threshold")
-    p.add_argument("--depth", type=int, default=1000, help="documents per topic kept (trec_eval -M)")
+    p.add_argument("--depth", type=int, default=1000,
+                   help="documents per topic kept (1000, as Yilmaz & Robertson 2010; unlike trec_eval's -M, which keeps "
+                        "all by default, the MaxEnt problems need a depth: lists cut are counted on stderr)")
     p.add_argument("--predict", default="P@10",
                    help="metrics predicted from each inferred distribution, comma-separated, or 'all'")
     p.add_argument("--graded-pr", default=None, metavar="G",
@@ -201,8 +204,9 @@ def _parser() -> argparse.ArgumentParser:
 
 def _body(args) -> int:
     t_start = time.time()
-    qrels = read_qrels(args.qrels)
-    runs = sorted(read_runs(args.runs), key=lambda r: r.name)
+    with phase("reading the qrels and runs"):
+        qrels = read_qrels(args.qrels)
+        runs = sorted(read_runs(args.runs), key=lambda r: r.name)
     if args.threshold:
         try:
             thresholds = tuple(int(x) for x in args.threshold.split(","))
@@ -212,8 +216,6 @@ def _body(args) -> int:
         thresholds = tuple(range(1, max(qrels.max_grade, 1) + 1))
     if any(t < 1 for t in thresholds):
         raise ParameterError("--threshold: thresholds must be >= 1")
-    if args.min_relevant < 0 or args.depth < 1 or args.workers < 1:
-        raise ParameterError("--min-relevant must be >= 0, --depth and --workers >= 1")
     predict = ALL_PREDICT if args.predict == "all" else split_names(args.predict)
     metrics = split_names(args.metrics)
     if not metrics or not predict:
@@ -234,13 +236,16 @@ def _body(args) -> int:
         del config["score_precision"]      # likewise for the default ranking
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
-        inst = run_instances(runs, qrels, settings, out, config, args)
-        _cli.atomic_write_csv(out / "instances.csv", inst)
-        summary = summarize(inst, settings)
-        _cli.atomic_write_csv(out / "summary.csv", summary)
-        if args.predict == "all":
-            _cli.atomic_write_csv(out / "informativeness.csv", prediction_table(inst, settings))
-        _figures(inst, settings, runs, qrels, out)
+        _cli.report_depth_cut(runs, qrels, args.depth)
+        with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
+            inst = run_instances(runs, qrels, settings, out, config, args)
+        with phase("writing the tables and figures"):
+            _cli.atomic_write_csv(out / "instances.csv", inst)
+            summary = summarize(inst, settings)
+            _cli.atomic_write_csv(out / "summary.csv", summary)
+            if args.predict == "all":
+                _cli.atomic_write_csv(out / "informativeness.csv", prediction_table(inst, settings))
+            _figures(inst, settings, runs, qrels, out)
     _print_summary(summary, settings, name, time.time() - t_start)
     print(f"results in {out}")
     return 0

@@ -1,5 +1,5 @@
-/* maxent._ctrec: the TREC readers' per-byte work in C (optional; maxent/trec.py falls back to
- * its vectorised numpy code when this module is not built, with the same results).
+/* maxent._ctrec: the TREC readers' per-byte work in C, the one reader maxent/trec.py uses
+ * (built at install; tests/_trec_numpy.py holds the same steps in numpy as its test oracle).
  *
  * Three loops, each one pass over its input, holding no Python object per token:
  *   tokenize     the bounds of the wanted columns' tokens on every kept line
@@ -461,7 +461,7 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "maxent._ctrec",
-    "The TREC readers' per-byte loops in C (see maxent/_ctrec.c; optional, maxent.trec falls back to numpy).",
+    "The TREC readers' per-byte loops in C (see maxent/_ctrec.c), used by maxent.trec.",
     -1, methods,
 };
 

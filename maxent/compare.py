@@ -293,6 +293,7 @@ class Comparison:
 
         ``fmt``: ``terminal`` (aligned columns) or ``markdown``.
         """
+        _check_digits(digits)
         sig = self.significant()
         head = ["measure", "run a", "run b", "a - b [95% CI]", "d_z [95% CI]",
                 *[f"p {t}" for t in TESTS], "sig"]
@@ -315,6 +316,7 @@ class Comparison:
 
     def format(self, fmt: str = "terminal", digits: int = 4) -> str:
         """The report as ``terminal``, ``markdown``, ``latex``, ``csv`` (pairs) or ``json``."""
+        _check_digits(digits)
         if fmt == "csv":
             return self.pairs.to_csv(index=False, float_format="%.10g", lineterminator="\n")
         if fmt == "json":
@@ -365,9 +367,14 @@ class Comparison:
         return "\n".join(out) + f"\n{self.legend()}\n"
 
 
+def _check_digits(digits) -> None:
+    if isinstance(digits, bool) or not isinstance(digits, (int, np.integer)) or not 0 <= digits <= 17:
+        raise ParameterError(f"digits must be an integer from 0 to 17, got {digits!r}")
+
+
 def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | None = None,
             test: str = "t", correction: str = "holm", alpha: float = 0.05, n_permutations: int = 10000,
-            n_bootstrap: int = 10000, seed: int = 0, depth: int = 1000, rel: int | None = None,
+            n_bootstrap: int = 10000, seed: int = 0, depth: int | None = None, rel: int | None = None,
             complete: bool = True, score_precision: str = "single") -> Comparison:
     """Evaluate runs per topic and compare them pairwise on every measure.
 
@@ -377,7 +384,7 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     measures : measure names, metric objects or ir_measures measures
     baseline : run name; compare every run with it only (default: every pair)
     test : which test's (corrected) verdict sets the marks: one of :data:`TESTS` or
-        ``paper000`` (t, Wilcoxon and sign test all reject, paper 000's rule)
+        ``paper000`` (t, Wilcoxon and sign test all reject: the rule of Yilmaz & Robertson 2010)
     correction : ``holm``, ``bh`` or ``none``, over the pairs of each measure, per test
     complete : trec_eval ``-c`` (default True): every qrels topic counts, a topic a run did
         not retrieve for scoring 0, so every run is paired on the same topics. With False,
@@ -457,8 +464,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="randomisation test: random sign vectors (exact enumeration when 2^topics is smaller)")
     p.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (test and intervals)")
     p.add_argument("--seed", type=int, default=0, help="seed of permutations and bootstrap resamples")
-    p.add_argument("-l", dest="rel", type=int, default=None, help="relevance threshold of binary measures")
-    p.add_argument("-M", dest="depth", type=int, default=1000, help="documents per topic kept")
+    p.add_argument("-l", dest="rel", type=int, default=None,
+                   help="relevance threshold of binary measures, >= 0 (default: each measure's own, 1)")
+    p.add_argument("-M", dest="depth", type=int, default=None,
+                   help="documents per topic kept (default: all, as trec_eval)")
     p.add_argument("--score-precision", choices=("single", "double"), default="single",
                    help=SCORE_PRECISION_HELP)
     p.add_argument("--common-topics", action="store_true",
@@ -475,13 +484,25 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.permutations < 1 or args.bootstrap < 1:
-            raise ParameterError("--permutations and --bootstrap must be >= 1")
-        res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
-                      baseline=args.baseline, test=args.test, correction=args.correction, alpha=args.alpha,
-                      n_permutations=args.permutations, n_bootstrap=args.bootstrap, seed=args.seed,
-                      depth=args.depth, rel=args.rel, complete=not args.common_topics,
-                      score_precision=args.score_precision)
+        for option, value in (("--permutations", args.permutations), ("--bootstrap", args.bootstrap)):
+            if value < 1:
+                raise ParameterError(f"{option}: must be >= 1, got {value}")
+        if not 0 < args.alpha < 1:
+            raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
+        if not 0 <= args.digits <= 17:
+            raise ParameterError(f"--digits: must be from 0 to 17, got {args.digits}")
+        if args.depth is not None and args.depth < 1:
+            raise ParameterError(f"-M: the depth must be >= 1 (default: no cut), got {args.depth}")
+        if args.rel is not None and args.rel < 0:
+            raise ParameterError(f"-l: the relevance level must be >= 0, got {args.rel}")
+        from maxent._feedback import phase
+
+        with phase("reading, evaluating and testing the runs"):
+            res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
+                          baseline=args.baseline, test=args.test, correction=args.correction,
+                          alpha=args.alpha, n_permutations=args.permutations, n_bootstrap=args.bootstrap,
+                          seed=args.seed, depth=args.depth, rel=args.rel, complete=not args.common_topics,
+                          score_precision=args.score_precision)
         sys.stdout.write(res.format(args.format, args.digits))
         if args.details and args.format in ("terminal", "markdown"):
             sys.stdout.write("\n" + res.details(args.format, args.digits))

@@ -12,6 +12,7 @@ __all__ = [
     "MeasureNameError",
     "ParameterError",
     "MaxEntWarning",
+    "InputWarning",
     "TopicWarning",
     "ConvergenceWarning",
 ]
@@ -46,12 +47,18 @@ class MeasureNameError(MaxEntError, ValueError):
     """A measure name that cannot be parsed or names no known measure."""
 
 
-class ParameterError(MaxEntError, ValueError):
-    """A metric, solver or analysis parameter outside its allowed values."""
+class ParameterError(MaxEntError, ValueError, TypeError):
+    """A metric, solver or analysis parameter outside its allowed values, or of the wrong
+    type; the message names the parameter. It is both a ValueError and a TypeError (as
+    scikit-learn's ``InvalidParameterError``), so either ``except`` catches it."""
 
 
 class MaxEntWarning(UserWarning):
     """Base class of the library's warnings."""
+
+
+class InputWarning(MaxEntWarning):
+    """An input read in a way trec_eval would not read it (e.g. through a byte-order mark)."""
 
 
 class TopicWarning(MaxEntWarning):

@@ -3,8 +3,10 @@
 ``python -m maxent.evaluate QRELS RUN... -m MEASURE... [-q] [-c] [-l N] [-M N]
 [--score-precision single|double] [--format trec|csv]`` prints, in ``trec`` format, lines
 comparable one for one with trec_eval's (``measure<TAB>topic<TAB>value``, ``%6.4f``, an
-``all`` block per run). The ``trec`` format path imports neither pandas nor scipy, so the
-command starts fast; ``csv`` and the :func:`evaluate` API return pandas frames. With
+``all`` block per run; with ``-q -c``, per-topic lines only for the topics a run retrieved
+for, as trec_eval). As trec_eval, ``-M`` (depth) is unlimited by default. No output format
+imports pandas or scipy, so the command starts fast; the :func:`evaluate` API returns a
+pandas frame. A step that takes over 2 s says so on stderr (:mod:`maxent._feedback`). With
 ``--jobs N`` (default ``auto``: into the CPUs idle at that moment) a forked child reads and
 ranks a share of the run files (:mod:`maxent._fork`); output and errors are the same.
 
@@ -24,10 +26,11 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 
 from maxent._fork import read_and_rank as read_and_rank_forked
-from maxent.errors import InputError, MaxEntError, MeasureNameError, TopicWarning
+from maxent._feedback import phase
+from maxent.errors import InputError, InputWarning, MaxEntError, MeasureNameError, ParameterError, TopicWarning
 from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure, parse_measures
 from maxent.metrics.ap import MIN_GEO_MEAN
-from maxent.ranked import RankedLists, rank_runs
+from maxent.ranked import RankedLists, check_depth, rank_runs
 from maxent.trec import Qrels, Run, read_qrels, read_runs
 
 if TYPE_CHECKING:  # pandas is imported where a frame is built, not at start-up
@@ -47,16 +50,27 @@ def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int |
 
     if isinstance(measures, (str, Metric)) or hasattr(measures, "params"):  # one name, metric or ir_measures measure
         measures = [measures]
+    elif measures is None or isinstance(measures, (bytes, dict)) or not hasattr(measures, "__iter__"):
+        raise MeasureNameError("measures: expected a measure name, a metric object or a list of them, "
+                               f"got {type(measures).__name__}")
+    if rel is not None and (isinstance(rel, bool) or not isinstance(rel, (int, np.integer)) or rel < 0):
+        raise ParameterError(f"rel must be an integer >= 0 (trec_eval -l), got {rel!r}")
     out: list[Metric] = []
     for m in measures:
         if isinstance(m, str) and not m.strip():
             raise MeasureNameError("empty measure name")
-        names = MEASURE_SETS.get(m, [m]) if isinstance(m, str) else [as_measure(m)]
+        if isinstance(m, str):
+            names = MEASURE_SETS.get(m, [m])
+        elif isinstance(m, Metric) or hasattr(m, "params"):    # a metric, or an ir_measures measure
+            names = [as_measure(m)]
+        else:
+            raise MeasureNameError(f"measures: expected measure names (str), metric objects or ir_measures "
+                                   f"measures, got {type(m).__name__} {m!r}")
         out.extend(parse_measures(names))
     if not out:
         raise MeasureNameError("no measure given")
     if rel is not None:
-        out = [dataclasses.replace(m, rel=rel) if "rel" in m.PARAMS else m for m in out]
+        out = [dataclasses.replace(m, rel=int(rel)) if "rel" in m.PARAMS else m for m in out]
     seen, unique = set(), []
     for m in out:
         if m not in seen:
@@ -86,7 +100,7 @@ def evaluate(
     runs: Run | str | Sequence[Run | str],
     measures=("AP", "P@10", "nDCG"),
     *,
-    depth: int = 1000,
+    depth: int | None = None,
     complete: bool = False,
     rel: int | None = None,
     score_precision: str = "single",
@@ -102,7 +116,8 @@ def evaluate(
         column (:func:`maxent.inputs.as_runs`)
     measures : measure names (ir_measures or trec_eval style), metric objects or
         ir_measures measure objects (``ir_measures.nDCG@10``)
-    depth : trec_eval ``-M``; complete : trec_eval ``-c``; rel : trec_eval ``-l``
+    depth : trec_eval ``-M``: documents kept per topic (default None: all, as trec_eval)
+    complete : trec_eval ``-c``; rel : trec_eval ``-l`` (0: every judged document relevant)
     score_precision : ``single`` (trec_eval 9.x, pytrec_eval, official TREC results: scores
         compared as C floats) or ``double`` (trec_eval 10.0: as C doubles)
 
@@ -112,6 +127,7 @@ def evaluate(
     """
     from maxent.inputs import as_qrels, as_runs
 
+    depth = check_depth(depth)
     qrels = as_qrels(qrels)
     measures = resolve_measures(measures, rel)
     loaded = as_runs(runs)
@@ -169,27 +185,64 @@ def _run_summary(m: Metric, v: np.ndarray, run_id: np.ndarray, n_runs: int) -> n
     return total if m.AGGREGATE == "sum" else total / np.maximum(n, 1)
 
 
+def _run_ids(lists: RankedLists, runs) -> np.ndarray:
+    """Index in ``runs`` of each list's run (lists come grouped by run, in ``runs`` order)."""
+    names = lists.runs
+    if len(names) == 0:
+        return np.zeros(0, dtype=np.int64)
+    starts = np.concatenate(([0], np.flatnonzero(names[1:] != names[:-1]) + 1))
+    index = {r.name: i for i, r in enumerate(runs)}
+    ids = np.array([index[names[a]] for a in starts], dtype=np.int64)   # one per run
+    return np.repeat(ids, np.diff(np.append(starts, len(names))))
+
+
 def _print_trec(lists: RankedLists, measures, runs, per_topic, out) -> None:
-    """trec_eval's output: per-topic lines (``-q``), then the ``all`` block of each run."""
+    """trec_eval's output: per-topic lines (``-q``), then the ``all`` block of each run.
+
+    Per-topic lines are printed for the topics a run retrieved for only: with ``-c`` the
+    qrels topics a run lacks count (as zeros) in ``all`` but get no line, as in trec_eval.
+    """
     measures = sorted(measures, key=_trec_key)
     values = [m.value(lists) for m in measures]
     names = [m.trec_name() for m in measures]
-    index = {r.name: i for i, r in enumerate(runs)}
-    run_id = np.fromiter((index[r] for r in lists.runs), dtype=np.int64, count=len(lists))
+    run_id = _run_ids(lists, runs)
     summaries = [_run_summary(m, v, run_id, len(runs)) for m, v in zip(measures, values)]
+    n_q = np.bincount(run_id, minlength=len(runs))
+    bounds = np.concatenate(([0], np.cumsum(n_q)))
     for i, run in enumerate(runs):
-        rows = np.flatnonzero(run_id == i)
-        rows = sorted(rows, key=lambda b: str(lists.topics[b]).encode())  # as trec_eval: strcmp
         lines = []
         if per_topic:
+            rows = np.arange(bounds[i], bounds[i + 1])
+            rows = rows[lists.lengths[rows] > 0]
+            rows = sorted(rows, key=lambda b: str(lists.topics[b]).encode())  # as trec_eval: strcmp
             for b in rows:
                 t = lists.topics[b]
                 lines.extend(f"{nm:<22}\t{t}\t{_fmt(m, v[b])}\n"
                              for m, nm, v in zip(measures, names, values) if m.PER_TOPIC)
         lines.append(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
-        lines.append(f"{'num_q':<22}\tall\t{len(rows)}\n")
+        lines.append(f"{'num_q':<22}\tall\t{n_q[i]}\n")
         lines.extend(f"{nm:<22}\tall\t{_fmt(m, s[i])}\n" for m, nm, s in zip(measures, names, summaries))
         out.write("".join(lines))
+
+
+def _csv_field(text: str) -> str:
+    """A CSV field quoted as pandas' and the csv module's QUOTE_MINIMAL do."""
+    if any(c in text for c in ',"\r\n'):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+def _print_csv(lists: RankedLists, measures, out) -> None:
+    """The :func:`evaluate_lists` frame as CSV (``run,topic,measure,value``, values ``%.17g``,
+    NaN empty): the text ``frame.to_csv(index=False, float_format="%.17g")`` writes, without
+    importing pandas."""
+    runs = [_csv_field(str(r)) for r in lists.runs]
+    topics = [_csv_field(str(t)) for t in lists.topics]
+    out.write("run,topic,measure,value\n")
+    for m in measures:
+        name = _csv_field(str(m))
+        values = ["%.17g" % v if v == v else "" for v in m.value(lists).tolist()]
+        out.write("".join(f"{r},{t},{name},{v}\n" for r, t, v in zip(runs, topics, values)))
 
 
 _TEX = (
@@ -309,8 +362,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("-c", dest="complete", action="store_true",
                    help="average over all qrels topics, missing topics scoring 0")
     p.add_argument("-l", dest="rel", type=int, default=None,
-                   help="relevance threshold of binary measures (default: each measure's own, 1)")
-    p.add_argument("-M", dest="depth", type=int, default=1000, help="documents per topic kept")
+                   help="relevance threshold of binary measures, >= 0 (0: every judged document "
+                        "is relevant; default: each measure's own, 1)")
+    p.add_argument("-M", dest="depth", type=int, default=None,
+                   help="documents per topic kept (default: all, as trec_eval)")
     p.add_argument("--score-precision", choices=("single", "double"), default="single",
                    help=SCORE_PRECISION_HELP)
     p.add_argument("--format", choices=("trec", "csv"), default="trec", help="output format")
@@ -331,12 +386,21 @@ def _read_and_rank(args, qrels: Qrels):
                                 precision=args.score_precision, jobs=args.jobs)
     if done is not None:
         return done
-    runs = read_runs(args.runs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", TopicWarning)
+        warnings.simplefilter("always", InputWarning)
+        runs = read_runs(args.runs)
         lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
                           precision=args.score_precision)
     return runs, lists, [str(w.message) for w in caught]
+
+
+def check_options(args) -> None:
+    """ParameterError naming the option for a value trec_eval would not take."""
+    if args.depth is not None and args.depth < 1:
+        raise ParameterError(f"-M: the depth must be >= 1 (default: no cut), got {args.depth}")
+    if args.rel is not None and args.rel < 0:
+        raise ParameterError(f"-l: the relevance level must be >= 0, got {args.rel}")
 
 
 def _run_cli(args, p) -> int:
@@ -345,20 +409,26 @@ def _run_cli(args, p) -> int:
         return 0
     if not args.qrels or not args.runs:
         p.error("QRELS and at least one RUN are required")
+    check_options(args)
     names = [m for m in (args.measures or ["official"]) if m.strip() not in _ALWAYS_PRINTED]
     measures = resolve_measures(names, args.rel) if names else []
-    qrels = read_qrels(args.qrels)
-    runs, lists, messages = _read_and_rank(args, qrels)
-    for message in messages:  # trec_eval is silent about qrels topics a run lacks (not about
-        if "not in the qrels" in message:  # lines it cannot use): say so on stderr
+    if args.format == "csv" and not measures:
+        raise MeasureNameError("--format csv needs at least one measure besides runid/num_q")
+    with phase(f"reading qrels {args.qrels}"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", InputWarning)
+        qrels = read_qrels(args.qrels)
+    messages = [str(w.message) for w in caught]
+    with phase("reading and ranking the runs"):
+        runs, lists, more = _read_and_rank(args, qrels)
+    for message in messages + more:  # trec_eval is silent about qrels topics a run lacks (not
+        if "have no results" not in message:  # about lines it cannot use): say so on stderr
             print(f"warning: {message}", file=sys.stderr)
-    if args.format == "csv":
-        if not measures:
-            raise MeasureNameError("--format csv needs at least one measure besides runid/num_q")
-        evaluate_lists(lists, measures).to_csv(sys.stdout, index=False, float_format="%.17g")
-    else:
-        _print_trec(lists, measures, runs, args.per_topic, sys.stdout)
-    sys.stdout.flush()
+    with phase(f"evaluating {len(lists)} lists and writing"):
+        if args.format == "csv":
+            _print_csv(lists, measures, sys.stdout)
+        else:
+            _print_trec(lists, measures, runs, args.per_topic, sys.stdout)
+        sys.stdout.flush()
     return 0
 
 

@@ -4,7 +4,8 @@ Every metric, expectation and solver works on :class:`RankedLists`: a batch of B
 lists (one per (run, topic) pair) stored as a B x N array of grades plus side information
 from the qrels. Ranking follows trec_eval's ``form_res_rels.c``: the rank column is
 ignored, documents are sorted by score descending, ties broken by docno descending
-(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default 1000). Scores are compared
+(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default: no cut, as trec_eval, whose
+default is ``MAX_LONG``, and pytrec_eval). Scores are compared
 in single precision, as trec_eval stores them (``precision`` of :func:`rank_runs`). Negative qrels grades
 (trec_eval: in the pool, unjudged) are stored as ``UNJUDGED`` like unjudged documents.
 """
@@ -19,7 +20,7 @@ import numpy as np
 from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
 from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes, topic_keys
 
-__all__ = ["RankedLists", "rank_runs", "rank_setup", "rank_one", "assemble", "RankSetup", "UNJUDGED"]
+__all__ = ["RankedLists", "rank_runs", "rank_setup", "check_depth", "rank_one", "assemble", "RankSetup", "UNJUDGED"]
 
 UNJUDGED = -1
 """Grade stored for unjudged documents (and for padding beyond a list's length)."""
@@ -105,8 +106,7 @@ class RankedLists:
         """K_z: number of retrieved documents of each grade z = 0..L-1 (B, L); unjudged count as 0."""
         # grade 0 (and unjudged) is the rest of the list. Grades z >= 1: one comparison pass
         # each (count_nonzero) for a few levels, else one bincount over the cells (passes cost
-        # L x cells, bincount ~20 passes' worth: 64 lists of 1000 at L = 256, 8 ms against
-        # 0.2 ms); np.add.at over the cells was ~30 us per list at N = 1000
+        # L x cells, a bincount about twenty passes' worth)
         B, L = len(self), self.levels
         g = np.where(np.arange(self.depth)[None, :] < self.lengths[:, None], self.grades, -1)
         if L <= 16:
@@ -151,7 +151,7 @@ def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.n
     by_topic = np.argsort(block_code, kind="stable")
     sorted_codes = block_code[by_topic]
     # (distinct block codes tested on the sorted codes, not with np.unique: numpy >= 2.3's
-    # np.unique imports numpy.ma, ~10 ms of the command line's start-up)
+    # np.unique imports numpy.ma, which the command line's start-up avoids)
     if ((sorted_codes[1:] != sorted_codes[:-1]).all()
             and not (same & (score[1:] > score[:-1])).any()):
         # the usual file: each topic one block of lines sorted by score, the blocks in any
@@ -214,7 +214,7 @@ def rank_runs(
     runs: Sequence[Run],
     qrels: Qrels,
     *,
-    depth: int = 1000,
+    depth: int | None = None,
     complete: bool = False,
     levels: int | None = None,
     precision: str = "single",
@@ -227,7 +227,8 @@ def rank_runs(
     runs : runs to rank (each contributes one list per evaluated topic); anything
         :func:`maxent.inputs.as_runs` reads (paths, frames, dicts)
     qrels : the judgements; anything :func:`maxent.inputs.as_qrels` reads
-    depth : trec_eval's ``-M``: keep at most this many documents per topic
+    depth : trec_eval's ``-M``: keep at most this many documents per topic (default None:
+        every document, as trec_eval and pytrec_eval)
     complete : trec_eval's ``-c``: every qrels topic is evaluated for every run; topics a run
         did not retrieve for become empty lists (all metrics 0). Default: only topics in both
         run and qrels, with a :class:`TopicWarning` naming qrels topics the run lacks.
@@ -274,28 +275,37 @@ def rank_runs(
 class RankSetup:
     """What ranking every run against one qrels shares (:func:`rank_setup`)."""
 
-    depth: int
+    depth: int | None
     complete: bool
     precision: str
     levels: int
-    topic_index: dict
+    topic_index: object
     counts_by_topic: np.ndarray
 
 
-def rank_setup(qrels: Qrels, *, depth: int = 1000, complete: bool = False,
+def check_depth(depth, name: str = "depth") -> int | None:
+    """``depth`` (trec_eval ``-M``) checked: None (no cut) or an integer >= 1; else a
+    ParameterError naming ``name``."""
+    if depth is None:
+        return None
+    if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
+        raise ParameterError(f"{name} must be an integer >= 1 or None (no cut), got {depth!r}")
+    if depth < 1:
+        raise ParameterError(f"{name} must be >= 1 (or None: no cut), got {depth}")
+    return int(depth)
+
+
+def rank_setup(qrels: Qrels, *, depth: int | None = None, complete: bool = False,
                levels: int | None = None, precision: str = "single") -> RankSetup:
     """Check the options of :func:`rank_runs` and compute what every run's ranking shares
     (the topic index, each topic's counts per grade level). ParameterError when invalid."""
-    if depth < 1:
-        raise ParameterError(f"depth must be >= 1, got {depth}")
+    depth = check_depth(depth)
     if precision not in ("single", "double"):
         raise ParameterError(f"precision must be 'single' or 'double', got {precision!r}")
-    T = len(qrels.topics)
+    if not isinstance(qrels, Qrels):
+        raise ParameterError(f"qrels must be a Qrels (maxent.trec.read_qrels), got {type(qrels).__name__}")
     L = qrels.max_grade + 1 if levels is None else int(levels)
-    topic_index = {t.encode(): i for i, t in enumerate(qrels.topics)}
-    counts_by_topic = (np.stack([qrels.level_counts(t, L) for t in qrels.topics])
-                       if T else np.zeros((0, L), dtype=np.int64))
-    return RankSetup(depth, complete, precision, L, topic_index, counts_by_topic)
+    return RankSetup(depth, complete, precision, L, qrels.topic_index, qrels.counts(L))
 
 
 def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]]:
@@ -325,18 +335,19 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
               if len(order) else np.zeros(1, dtype=np.int64))
     present = c_sorted[bounds[:-1]]
     sizes = np.diff(bounds)
-    rank = np.arange(len(order)) - np.repeat(bounds[:-1], sizes)
-    kept = order[rank < depth]
-    lengths = np.minimum(sizes, depth)
+    rank = np.arange(len(order)) - np.repeat(bounds[:-1], sizes) if depth is not None else None
+    kept = order if depth is None else order[rank < depth]
+    lengths = sizes if depth is None else np.minimum(sizes, depth)
     overlap = len(present) > 0
     missing = T - len(present)
     if missing and not complete:
-        have = set(present.tolist())
-        names = [qrels.topics[i] for i in range(T) if i not in have]
+        absent = np.ones(T, dtype=bool)
+        absent[present] = False
+        names = [qrels.topics[i] for i in np.flatnonzero(absent)[:10]]
         messages.append(
-            f"run {run.name}: {len(names)} qrels topic(s) have no results and are not "
+            f"run {run.name}: {missing} qrels topic(s) have no results and are not "
             "averaged (use complete=True / -c to score them 0): "
-            + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""))
+            + ", ".join(names) + (" ..." if missing > 10 else ""))
     grades = _lookup_grades(qrels, codes[kept], docno[kept], dh[kept])
     if complete:
         full = np.zeros(T, dtype=np.int64)

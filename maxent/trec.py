@@ -14,35 +14,35 @@ so memory would grow with the largest grade rather than with the input; 255 also
 exponential gain 2^g - 1 finite.
 
 A UTF-8 byte-order mark at the start of a file (as some editors write) is read through:
-it is not part of the first line's first token.
+it is not part of the first line's first token. trec_eval 9 reads it into the first qid and
+so drops that line; an :class:`~maxent.errors.InputWarning` says so. A UTF-16 file is
+refused with a hint to convert it; a line with the other kind of file's columns (a run read
+as qrels, or qrels as a run) gets a hint that the arguments may be swapped.
 
 gzip files are decompressed by :func:`maxent._rawread.inflate_engine` (ISA-L with the
 optional ``fast`` extra, else zlib: the same bytes). No Python object is made per line:
 token boundaries, the columns gathered into fixed-width byte arrays and the scores come from
-the C loops of :mod:`maxent._ctrec`, built at install when a C compiler is there, else from
-the same steps vectorised in numpy (one pass over the bytes for the boundaries, an exact
-vectorised decimal fast path for the scores), with the same results. Every problem raises
+the C loops of :mod:`maxent._ctrec`, built at install (``tests/_trec_numpy.py`` holds the same
+steps vectorised in numpy, the oracle the C reader is tested against). Every problem raises
 :class:`~maxent.errors.InputError` naming the file, the line and the reason.
 """
 from __future__ import annotations
 
 import os
 import re
+import warnings
 import zlib
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 import numpy as np
 
 from maxent._rawread import GZIP_MAGIC, inflate_engine, read_raw
-from maxent.errors import InputError
+from maxent.errors import InputError, InputWarning
 
-try:
-    from maxent import _ctrec  # the per-byte loops in C (maxent/_ctrec.c), when built
-except ImportError:            # no C compiler at install: the numpy code below does it all
-    _ctrec = None
+from maxent import _ctrec  # the per-byte loops in C (maxent/_ctrec.c), built at install
 
 __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame", "build_run", "build_qrels",
            "hash_strings", "topic_keys", "topic_codes", "inflate_engine", "MAX_GRADE"]
@@ -126,14 +126,30 @@ class Qrels:
     """Relevance judgements: per topic, judged docnos (sorted, bytes) and their grades.
 
     ``grades`` keep trec_eval's integer levels; negative levels are judged non-relevant and
-    are excluded from :attr:`level_counts`.
+    are excluded from :meth:`level_counts`. ``docnos`` and ``grades`` are mappings topic ->
+    array; :func:`read_qrels` stores every judgement in flat arrays (:attr:`flat`) and the
+    mappings slice them on access, so a million topics cost no Python object per topic
+    beyond their names.
     """
 
     path: str | None
     topics: list[str]
-    docnos: dict[str, np.ndarray]
-    grades: dict[str, np.ndarray]
+    docnos: Mapping[str, np.ndarray]
+    grades: Mapping[str, np.ndarray]
     max_grade: int = field(default=0)
+
+    @cached_property
+    def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(topic_bytes, bounds, docno, grade)``: the topics as a bytes array (in
+        :attr:`topics` order), and every judgement in flat arrays, topic i's in
+        ``bounds[i]:bounds[i + 1]``."""
+        sizes = [len(self.docnos[t]) for t in self.topics]      # qrels built in memory only
+        bounds = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
+        docno = np.concatenate([self.docnos[t] for t in self.topics]) if sizes else np.zeros(0, "S1")
+        grade = (np.concatenate([np.asarray(self.grades[t], dtype=np.int64) for t in self.topics])
+                 if sizes else np.zeros(0, np.int64))
+        topic_bytes = compact_long([t.encode() for t in self.topics])
+        return topic_bytes, bounds, docno, grade
 
     def level_counts(self, topic: str, levels: int) -> np.ndarray:
         """Counts of judged documents of grade 0..levels-1 for ``topic`` (zeros if absent)."""
@@ -143,8 +159,22 @@ class Qrels:
         g = g[g >= 0]
         return np.bincount(g, minlength=levels)[:levels]
 
+    def counts(self, levels: int) -> np.ndarray:
+        """(T, levels) array: :meth:`level_counts` of every topic, in one pass."""
+        _, bounds, _, grade = self.flat
+        T = len(self.topics)
+        topic = np.repeat(np.arange(T, dtype=np.int64), np.diff(bounds))
+        keep = (grade >= 0) & (grade < levels)
+        flat = np.bincount(topic[keep] * levels + grade[keep], minlength=T * levels)
+        return flat.reshape(T, levels)
+
     def __contains__(self, topic: str) -> bool:
         return topic in self.docnos
+
+    @cached_property
+    def topic_index(self) -> "TopicIndex":
+        """Code (position in :attr:`topics`) of a qid, vectorised (see :func:`topic_codes`)."""
+        return TopicIndex(self.flat[0])
 
     @cached_property
     def lookup(self):
@@ -156,12 +186,54 @@ class Qrels:
         (None if two judgements share a hash, which sends lookups to the exact per-topic
         path).
         """
-        sizes = [len(self.docnos[t]) for t in self.topics]
-        topic = np.repeat(np.arange(len(self.topics)), sizes)
-        docno = np.concatenate([self.docnos[t] for t in self.topics]) if sizes else np.zeros(0, "S1")
-        grade = np.concatenate([self.grades[t] for t in self.topics]) if sizes else np.zeros(0, np.int64)
+        _, bounds, docno, grade = self.flat
+        topic = np.repeat(np.arange(len(self.topics)), np.diff(bounds))
         index = _KeyIndex(topic_keys(hash_strings(docno), topic))
         return (index if index.is_unique else None), topic, docno, grade
+
+
+class TopicIndex:
+    """The position of each qid among a list of topic names (bytes), by binary search."""
+
+    def __init__(self, topic_bytes: np.ndarray):
+        self.order = np.argsort(topic_bytes, kind="stable")
+        self.sorted = topic_bytes[self.order]
+
+    def codes(self, qid: np.ndarray) -> np.ndarray:
+        """Position of every qid (bytes array), -1 where absent."""
+        if len(self.sorted) == 0:
+            return np.full(len(qid), -1, dtype=np.int64)
+        pos = np.minimum(np.searchsorted(self.sorted, qid), len(self.sorted) - 1)
+        return np.where(self.sorted[pos] == qid, self.order[pos], -1).astype(np.int64)
+
+
+class _Slices(Mapping):
+    """topic -> its slice of a flat array (the values of :attr:`Qrels.docnos` / ``grades``
+    for qrels read from a file)."""
+
+    def __init__(self, topics: list[str], index: TopicIndex, bounds: np.ndarray, values: np.ndarray):
+        self._topics, self._index, self._bounds, self._values = topics, index, bounds, values
+
+    def _position(self, topic) -> int:
+        if not isinstance(topic, str):
+            return -1
+        key = compact_long([topic.encode("utf-8", "surrogateescape")])
+        return int(self._index.codes(key)[0])
+
+    def __getitem__(self, topic):
+        i = self._position(topic)
+        if i < 0:
+            raise KeyError(topic)
+        return self._values[self._bounds[i]: self._bounds[i + 1]]
+
+    def __contains__(self, topic) -> bool:
+        return self._position(topic) >= 0
+
+    def __iter__(self):
+        return iter(self._topics)
+
+    def __len__(self) -> int:
+        return len(self._topics)
 
 
 class _KeyIndex:
@@ -180,8 +252,8 @@ class _KeyIndex:
         self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
         bits = max(4, int(len(keys) * 2).bit_length())       # 2n to 4n buckets
         self._shift = _U(64 - bits)
-        self._bucket = np.searchsorted(self.sorted >> self._shift,
-                                       np.arange(2 ** bits + 1, dtype=np.uint64))
+        top = (self.sorted >> self._shift).astype(np.intp)   # each key's bucket, ascending
+        self._bucket = np.concatenate(([0], np.cumsum(np.bincount(top, minlength=2 ** bits))))
         if len(keys) < 2**31:                                # 8 to 16 bytes per key
             self._bucket = self._bucket.astype(np.int32)
         self._widest = int(np.diff(self._bucket).max(initial=0))
@@ -222,6 +294,9 @@ def _read_bytes(path: Path) -> bytes:
         raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
         data = data[len(_BOM):]
+        warnings.warn(f"{path}: starts with a UTF-8 byte-order mark, read through it; trec_eval 9 "
+                      "drops this line (the mark becomes part of its qid), so its numbers may differ",
+                      InputWarning, stacklevel=3)
     return data
 
 
@@ -259,60 +334,17 @@ class _Table:
         line = self.buf[a:].tobytes().split(b"\n", 1)[0]
         return line.split()[c]                          # bytes.split(): C isspace, as the scan
 
-    def _windows(self, offsets: np.ndarray, W: int) -> np.ndarray:
-        """The W bytes from each offset, (n, W) uint8 (zeros beyond the end of the file)."""
-        buf = self.buf
-        n_win = len(buf) - W + 1
-        if n_win <= 0:
-            buf = np.concatenate((buf, np.zeros(W, dtype=np.uint8)))
-            n_win = len(buf) - W + 1
-        # element i of this bytes view is buf[i:i+W] (strides smaller than the itemsize)
-        windows = np.ndarray((n_win,), dtype=f"S{W}", buffer=buf, strides=(1,))
-        late = offsets >= n_win
-        mat = windows[np.minimum(offsets, n_win - 1)].view(np.uint8).reshape(len(offsets), W)
-        for i in np.flatnonzero(late):  # at most W tokens at the very end of the file
-            tail = buf[offsets[i]: offsets[i] + W]
-            mat[i] = 0
-            mat[i, : len(tail)] = tail
-        return mat
-
     def bounds(self, c: int) -> tuple[np.ndarray, np.ndarray]:
         """Start and end offsets of column c's tokens."""
         tok = self._tokens(c)
         return self.starts[tok], self.ends[tok]
 
-    def matrix(self, c: int, right: bool = False, bounds=None) -> np.ndarray:
+    def matrix(self, c: int, bounds=None) -> np.ndarray:
         """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
-        right (or, with ``right``, on the left, so the tokens' last bytes line up).
-        ``bounds``: the column's :meth:`bounds`, when the caller has them."""
+        right. ``bounds``: the column's :meth:`bounds`, when the caller has them."""
         a, e = self.bounds(c) if bounds is None else bounds
-        length = e - a
-        W = max(1, int(length.max(initial=1)))
-        if right:
-            shift = np.maximum(e - W, 0)
-            mat = self._windows(shift, W)
-            lead = W - length  # bytes before the token to clear (and the file start)
-            first_col = e - W
-            if (first_col < 0).any():  # a token near the start of the file: realign
-                for i in np.flatnonzero(first_col < 0):
-                    mat[i] = 0
-                    mat[i, W - length[i]:] = self.buf[a[i]: e[i]]
-        elif _ctrec is not None:
-            return np.frombuffer(_ctrec.gather(self.buf, a, e, W), np.uint8).reshape(len(a), W)
-        else:
-            mat = self._windows(a, W)
-            lead = None
-        is_short = length < W
-        n_short = np.count_nonzero(is_short)
-        if n_short:
-            cols = np.arange(W)[None, :]
-            keep = (cols >= lead[:, None]) if right else (cols < length[:, None])
-            if n_short > len(a) // 8:
-                mat *= keep
-            else:
-                short = np.flatnonzero(is_short)
-                mat[short] *= keep[short]
-        return mat
+        W = max(1, int((e - a).max(initial=1)))
+        return np.frombuffer(_ctrec.gather(self.buf, a, e, W), np.uint8).reshape(len(a), W)
 
     def strings(self, c: int) -> np.ndarray:
         """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp.
@@ -339,184 +371,76 @@ class _Table:
 
         Raises InputError (with the line) for a token that is not a number or not finite.
         """
-        if _ctrec is not None:
-            value, ok = _ctrec.parse_floats(self.buf, *self.bounds(c))
-            value = np.frombuffer(value, np.float64)
-            if np.frombuffer(ok, np.bool_).all() and np.isfinite(value).all():
-                return value
-            # a token that is not wholly a number, or not finite: the numpy code below
-            # finds the first such line and names it (and reads what float() reads)
-        mat = self.matrix(c, right=True)
-        value, ok = _decimal_fast_path(mat)
-        if not ok.all():
-            slow = np.flatnonzero(~ok)
-            sub = mat[slow]                      # right-aligned: move each token to the left
-            W = sub.shape[1]
-            lead = W - np.count_nonzero(sub, axis=1)
-            cols = np.arange(W)[None, :] + lead[:, None]
-            left = np.where(cols < W, np.take_along_axis(sub, np.minimum(cols, W - 1), axis=1), 0)
-            try:  # numpy's bytes -> float64 cast parses as float() does (correctly rounded)
-                value[slow] = np.ascontiguousarray(left).view(f"S{W}").ravel().astype(np.float64)
-                slow = slow[:0]
+        a, e = self.bounds(c)
+        value, ok = _ctrec.parse_floats(self.buf, a, e)
+        value = np.frombuffer(value, np.float64).copy()
+        ok = np.frombuffer(ok, np.bool_)
+        # the C parser leaves to Python the rare tokens it does not read itself (longer than
+        # 128 bytes, or with underscores): float() reads those, or names the line
+        for i in np.flatnonzero(~ok):
+            t = self.buf[a[i]: e[i]].tobytes()
+            try:
+                value[i] = float(t)
             except ValueError:
-                pass                             # find the culprit one by one, for its line
-            texts = [mat[i].tobytes().lstrip(b"\0") for i in slow]
-            for i, t in zip(slow, texts):
-                try:
-                    value[i] = float(t)
-                except ValueError:
-                    raise InputError(
-                        self.path, int(self.lines[i]),
-                        f"{what} {t.decode('utf-8', 'replace')!r} is not a number",
-                    ) from None
+                raise InputError(self.path, int(self.lines[i]),
+                                 f"{what} {t.decode('utf-8', 'replace')!r} is not a number") from None
         bad = ~np.isfinite(value)
         if bad.any():
             i = int(np.argmax(bad))
-            t = mat[i].tobytes().lstrip(b"\0").decode("utf-8", "replace")
+            t = self.buf[a[i]: e[i]].tobytes().decode("utf-8", "replace")
             raise InputError(self.path, int(self.lines[i]), f"{what} {t!r} is not finite")
         return value
 
 
-_EXTENDED = np.finfo(np.longdouble).nmant >= 63       # x87 80-bit long double (x86 Linux)
-_POW10 = 10.0 ** np.arange(20)                        # exact doubles
-_POW10_LD = np.array([np.longdouble(np.uint64(5 ** k)) * np.longdouble(2) ** k for k in range(28)],
-                     dtype=np.longdouble)                # 10^k, exact for k <= 27
+def _columns_error(path, line: int, ncols: int, found: int, exact: bool, what: str) -> InputError:
+    """The error for a line with the wrong number of columns, with a hint when the line
+    looks like the other kind of file (a run given as qrels, or qrels as a run)."""
+    reason = f"expected {ncols} columns ({what}), found {found}"
+    if ncols == 4 and exact and found >= 6:
+        reason += ("; this looks like a run file (qid Q0 docno rank score tag): "
+                   "are the qrels and run arguments swapped? (qrels come first)")
+    elif ncols == 6 and found == 4:
+        reason += ("; this looks like a qrels file (qid iter docno grade): "
+                   "are the qrels and run arguments swapped? (qrels come first)")
+    return InputError(path, line, reason)
 
 
-def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Parse plain decimals ``[+-]digits[.digits]`` of at most 20 bytes and 19 digits,
-    vectorised (digits read as one integer below 2^53 always; up to 10^19 where the
-    platform's long double has a 64-bit mantissa).
-
-    ``mat`` is an (n, W) byte matrix of whitespace-free tokens, right-aligned (zero bytes
-    on the left). Removing the dot (the bytes before it move right by one) leaves the
-    digits of the mantissa m at their place values; m is read by Horner's rule over the
-    byte positions (in uint64) and the value is m / 10^f, f = digits after the dot. For
-    m < 2^53, m and 10^f (f <= 19) are exact doubles, so the single division is the correctly rounded decimal:
-    the same double as ``float(text)`` or C's strtod (Clinger's fast path). Works on the transpose (W, n) so that reductions run over
-    contiguous rows. Returns the values and a mask of the rows parsed; the caller parses
-    the others (exponents, nan, inf, long tokens, garbage) one by one.
-    """
-    n, W = mat.shape
-    too_long = None
-    if W > 20:  # only the last 20 bytes take the fast path
-        too_long = (mat[:, : W - 20] != 0).any(axis=1)
-        mat, W = mat[:, W - 20:], 20
-    u8 = np.uint8
-    m = np.ascontiguousarray(mat.T)                   # (W, n); row j is at distance W-1-j
-    rows = np.arange(W, dtype=u8)[:, None]
-    digits = m - u8(48)                               # digits -> 0..9; other bytes >= 10
-    is_dig = digits < 10
-    is_dot = m == 46
-    # per-token counts as uint8 sums over the W <= 20 rows (no int64 temporaries)
-    n_pad = (m == 0).view(u8).sum(axis=0, dtype=u8)   # = row of each token's first byte
-    n_dig = is_dig.view(u8).sum(axis=0, dtype=u8)
-    n_dot = is_dot.view(u8).sum(axis=0, dtype=u8)
-    lead = m.ravel()[np.minimum(n_pad, W - 1).astype(np.intp) * n + np.arange(n)]
-    neg = lead == 45
-    signed = neg | (lead == 43)
-    # digits, dot and padding are disjoint: one byte left over is allowed, a leading sign
-    ok = (n_dig + n_dot + n_pad + signed == W) & (n_dot <= 1) & (n_dig >= 1)
-    if too_long is not None:
-        ok &= ~too_long
-    has_dot = n_dot > 0
-    dot_row = (is_dot.view(u8) * rows).sum(axis=0, dtype=u8)  # row of the dot (0 if none)
-    f = np.where(has_dot, W - 1 - dot_row.astype(np.intp), 0)  # digits after the dot
-    np.clip(f, 0, W - 1, out=f)                        # (several dots: token not ok)
-    digits *= is_dig                                   # sign, dot, padding -> 0
-    # drop the dot: the bytes above it move down one row, so every digit sits at its weight
-    above = (rows <= dot_row) & has_dot                # (W, n)
-    shifted = np.empty_like(digits)
-    shifted[0] = 0
-    shifted[1:] = digits[:-1]
-    shifted -= digits                                  # uint8 arithmetic modulo 256:
-    shifted *= above                                   # digits + (shifted - digits) * above
-    digits += shifted
-    ok &= n_dig <= 19                                  # m < 10^19 < 2^64: exact in uint64
-    mant = np.zeros(n, dtype=np.uint64)
-    for j in range(W):                                 # Horner over the W byte rows
-        mant *= _U(10)
-        mant += digits[j]
-    small = mant < _U(2 ** 53)
-    value = mant.astype(np.float64) / _POW10[f]        # exact operands: correctly rounded
-    if _EXTENDED and not small.all():
-        big = np.flatnonzero(ok & ~small)
-        # 16-19 digits: m and 10^f are exact in x87 extended precision (64-bit mantissa),
-        # so m / 10^f is correctly rounded there; rounding that to double is the correctly
-        # rounded double unless the extended result lies exactly half-way between two
-        # doubles (double rounding), which is detected and left to the exact slow path.
-        x = mant[big].astype(np.longdouble) / _POW10_LD[f[big]]
-        frac, _ = np.frexp(x)
-        low = (frac * np.longdouble(2) ** 64).astype(np.uint64) & _U(0x7FF)
-        value[big] = x.astype(np.float64)
-        ok[big[low == _U(0x400)]] = False
-    else:
-        ok &= small
-    return np.where(neg, -value, value), ok
+def _check_text(data: bytes, path, what: str) -> None:
+    """InputError for data that is not a text file of ``what`` lines: empty, UTF-16 (with a
+    hint to convert it), binary (a NUL byte)."""
+    if not data or data.isspace():
+        raise InputError(path, None, f"empty file: no {what} lines")
+    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and (
+            data[1:64:2].count(0) > 8 or data[0:64:2].count(0) > 8)):
+        raise InputError(path, None, "UTF-16 text (trec_eval reads UTF-8 or ASCII only): convert it, "
+                                     "e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise InputError(path, line, "binary data (NUL byte): not a text file")
 
 
 def _table(data: bytes, path, ncols: int, exact: bool, what: str,
            keep: tuple[int, ...] | None = None) -> _Table:
-    """Tokenise ``data`` (no Python object per token).
+    """Tokenise ``data`` (no Python object per token) in the C scan of :mod:`maxent._ctrec`.
 
     Tokens are separated by C ``isspace`` bytes (tab, newline, vertical tab, form feed,
     carriage return, space); lines end at newlines. Lines that are blank or whose first
     token starts with ``#`` are skipped. A line with fewer than ``ncols`` tokens (or, when
     ``exact``, another number) raises InputError. ``keep``: the columns the caller reads
-    (default all); the C scan stores only those, and they must include column 0.
+    (default all; only those are stored); they must include column 0.
     """
-    if not data or data.isspace():
-        raise InputError(path, None, f"empty file: no {what} lines")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise InputError(path, line, "binary data (NUL byte): not a text file")
     buf = np.frombuffer(data, dtype=np.uint8)
-    if _ctrec is not None:  # the same scan in C, storing the kept columns only
-        keep = tuple(range(ncols)) if keep is None else tuple(keep)
-        wide = len(data) > 2**31 - 1                     # int64 offsets, else int32
-        got = _ctrec.tokenize(data, ncols, exact, keep, wide)
-        if got[0] is None:
-            raise InputError(path, got[1], f"expected {ncols} columns ({what}), found {got[2]}")
-        starts, ends, lines = (np.frombuffer(b, dtype=np.int64 if wide else np.int32) for b in got)
-        if len(lines) == 0:
-            raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
-        return _Table(buf, starts, ends, np.arange(0, len(starts), len(keep)), lines, path,
-                      columns={c: i for i, c in enumerate(keep)})
-    outside = np.empty(len(buf) + 1, dtype=bool)      # outside a token, before each byte
-    outside[0] = True
-    np.less(buf - np.uint8(9), 5, out=outside[1:])      # \t \n \v \f \r (uint8 wrap-around)
-    outside[1:] |= buf == 32                            # and space: C isspace()
-    edges = np.flatnonzero(outside[1:] != outside[:-1])  # token start, end, start, end, ...
-    starts = edges[0::2]
-    ends = edges[1::2] if len(edges) % 2 == 0 else np.append(edges[1::2], len(buf))
-    n_newlines = np.count_nonzero(buf == 10)           # (SIMD: faster than bytes.count)
-    in_file = ends if ends[-1] < len(buf) else ends[:-1]  # the last token may end the file
-    at_newline = np.flatnonzero(buf[in_file] == 10)
-    if len(at_newline) == n_newlines:
-        # every newline ends a token (no blank line, no blank before a newline): the lines
-        # are the runs of tokens up to each of those ends
-        cum = at_newline + 1
-    else:
-        newlines = np.flatnonzero(buf == 10)
-        cum = np.searchsorted(starts, newlines)
-    if not data.endswith(b"\n"):
-        cum = np.append(cum, len(starts))
-    counts = np.diff(cum, prepend=0)
-    first = cum - counts
-    used = counts > 0
-    if b"#" in data:
-        hash_first = np.zeros(len(counts), dtype=bool)
-        hash_first[used] = buf[starts[first[used]]] == ord("#")
-        used &= ~hash_first
-    bad = used & ((counts != ncols) if exact else (counts < ncols))
-    if bad.any():
-        ln = int(np.argmax(bad))
-        raise InputError(path, ln + 1, f"expected {ncols} columns ({what}), found {counts[ln]}")
-    lines = np.flatnonzero(used)
+    keep = tuple(range(ncols)) if keep is None else tuple(keep)
+    wide = len(data) > 2**31 - 1                     # int64 offsets, else int32
+    got = _ctrec.tokenize(data, ncols, exact, keep, wide)
+    if got[0] is None:
+        raise _columns_error(path, got[1], ncols, got[2], exact, what)
+    starts, ends, lines = (np.frombuffer(b, dtype=np.int64 if wide else np.int32) for b in got)
     if len(lines) == 0:
         raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
-    return _Table(buf, starts, ends, first[lines], lines + 1, path)
+    return _Table(buf, starts, ends, np.arange(0, len(starts), len(keep)), lines, path,
+                  columns={c: i for i, c in enumerate(keep)})
 
 
 _U = np.uint64
@@ -563,26 +487,70 @@ def topic_keys(docno_hash: np.ndarray, topic: np.ndarray) -> np.ndarray:
     return _fmix(docno_hash ^ ((topic.astype(np.uint64) + _U(1)) * _GOLDEN))
 
 
-def topic_codes(qid: np.ndarray, index: dict[bytes, int] | None = None) -> np.ndarray:
+def _decode(topic_bytes: np.ndarray) -> list[str]:
+    """A bytes array as a list of str (UTF-8, invalid bytes replaced), without a Python
+    loop when every name is ASCII."""
+    try:
+        return topic_bytes.astype(str).tolist()
+    except UnicodeDecodeError:
+        return np.char.decode(topic_bytes, "utf-8", "replace").tolist()
+
+
+def word_keys(a: np.ndarray) -> list[np.ndarray]:
+    """The strings of a bytes (``S``) array as columns of big-endian 64-bit words, most
+    significant first: ``np.lexsort(word_keys(a)[::-1])`` orders them byte-wise as C's strcmp
+    (and numpy's own comparison) does, by integer sorts instead of string comparisons."""
+    a = np.ascontiguousarray(a)
+    n, W = len(a), max(a.dtype.itemsize, 1)
+    W8 = -(-W // 8) * 8
+    if W == W8 and a.dtype.itemsize:
+        mat = a.view(np.uint8).reshape(n, W)
+    else:
+        mat = np.zeros((n, W8), dtype=np.uint8)
+        mat[:, :a.dtype.itemsize] = a.view(np.uint8).reshape(n, a.dtype.itemsize)
+    words = mat.view(">u8")
+    return [words[:, j].astype(np.uint64) for j in range(W8 // 8)]
+
+
+def _dense_rank(a: np.ndarray) -> np.ndarray:
+    """Rank of each string of a bytes array among its distinct values, in strcmp order."""
+    keys = word_keys(a)
+    order = np.argsort(keys[0]) if len(keys) == 1 else np.lexsort(keys[::-1])
+    new = np.zeros(len(a), dtype=bool)
+    new[:1] = True
+    for k in keys:
+        ks = k[order]
+        new[1:] |= ks[1:] != ks[:-1]
+    rank = np.empty(len(a), dtype=np.int64)
+    rank[order] = np.cumsum(new) - 1
+    return rank
+
+
+def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" = None) -> np.ndarray:
     """Integer code of each qid: ``index[qid]`` (-1 when absent), or with ``index=None`` the
     qid's rank among the distinct qids.
 
     Runs list a topic's documents together, so the distinct values are found among the
-    first qids of blocks of equal consecutive qids; a heavily interleaved file goes
-    through ``np.unique`` on every qid.
+    first qids of blocks of equal consecutive qids, sorted by their :func:`word_keys`.
     """
     n = len(qid)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
-    few = len(starts) <= 4096
-    uniq, inverse = np.unique(qid[starts] if few else qid, return_inverse=True)
+    firsts = qid[starts]                       # every distinct qid is the first of some block
+    order = np.lexsort(word_keys(firsts)[::-1])
+    s = firsts[order]
+    new = np.concatenate(([True], s[1:] != s[:-1]))
+    uniq = s[new]
+    inverse = np.empty(len(firsts), dtype=np.int64)
+    inverse[order] = np.cumsum(new) - 1
     if index is None:
         codes = np.arange(len(uniq), dtype=np.int64)
+    elif isinstance(index, TopicIndex):
+        codes = index.codes(uniq)
     else:
         codes = np.array([index.get(bytes(q), -1) for q in uniq], dtype=np.int64)
-    codes = codes[inverse.ravel()]
-    return np.repeat(codes, np.diff(np.append(starts, n))) if few else codes
+    return np.repeat(codes[inverse], np.diff(np.append(starts, n)))
 
 
 def _run_name(path: Path) -> str:
@@ -637,6 +605,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     """
     path = Path(path)
     data = _read_bytes(path)
+    _check_text(data, path, "qid Q0 docno rank score tag")
     table = _table(data, path, 6, exact=False, what="qid Q0 docno rank score tag", keep=(0, 2, 4))
     qid = table.strings(0)
     docno = table.strings(2)
@@ -755,6 +724,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     """
     path = Path(path)
     data = _read_bytes(path)
+    _check_text(data, path, "qid iter docno grade")
     table = _table(data, path, 4, exact=True, what="qid iter docno grade", keep=(0, 2, 3))
     lines = table.lines
     grades = _parse_grades(table.strings(3), lines, path)
@@ -770,9 +740,13 @@ def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray
         i = int(np.argmax(high))
         raise InputError(path, int(lines[i]), f"grade {int(grades[i])} is out of range: grades above "
                          f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)")
-    order = np.lexsort((lines, docno_a, qid_a))
+    codes = topic_codes(qid_a)                 # rank among the distinct qids, in strcmp order
+    # by topic, then docno (strcmp order), then line: one stable sort of integer keys
+    rank = _dense_rank(docno_a)
+    order = np.argsort(codes * (int(rank.max(initial=0)) + 1) + rank, kind="stable")
     qid_s, doc_s, grade_s, line_s = qid_a[order], docno_a[order], grades[order], lines[order]
-    dup = (qid_s[1:] == qid_s[:-1]) & (doc_s[1:] == doc_s[:-1])
+    code_s = codes[order]
+    dup = (code_s[1:] == code_s[:-1]) & (doc_s[1:] == doc_s[:-1])
     if dup.any():
         i = int(np.argmax(dup)) + 1
         raise InputError(
@@ -781,17 +755,17 @@ def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray
             f"docno {shown(doc_s[i])!r} judged twice for topic "
             f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})",
         )
-    bounds = np.flatnonzero(np.concatenate(([True], qid_s[1:] != qid_s[:-1], [True])))
-    topics, docnos, grade_map = [], {}, {}
-    for a, b in zip(bounds[:-1], bounds[1:]):
-        t = qid_s[a].decode("utf-8", "replace")
-        topics.append(t)
-        docnos[t] = doc_s[a:b]
-        grade_map[t] = grade_s[a:b]
-    return Qrels(
+    bounds = np.flatnonzero(np.concatenate(([True], code_s[1:] != code_s[:-1], [True])))
+    topic_bytes = qid_s[bounds[:-1]]
+    topics = _decode(topic_bytes)
+    index = TopicIndex(topic_bytes)
+    qrels = Qrels(
         path=None if path is None else str(path),
         topics=topics,
-        docnos=docnos,
-        grades=grade_map,
+        docnos=_Slices(topics, index, bounds, doc_s),
+        grades=_Slices(topics, index, bounds, grade_s),
         max_grade=int(max(0, grades.max(initial=0))),
     )
+    object.__setattr__(qrels, "flat", (topic_bytes, bounds, doc_s, grade_s))   # cached properties
+    object.__setattr__(qrels, "topic_index", index)
+    return qrels

@@ -115,12 +115,19 @@ def test_killed_process_resumes(slice_dir, full, tmp_path):
            "--qrels", str(slice_dir / "qrels.txt"), "--out", str(tmp_path), "--no-progress"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
+    killed = False
     while time.time() < deadline and proc.poll() is None:
         if list((tmp_path / "chunks").glob("*.csv")):
             proc.send_signal(signal.SIGKILL)
+            killed = True
             break
         time.sleep(0.02)
     proc.wait()
+    # the kill happened mid-analysis: SIGKILL ended the process, with some chunks written and
+    # the final tables not yet (else this test would test nothing)
+    assert killed and proc.returncode == -signal.SIGKILL
+    assert not (tmp_path / "instances.csv").exists()
+    assert 1 <= len(list((tmp_path / "chunks").glob("*.csv"))) < len(RUNS)
     # a kill during another chunk's write can leave its temporary file (SIGKILL runs no
     # clean-up; CI saw one): never a partial *.csv, and --resume removes the leftovers
     for f in (tmp_path / "chunks").iterdir():
@@ -165,7 +172,8 @@ def test_bad_arguments(slice_dir, tmp_path, capsys, args, message):
 
 
 def test_missing_qrels_file(tmp_path, capsys):
-    assert cli.main(["--qrels", str(tmp_path / "nope.txt"), "--out", str(tmp_path), "--no-progress"]) == 1
+    assert cli.main(["--runs", str(BUNDLED / "runs"), "--qrels", str(tmp_path / "nope.txt"),
+                     "--out", str(tmp_path), "--no-progress"]) == 1
     assert "nope.txt: no such file" in capsys.readouterr().err
 
 

@@ -463,8 +463,6 @@ def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
     """The table exists for boosted models; its (nDCG, nDCG@10) cell = 100 x the mean test
     nDCG@10 of train_lambdamart re-run on the same split with the selected rate and trees."""
     pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
-    import argparse
-
     from analysis.learning import build_parser, load_splits, main
     from maxent.ltr.boosting import train_lambdamart
 
@@ -482,7 +480,8 @@ def test_learning_cli_lambdamart_table_and_selection(tmp_path, capsys):
     assert set(sweep.features) == {2, 5} and set(sweep.fraction) == {0.5, 1.0} and sweep.value.between(0, 100).all()
     cell = table[(table.train == "nDCG") & (table.test == "nDCG@10")].iloc[0]
     args = build_parser().parse_args(LM)
-    assert isinstance(args, argparse.Namespace)
+    # the options the recomputation below relies on, as the command read them
+    assert (args.model, args.trees, args.min_data_in_leaf, args.n_queries) == ("lambdamart", 6, 5, 60)
     tr, va, te = load_splits(args)
     L = int(max(d.y.max() for d in (tr, va, te))) + 1
     target = parse_measure("nDCG(gain=exp)@10")

@@ -1,15 +1,13 @@
-"""The TREC readers' C loops (maxent/_ctrec.c) against the numpy code they replace and
+"""The TREC reader's C loops (maxent/_ctrec.c) against an independent numpy reader and
 against Python itself: the same tokens, lines, scores (bit for bit), strings and errors.
 
-Oracles: ``float(token)`` for scores, ``bytes.split`` per line for tokens, and the readers'
-vectorised numpy code (``maxent.trec._ctrec = None``), which the rest of the suite checks
-against trec_eval.
+Oracles: ``float(token)`` for scores, ``bytes.split`` per line for tokens, and the vectorised
+numpy reader of ``tests/_trec_numpy.py`` (the same steps in numpy).
 """
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import struct
 from pathlib import Path
 
@@ -19,33 +17,31 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import maxent.trec as trec
+from maxent import _ctrec as ctrec
 from maxent.errors import InputError
 
-ctrec = trec._ctrec
-needs_c = pytest.mark.skipif(ctrec is None, reason="maxent._ctrec is not built (no C compiler at install)")
+from tests._trec_numpy import numpy_reader
+
 ROOT = Path(__file__).resolve().parents[1]
 BAD = ROOT / "tests" / "data" / "bad"
 
 
-def test_extension_is_built_where_a_compiler_is():
-    # pip install -e . builds it whenever a C compiler is there (CI has one): a silent
-    # fallback to numpy would leave the C code untested
-    if shutil.which(os.environ.get("CC", "cc")) is None:
-        pytest.skip("no C compiler on this machine: the numpy reader is the one in use")
-    assert ctrec is not None, "maxent/_ctrec.c was not built: re-run pip install -e ."
+def test_the_reader_is_the_c_one():
+    # one reader at run time: maxent.trec tokenises with the C scan, never a numpy fallback
+    assert trec._ctrec is ctrec
+    assert not hasattr(trec, "_decimal_fast_path")
 
 
 @contextlib.contextmanager
 def _engine(engine):
-    """maxent.trec with its C loops (engine = the module) or its numpy code (None)."""
-    trec._ctrec = engine
-    try:
+    """maxent.trec with its C loops (engine = the module) or the numpy oracle's (None)."""
+    if engine is None:
+        with numpy_reader():
+            yield
+    else:
         yield
-    finally:
-        trec._ctrec = ctrec
 
 
-@needs_c
 def test_extension_is_not_older_than_its_source():
     # an edited (or pulled) maxent/_ctrec.c is not what runs until it is rebuilt
     built, source = Path(ctrec.__file__), ROOT / "maxent" / "_ctrec.c"
@@ -92,7 +88,6 @@ def _real_files():
     return files
 
 
-@needs_c
 @pytest.mark.parametrize("kind,path", _real_files(), ids=lambda x: getattr(x, "name", x))
 def test_real_and_bad_files_read_the_same(kind, path):
     # the bundled runs, every case of tests/data/bad and trec_eval's own test files: the same
@@ -112,7 +107,6 @@ _piece = st.sampled_from([b" ", b"\t", b"\n", b"\r", b"\x0b", b"\x0c", b"\r\n", 
                           b"1", b"-2.5", b"3.", b".5", b"1e3", b"x#y", b"\xc3\xa9", b"docA"])
 
 
-@needs_c
 @settings(max_examples=400, deadline=None)
 @given(pieces=st.lists(_piece, max_size=60), ncols=st.integers(1, 6), exact=st.booleans())
 def test_tokenizer_matches_numpy_and_python(pieces, ncols, exact):
@@ -136,7 +130,6 @@ def test_tokenizer_matches_numpy_and_python(pieces, ncols, exact):
         assert [(int(a), b) for a, b in got[0]] == want
 
 
-@needs_c
 @pytest.mark.parametrize("size", [63, 64, 65, 127, 128, 129])
 def test_last_token_at_a_block_boundary(size):
     # the scan reads 64-byte blocks: a file ending in a token exactly at a block's end
@@ -151,7 +144,6 @@ def test_last_token_at_a_block_boundary(size):
     assert bytes(data[got.starts[-1]: got.ends[-1]]) == tokens[-1]
 
 
-@needs_c
 def test_tokenizer_reports_the_first_bad_line():
     # oracle: the file as written: line 3 has 2 tokens (a comment and a blank line before it)
     assert ctrec.tokenize(b"a b c\n# x\n\nd e\nf\n", 3, False, (0, 1, 2)) == (None, 4, 2)
@@ -165,7 +157,6 @@ def test_tokenizer_reports_the_first_bad_line():
     assert np.frombuffer(e, np.int32).tolist() == [5, 1, 15, 11]
 
 
-@needs_c
 def test_wide_offsets_are_the_same_numbers():
     # files of 2 GiB or more get int64 offsets: forced here on the bundled runs, the same
     # values as the int32 ones, and parse_floats / gather read either
@@ -208,7 +199,6 @@ _decimal = st.builds(
 )
 
 
-@needs_c
 @settings(max_examples=2000, deadline=None)
 @given(st.lists(st.one_of(_decimal,
                           st.floats(allow_nan=True).map(lambda x: repr(x).encode()),
@@ -233,7 +223,6 @@ def test_scores_are_float_of_the_token(tokens):
             assert struct.pack("<d", v) == struct.pack("<d", want) or (np.isnan(v) and np.isnan(want)), t
 
 
-@needs_c
 def test_fast_path_edges_against_float():
     # 2^53 - 1 and 2^53 digits, 19 and 20 digits, 22 and 23 decimals, long tokens
     tokens = [b"9007199254740991", b"9007199254740993", b"0.1", b"-0", b"-0.0", b"1234567890123456789",
@@ -246,7 +235,6 @@ def test_fast_path_edges_against_float():
             assert struct.pack("<d", v) == struct.pack("<d", float(t)), t
 
 
-@needs_c
 def test_bad_buffers_are_refused_not_read():
     data = b"abc def"
     s, e = np.array([0, 4], np.int64), np.array([3, 99], np.int64)
@@ -275,7 +263,6 @@ def test_bad_buffers_are_refused_not_read():
         ctrec.tokenize(data, 2, False, ())
 
 
-@needs_c
 def test_gather_is_the_zero_padded_tokens():
     data = b"ab cdefg h"
     s, e = np.array([0, 3, 9], np.int64), np.array([2, 8, 10], np.int64)

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from analysis._cli import BUNDLED_RUNS
+from analysis._cli import BUNDLED_QRELS, BUNDLED_RUNS
 
 RUNS = [str(BUNDLED_RUNS / f) for f in ("T5R1.gz", "run1.gz", "bm25_baseline.gz")]
 
@@ -31,7 +31,7 @@ def _files(root):
 def test_maxent_on_cluster_is_byte_identical(tmp_path, cluster):
     from analysis import maxent
 
-    common = ["--runs", *RUNS, "--metrics", "AP,nDCG", "--no-progress"]
+    common = ["--runs", *RUNS, "--qrels", str(BUNDLED_QRELS), "--metrics", "AP,nDCG", "--no-progress"]
     assert maxent.main(common + ["--out", str(tmp_path / "local")]) == 0
     assert maxent.main(common + ["--out", str(tmp_path / "dask"), "--scheduler", cluster]) == 0
     local, dask = _files(tmp_path / "local"), _files(tmp_path / "dask")
@@ -41,7 +41,7 @@ def test_maxent_on_cluster_is_byte_identical(tmp_path, cluster):
 def test_gap_thresholds_on_cluster_is_byte_identical(tmp_path, cluster):
     from analysis import gap_thresholds
 
-    common = ["--runs", *RUNS[:2], "--step", "0.5", "--min-relevant", "1", "--bootstrap", "100", "--no-progress"]
+    common = ["--runs", *RUNS[:2], "--qrels", str(BUNDLED_QRELS), "--step", "0.5", "--min-relevant", "1", "--bootstrap", "100", "--no-progress"]
     assert gap_thresholds.main(common + ["--out", str(tmp_path / "local")]) == 0
     assert gap_thresholds.main(common + ["--out", str(tmp_path / "dask"), "--scheduler", cluster]) == 0
     local, dask = _files(tmp_path / "local"), _files(tmp_path / "dask")
@@ -53,7 +53,7 @@ def test_scheduler_local_starts_its_own_cluster(tmp_path):
     pytest.importorskip("dask.distributed", reason="the 'distributed' extra is not installed")
     from analysis import maxent
 
-    common = ["--runs", *RUNS[:2], "--metrics", "AP", "--threshold", "1", "--no-progress"]
+    common = ["--runs", *RUNS[:2], "--qrels", str(BUNDLED_QRELS), "--metrics", "AP", "--threshold", "1", "--no-progress"]
     assert maxent.main(common + ["--out", str(tmp_path / "local")]) == 0
     assert maxent.main(common + ["--out", str(tmp_path / "dask"), "--scheduler", "local", "--workers", "2"]) == 0
     assert _files(tmp_path / "local") == _files(tmp_path / "dask")
@@ -82,7 +82,7 @@ def test_without_dask_scheduler_says_how_to_install(tmp_path, monkeypatch, capsy
     from analysis import maxent
 
     monkeypatch.setitem(sys.modules, "dask.distributed", None)   # import fails as if not installed
-    args = ["--runs", RUNS[0], "--metrics", "AP", "--no-progress", "--out", str(tmp_path)]
+    args = ["--runs", RUNS[0], "--qrels", str(BUNDLED_QRELS), "--metrics", "AP", "--no-progress", "--out", str(tmp_path)]
     assert maxent.main(args + ["--scheduler", "local"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: --scheduler needs dask.distributed") and 'pip install -e ".[distributed]"' in err

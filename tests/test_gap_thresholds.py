@@ -68,9 +68,16 @@ def test_end_to_end(slice_dir, tmp_path, capsys):
     assert len(gap) == 5 * 2 and set(sweep["metric"]) == {"GAP", "nDCG"}
     assert set(gap.loc[gap["reduces_to"].notna(), "reduces_to"]) == {"AP(rel=1)", "AP(rel=2)"}
     # the selection rule is applied: every list counted has >= 5 relevant retrieved at both thresholds
-    inst = pd.read_csv(tmp_path / "instances.csv")
+    inst = pd.read_csv(tmp_path / "instances.csv", dtype={"topic": str})
     ok = inst[inst["eligible"]]
-    assert len(ok) and (ok.groupby(["run", "topic"]).size() > 0).all()
+    # oracle: relevant retrieved per list counted on the ranked lists (depth 200, as run)
+    lists = rank_runs(read_runs(slice_dir / "runs"), read_qrels(slice_dir / "qrels.txt"), depth=200)
+    enough = {(r, t): all((lists.grades[b] >= th).sum() >= 5 for th in (1, 2))
+              for b, (r, t) in enumerate(zip(lists.runs, lists.topics))}
+    assert 0 < sum(enough.values()) < len(enough)          # the rule keeps some lists, not all
+    assert len(ok) and all(enough[(r, t)] for r, t in zip(ok["run"], ok["topic"]))
+    dropped = [k for k, v in enough.items() if not v]
+    assert not inst.set_index(["run", "topic"]).loc[dropped, "eligible"].any()
     power = pd.read_csv(tmp_path / "discriminative.csv")
     assert {"AP", "nDCG"} <= set(power["metric"]) and power["significant"].between(0, 1).all()
     asl = pd.read_csv(tmp_path / "asl.csv")

@@ -76,7 +76,8 @@ def test_threshold_probabilities_sums_grades():
     np.testing.assert_allclose(threshold_probabilities(p, 1), [[0.8, 0.0]])
     np.testing.assert_allclose(threshold_probabilities(p, 2), [[0.5, 0.0]])
     q = np.array([[0.1, 0.2]])
-    assert threshold_probabilities(q, 2) is not None and np.array_equal(threshold_probabilities(q, 1), q)
+    # binary p is P(relevant at the solve's threshold) already: returned unchanged at any t
+    assert np.array_equal(threshold_probabilities(q, 2), q) and np.array_equal(threshold_probabilities(q, 1), q)
 
 
 def test_rms_and_tau():

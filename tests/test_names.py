@@ -142,7 +142,7 @@ def test_equivalent_spellings(a, b):
 
 
 @pytest.mark.parametrize("bad", ["nDGC@10", "P@x", "P@0", "GAP(g=0.5,0.6)", "AP(foo=1)",
-                                 "RPrec@10", "nDCG(gain=cubic)", "P@10(rel=0)", "", "NumRet@5"])
+                                 "RPrec@10", "nDCG(gain=cubic)", "P@10(rel=-1)", "", "NumRet@5"])
 def test_bad_names_raise_measure_name_error(bad):
     with pytest.raises(MeasureNameError):
         parse_measure(bad)

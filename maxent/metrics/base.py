@@ -136,11 +136,13 @@ class Metric:
         self.validate()
 
     def validate(self) -> None:
-        """Check parameter values; raise ParameterError. Here: ``rel`` (an integer >= 1) and
+        """Check parameter values; raise ParameterError. Here: ``rel`` (an integer >= 0; 0
+        makes every judged document relevant, as trec_eval ``-l 0``) and
         an integer ``cutoff`` >= 1 (required when ``CUTOFF_REQUIRED``); subclasses add more."""
         if "rel" in self.PARAMS:
             rel = getattr(self, "rel")
-            self._check(isinstance(rel, int) and rel >= 1, f"rel must be an integer >= 1, got {rel!r}")
+            self._check(isinstance(rel, int) and not isinstance(rel, bool) and rel >= 0,
+                        f"rel must be an integer >= 0, got {rel!r}")
         if "cutoff" in self.PARAMS and self.PARAMS["cutoff"].dtype is int:
             k = getattr(self, "cutoff")
             if k is not None or self.CUTOFF_REQUIRED:

@@ -189,11 +189,17 @@ def parse_measures(names: str | Iterable[str]) -> list[Metric]:
     """Parse one or more names into metrics (``ndcg_cut.10,20`` gives two)."""
     if isinstance(names, (str, Metric)):
         names = [names]
+    elif names is None or not isinstance(names, Iterable):
+        raise MeasureNameError(f"measures: expected a measure name, a metric object or a list of them, "
+                               f"got {type(names).__name__}")
     out: list[Metric] = []
     for name in names:
         if isinstance(name, Metric):
             out.append(name)
             continue
+        if not isinstance(name, str):
+            raise MeasureNameError(f"measures: expected a measure name (str) or a metric object, "
+                                   f"got {type(name).__name__} {name!r}")
         text = name.strip()
         got = _parse_trec(text)
         if got is None:

@@ -1,0 +1,325 @@
+"""Every option of ``maxent.compare`` and ``maxent.evaluate`` changes the output as it says.
+
+Each test passes one option and checks its effect on the output against an independent
+computation (the API with the same setting, Holm / Benjamini-Hochberg written out here, the
+marks recomputed from the printed p-values), so that a command ignoring the option fails.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from maxent.compare import main as compare_main
+from maxent.errors import InputError
+from maxent.evaluate import aggregate, evaluate
+from maxent.evaluate import main as evaluate_main
+
+ROOT = Path(__file__).resolve().parents[1]
+QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
+RUNS = ROOT / "trec_runs" / "runs"
+THREE = [RUNS / "T5R1.gz", RUNS / "bm25_baseline.gz", RUNS / "run1.gz"]
+FAST = ["--permutations", "200", "--bootstrap", "200"]
+
+
+def _run(main, argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _compare_json(*extra, runs=THREE, measures=("AP",)) -> dict:
+    m = sum((["-m", x] for x in measures), [])
+    code, out, err = _run(compare_main, [QRELS, *runs, *m, *FAST, "--format", "json", *extra])
+    assert code == 0, err
+    return json.loads(out)
+
+
+def _holm(p):
+    p = np.asarray(p, float)
+    order = np.argsort(p)
+    adj = np.maximum.accumulate(np.minimum(1, (len(p) - np.arange(len(p))) * p[order]))
+    out = np.empty_like(adj)
+    out[order] = adj
+    return out
+
+
+def _bh(p):
+    p = np.asarray(p, float)
+    n = len(p)
+    order = np.argsort(p)[::-1]
+    adj = np.minimum.accumulate(np.minimum(1, p[order] * n / np.arange(n, 0, -1)))
+    out = np.empty_like(adj)
+    out[order] = adj
+    return out
+
+
+def _marks_from_pairs(doc, test, alpha):
+    """The superscript marks recomputed from the pairs' printed corrected p-values."""
+    letters = {r["run"]: r["letter"] for r in doc["runs"]}
+    marks = {(r["run"], m): [] for r in doc["runs"] for m in r["better_than"]}
+    for p in doc["pairs"]:
+        if test == "paper000":
+            sig = all(p[f"p_{t}_adj"] < alpha for t in ("t", "wilcoxon", "sign"))
+        else:
+            sig = p[f"p_{test}_adj"] < alpha
+        if sig and p["mean_a"] != p["mean_b"]:
+            win, lose = (p["run_a"], p["run_b"]) if p["mean_a"] > p["mean_b"] else (p["run_b"], p["run_a"])
+            marks[(win, p["measure"])].append(letters[lose])
+    return {k: sorted(v) for k, v in marks.items()}
+
+
+def _printed_marks(doc):
+    return {(r["run"], m): sorted(v) for r in doc["runs"] for m, v in r["better_than"].items()}
+
+
+# ---------------------------------------------------------------------------- maxent.compare
+@pytest.mark.parametrize("correction", ["holm", "bh", "none"])
+def test_compare_correction(correction):
+    doc = _compare_json("--correction", correction)
+    assert doc["settings"]["correction"] == correction
+    for t in ("t", "wilcoxon", "sign"):
+        raw = [p[f"p_{t}"] for p in doc["pairs"]]
+        adj = [p[f"p_{t}_adj"] for p in doc["pairs"]]
+        want = {"holm": _holm, "bh": _bh, "none": np.asarray}[correction](raw)
+        np.testing.assert_allclose(adj, want, rtol=1e-7, atol=1e-15)   # JSON: 15 digits
+
+
+@pytest.mark.parametrize("test", ["t", "wilcoxon", "sign", "randomisation", "bootstrap", "paper000"])
+def test_compare_test_sets_the_marks(test):
+    runs = sorted(RUNS.iterdir())[:6]
+    doc = _compare_json("--test", test, "--alpha", "0.2", runs=runs)
+    assert doc["settings"]["test"] == test
+    assert _printed_marks(doc) == _marks_from_pairs(doc, test, 0.2)
+    # on these runs the sign test's marks differ from the t-test's: the option is used
+    if test == "sign":
+        assert _printed_marks(doc) != _marks_from_pairs(doc, "t", 0.2)
+
+
+def test_compare_tests_and_alpha_change_the_marks():
+    # on these runs the tests disagree at some alpha: the marks must follow the option
+    marks = {(t, a): _printed_marks(_compare_json("--test", t, "--alpha", a, runs=sorted(RUNS.iterdir())[:6]))
+             for t in ("t", "sign") for a in ("0.001", "0.3")}
+    assert marks[("t", "0.001")] != marks[("t", "0.3")]
+    assert marks[("t", "0.3")] != marks[("sign", "0.3")] or marks[("t", "0.001")] != marks[("sign", "0.001")]
+    for (t, a), got in marks.items():
+        doc = _compare_json("--test", t, "--alpha", a, runs=sorted(RUNS.iterdir())[:6])
+        assert got == _marks_from_pairs(doc, t, float(a))
+
+
+def test_compare_seed_permutations_bootstrap():
+    a = _compare_json("--seed", "1")
+    b = _compare_json("--seed", "1")
+    c = _compare_json("--seed", "2")
+    assert a == b
+    assert [p["diff_lo"] for p in a["pairs"]] != [p["diff_lo"] for p in c["pairs"]]
+    # --permutations: randomisation p-values on a grid of 1/(P + 1) (Monte Carlo with P draws,
+    # the observed sign vector counted), unless 2^topics is smaller than P (exact)
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", "--permutations", "9", "--bootstrap", "50",
+                                       "--format", "json"])
+    ps = [p["p_randomisation"] for p in json.loads(out)["pairs"]]
+    assert all(abs(p * 10 - round(p * 10)) < 1e-9 for p in ps), ps
+    # --bootstrap: the intervals are resampled: other B, other bounds
+    d = _compare_json("--bootstrap", "50")
+    assert [p["diff_lo"] for p in d["pairs"]] != [p["diff_lo"] for p in a["pairs"]]
+    assert d["settings"]["bootstrap"] == 50
+
+
+def test_compare_baseline_and_common_topics():
+    doc = _compare_json("--baseline", "run1")
+    assert {(p["run_a"], p["run_b"]) for p in doc["pairs"]} == {("T5R1", "run1"), ("bm25_baseline", "run1")}
+    full = _compare_json()
+    common = _compare_json("--common-topics")
+    assert common["settings"]["complete"] is False and full["settings"]["complete"] is True
+    # the bundled runs retrieve for every topic: the same topics either way
+    assert common["settings"]["topics"] == full["settings"]["topics"] == 30
+
+
+@pytest.mark.parametrize("option, value, api", [("-l", "2", {"rel": 2}), ("-M", "10", {"depth": 10}),
+                                                ("--score-precision", "double", {"score_precision": "double"})])
+def test_compare_ranking_options_change_the_means(option, value, api):
+    doc = _compare_json(option, value, measures=("AP",))
+    base = _compare_json(measures=("AP",))
+    want = aggregate(evaluate(QRELS, THREE, ["AP"], complete=True, **api)).set_index("run")["value"]
+    key = [k for k in doc["runs"][0] if k.startswith("AP")][0]      # AP, or AP(rel=2) with -l 2
+    got = {r["run"]: r[key] for r in doc["runs"]}
+    for run, v in got.items():
+        assert v == pytest.approx(want[run], abs=1e-12)
+    if option != "--score-precision":   # the bundled runs' scores do not tie in single precision
+        assert got != {r["run"]: r["AP"] for r in base["runs"]}
+
+
+def test_compare_measures_digits_details_formats():
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "P@10", "-m", "nDCG", *FAST, "--digits", "2"])
+    table = out.splitlines()
+    assert "P@10" in table[0] and "nDCG" in table[0] and "AP" not in table[0]
+    numbers = [re.match(r"\d+\.(\d*)", w).group(1) for ln in table[2:5] for w in ln.split() if w[:1].isdigit()]
+    assert numbers and all(len(d) == 2 for d in numbers), numbers
+    code, out6, _ = _run(compare_main, [QRELS, *THREE, "-m", "P@10", *FAST, "--digits", "6"])
+    assert all(len(re.match(r"\d+\.(\d*)", w).group(1)) == 6 for ln in out6.splitlines()[2:5]
+               for w in ln.split() if w[:1].isdigit())
+    code, plain, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST])
+    code, details, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--details"])
+    assert details.startswith(plain) and "d_z [95% CI]" in details and "d_z" not in plain
+    code, md, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--format", "markdown"])
+    assert md.splitlines()[0].startswith("|") and md != plain
+    code, tex, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--format", "latex"])
+    assert "\\begin{tabular}" in tex
+    code, csv, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--format", "csv"])
+    assert csv.splitlines()[0].startswith("measure,run_a,run_b") and len(csv.splitlines()) == 4
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--digits", "-3"], "--digits: must be from 0 to 17, got -3"),
+    (["--alpha", "1.5"], "--alpha: must be in (0, 1), got 1.5"),
+    (["--permutations", "0"], "--permutations: must be >= 1, got 0"),
+    (["--bootstrap", "-1"], "--bootstrap: must be >= 1, got -1"),
+    (["-M", "0"], "-M: the depth must be >= 1"),
+    (["-l", "-2"], "-l: the relevance level must be >= 0, got -2"),
+])
+def test_compare_bad_values_name_the_option(argv, words):
+    code, out, err = _run(compare_main, [QRELS, *THREE, "-m", "AP", *argv])
+    assert code == 1 and out == "" and err.startswith(f"error: {words}") and err.count("\n") == 1
+
+
+def test_debug_shows_the_traceback():
+    with pytest.raises(InputError):
+        _run(compare_main, [QRELS, ROOT / "tests" / "data" / "bad" / "run_score_nan.txt", *THREE[:1], "--debug"])
+    with pytest.raises(InputError):
+        _run(evaluate_main, [QRELS, ROOT / "tests" / "data" / "bad" / "run_score_nan.txt", "--debug"])
+    code, _, err = _run(evaluate_main, [QRELS, ROOT / "tests" / "data" / "bad" / "run_score_nan.txt"])
+    assert code == 1 and err.count("\n") == 1
+
+
+# --------------------------------------------------------------------------- maxent.evaluate
+def _all(text):
+    return {p[0].strip(): p[2] for p in (ln.split("\t") for ln in text.splitlines()) if p[1] == "all"}
+
+
+def test_evaluate_options_against_the_api():
+    run = THREE[0]
+    want = aggregate(evaluate(QRELS, run, ["AP", "P@10"])).set_index("measure")["value"]
+    got = _all(_run(evaluate_main, [QRELS, run, "-m", "map", "-m", "P.10"])[1])
+    assert got["map"] == f"{want['AP']:6.4f}" and got["P_10"] == f"{want['P@10']:6.4f}"
+    # default measures: the official set
+    got = _all(_run(evaluate_main, [QRELS, run])[1])
+    assert {"map", "P_10", "Rprec", "recip_rank"} <= set(got) and len(got) > 5
+    # -q: per-topic lines, one per topic and measure
+    code, out, _ = _run(evaluate_main, [QRELS, run, "-m", "map", "-q"])
+    per_topic = [ln for ln in out.splitlines() if "\tall\t" not in ln]
+    assert len(per_topic) == 30
+    for opt, api in ((["-l", "2"], {"rel": 2}), (["-M", "5"], {"depth": 5}),
+                     (["--score-precision", "double"], {"score_precision": "double"})):
+        want = aggregate(evaluate(QRELS, run, ["AP"], **api))["value"].iloc[0]
+        base = aggregate(evaluate(QRELS, run, ["AP"]))["value"].iloc[0]
+        got = _all(_run(evaluate_main, [QRELS, run, "-m", "map", *opt])[1])["map"]
+        assert got == f"{want:6.4f}"
+        if opt[0] != "--score-precision":
+            assert got != f"{base:6.4f}", opt
+
+
+def test_evaluate_jobs_describe_format():
+    runs = sorted(RUNS.iterdir())[:4]
+    one = _run(evaluate_main, [QRELS, *runs, "-m", "map", "--jobs", "1"])[1]
+    two = _run(evaluate_main, [QRELS, *runs, "-m", "map", "--jobs", "2"])[1]
+    assert one == two and one.count("runid") == 4
+    code, out, _ = _run(evaluate_main, ["--describe", "GAP"])
+    assert code == 0 and out.startswith("GAP") and "Parameters:" in out
+    code, out, _ = _run(evaluate_main, [QRELS, runs[0], "-m", "map", "--format", "csv"])
+    assert out.splitlines()[0] == "run,topic,measure,value" and len(out.splitlines()) == 31
+
+
+# ------------------------------------------------------------- details of the output's form
+def test_jobs_values():
+    import argparse
+
+    from maxent.evaluate import _jobs
+
+    assert _jobs("auto") is None and _jobs("3") == 3 and _jobs("1") == 1
+    for bad in ("0", "-2", "x", "AUTO"):
+        with pytest.raises(argparse.ArgumentTypeError, match=f"expected a positive integer or auto, got '{bad}'"):
+            _jobs(bad)
+
+
+def test_measure_order_is_trec_evals(shared_data):
+    # oracle: the order of trec_eval's own output lines (out.test.a: -m all_trec)
+    d = shared_data / "trec_eval_test"
+    want = [ln.split("\t")[0].strip() for ln in (d / "out.test.a").read_text().splitlines()]
+    code, out, _ = _run(evaluate_main, [d / "qrels.test", d / "results.test", "-m", "all_trec"])
+    got = [ln.split("\t")[0].strip() for ln in out.splitlines()]
+    assert got == [m for m in want if m in set(got)] and len(got) > 0.5 * len(want)
+    # cut measures after their family, by cutoff; measures trec_eval lacks at the end
+    code, out, _ = _run(evaluate_main, [d / "qrels.test", d / "results.test", "-m", "ERR@5", "-m", "ndcg_cut.20,5",
+                                        "-m", "P.10,5", "-m", "map", "-m", "map_cut.10"])
+    got = [ln.split("\t")[0].strip() for ln in out.splitlines()][2:]
+    assert got == ["map", "P_5", "P_10", "ndcg_cut_5", "ndcg_cut_20", "map_cut_10", "ERR@5"]
+
+
+def test_gm_map_is_the_geometric_mean_with_trec_evals_floor():
+    frame = evaluate(QRELS, THREE[0], ["AP"])
+    v = frame["value"].to_numpy()
+    want = np.exp(np.mean(np.log(np.maximum(v, 1e-5))))
+    got = _all(_run(evaluate_main, [QRELS, THREE[0], "-m", "gm_map"])[1])["gm_map"]
+    assert got == f"{want:6.4f}" and abs(want - v.mean()) > 1e-3
+
+
+def test_compare_legend_and_markdown_details():
+    names = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
+             "randomisation": "Fisher's randomisation test", "bootstrap": "Sakai's paired bootstrap test"}
+    for test, words in names.items():
+        code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--test", test])
+        assert f"({words}, all pairs, Holm-Bonferroni correction, alpha 0.05, 30 topics)" in out
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--baseline", "run1"])
+    assert "against baseline run1" in out
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--format", "markdown", "--details"])
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("| measure | run a"))
+    assert lines[head + 1] == "|---|---|---|" + "---:|" * 8
+    assert all(ln.startswith("| AP | ") and ln.endswith(" |") for ln in lines[head + 2: head + 5])
+
+
+def test_csv_quotes_only_what_needs_quoting(tmp_path):
+    plain = tmp_path / "RunX_1"
+    plain.write_bytes(THREE[0].read_bytes())
+    code, out, _ = _run(evaluate_main, [QRELS, plain, "-m", "map", "--format", "csv"])
+    assert out.splitlines()[1].startswith("RunX_1,1,AP,")
+
+
+def test_compare_values_pairs_seeds_and_minimum_topics():
+    from maxent.compare import compare_values
+    from maxent.errors import ParameterError
+
+    rng = np.random.default_rng(5)
+    v = rng.random((3, 12))
+    v[1] = v[0] + rng.normal(0, 0.05, 12)            # a close pair: a p-value well inside (0, 1)
+    a = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=4)
+    b = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=4)
+    c = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=5)
+    pd.testing.assert_frame_equal(a, b)               # the seed makes every resampled number reproducible
+    close = a[(a.run_a == "x") & (a.run_b == "y")].iloc[0]
+    assert 0 < close.p_bootstrap < 1 and close.p_bootstrap != c[(c.run_a == "x") & (c.run_b == "y")].iloc[0].p_bootstrap
+    means = dict(zip("xyz", v.mean(axis=1)))
+    for r in a.itertuples(index=False):               # each pair's means are its two runs' means
+        assert r.mean_a == pytest.approx(means[r.run_a]) and r.mean_b == pytest.approx(means[r.run_b])
+        assert r.topics == 12
+    assert len(compare_values(v[:, :2], ["x", "y", "z"], n_permutations=10, n_bootstrap=10)) == 3
+    with pytest.raises(ParameterError, match="at least 2 common topics, got 1"):
+        compare_values(v[:, :1], ["x", "y", "z"])
+
+
+def test_compare_accepts_the_smallest_valid_values():
+    code, out, err = _run(compare_main, [QRELS, *THREE, "-m", "P@10", "-l", "0", "--permutations", "1",
+                                         "--bootstrap", "1", "--format", "json"])
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["settings"]["permutations"] == 1 and doc["settings"]["bootstrap"] == 1
+    want = aggregate(evaluate(QRELS, THREE, ["P@10"], rel=0, complete=True)).set_index("run")["value"]
+    key = doc["pairs"][0]["measure"]                  # P@10 at relevance level 0
+    assert {r["run"]: r[key] for r in doc["runs"]} == pytest.approx(want.to_dict(), abs=1e-12)

@@ -1,0 +1,249 @@
+"""trec_eval's conventions at the edges, and API misuse that must end in a library error.
+
+Oracles: pytrec_eval (an independent C++ build of trec_eval 9: unlimited depth; it refuses
+relevance level 0, so -l 0 is checked by hand), values worked out by hand on the tiny files of tests/data/bad, trec_eval 9's
+trec_eval.c for ``-q -c`` (its per-topic loop runs over the run's topics only), and pandas'
+``to_csv`` for the CSV output written without pandas.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maxent import evaluate, parse_measure, read_qrels, read_run
+from maxent.errors import InputError, MaxEntError, MeasureNameError, ParameterError
+from maxent.evaluate import evaluate_lists, main, resolve_measures
+from maxent.ranked import rank_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD = ROOT / "tests" / "data" / "bad"
+QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
+RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
+
+
+def _cli(argv) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, out.getvalue(), err.getvalue()
+
+
+def _all(text: str) -> dict[str, str]:
+    return {p[0].strip(): p[2] for p in (ln.split("\t") for ln in text.splitlines()) if p[1] == "all"}
+
+
+# ------------------------------------------------------------------------- -M unlimited
+def test_depth_is_unlimited_by_default_as_trec_eval():
+    # 1,500 documents, the one relevant at rank 1,200 (trec_eval's -M default is MAX_LONG:
+    # it is counted); hand: AP = 1/1200, nDCG = 1/log2(1201) = 0.09775
+    code, out, err = _cli([BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt",
+                           "-m", "map", "-m", "ndcg", "-m", "num_rel_ret", "-m", "num_ret"])
+    assert code == 0 and err == ""
+    got = _all(out)
+    assert (got["map"], got["num_rel_ret"], got["ndcg"], got["num_ret"]) == ("0.0008", "1", "0.0978", "1500")
+    assert float(got["map"]) == pytest.approx(1 / 1200, abs=5e-5)
+    assert float(got["ndcg"]) == pytest.approx(1 / np.log2(1201), abs=5e-5)
+    # -M cuts as asked; -M 1000 loses the relevant document
+    got = _all(_cli([BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt", "-m", "map",
+                     "-m", "num_rel_ret", "-m", "num_ret", "-M", "1000"])[1])
+    assert (got["map"], got["num_rel_ret"], got["num_ret"]) == ("0.0000", "0", "1000")
+    # the API too
+    frame = evaluate(BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt", ["AP"])
+    assert frame["value"].iloc[0] == pytest.approx(1 / 1200, rel=1e-12)
+    assert evaluate(BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt", ["AP"], depth=1000)["value"].iloc[0] == 0
+
+
+def test_unlimited_depth_agrees_with_pytrec_eval():
+    pytrec_eval = pytest.importorskip("pytrec_eval")
+    qrels = {"1": {"d1200": 1, "x1": 0}}
+    run = {"1": {f"d{r}": float(2000 - r) for r in range(1, 1501)}}
+    want = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg", "num_rel_ret"}).evaluate(run)["1"]
+    frame = evaluate(BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt", ["AP", "nDCG", "NumRelRet"])
+    got = dict(zip(frame["measure"], frame["value"]))
+    assert got["AP"] == pytest.approx(want["map"], abs=1e-12)
+    assert got["nDCG"] == pytest.approx(want["ndcg"], abs=1e-12)
+    assert got["NumRelRet"] == want["num_rel_ret"] == 1
+
+
+# ---------------------------------------------------------------------------------- -l 0
+def test_relevance_level_zero_as_trec_eval():
+    # trec_eval -l 0: every judged document (grade >= 0) is relevant. Hand: qrels_deep judges
+    # d1200 (1) and x1 (0, not retrieved): R = 2, one retrieved at rank 1200: AP = 1/2400
+    got = _all(_cli([BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt", "-m", "num_rel",
+                     "-m", "map", "-l", "0"])[1])
+    assert got["num_rel"] == "2"
+    frame = evaluate(BAD / "qrels_deep.txt", BAD / "run_deep_1500.txt", ["AP"], rel=0)
+    assert frame["value"].iloc[0] == pytest.approx(1 / 2400, rel=1e-12)
+
+
+def test_negative_relevance_level_names_the_option():
+    code, out, err = _cli([QRELS, RUNS[0], "-m", "map", "-l", "-1"])
+    assert code == 1 and out == "" and err == "error: -l: the relevance level must be >= 0, got -1\n"
+    code, out, err = _cli([QRELS, RUNS[0], "-m", "map", "-M", "0"])
+    assert code == 1 and err.startswith("error: -M: the depth must be >= 1")
+
+
+# --------------------------------------------------------------------------------- -q -c
+def test_per_topic_rows_with_complete_as_trec_eval_9(tmp_path):
+    # qrels topics 1, 2, 3; the run has 1 and 3: -q -c prints per-topic rows for 1 and 3 only
+    # (trec_eval 9's loop over the run's topics), num_q 3 and means over 3 topics
+    (tmp_path / "q").write_text("1 0 a 1\n2 0 b 1\n3 0 c 1\n")
+    (tmp_path / "r").write_text("1 Q0 a 1 2.0 t\n3 Q0 x 1 2.0 t\n")
+    code, out, err = _cli([tmp_path / "q", tmp_path / "r", "-m", "map", "-m", "num_ret", "-q", "-c"])
+    assert code == 0
+    rows = [ln.split("\t") for ln in out.splitlines()]
+    per_topic = [(m.strip(), t, v) for m, t, v in rows if t != "all"]
+    assert per_topic == [("num_ret", "1", "1"), ("map", "1", "1.0000"),
+                         ("num_ret", "3", "1"), ("map", "3", "0.0000")]
+    assert _all(out) == {"runid": "t", "num_q": "3", "num_ret": "2", "map": "0.3333"}
+    # without -c: the two topics only
+    got = _all(_cli([tmp_path / "q", tmp_path / "r", "-m", "map", "-q"])[1])
+    assert got["num_q"] == "2" and got["map"] == "0.5000"
+
+
+# ---------------------------------------------------------------------------- the inputs
+def test_utf16_file_gets_a_hint():
+    with pytest.raises(InputError, match="UTF-16 text.*iconv -f UTF-16 -t UTF-8") as e:
+        read_qrels(BAD / "qrels_utf16.txt")
+    assert e.value.line is None
+    code, out, err = _cli([BAD / "qrels_utf16.txt", BAD / "run_ok.txt"])
+    assert code == 1 and err.count("\n") == 1 and "UTF-16" in err
+
+
+def test_swapped_qrels_and_run_get_a_hint():
+    code, out, err = _cli([BAD / "run_ok.txt", BAD / "qrels_ok.txt"])
+    assert code == 1 and err.count("\n") == 1
+    assert "run_ok.txt:1: expected 4 columns" in err and "looks like a run file" in err and "swapped" in err
+    with pytest.raises(InputError, match="looks like a qrels file.*swapped"):
+        read_run(BAD / "qrels_ok.txt")
+    # a plain short line gets no such hint
+    with pytest.raises(InputError) as e:
+        read_run(BAD / "run_too_few_columns.txt")
+    assert "swapped" not in str(e.value)
+
+
+# ------------------------------------------------------------------------ output formats
+def test_csv_is_pandas_to_csv_text_without_pandas(tmp_path):
+    # oracle: the frame of evaluate_lists written by pandas, as the command wrote it before;
+    # a run name with a comma and a quote checks the quoting
+    odd = tmp_path / 'a,b"c'
+    odd.write_bytes(RUNS[0].read_bytes())
+    measures = ["AP", "P@10", "GAP(g=0.5,0.5)", "num_ret"]
+    code, out, _ = _cli([QRELS, odd, RUNS[1], *sum((["-m", m] for m in measures), []), "--format", "csv"])
+    assert code == 0
+    qrels = read_qrels(QRELS)
+    lists = rank_runs([read_run(odd), read_run(RUNS[1])], qrels)
+    want = evaluate_lists(lists, resolve_measures(measures)).to_csv(index=False, float_format="%.17g")
+    assert out == want
+
+
+@pytest.mark.parametrize("fmt", ["trec", "csv"])
+def test_no_output_format_imports_pandas(fmt):
+    code = ("import sys, runpy; sys.argv = ['x', %r, %r, '-m', 'map', '--format', %r]\n"
+            "from maxent.evaluate import main\nmain(sys.argv[1:])\n"
+            "assert 'pandas' not in sys.modules, 'pandas imported'\n"
+            "assert 'scipy' not in sys.modules, 'scipy imported'\n") % (str(QRELS), str(RUNS[0]), fmt)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert "map" in done.stdout if fmt == "trec" else "BITEM_df,1,AP," in done.stdout
+
+
+# ---------------------------------------------------------------------- feedback on stderr
+def test_long_phases_are_announced_without_a_terminal(monkeypatch):
+    # a non-terminal stderr (a pipe): a phase over AFTER seconds prints one line when it is
+    # still running and one when it ends; a short phase prints nothing
+    import time
+
+    from maxent import _feedback
+
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with _feedback.phase("quick step", after=5.0):
+        pass
+    assert err.getvalue() == ""
+    with _feedback.phase("reading qrels big.txt", after=0.05):
+        time.sleep(0.3)
+    lines = err.getvalue().splitlines()
+    assert lines[0] == "reading qrels big.txt ..."
+    assert lines[1].startswith("reading qrels big.txt: done in ") and lines[1].endswith(" s")
+    assert len(lines) == 2
+
+
+def test_evaluate_command_says_what_it_does_in_a_pipe(tmp_path):
+    # the command line in a subprocess with stderr a pipe (not a terminal), its phases made
+    # "long" by a tiny threshold: each phase is named on stderr; stdout is unchanged
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    code = ("import sys; from maxent import _feedback; _feedback.AFTER = 0.0\n"
+            "from maxent.evaluate import main\n"
+            "sys.exit(main(sys.argv[1:]))\n")
+    done = subprocess.run([sys.executable, "-c", code, str(QRELS), str(RUNS[0]), "-m", "map"],
+                          capture_output=True, text=True, cwd=ROOT, env=env)
+    assert done.returncode == 0, done.stderr
+    plain = subprocess.run([sys.executable, "-m", "maxent.evaluate", str(QRELS), str(RUNS[0]), "-m", "map"],
+                           capture_output=True, text=True, cwd=ROOT, env=env)
+    assert done.stdout == plain.stdout and plain.stderr == ""
+    err = done.stderr
+    for what in ("reading qrels", "reading and ranking the runs", "evaluating"):
+        assert f"{what}" in err and ": done in " in err, err
+
+
+# ----------------------------------------------------------------------- qrels at scale
+def test_qrels_counts_equal_level_counts_per_topic():
+    # the vectorised counts of every topic against the per-topic definition
+    q = read_qrels(ROOT.parent / "shared" / "data" / "trec_eval_test" / "qrels.rel_level") \
+        if (ROOT.parent / "shared" / "data" / "trec_eval_test" / "qrels.rel_level").exists() else read_qrels(QRELS)
+    for levels in (1, 2, q.max_grade + 1, q.max_grade + 3):
+        want = np.stack([q.level_counts(t, levels) for t in q.topics])
+        np.testing.assert_array_equal(q.counts(levels), want)
+
+
+def test_qrels_from_a_file_and_in_memory_rank_the_same():
+    from maxent.trec import Qrels
+
+    q = read_qrels(QRELS)
+    mem = Qrels(q.path, list(q.topics), {t: q.docnos[t] for t in q.topics},
+                {t: q.grades[t] for t in q.topics}, q.max_grade)
+    runs = [read_run(p) for p in RUNS[:3]]
+    a, b = rank_runs(runs, q), rank_runs(runs, mem)
+    np.testing.assert_array_equal(a.grades, b.grades)
+    np.testing.assert_array_equal(a.rel_counts, b.rel_counts)
+    assert q.docnos.get("no such topic") is None and "1" in q.docnos and len(q.docnos) == len(q.topics)
+
+
+# -------------------------------------------------------------------------- API misuse
+API_MISUSE = [
+    # call, error class, words the message must contain (the argument's name)
+    (lambda q, r: evaluate(q, r, ["AP"], depth=2.5), ParameterError, "depth"),
+    (lambda q, r: evaluate(q, r, ["AP"], depth=0), ParameterError, "depth"),
+    (lambda q, r: evaluate(q, r, ["AP"], depth=True), ParameterError, "depth"),
+    (lambda q, r: evaluate(q, r, None), MeasureNameError, "measures"),
+    (lambda q, r: evaluate(q, r, 42), MeasureNameError, "measures"),
+    (lambda q, r: evaluate(q, r, ["AP", 3]), MeasureNameError, "measures"),
+    (lambda q, r: evaluate(q, r, ["AP"], rel=-1), ParameterError, "rel"),
+    (lambda q, r: evaluate(q, r, ["AP"], rel=1.5), ParameterError, "rel"),
+    (lambda q, r: evaluate(q, None), ParameterError, "runs"),
+    (lambda q, r: evaluate(42, r), ParameterError, "qrels"),
+    (lambda q, r: parse_measure(None), MeasureNameError, "measure"),
+    (lambda q, r: parse_measure(42), MeasureNameError, "measure"),
+    (lambda q, r: rank_runs([r], q, depth="10"), ParameterError, "depth"),
+    (lambda q, r: rank_runs([r], None), ParameterError, "qrels"),
+]
+
+
+@pytest.mark.parametrize("call, error, words", API_MISUSE, ids=range(len(API_MISUSE)))
+def test_api_misuse_raises_a_library_error_naming_the_argument(call, error, words):
+    q, r = read_qrels(BAD / "qrels_ok.txt"), read_run(BAD / "run_ok.txt")
+    with pytest.raises(error) as e:
+        call(q, r)
+    assert isinstance(e.value, MaxEntError) and words in str(e.value)
+    # a ParameterError is also a TypeError and a ValueError (scikit-learn's convention)
+    if error is ParameterError:
+        assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
