@@ -221,7 +221,7 @@ def as_qrels(qrels) -> Qrels:
             raise InputError(where, None, "the qrels dict holds no judgement")
         return build_qrels(where, _ids(q, "qid", where), _ids(d, "docno", where),
                            _grades(g, "grade", where), np.arange(1, len(q) + 1))
-    raise InputError(None, None, f"qrels: expected a path, a Qrels, a pandas frame or a pytrec_eval "
+    raise ParameterError(f"qrels: expected a path, a Qrels, a pandas frame or a pytrec_eval "
                      f"dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}")
 
 
@@ -259,7 +259,7 @@ def as_run(run, name: str | None = None) -> Run:
     elif isinstance(run, Mapping):
         qid, docno, score = _flatten_dict(run, "run", where)
     else:
-        raise InputError(None, None, f"run {name!r}: expected a path, a Run, a pandas frame or a "
+        raise ParameterError(f"run {name!r}: expected a path, a Run, a pandas frame or a "
                          f"pytrec_eval dict {{qid: {{docno: score}}}}, got {type(run).__name__}")
     if len(score) == 0:
         raise InputError(where, None, f"run {name!r} is empty")
@@ -316,7 +316,7 @@ def as_runs(runs) -> list[Run]:
             else:
                 out.append(as_run(r))
     else:
-        raise InputError(None, None, f"runs: expected paths, runs, a mapping of name to run or a frame, "
+        raise ParameterError(f"runs: expected paths, runs, a mapping of name to run or a frame, "
                          f"got {type(runs).__name__}")
     if not out:
         raise InputError(None, None, "no run given")

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import maxent
 from maxent import InputError, MeasureNameError
+from maxent.errors import ParameterError
 from maxent.inputs import (as_measure, as_qrels, as_run, as_runs, qrels_dict, qrels_frame, run_dict,
                            run_frame)
 
@@ -209,7 +210,7 @@ def test_bad_qrels_inputs():
         as_qrels({"1": {"a": 1}, 1: {"a": 2}})
     with pytest.raises(InputError, match="maps to int"):
         as_qrels({"1": 3})
-    with pytest.raises(InputError, match="expected a path"):
+    with pytest.raises(ParameterError, match="expected a path"):
         as_qrels(3.5)
     with pytest.raises(InputError, match="given twice"):
         as_runs([RUNS[0], RUNS[0]])
