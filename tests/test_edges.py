@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from maxent import evaluate, parse_measure, read_qrels, read_run
+from maxent import evaluate, parse_measure, read_qrels, read_run, solve
 from maxent.errors import InputError, MaxEntError, MeasureNameError, ParameterError
 from maxent.evaluate import evaluate_lists, main, resolve_measures
 from maxent.ranked import rank_runs
@@ -235,6 +235,7 @@ API_MISUSE = [
     (lambda q, r: parse_measure(42), MeasureNameError, "measure"),
     (lambda q, r: rank_runs([r], q, depth="10"), ParameterError, "depth"),
     (lambda q, r: rank_runs([r], None), ParameterError, "qrels"),
+    (lambda q, r: solve("AP", [0.5], None), ParameterError, "lists"),
 ]
 
 

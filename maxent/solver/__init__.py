@@ -151,6 +151,8 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     if not (tol > 0 and max_iter >= 1 and kkt_tol > 0):
         raise ParameterError("tol and kkt_tol must be > 0 and max_iter >= 1")
     tol = min(float(tol), 1e-9)
+    if not isinstance(lists, RankedLists):
+        raise ParameterError(f"lists: expected RankedLists (maxent.rank_runs), got {type(lists).__name__}")
     B, N = lists.grades.shape
     target = np.asarray(target, dtype=np.float64).reshape(-1)
     if target.shape != (B,):
