@@ -257,10 +257,77 @@ def evidence(results: Path) -> str:
     return _md(["results/", "command", "wall time", "date"], rows)
 
 
+# ------------------------------------------------------------------ benchmarks
+def _machine(results: Path, *parts: str) -> str:
+    import json
+
+    p = json.loads(results.joinpath(*parts, "PROVENANCE.json").read_text())
+    m = p["machine"]
+    return f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}"
+
+
+def bench_throughput(results: Path) -> str:
+    """The compiled solver per problem, by metric, list length and threads, with its ratio to nDCG."""
+    t = _read(results, "benchmarks", "solver", "bench_solver", "throughput.csv")
+    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), int(r["problems"]),
+             f"{r['ms_per_problem']:.3f}", f"{r['ratio_to_nDCG']:.2f}", f"{r['mean_nit']:.2f}", r["method"],
+             int(r["not_converged"])] for r in t.to_dict("records")]
+    return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
+            + _md(["lists from", "N", "metric", "threads", "problems", "ms / problem", "x nDCG",
+                   "mean iterations", "method", "not converged"], rows))
+
+
+def bench_engines(results: Path) -> str:
+    """The compiled engine against the former numba kernels, same problems, one process, alternating."""
+    t = _read(results, "benchmarks", "solver", "engines", "engines.csv")
+    key = ["collection", "N", "metric", "threads"]
+    w = t.pivot_table(index=key, columns="engine", values="cpu_ms_per_problem", aggfunc="min").reset_index()
+    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), f"{r['compiled']:.4f}",
+             f"{r['numba']:.4f}", f"{r['compiled'] / r['numba']:.2f}"] for r in w.to_dict("records")]
+    return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'engines')}.\n\n"
+            + _md(["lists from", "N", "metric", "threads", "compiled CPU ms / problem",
+                   "numba CPU ms / problem", "compiled / numba"], rows))
+
+
+def bench_startup(results: Path) -> str:
+    """Import and first solve in a fresh process; single and batched solves against cvxpy; the main job."""
+    st = _read(results, "benchmarks", "solver", "bench_solver", "startup.csv")
+    ps = _read(results, "benchmarks", "solver", "bench_solver", "per_solve.csv")
+    mj = _read(results, "benchmarks", "solver", "main_job", "main_job.csv")
+    rows = [["fresh process: import maxent and solve each metric once (s)",
+             f"{st['process_wall'].min():.2f}-{st['process_wall'].max():.2f}"]]
+    for r in ps.to_dict("records"):
+        rows.append([f"{r['metric']} at N = {int(r['N'])}: single call (ms), x faster than cvxpy",
+                     f"{r['single_ms']:.3f} ms, {r['single_ratio']:.0f}x"])
+        rows.append([f"{r['metric']} at N = {int(r['N'])}: batched, ms per problem, x faster than cvxpy",
+                     f"{r['batched_ms']:.4f} ms, {r['batched_ratio']:.0f}x"])
+    this = mj[mj["checkout"] == "this"]["seconds"]
+    rows.append(["`python -m analysis.maxent` on the bundled sample, wall time (s)",
+                 f"{this.min():.1f}-{this.max():.1f} over {len(this)} runs"])
+    return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
+            + _md(["what", "measured"], rows))
+
+
+def bench_scale(results: Path) -> str:
+    """``maxent.evaluate`` against the pytrec_eval script on MS MARCO-shaped synthetic data."""
+    t = _read(results, "benchmarks", "scale", "scale.csv")
+    rows = []
+    for r in t.to_dict("records"):
+        peer = pd.notna(r.get("pytrec_eval_s"))
+        rows.append([int(r["topics"]), int(r["run_lines"]), r["command"], f"{r['ours_s']:.2f}",
+                     f"{r['ours_mib']:.0f}", f"{r['pytrec_eval_s']:.2f}" if peer else "-",
+                     f"{r['pytrec_eval_mib']:.0f}" if peer else "-", f"{r['speedup']:.1f}x" if peer else "-"])
+    return (f"Machine: {_machine(results, 'benchmarks', 'scale')}.\n\n"
+            + _md(["topics", "run lines", "command", "wall s", "MiB", "pytrec_eval wall s", "pytrec_eval MiB",
+                   "speed-up"], rows))
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "headline": headline, "table1": table1, "paired_pr": paired_pr, "paired_p10": paired_p10,
     "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
     "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
+    "bench_throughput": bench_throughput, "bench_engines": bench_engines, "bench_startup": bench_startup,
+    "bench_scale": bench_scale,
 }
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 
