@@ -107,7 +107,7 @@ def test_every_evidence_folder_has_provenance_and_small_files():
         record = json.loads(prov.read_text())
         for key in ("command", "commit", "date", "wall_time_s", "machine"):
             assert record.get(key) not in (None, ""), f"{prov}: no {key}"
-        assert record["command"].startswith("python -m analysis.")
+        assert record["command"].startswith(("python -m analysis.", "python benchmarks/")), prov
     for f in RESULTS.rglob("*"):
         if f.is_file():
             assert f.stat().st_size < 1_000_000, f"{f} is too large for committed evidence"
