@@ -152,7 +152,7 @@ def test_figures_only_and_destination(tmp_path, monkeypatch):
     code, out, err = _quiet(figures.main, ["--only", "maxent", "--figures", tmp_path / "figs", "--workers", "2"])
     assert code == 0, err
     assert [c[0] for c in calls] == ["maxent"] and "--workers" in calls[0][1] and "2" in calls[0][1]
-    assert sorted(p.name for p in (tmp_path / "figs" / "maxent").iterdir()) == ["fig_maxent.csv", "fig_maxent.png"]
+    assert sorted(p.name for p in (tmp_path / "figs" / "maxent").iterdir()) == ["PROVENANCE.json", "fig_maxent.csv", "fig_maxent.png"]
     assert not (tmp_path / "figs" / "gap_thresholds").exists()
     code, out, err = _quiet(figures.main, ["--only", "gap_thresholds,maxent", "--figures", tmp_path / "f2"])
     assert code == 0 and sorted(p.name for p in (tmp_path / "f2").iterdir()) == ["gap_thresholds", "maxent"]
