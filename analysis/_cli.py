@@ -1,4 +1,4 @@
-"""Shared command-line plumbing of the analysis entry points (STYLE B6).
+"""Shared command-line plumbing of the analysis entry points.
 
 Common options (--out, --workers, --resume, --debug), exit handling (MaxEntError -> one line
 ``error: ...`` and exit 1), atomic file writes, chunked resumable results, progress bars.

@@ -100,7 +100,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="g settings for the bootstrap, ';'-separated (default: uniform and the best per threshold)")
     p.add_argument("--skip-bootstrap", action="store_true", help="informativeness sweep only")
     p.add_argument("--graded-pr", default=None, metavar="G",
-                   help="also score the inferred graded PR curve (paper 004 s3.2; biased towards GAP(G)) with "
+                   help="also score the inferred graded PR curve (Robertson, Kanoulas & Yilmaz 2010, s3.2; biased towards GAP(G)) with "
                         "threshold probabilities G = 'uniform' or g1,g2,...")
     _cli.add_common(p, "gap_thresholds")
     return p

@@ -189,14 +189,14 @@ def _parser() -> argparse.ArgumentParser:
                    help="K per grade: number retrieved (default) or qrels totals capped at the depth")
     p.add_argument("--alignment", choices=("recall", "rank"), default="recall", help="PR error alignment")
     p.add_argument("--min-relevant", type=int, default=0,
-                   help="paper 004's selection rule: keep lists with at least this many relevant retrieved at every threshold")
+                   help="Robertson, Kanoulas & Yilmaz (2010)'s selection rule: keep lists with at least this many relevant retrieved at every threshold")
     p.add_argument("--depth", type=int, default=1000,
                    help="documents per topic kept (1000, as Yilmaz & Robertson 2010; unlike trec_eval's -M, which keeps "
                         "all by default, the MaxEnt problems need a depth: lists cut are counted on stderr)")
     p.add_argument("--predict", default="P@10",
                    help="metrics predicted from each inferred distribution, comma-separated, or 'all'")
     p.add_argument("--graded-pr", default=None, metavar="G",
-                   help="also score the graded PR curve of paper 004 s3.2 with threshold probabilities "
+                   help="also score the graded PR curve of Robertson, Kanoulas & Yilmaz (2010) s3.2 with threshold probabilities "
                         "G = 'uniform' or g1,g2,... (graded solves: nDCG, GAP)")
     _cli.add_common(p, "maxent")
     return p

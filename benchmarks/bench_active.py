@@ -1,11 +1,11 @@
-"""Speed of Theorem 3's exact moments (paper 003) against Monte Carlo, the obvious peer.
+"""Speed of Theorem 3's exact moments (Sawade et al. 2013) against Monte Carlo, the obvious peer.
 
 For B queries with two rankings of k documents drawn from a union of U candidates with
 G grade levels, computes E[delta^2] (delta = L(r_1) - L(r_2), shared documents) for ERR@k
 and DCG@k exactly (``maxent.active.delta_moments``), and by Monte Carlo with S sampled
 label vectors per query (vectorised numpy: sample grades, evaluate both lists). Reports
 the time ratio and Monte Carlo's relative error, which only shrinks as S^-1/2: the exact
-programme's advantage is accuracy per second. Ratios, never asserted (STYLE B7).
+programme's advantage is accuracy per second. Ratios, never asserted.
 
 Usage: ``python benchmarks/bench_active.py [--queries 2000 --k 10 --levels 5 --samples 1000]``
 """

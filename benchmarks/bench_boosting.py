@@ -1,5 +1,5 @@
 """LambdaMART speed: time per boosting iteration with our objective, as a ratio to the peer's
-built-in objective on the same data in the same run (issue 15, item 4; goal: within 3x of
+built-in objective on the same data in the same run (target: within 3x of
 LightGBM's lambdarank for nDCG).
 
 For each data set: LightGBM ``lambdarank`` (nDCG, ``lambdarank_norm=False``, truncation 30)
@@ -9,7 +9,7 @@ is also given. With XGBoost installed: ``rank:map`` against our AP objective. On
 same tree parameters, median over repeats; timings on a shared machine, so read the ratios.
 
 Run: ``python benchmarks/bench_boosting.py [--trees 30] [--repeat 3]`` (extras lightgbm,
-xgboost). Nothing is asserted (STYLE B7).
+xgboost). Nothing is asserted.
 """
 from __future__ import annotations
 

@@ -27,7 +27,7 @@ running, each ``--jobs 2`` run is also paired with the ``--jobs 1`` run just bef
 the pairs' median ratio is reported by the number of other running tasks (``/proc/loadavg``)
 sampled just before the pair.
 Timings on a shared machine vary with load; the ratio of the two measured in the same run
-is what to compare. Speed is reported, never asserted (STYLE B7).
+is what to compare. Speed is reported, never asserted.
 
 Usage: ``python benchmarks/bench_cli_startup.py [--repeat 15]``
 """

@@ -10,7 +10,7 @@ computes Fisher's randomisation test with P random sign vectors and the paired t
 
 Before the ratio is reported the p-values are checked: t-tests equal (both are scipy's), the
 two Monte-Carlo randomisation p-values within 5 binomial standard deviations. Speed is a
-ratio against the peer measured in the same run, never asserted (STYLE B7).
+ratio against the peer measured in the same run, never asserted.
 
 Usage: ``python benchmarks/bench_compare.py [--runs 20 --topics 50 --permutations 10000]``
 (needs ranx: ``pip install ranx``, in the ``bench`` extra).

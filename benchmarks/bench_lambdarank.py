@@ -1,10 +1,10 @@
 """LambdaRank speed: lambdas for one 1000-document query (target < 10 ms per metric) with the
 default kernel and the dense all-pairs kernel, SoftRank / ApproxRank gradients, one epoch over
 the Yahoo sample per objective, against one LightGBM lambdarank boosting iteration on the same
-data (issue 6, item 5).
+data.
 
 Run: ``python benchmarks/bench_lambdarank.py`` (LightGBM from the ``bench`` extra).
-Prints medians of repeated timings; nothing is asserted (STYLE B7: speed lives here).
+Prints medians of repeated timings; nothing is asserted: speed lives here, not in the tests.
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ directory, then times, for this library and for pytrec_eval (the peer, imported 
 
 Each timing is the best of ``--repeat`` repetitions. Before timing, the two libraries'
 per-topic values are checked equal (1e-9) on the generated data, so the ratio compares
-like with like. Speed is reported as ratios against the peer, never asserted (STYLE B7).
+like with like. Speed is reported as ratios against the peer, never asserted.
 
 Usage: ``python benchmarks/bench_metrics.py [--runs 100 --topics 50 --docs 1000 --seed 0]``
 """

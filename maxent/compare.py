@@ -3,7 +3,7 @@ r"""Which systems really differ? Paired significance tests, corrections and effe
 ``python -m maxent.compare QRELS RUN... -m AP -m nDCG@10`` evaluates every run on every
 measure per topic (any measure of :mod:`maxent.metrics`, GAP included), then compares every
 pair of runs (or every run against ``--baseline``) on the same topics, as ranx's ``compare``
-report and the practice of papers [000] (three tests) and [004] (Sakai's bootstrap).
+report and the practice of Yilmaz & Robertson (2010) (three tests) and Robertson, Kanoulas & Yilmaz (2010) (Sakai's bootstrap).
 
 Tests, all two-sided, on the per-topic differences :math:`d = a - b` of n topics:
 

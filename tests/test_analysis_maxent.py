@@ -183,7 +183,7 @@ def test_split_names():
 
 def test_count_column_reads_the_solver_counts():
     """The ``count`` column is the count constraint the solver used (MaxEntResult.K), also
-    under ``--count-constraint total``. Hand oracle (METHOD section 4, count_constraints): a
+    under ``--count-constraint total``. Hand oracle (docs/method.md, count_constraints): a
     list of 4 documents, qrels R_1 = R_2 = 3; the graded cap fills from the top grade down,
     K_2 = min(3, 4) = 3, K_1 = min(3, 4 - 3) = 1; binary K = min(R, N) = min(6, 4) = 4 (the
     old column said 3;3 and 6)."""

@@ -498,7 +498,7 @@ def test_extreme_steer_is_the_extreme_value_summed_reassociated():
 @pytest.mark.parametrize("b", [-40.0, 3.0])
 def test_block_thomas_against_dense_solve(J, b):
     """Oracle: numpy.linalg.solve of the dense Newton-KKT matrix (E_H - b Hess) in the
-    reduced coordinates Q'_{n,r} (METHOD / newton_kkt): E_H block-diagonal over ranks, the
+    reduced coordinates Q'_{n,r} (docs/method.md, newton_kkt): E_H block-diagonal over ranks, the
     J x J tridiagonal (1/p_r + 1/p_{r+1} on the diagonal, -1/p_{r+1} beside it), and
     Hess_r[n, m] = kappa'_r f_max(n,m) (n != m, 0 on the diagonal), built here from that
     definition. The recurrences (scalar, closed-form 2 x 2 with the adjugate, Gauss-Jordan

@@ -1,4 +1,4 @@
-"""Expectations and gradients of every metric under a product distribution (METHOD section 3).
+"""Expectations and gradients of every metric under a product distribution (docs/method.md).
 
 Oracles:
 - the metric library's own ``value`` (trec_eval-conformant, tested elsewhere): E[M] at the
@@ -6,7 +6,7 @@ Oracles:
 - brute-force enumeration of all outcomes of a small product distribution (2^8 binary,
   3^6 graded lists), each scored with ``value`` and weighted by its probability;
 - central finite differences for the gradients;
-- the identity GAP = AP for one relevance grade (METHOD section 2).
+- the identity GAP = AP for one relevance grade (docs/method.md).
 """
 from __future__ import annotations
 
@@ -142,7 +142,7 @@ def test_binary_metric_gradient_through_graded_p(name):
 
 # ----------------------------------------------------------------- GAP -> AP
 def test_gap_expectation_reduces_to_ap_for_one_grade():
-    """With grades {0, 1}, GAP(g=1) = AP (METHOD section 2), also in expectation."""
+    """With grades {0, 1}, GAP(g=1) = AP (docs/method.md), also in expectation."""
     rng = np.random.default_rng(5)
     lists = _lists(rng, 30, 50, L=2)
     gap, ap = parse_measure("GAP"), parse_measure("AP")

@@ -1,4 +1,4 @@
-"""Graded precision-recall curves (paper 004 section 3.2): real and inferred from p_n(z)."""
+"""Graded precision-recall curves (Robertson, Kanoulas & Yilmaz 2010, section 3.2): real and inferred from p_n(z)."""
 from __future__ import annotations
 
 import numpy as np
@@ -30,7 +30,7 @@ def _indicator(lists):
 
 @pytest.mark.parametrize("g", G_SETTINGS)
 def test_real_points_match_pivot_definition(g):
-    """Oracle: paper 004's definitions evaluated with explicit loops over pivots and ranks."""
+    """Oracle: Robertson, Kanoulas & Yilmaz (2010)'s definitions evaluated with explicit loops over pivots and ranks."""
     lists = _lists(1)
     pts = graded_pr_points(lists, g)
     w = np.concatenate(([0.0], np.cumsum(g)))

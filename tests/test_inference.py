@@ -1,4 +1,4 @@
-"""Inferred PR curves and their errors (maxent.inference; METHOD section 5)."""
+"""Inferred PR curves and their errors (maxent.inference; docs/method.md)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -88,7 +88,7 @@ def test_rms_and_tau():
 
 def test_pr_curves_hand_values():
     """Real curve: relevant at ranks 1 and 3 of a topic with R = 4 -> (1/4, 1), (2/4, 2/3).
-    Expected curve (METHOD section 5): q = (0.5, 0.5, 1): C = (0.5, 1, 2), Re = C/4,
+    Expected curve (docs/method.md): q = (0.5, 0.5, 1): C = (0.5, 1, 2), Re = C/4,
     Pe = C/n = (0.5, 0.5, 2/3)."""
     from maxent.inference import expected_pr_curve, real_pr_curve
     from maxent.ranked import RankedLists

@@ -151,7 +151,7 @@ def graded_lists(draw, c=3):
 @SETTINGS
 @given(lists=graded_lists())
 def test_gap_reduces_to_ap(lists):
-    # g = (1, 0, 0): every user's threshold is 1 -> AP at threshold 1 (METHOD section 2)
+    # g = (1, 0, 0): every user's threshold is 1 -> AP at threshold 1 (docs/method.md)
     assert np.allclose(GAP(g=(1.0, 0.0, 0.0)).value(lists), AP(rel=1).value(lists), atol=1e-12)
     # all mass on the top grade c = 3 -> AP at threshold 3
     assert np.allclose(GAP(g=(0.0, 0.0, 1.0)).value(lists), AP(rel=3).value(lists), atol=1e-12)
@@ -195,7 +195,7 @@ def test_gap_is_one_for_every_ordering_by_non_increasing_grade(counts, g, data):
 
 
 def test_gap_hand_example():
-    # hand calculation (paper [004]'s pivot definition), g = (0.5, 0.5), list grades 1, 2,
+    # hand calculation (Robertson, Kanoulas & Yilmaz (2010)'s pivot definition), g = (0.5, 0.5), list grades 1, 2,
     # R_1 = R_2 = 1: E[PC_1] = g1 = 0.5; E[PC_2] = (delta(1,2) + delta(2,2)) / 2 = (0.5 + 1) / 2
     # = 0.75; denominator R_1 g1 + R_2 (g1 + g2) = 0.5 + 1 = 1.5; GAP = 1.25 / 1.5 = 5/6
     lists = RankedLists.from_grades([[1, 2]], [[0, 1, 1]])

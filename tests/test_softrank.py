@@ -3,7 +3,7 @@
 Oracles: the rank distribution against the Poisson-binomial distribution built by
 ``np.convolve`` of the Bernoulli(pi_ij) factors; the smoothed metrics as sigma_s -> 0 against
 ``maxent.metrics`` on the ranking by score; gradients against central finite differences;
-SoftGAP with one grade above 0 against SoftAP (GAP -> AP, METHOD section 2).
+SoftGAP with one grade above 0 against SoftAP (GAP -> AP, docs/method.md).
 """
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Maximum-entropy solver (METHOD section 4): API, edge cases, convex reference, KKT.
+"""Maximum-entropy solver (docs/method.md): API, edge cases, convex reference, KKT.
 
 Oracles: hand calculations (commented), cvxpy with Clarabel (exponential cone) for metrics
 linear in p, scipy's SLSQP from random starts for the non-convex metrics, brute-force

@@ -1,4 +1,4 @@
-"""Paired significance tests (paper 000's rule: t-test, Wilcoxon and sign test all at 95%)."""
+"""Paired significance tests (Yilmaz & Robertson (2010)'s rule: t-test, Wilcoxon and sign test all at 95%)."""
 from __future__ import annotations
 
 import math

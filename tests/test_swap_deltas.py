@@ -1,4 +1,4 @@
-"""Registry-driven swap deltas (STYLE B7; METHOD section 6): every registered metric that
+"""Registry-driven swap deltas (the method page's swap deltas): every registered metric that
 declares ``HAS_SWAP_DELTA`` gets the same tests, and a metric that lacks what its declared
 capabilities require fails here.
 
@@ -86,7 +86,7 @@ def _random_cases(rng, n_cases=40):
 def _all_patterns():
     """Every grade pattern of length 4 over -1..2 (4^4 lists), qrels = retrieved + one of
     each grade 0..3 (the qrels know grade 3, so GAP(g=0.2,0.3,0.5) has a grade for each
-    weight: a weight on a grade the qrels lack is refused, issue 13)."""
+    weight: a weight on a grade the qrels lack is refused)."""
     pats = np.array(np.meshgrid(*[np.arange(-1, 3)] * 4, indexing="ij")).reshape(4, -1).T
     for g in pats:
         yield g, np.bincount(g[g >= 0], minlength=4) + 1

@@ -19,7 +19,7 @@ truncation functions, scale :math:`\beta`):
 * generally, for a metric of pairwise form (``metric.pair_factors``: AP, GAP)
   :math:`\frac1Z \sum_y \frac{1}{\hat\pi(y)}\big(\delta_{yy} + \sum_{x \ne y} \delta_{yx}
   \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\big)` (ApproxAP with
-  :math:`\delta = rel\,rel^T`, Z = R; ApproxGAP with paper [004]'s pivot
+  :math:`\delta = rel\,rel^T`, Z = R; ApproxGAP with Robertson, Kanoulas & Yilmaz (2010)'s pivot
   :math:`\delta_{yx} = \sum_{j \le \min(l_x, l_y)} g_j`), and for a position-additive metric
   (``metric.positional_form``: nDCG, P@k, RBP) :math:`\sum_x u_x D(\hat\pi(x)) t_k(x)` with the
   metric's smooth discount D.

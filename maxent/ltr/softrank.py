@@ -23,7 +23,7 @@ the algorithm, O(N^2) work each). Smoothed metrics:
   {1 + \sum_{i \ne j} \pi_{ij}}`, :math:`\delta_{ij} = \sum_{t \le \min(l_i, l_j)} g_t`,
   :math:`Z = \sum_t g_t R_{\ge t}` (the pivot definition of Robertson, Kanoulas & Yilmaz 2010 with the expected
   precision of SoftAP; equals :math:`\sum_t g_t R_{\ge t} \mathrm{SoftAP}_{\ge t} / Z`, the
-  METHOD section 2 identity).
+  the method page's identity).
 
 Gradients w.r.t. the scores are exact: for SoftNDCG / SoftPC by reverse-mode
 differentiation of the insertion recursion (the adjoint runs the steps backwards, with the

@@ -1,4 +1,4 @@
-r"""Maximum-entropy inference of relevance from a metric value (METHOD section 4).
+r"""Maximum-entropy inference of relevance from a metric value (docs/method.md).
 
 Binary metrics (threshold t):
 
@@ -10,8 +10,8 @@ Graded metrics:
 .. math:: \max_p -\sum_{n,z} p_n(z)\ln p_n(z) \;\text{s.t.}\; E_M(p) = v,\;
           \sum_n p_n(z) = K_z\ (z\ge1),\; \sum_z p_n(z) = 1,\; p \ge 0
 
-over the ranks n = 1..length of each list (p is 0 beyond it). Aslam, Yilmaz & Pavlu (2005)
-= paper [000]; graded extension: paper [004].
+over the ranks n = 1..length of each list (p is 0 beyond it). Aslam, Yilmaz & Pavlu (2005),
+as used by Yilmaz & Robertson (2010); graded extension: Robertson, Kanoulas & Yilmaz (2010).
 
 Methods (``method=``): ``newton-dual`` (exact convex dual, metrics linear in p: P@k,
 R-prec, recall, DCG, nDCG; :mod:`maxent.solver.dual`), ``linearize`` (successive
@@ -24,7 +24,7 @@ handed to linearisation with 10 x ``max_iter`` steps), ``auto`` (the dual when
 ``metric.LINEAR_IN_P``; Newton-KKT for the binary AP family; else linearisation, where
 the problems not certified within ``max_iter`` steps get a second run of 10 x ``max_iter``).
 
-Count constraint (``count=``, METHOD section 4 **choice**): ``retrieved`` (default) uses
+Count constraint (``count=``, docs/method.md, a choice): ``retrieved`` (default) uses
 the number of retrieved documents of each grade (binary: with grade >= t), so the real list
 is always feasible; ``total`` uses the qrels totals R (R_z) capped at the list length (the
 graded cap fills from the highest grade down, see

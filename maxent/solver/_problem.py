@@ -1,8 +1,8 @@
-"""One batch of maximum-entropy problems in a common categorical form (METHOD section 4).
+"""One batch of maximum-entropy problems in a common categorical form (docs/method.md).
 
 Internally every problem is graded: a binary metric is the special case of L = 2 categories
 (0 = not relevant, 1 = relevant at the metric's threshold), so one code path serves both.
-Shapes (STYLE B8): B problems, N ranks, L categories (grade levels), K = L + 1 multipliers
+Shapes: B problems, N ranks, L categories (grade levels), K = L + 1 multipliers
 stored as ``theta = [a_0, ..., a_{L-1}, b]`` with a_ref = 0 for the reference category.
 Distributions are held *category-major*, ``PT`` of shape (B, L, N): numpy reduces a short
 last axis slowly, and softmax over L <= 5 categories is then a few whole-array operations.
@@ -32,7 +32,7 @@ def count_constraints(metric, lists: RankedLists, count: str) -> np.ndarray:
     Binary metrics (threshold t): column 1 is K = number of documents with grade >= t,
     column 0 is length - K. Graded metrics: K_z per grade z = 0..L-1.
 
-    ``count="retrieved"`` (default, METHOD section 4): counts of the real list (unjudged
+    ``count="retrieved"`` (default; docs/method.md): counts of the real list (unjudged
     documents count as grade 0), so the real list is always feasible.
     ``count="total"``: the qrels totals R (binary) or R_z (graded) capped at the list
     length. The graded cap fills from the highest grade down:
@@ -179,9 +179,8 @@ class Batch:
 
     def preference(self) -> np.ndarray:
         """Categories by decreasing preference per problem (B, L): the stable argsort of
-        -dE/dp_1(z) at the count-only distribution, computed once per batch for both
-        extremes (computed for each before: RR's gradient, 0.11 s of the 0.73 s its 2705
-        benchmark lists at the maximum spent in the numpy path)."""
+        -dE/dp_1(z) at the count-only distribution, computed once per batch and shared by both
+        extremes (the metric's gradient is the costly part)."""
         if self._preference is None:
             W1 = self.features(self.uniform())[:, :, 0]                       # (B, L)
             self._preference = np.argsort(-W1, axis=1, kind="stable")

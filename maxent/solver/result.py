@@ -1,4 +1,4 @@
-"""Status vocabulary and the result object of the maximum-entropy solver (STYLE B3).
+"""Status vocabulary and the result object of the maximum-entropy solver.
 
 Statuses are strings (they print readably and survive CSV), grouped as in cvxpy's
 ``settings.py``: callers test ``status in HAS_SOLUTION`` rather than each string.
@@ -114,7 +114,7 @@ class MaxEntResult:
         ``compiled`` when the compiled kernels solved the interior problems
         (:mod:`maxent.solver._engine`), else ``numpy``.
     K : float array (B, 2) for binary metrics, (B, L) for graded metrics
-        The right-hand sides of the count constraints the solver used (METHOD section 4,
+        The right-hand sides of the count constraints the solver used (docs/method.md,
         ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per
         grade z (K_0 the rest). None only for results built by hand without it.
     """
