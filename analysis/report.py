@@ -332,6 +332,16 @@ TABLES: dict[str, Callable[[Path], str]] = {
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 
 
+def _learning_tables() -> None:
+    from analysis.learning import report as learning
+
+    for name, fn in learning.BLOCKS.items():
+        TABLES[f"learning_{name}"] = lambda results, fn=fn: fn(results / "learning")
+
+
+_learning_tables()
+
+
 # ------------------------------------------------------------------ files
 def regenerate(text: str, path: Path, results: Path = RESULTS) -> str:
     """``text`` with every marked table rebuilt; unknown or unclosed markers raise InputError."""
