@@ -322,12 +322,20 @@ def bench_scale(results: Path) -> str:
                    "speed-up"], rows))
 
 
+def mutation(results: Path) -> str:
+    """Mutation score per file: killed / (killed + survived) over the sampled mutants."""
+    t = _read(results, "mutation", "score.csv")
+    rows = [[f"`{r['file']}`", int(r["sampled"]), int(r["killed"]), int(r["survived"]),
+             f"{int(r['untested'])} / {int(r['timeout'])}", f"{100 * r['score']:.0f} %"] for r in t.to_dict("records")]
+    return _md(["file", "sampled", "killed", "survived", "no test / timeout", "score"], rows)
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "headline": headline, "table1": table1, "paired_pr": paired_pr, "paired_p10": paired_p10,
     "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
     "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
     "bench_throughput": bench_throughput, "bench_engines": bench_engines, "bench_startup": bench_startup,
-    "bench_scale": bench_scale,
+    "bench_scale": bench_scale, "mutation": mutation,
 }
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 
