@@ -113,8 +113,9 @@ class PRCurveDisplay(_Display):
 
 # ---------------------------------------------------------------------------- per-run scatters
 def _errorbar(ax, x, y, xlo=None, xhi=None, ylo=None, yhi=None, **kw):
-    xerr = None if xlo is None else np.vstack([x - xlo, xhi - x])
-    yerr = None if ylo is None else np.vstack([y - ylo, yhi - y])
+    # a percentile interval of constant values can miss its mean by a rounding error
+    xerr = None if xlo is None else np.maximum(np.vstack([x - xlo, xhi - x]), 0.0)
+    yerr = None if ylo is None else np.maximum(np.vstack([y - ylo, yhi - y]), 0.0)
     return ax.errorbar(x, y, xerr=xerr, yerr=yerr, fmt="o", ms=3.5, elinewidth=0.7, capsize=0, alpha=0.85, **kw)
 
 

@@ -244,3 +244,19 @@ def test_analyses_take_ir_measures_objects(small, informative):
                                                                    "graded eligible"])],
                                   want.drop(columns=["graded n_points", "graded rms", "graded mae",
                                                      "graded eligible"]))
+
+
+def test_prediction_display_tolerates_intervals_off_by_rounding():
+    # the percentile interval of constant values can sit a rounding error beside its mean
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from maxent.plots import PredictionDisplay
+
+    m = 0.1
+    data = pd.DataFrame({"run": ["a", "b"], "actual": [m, 0.3], "actual lo": [m + 1e-17, 0.2],
+                         "actual hi": [m, 0.4], "pred": [m, 0.25], "pred lo": [m, 0.2], "pred hi": [m - 1e-17, 0.3]})
+    d = PredictionDisplay(data, "AP").plot()
+    assert d.rms() == pytest.approx(((0.3 - 0.25) ** 2 / 2) ** 0.5)
