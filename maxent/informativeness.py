@@ -305,33 +305,49 @@ def topic_bootstrap_mean(frame: "pd.DataFrame", value: str, by: Sequence[str], *
         raise ParameterError(f"n_boot must be >= 1, got {n_boot}")
     by = list(by)
     topics, t_index = np.unique(frame["topic"].astype(str).to_numpy(), return_inverse=True)
-    W = resample_counts(len(topics), n_boot, seed)
+    T = len(topics)
     q = [(1 - level) / 2, (1 + level) / 2]
-    rows = []
     values = frame[value].to_numpy(dtype=np.float64)
-    for key, idx in frame.groupby(by, sort=False).indices.items():
+    groups = list(frame.groupby(by, sort=False).indices.items())
+    # per group: the sum of its finite values and their count per topic, columns of (T, G)
+    sums, counts, means, ns = np.zeros((T, len(groups))), np.zeros((T, len(groups))), [], []
+    for j, (_, idx) in enumerate(groups):
         v, t = values[idx], t_index[idx]
         ok = np.isfinite(v)
         v, t = v[ok], t[ok]
-        sums = np.bincount(t, weights=v, minlength=len(topics))
-        counts = np.bincount(t, minlength=len(topics)).astype(np.float64)
+        sums[:, j] = np.bincount(t, weights=v, minlength=T)
+        counts[:, j] = np.bincount(t, minlength=T)
+        means.append(v.mean() if len(v) else np.nan)
+        ns.append(len(v))
+    # the resamples' counts in blocks of rows (one random stream: the same draws as one
+    # (n_boot, T) matrix), so memory stays O(T) however many topics there are
+    boot = np.empty((n_boot, len(groups)))
+    rng = np.random.default_rng(seed)
+    step = max(1, min(n_boot, 2**22 // max(T, 1)))
+    for r0 in range(0, n_boot, step):
+        W = _draw_counts(rng, T, min(step, n_boot - r0))
         with np.errstate(invalid="ignore", divide="ignore"):
-            boot = (W @ sums) / (W @ counts)
-        boot = boot[np.isfinite(boot)]
-        lo, hi = np.quantile(boot, q) if len(boot) else (np.nan, np.nan)
+            boot[r0:r0 + len(W)] = (W @ sums) / (W @ counts)
+    rows = []
+    for j, (key, _) in enumerate(groups):
+        b = boot[:, j][np.isfinite(boot[:, j])]
+        lo, hi = np.quantile(b, q) if len(b) else (np.nan, np.nan)
         key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key)), "mean": v.mean() if len(v) else np.nan, "lo": lo, "hi": hi,
-                     "n": len(v), "topics": int((counts > 0).sum())})
+        rows.append({**dict(zip(by, key)), "mean": means[j], "lo": lo, "hi": hi,
+                     "n": ns[j], "topics": int((counts[:, j] > 0).sum())})
     return pd.DataFrame(rows, columns=[*by, "mean", "lo", "hi", "n", "topics"])
+
+
+def _draw_counts(rng: np.random.Generator, n_topics: int, rows: int) -> np.ndarray:
+    if n_topics == 0:
+        return np.zeros((rows, 0))
+    return rng.multinomial(n_topics, np.full(n_topics, 1.0 / n_topics), size=rows).astype(np.float64)
 
 
 def resample_counts(n_topics: int, n_boot: int, seed: int = 0) -> np.ndarray:
     """(n_boot, n_topics) float counts: how often each topic is drawn in each bootstrap
     resample of ``n_topics`` topics with replacement (seeded)."""
-    if n_topics == 0:
-        return np.zeros((n_boot, 0))
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_topics, np.full(n_topics, 1.0 / n_topics), size=n_boot).astype(np.float64)
+    return _draw_counts(np.random.default_rng(seed), n_topics, n_boot)
 
 
 def rms_by_metric(inst: "pd.DataFrame", *, column: str = "rms", level: float = 0.95, n_boot: int = 1000,
