@@ -1,12 +1,24 @@
 """Build hook: the C extensions (declared in pyproject.toml) are required; without a C compiler
-the install fails with one message saying what to install."""
+the install fails with one message saying what to install. The engine's AVX2 build
+(maxent.solver._engine_avx2) is built only where the compiler targets x86-64 and
+takes GCC's flags; elsewhere maxent.solver._engine, the baseline build, is the only one."""
 import shutil
+import sysconfig
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 NEEDS_CC = ("maxent-ir needs a C compiler to build from source; on Debian/Ubuntu: "
             "apt-get install build-essential python3-dev")
+AVX2 = "maxent.solver._engine_avx2"
+
+
+def targets_x86_64(compiler) -> bool:
+    """Whether the extensions are compiled for x86-64 by a GCC-compatible compiler (one that
+    takes -mavx2): the platform tag names the target, not the machine building."""
+    if getattr(compiler, "compiler_type", "") != "unix":
+        return False
+    return sysconfig.get_platform().endswith(("x86_64", "amd64"))     # not universal2: arm64 too
 
 
 class BuildExt(build_ext):
@@ -14,6 +26,8 @@ class BuildExt(build_ext):
         cc = getattr(self.compiler, "compiler_so", None)     # unix compilers: the command line
         if cc and shutil.which(cc[0]) is None:
             raise SystemExit(f"error: {NEEDS_CC} (no compiler {cc[0]!r} found)")
+        if not targets_x86_64(self.compiler):
+            self.extensions = [e for e in self.extensions if e.name != AVX2]
         super().build_extensions()
 
 
