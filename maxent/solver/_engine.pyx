@@ -2,8 +2,9 @@
 """The maximum-entropy solver's compiled engine: the whole solve of each problem of a batch.
 
 One extension module, built at install (setuptools + Cython), in files by concept that this
-file includes, so that the C compiler sees every kernel in one translation unit and inlines
-the small helpers across them:
+file includes (through ``_kernels.pxi``, the body it shares with the AVX2 build
+``_engine_avx2.pyx``; the dispatch between the two is at the end of this file), so that the C
+compiler sees every kernel in one translation unit and inlines the small helpers across them:
 
 - ``_constants.h``: the numerical constants and the kernels' status codes (one definition,
   exposed here as :data:`CONSTANTS` and :class:`kernel_code`);
