@@ -1,12 +1,35 @@
 """Build hook: the C extensions (declared in pyproject.toml) are required; without a C compiler
-the install fails with one message saying what to install."""
+the install fails with one message saying what to install. The engine's AVX2 build
+(maxent.solver._engine_avx2) is built only where the compiler targets x86-64 and
+takes GCC's flags; elsewhere maxent.solver._engine, the baseline build, is the only one.
+GCC's --param flags (pyproject.toml) are passed to GCC only."""
 import shutil
+import subprocess
+import sysconfig
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
 
 NEEDS_CC = ("maxent-ir needs a C compiler to build from source; on Debian/Ubuntu: "
             "apt-get install build-essential python3-dev")
+AVX2 = "maxent.solver._engine_avx2"
+
+
+def targets_x86_64(compiler) -> bool:
+    """Whether the extensions are compiled for x86-64 by a GCC-compatible compiler (one that
+    takes -mavx2): the platform tag names the target, not the machine building."""
+    if getattr(compiler, "compiler_type", "") != "unix":
+        return False
+    return sysconfig.get_platform().endswith(("x86_64", "amd64"))     # not universal2: arm64 too
+
+
+def is_gcc(cc: str) -> bool:
+    """Whether the C compiler is GCC (its --param tuning flags are GCC's own; clang's are not)."""
+    try:
+        out = subprocess.run([cc, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "Free Software Foundation" in out and "clang" not in out.lower()
 
 
 class BuildExt(build_ext):
@@ -14,6 +37,11 @@ class BuildExt(build_ext):
         cc = getattr(self.compiler, "compiler_so", None)     # unix compilers: the command line
         if cc and shutil.which(cc[0]) is None:
             raise SystemExit(f"error: {NEEDS_CC} (no compiler {cc[0]!r} found)")
+        if not targets_x86_64(self.compiler):
+            self.extensions = [e for e in self.extensions if e.name != AVX2]
+        if not (cc and is_gcc(cc[0])):
+            for ext in self.extensions:
+                ext.extra_compile_args = [a for a in ext.extra_compile_args if not a.startswith("--param")]
         super().build_extensions()
 
 

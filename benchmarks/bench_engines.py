@@ -10,6 +10,9 @@ measure for one thread; for two threads the wall time is what counts.
 Batches: ``--problems`` lists of trec_covid_r1 at N = 1000 and of trec_dl19_passage at N = 100
 (their real depth-100 lists). ``--evidence`` writes ``results/benchmarks/solver/engines/engines.csv``.
 
+On a CPU with AVX2 the engine runs its AVX2 build (``_engine.ISA``); the baseline
+build (``_engine.BASELINE``, what other CPUs run) is then timed too, as a third engine.
+
     NUMBA_CACHE_DIR=... python benchmarks/bench_engines.py --against /tmp/start [--evidence]
 """
 from __future__ import annotations
@@ -79,6 +82,9 @@ def main(argv=None) -> int:
     earlier = numba_engine(Path(args.against))
     rng = np.random.default_rng(args.seed)
     rows = []
+    engines = [("numba", earlier), ("compiled", _engine)]
+    if _engine.ISA != "baseline":
+        engines.append(("baseline", types.SimpleNamespace(kernel_code=_engine.kernel_code, **_engine.BASELINE)))
     for coll, N in (("trec_covid_r1", 1000), ("trec_dl19_passage", 100)):
         pool = full_length(load(coll), N)
         lists = pool.take(rng.choice(len(pool), size=args.problems, replace=len(pool) < args.problems))
@@ -86,18 +92,19 @@ def main(argv=None) -> int:
             for name in args.metrics.split(","):
                 m = parse_measure(name)
                 v = m.value(lists)
-                for eng in (earlier, _engine):           # warm: numba loads its cache
+                for _, eng in engines:                   # warm: numba loads its cache
                     timed(eng, m, v[:8], lists.take(np.arange(8)), 1)
-                best = {"numba": [np.inf, np.inf], "compiled": [np.inf, np.inf]}
+                best = {label: [np.inf, np.inf] for label, _ in engines}
                 res = {}
                 for _ in range(args.repeat):
-                    for label, eng in (("numba", earlier), ("compiled", _engine)):
+                    for label, eng in engines:
                         wall, cpu, r = timed(eng, m, v, lists, w)
                         best[label] = [min(best[label][0], wall), min(best[label][1], cpu)]
                         res[label] = r
-                same = bool((res["numba"].status == res["compiled"].status).all())
+                same = all(bool((res["numba"].status == res[label].status).all()) for label in res)
                 for label in best:
-                    rows.append(dict(collection=coll, N=N, metric=name, threads=w, engine=label,
+                    isa = "" if label == "numba" else ("baseline" if label == "baseline" else _engine.ISA)
+                    rows.append(dict(collection=coll, N=N, metric=name, threads=w, engine=label, isa=isa,
                                      problems=len(lists), wall_s=best[label][0], cpu_s=best[label][1],
                                      wall_ms_per_problem=1e3 * best[label][0] / len(lists),
                                      cpu_ms_per_problem=1e3 * best[label][1] / len(lists),
@@ -105,7 +112,9 @@ def main(argv=None) -> int:
                 print(f"{coll:18} N={N:4d} {name:5} {w} thr  numba wall {best['numba'][0]:6.2f} s cpu "
                       f"{best['numba'][1]:6.2f} s | compiled wall {best['compiled'][0]:6.2f} s cpu "
                       f"{best['compiled'][1]:6.2f} s | ratio cpu {best['compiled'][1] / best['numba'][1]:4.2f} "
-                      f"wall {best['compiled'][0] / best['numba'][0]:4.2f}  same statuses {same}  "
+                      f"wall {best['compiled'][0] / best['numba'][0]:4.2f}" + "".join(
+                          f" | baseline cpu {best[k][1]:6.2f} s ratio {best[k][1] / best['numba'][1]:4.2f}"
+                          for k in best if k == "baseline") + f"  same statuses {same}  "
                       f"(load {os.getloadavg()[0]:.1f})", flush=True)
     if args.evidence:
         import pandas as pd

@@ -806,3 +806,57 @@ def test_results_do_not_depend_on_the_batch_order(name):
                                               err_msg=f"{name} {count} {field}")
 
 
+
+
+def test_isa_dispatch_names_the_build_that_runs():
+    """``maxent.solver._engine`` holds the AVX2 build's functions exactly on a CPU with
+    AVX2 (oracle: the CPU flags the kernel reports in /proc/cpuinfo on Linux), its
+    own baseline build's otherwise, and ``MAXENT_ENGINE_ISA=baseline`` keeps the baseline."""
+    from maxent.solver import _engine as C
+
+    assert set(C.BASELINE) >= {"linear_batch", "prefix_batch", "cascade_batch", "fexp_array", "SoftmaxScratch"}
+    runs = {name: getattr(C, name).__module__ for name in C.BASELINE}
+    want = "maxent.solver._engine_avx2" if C.ISA == "avx2" else "maxent.solver._engine"
+    assert set(runs.values()) == {want} and C.ISA in ("baseline", "avx2")
+    assert all(f.__module__ == "maxent.solver._engine" for f in C.BASELINE.values())
+    try:
+        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+    except (OSError, StopIteration):
+        flags = None
+    if flags is not None and sys.platform.startswith("linux"):
+        assert (C.ISA == "avx2") == ("avx2" in flags)
+    forced = subprocess.run([sys.executable, "-c", "from maxent.solver import _engine as C; "
+                             "print(C.ISA, C.linear_batch.__module__)"],
+                            env={**__import__("os").environ, "MAXENT_ENGINE_ISA": "baseline"},
+                            capture_output=True, text=True, check=True)
+    assert forced.stdout.split() == ["baseline", "maxent.solver._engine"]
+
+
+@pytest.mark.parametrize("name", ["nDCG", "AP", "GAP", "ERR", "RR"])
+def test_the_two_builds_give_identical_results(name):
+    """The AVX2 build only widens the vector instructions: no fused multiply-add (no
+    -mfma) and no reassociation beyond the partial sums written in the source, so every
+    operation rounds as in the baseline build. Oracle: the baseline build on the
+    same lists (depth 1000, both count constraints): p, multipliers, statuses, entropies and
+    iteration counts identical, bit for bit."""
+    import types
+
+    import maxent.solver as S
+    from maxent.solver import _engine as C
+
+    if C.ISA == "baseline":
+        pytest.skip("this CPU runs the baseline build only")
+    m = parse_measure(name)
+    lists = ranked("trec_covid_r1")
+    lists = lists.take(np.random.default_rng(3).choice(len(lists), 40, replace=False))
+    v = m.value(lists)
+    base = types.SimpleNamespace(kernel_code=C.kernel_code, **C.BASELINE)
+    for count in ("retrieved", "total"):
+        ref = solve(m, v, lists, count=count, engine="compiled", workers=1)
+        S._engine = base
+        try:
+            got = solve(m, v, lists, count=count, engine="compiled", workers=1)
+        finally:
+            S._engine = C
+        for field in ("p", "multipliers", "status", "entropy", "nit"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(ref, field), err_msg=f"{name} {count} {field}")

@@ -2,8 +2,9 @@
 """The maximum-entropy solver's compiled engine: the whole solve of each problem of a batch.
 
 One extension module, built at install (setuptools + Cython), in files by concept that this
-file includes, so that the C compiler sees every kernel in one translation unit and inlines
-the small helpers across them:
+file includes (through ``_kernels.pxi``, the body it shares with the AVX2 build
+``_engine_avx2.pyx``; the dispatch between the two is at the end of this file), so that the C
+compiler sees every kernel in one translation unit and inlines the small helpers across them:
 
 - ``_constants.h``: the numerical constants and the kernels' status codes (one definition,
   exposed here as :data:`CONSTANTS` and :class:`kernel_code`);
@@ -23,47 +24,34 @@ the small helpers across them:
 Every kernel is ``noexcept nogil``: a float division by 0 gives inf or NaN (C semantics,
 ``cdivision``), which every certificate rejects.
 """
-import numpy as np
-from libc.math cimport exp, log, floor, ldexp, isfinite, INFINITY, fabs
-from libc.string cimport memcpy
-from libc.stdlib cimport malloc, free
-from libc.stdint cimport int64_t
+include "_kernels.pxi"
 
-cdef extern from "_constants.h":
-    const double _RTOL, _ARMIJO, _EPS, _EPS64, _W_ULPS, _MIN_STEP, _P_FLOOR, _AT_FLOOR, _PINV_MAX
-    const double _MAX_EXP, _ELASTIC, _START_TOL, _COLD_RES, _FAR_TOL, _CASCADE_FAR_TOL, _EXP_MIN
-    const double _EARLY_RES, _NEAR, _NEAR_SWITCH, _POW_RANGE, _MIN_NORMAL, _MAX_FINITE
-    const int64_t _MANT_BITS, _ONE_BITS, _MAGIC_BITS
-    const double _LOG2E, _LN2_HI, _LN2_LO, _SQRT2, _MAGIC_SUB, _ROUND_MAGIC
-    const int64_t _ROUND_MAGIC_BITS
-    const long _ROUNDING_STEPS, _COLD_ITER, _START_STEPS, _START_ITER, _COARSE, _COARSE_STEPS
-    const long _LS_STEPS, _INNER_ITER, _POLISH_ITER, _NEAR_NEWTON, _BLOCK, _POW_MAX
-    cpdef enum kernel_code:
-        CODE_OPTIMAL, CODE_NOT_INTERIOR, CODE_NOT_CERTIFIED, CODE_SECOND_RUN, CODE_AT_MAXIMUM,
-        CODE_AT_MAXIMUM_DEGENERATE
+# Dispatch by CPU, as numpy dispatches its SIMD kernels: the same source is also built with
+# AVX2 (-mavx2: four doubles per vector instruction) as maxent.solver._engine_avx2; on a CPU
+# that has AVX2, this module's functions are that build's (their results are the same, bit for
+# bit: both builds round every operation alike). The baseline build runs on any CPU of its
+# architecture, so a wheel built here never crashes a machine without AVX2 (Dask workers that
+# share a wheel cache), and this module is the one every caller imports.
+import os as _os
 
-CONSTANTS = {
-    "RTOL": _RTOL, "ARMIJO": _ARMIJO, "W_ULPS": _W_ULPS, "MIN_STEP": _MIN_STEP, "P_FLOOR": _P_FLOOR,
-    "AT_FLOOR": _AT_FLOOR, "PINV_MAX": _PINV_MAX, "MAX_EXP": _MAX_EXP, "ELASTIC": _ELASTIC,
-    "START_TOL": _START_TOL, "COLD_RES": _COLD_RES, "FAR_TOL": _FAR_TOL,
-    "CASCADE_FAR_TOL": _CASCADE_FAR_TOL, "EXP_MIN": _EXP_MIN, "EARLY_RES": _EARLY_RES, "NEAR": _NEAR,
-    "NEAR_SWITCH": _NEAR_SWITCH, "POW_RANGE": _POW_RANGE, "ROUNDING_STEPS": _ROUNDING_STEPS,
-    "COLD_ITER": _COLD_ITER, "START_STEPS": _START_STEPS, "START_ITER": _START_ITER, "COARSE": _COARSE,
-    "COARSE_STEPS": _COARSE_STEPS, "LS_STEPS": _LS_STEPS, "INNER_ITER": _INNER_ITER,
-    "POLISH_ITER": _POLISH_ITER, "NEAR_NEWTON": _NEAR_NEWTON, "BLOCK": _BLOCK, "POW_MAX": _POW_MAX,
-}
-"""The kernels' constants, from ``_constants.h`` (the numpy oracle in the tests reads them here)."""
+cdef extern from "_cpu.h":
+    int maxent_cpu_has_avx2() nogil
 
-include "_fastmath.pxi"
-include "_workspaces.pxi"
-include "_algebra.pxi"
-include "_softmax.pxi"
-include "_dual.pxi"
-include "_classify.pxi"
-include "_linearize.pxi"
-include "_thomas.pxi"
-include "_prefix.pxi"
-include "_cascade_state.pxi"
-include "_cascade_solve.pxi"
-include "_cascade.pxi"
-include "_batches.pxi"
+BASELINE = {_name: _f for _name, _f in list(globals().items())
+            if callable(_f) and _name != "kernel_code" and not _name.startswith("__")
+            and getattr(_f, "__module__", None) == __name__}
+"""This build's functions and workspace classes by name (the benchmarks and tests compare the
+two builds; the status codes :class:`kernel_code` are one class for both)."""
+
+ISA = "baseline"
+"""The instruction set of the build whose functions this module holds: ``"baseline"``, or
+``"avx2"`` on a CPU with AVX2 (``MAXENT_ENGINE_ISA=baseline`` keeps the baseline)."""
+
+if maxent_cpu_has_avx2() and _os.environ.get("MAXENT_ENGINE_ISA", "") != "baseline":
+    try:
+        from maxent.solver import _engine_avx2
+    except ImportError:             # a build without it (setup.py: x86-64 targets only)
+        _engine_avx2 = None
+    if _engine_avx2 is not None:
+        globals().update({_name: getattr(_engine_avx2, _name) for _name in BASELINE})
+        ISA = "avx2"
