@@ -282,11 +282,15 @@ def bench_engines(results: Path) -> str:
     t = _read(results, "benchmarks", "solver", "engines", "engines.csv")
     key = ["collection", "N", "metric", "threads"]
     w = t.pivot_table(index=key, columns="engine", values="cpu_ms_per_problem", aggfunc="min").reset_index()
-    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), f"{r['compiled']:.4f}",
-             f"{r['numba']:.4f}", f"{r['compiled'] / r['numba']:.2f}"] for r in w.to_dict("records")]
+    base = "baseline" in w.columns
+    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), f"{r['compiled']:.4f}"]
+            + ([f"{r['baseline']:.4f}"] if base else [])
+            + [f"{r['numba']:.4f}", f"{r['compiled'] / r['numba']:.2f}"]
+            + ([f"{r['baseline'] / r['numba']:.2f}"] if base else []) for r in w.to_dict("records")]
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'engines')}.\n\n"
-            + _md(["lists from", "N", "metric", "threads", "compiled CPU ms / problem",
-                   "numba CPU ms / problem", "compiled / numba"], rows))
+            + _md(["lists from", "N", "metric", "threads", "compiled CPU ms / problem"]
+                  + (["baseline build"] if base else []) + ["numba CPU ms / problem", "compiled / numba"]
+                  + (["baseline / numba"] if base else []), rows))
 
 
 def bench_startup(results: Path) -> str:
