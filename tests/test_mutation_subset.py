@@ -51,10 +51,10 @@ MUTANTS = {
                                 "tests/test_cli_options.py::test_compare_values_pairs_seeds_and_minimum_topics"),
     "compare refuses -l 0": ("maxent/compare.py", r"args\.rel < 0", "args.rel < 1",
                              "tests/test_cli_options.py::test_compare_accepts_the_smallest_valid_values"),
-    "lists without a PR point eligible": ("analysis/_instances.py", r"\(err\.n_points > 0\) & res\.success",
+    "lists without a PR point eligible": ("maxent/informativeness.py", r"\(err\.n_points > 0\) & res\.success",
                                           "(err.n_points >= 0) & res.success",
                                           "tests/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
-    "min-relevant off by one": ("analysis/_instances.py", r">= settings\.min_relevant", "> settings.min_relevant",
+    "min-relevant off by one": ("maxent/informativeness.py", r">= settings\.min_relevant", "> settings.min_relevant",
                                 "tests/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
 }
 
