@@ -1,10 +1,13 @@
 /* maxent._ctrec: the TREC readers' per-byte work in C, the one reader maxent/trec.py uses
  * (built at install; tests/_trec_numpy.py holds the same steps in numpy as its test oracle).
  *
- * Three loops, each one pass over its input, holding no Python object per token:
+ * Loops, each one pass over its input, holding no Python object per token:
  *   tokenize     the bounds of the wanted columns' tokens on every kept line
  *   parse_floats a column's tokens as doubles, the same as float(token)
  *   gather       a column's tokens as an (n, width) zero-padded byte matrix (a numpy "S" array)
+ *   hash_strings a 64-bit hash of each string of a numpy "S" array
+ *   topic_keys   those hashes combined with topic codes, one key per (topic, docno)
+ *   key_table, key_probe  a hash table of 64-bit keys (the qrels' judgements) and its lookups
  * Inputs and outputs are plain buffers (bytes, bytearray, numpy arrays through the buffer
  * protocol), so only Python.h is needed: no numpy headers at build time.
  */
@@ -452,10 +455,216 @@ done:
     return out_b;
 }
 
+/* ---- 64-bit hashes of fixed-width strings, and a hash table of 64-bit keys ---- */
+
+static inline uint64_t fmix64(uint64_t h)
+{
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
+PyDoc_STRVAR(hash_strings_doc,
+"hash_strings(data, width) -> bytearray\n\n"
+"The 64-bit hash (native uint64) of each of the len(data) // width strings of data (a numpy\n"
+"'S<width>' array's buffer): FNV-1a over the string's 8-byte native words, zero-padded on the\n"
+"right, skipping all-zero words (padding), then MurmurHash3's finaliser; the values of\n"
+"maxent.trec.hash_strings' numpy steps (tests/_trec_numpy.py), whatever the width.");
+
+static PyObject *hash_strings(PyObject *self, PyObject *args)
+{
+    PyObject *data_o;
+    Py_ssize_t width;
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "On:hash_strings", &data_o, &width))
+        return NULL;
+    if (width < 0) {
+        PyErr_SetString(PyExc_ValueError, "width < 0");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(data_o, &data, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const Py_ssize_t n = width ? data.len / width : 0;
+    PyObject *out_b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t));
+    if (out_b) {
+        uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(out_b);
+        const unsigned char *p = data.buf;
+        for (Py_ssize_t i = 0; i < n; i++, p += width) {
+            uint64_t h = 0xCBF29CE484222325ULL;
+            for (Py_ssize_t j = 0; j < width; j += 8) {
+                uint64_t w = 0;
+                memcpy(&w, p + j, width - j < 8 ? (size_t)(width - j) : 8);
+                if (w)
+                    h = (h ^ w) * 0x100000001B3ULL;
+            }
+            out[i] = fmix64(h);
+        }
+    }
+    PyBuffer_Release(&data);
+    return out_b;
+}
+
+PyDoc_STRVAR(topic_keys_doc,
+"topic_keys(hashes, codes) -> bytearray\n\n"
+"One 64-bit key (native uint64) per document: fmix64(hash ^ ((code + 1) * golden ratio)), of\n"
+"hashes (native uint64) and codes (native int64), computed modulo 2^64.");
+
+static PyObject *topic_keys(PyObject *self, PyObject *args)
+{
+    PyObject *h_o, *c_o;
+    Py_buffer hb, cb;
+    if (!PyArg_ParseTuple(args, "OO:topic_keys", &h_o, &c_o))
+        return NULL;
+    if (PyObject_GetBuffer(h_o, &hb, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(c_o, &cb, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&hb);
+        return NULL;
+    }
+    const Py_ssize_t n = hb.len / (Py_ssize_t)sizeof(uint64_t);
+    PyObject *out_b = NULL;
+    if (cb.len != hb.len)
+        PyErr_SetString(PyExc_ValueError, "hashes and codes differ in length");
+    else if ((out_b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t)))) {
+        uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(out_b);
+        const uint64_t *h = hb.buf, *c = cb.buf;
+        for (Py_ssize_t i = 0; i < n; i++)
+            out[i] = fmix64(h[i] ^ ((c[i] + 1) * 0x9E3779B97F4A7C15ULL));
+    }
+    PyBuffer_Release(&hb);
+    PyBuffer_Release(&cb);
+    return out_b;
+}
+
+/* slot of a key in a table of 2^bits slots: the top bits of the key times a golden-ratio
+ * constant, so keys that are not hashes (small integers) spread over the table too */
+static inline uint64_t key_slot(uint64_t key, int shift)
+{
+    return (key * 0x9E3779B97F4A7C15ULL) >> shift;
+}
+
+PyDoc_STRVAR(key_table_doc,
+"key_table(keys, bits) -> (bytearray, unique)\n\n"
+"An open-addressing (linear probing) table of 2^bits int64 slots over keys (native uint64,\n"
+"fewer than 2^bits): each slot holds the position of a key in keys, or -1. A key given twice\n"
+"is stored at its first position; unique is False then.");
+
+static PyObject *key_table(PyObject *self, PyObject *args)
+{
+    PyObject *keys_o;
+    int bits;
+    Py_buffer kb;
+    if (!PyArg_ParseTuple(args, "Oi:key_table", &keys_o, &bits))
+        return NULL;
+    if (bits < 1 || bits > 62) {
+        PyErr_SetString(PyExc_ValueError, "bits out of range");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(keys_o, &kb, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const Py_ssize_t n = kb.len / (Py_ssize_t)sizeof(uint64_t);
+    const uint64_t size = (uint64_t)1 << bits, mask = size - 1;
+    PyObject *table_b = NULL;
+    int unique = 1;
+    if ((uint64_t)n >= size) {
+        PyErr_SetString(PyExc_ValueError, "more keys than slots");
+        goto done;
+    }
+    table_b = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(size * sizeof(int64_t)));
+    if (!table_b)
+        goto done;
+    int64_t *table = (int64_t *)PyByteArray_AS_STRING(table_b);
+    memset(table, 0xFF, size * sizeof(int64_t));                  /* every slot -1 */
+    const uint64_t *keys = kb.buf;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        const uint64_t k = keys[i];
+        uint64_t s = key_slot(k, 64 - bits);
+        for (;;) {
+            const int64_t at = table[s];
+            if (at < 0) {
+                table[s] = i;
+                break;
+            }
+            if (keys[at] == k) {                                   /* a repeat: keep the first */
+                unique = 0;
+                break;
+            }
+            s = (s + 1) & mask;
+        }
+    }
+done:
+    PyBuffer_Release(&kb);
+    if (!table_b)
+        return NULL;
+    return Py_BuildValue("(NO)", table_b, unique ? Py_True : Py_False);
+}
+
+PyDoc_STRVAR(key_probe_doc,
+"key_probe(keys, table, bits, query) -> bytearray\n\n"
+"The position in keys (int64, -1 where absent) of each query key, through the table that\n"
+"key_table(keys, bits) made.");
+
+static PyObject *key_probe(PyObject *self, PyObject *args)
+{
+    PyObject *keys_o, *table_o, *query_o;
+    int bits;
+    Py_buffer kb, tb, qb;
+    if (!PyArg_ParseTuple(args, "OOiO:key_probe", &keys_o, &table_o, &bits, &query_o))
+        return NULL;
+    if (bits < 1 || bits > 62) {
+        PyErr_SetString(PyExc_ValueError, "bits out of range");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(keys_o, &kb, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(table_o, &tb, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&kb);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(query_o, &qb, PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&kb);
+        PyBuffer_Release(&tb);
+        return NULL;
+    }
+    const uint64_t size = (uint64_t)1 << bits, mask = size - 1;
+    const Py_ssize_t m = qb.len / (Py_ssize_t)sizeof(uint64_t);
+    PyObject *out_b = NULL;
+    if ((uint64_t)tb.len != size * sizeof(int64_t)) {
+        PyErr_SetString(PyExc_ValueError, "the table does not have 2^bits slots");
+        goto done;
+    }
+    out_b = PyByteArray_FromStringAndSize(NULL, m * (Py_ssize_t)sizeof(int64_t));
+    if (!out_b)
+        goto done;
+    int64_t *out = (int64_t *)PyByteArray_AS_STRING(out_b);
+    const uint64_t *keys = kb.buf, *query = qb.buf;
+    const int64_t *table = tb.buf;
+    for (Py_ssize_t i = 0; i < m; i++) {
+        const uint64_t k = query[i];
+        uint64_t s = key_slot(k, 64 - bits);
+        int64_t at;
+        while ((at = table[s]) >= 0 && keys[at] != k)
+            s = (s + 1) & mask;
+        out[i] = at;
+    }
+done:
+    PyBuffer_Release(&kb);
+    PyBuffer_Release(&tb);
+    PyBuffer_Release(&qb);
+    return out_b;
+}
+
 static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_VARARGS, tokenize_doc},
     {"parse_floats", parse_floats, METH_VARARGS, parse_floats_doc},
     {"gather", gather, METH_VARARGS, gather_doc},
+    {"hash_strings", hash_strings, METH_VARARGS, hash_strings_doc},
+    {"topic_keys", topic_keys, METH_VARARGS, topic_keys_doc},
+    {"key_table", key_table, METH_VARARGS, key_table_doc},
+    {"key_probe", key_probe, METH_VARARGS, key_probe_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -237,44 +237,21 @@ class _Slices(Mapping):
 
 
 class _KeyIndex:
-    """Positions of 64-bit keys: a bucketed hash index over the sorted keys (numpy only, so
-    reading and ranking never import pandas).
-
-    The keys are well-mixed hashes, so their top ``k`` bits (2n <= 2^k < 4n for n keys)
-    spread them evenly over buckets; a key's bucket is the range of the sorted keys sharing
-    those bits, found by two array reads, and scanned in a few vectorised passes (the
-    largest bucket's size, typically 3 or 4) instead of a binary search per query.
-    """
+    """Positions of 64-bit keys: an open-addressing hash table of 2n to 4n slots, built and
+    probed in the C loops of :mod:`maxent._ctrec` (``key_table``, ``key_probe``), so reading
+    and ranking never import pandas. A key given twice is found at its first position, and
+    :attr:`is_unique` is False."""
 
     def __init__(self, keys: np.ndarray):
-        self.order = np.argsort(keys, kind="stable")
-        self.sorted = keys[self.order]
-        self.is_unique = not (self.sorted[1:] == self.sorted[:-1]).any()
-        bits = max(4, int(len(keys) * 2).bit_length())       # 2n to 4n buckets
-        self._shift = _U(64 - bits)
-        top = (self.sorted >> self._shift).astype(np.intp)   # each key's bucket, ascending
-        self._bucket = np.concatenate(([0], np.cumsum(np.bincount(top, minlength=2 ** bits))))
-        if len(keys) < 2**31:                                # 8 to 16 bytes per key
-            self._bucket = self._bucket.astype(np.int32)
-        self._widest = int(np.diff(self._bucket).max(initial=0))
+        self.keys = np.ascontiguousarray(keys, dtype=np.uint64)
+        self._bits = max(4, int(len(self.keys) * 2).bit_length())    # 2n to 4n slots
+        table, self.is_unique = _ctrec.key_table(self.keys, self._bits)
+        self._table = np.frombuffer(table, dtype=np.int64)
 
     def get_indexer(self, query: np.ndarray) -> np.ndarray:
         """Position of each query key in the original keys, -1 where absent."""
-        out = np.full(len(query), -1, dtype=np.int64)
-        if len(self.sorted) == 0:
-            return out
-        b = (query >> self._shift).astype(np.intp)
-        lo = self._bucket[b]
-        size = self._bucket[b + 1] - lo
-        pos = np.minimum(lo, len(self.sorted) - 1)
-        hit = (self.sorted[pos] == query) & (size > 0)      # the first key of each bucket
-        out[hit] = self.order[pos[hit]]
-        for j in range(1, self._widest):                     # the j-th: few buckets hold 2+
-            rows = np.flatnonzero(size > j)
-            pos = lo[rows] + j
-            hit = self.sorted[pos] == query[rows]
-            out[rows[hit]] = self.order[pos[hit]]
-        return out
+        query = np.ascontiguousarray(query, dtype=np.uint64)
+        return np.frombuffer(_ctrec.key_probe(self.keys, self._table, self._bits, query), dtype=np.int64)
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -443,48 +420,24 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str,
                   columns={c: i for i, c in enumerate(keep)})
 
 
-_U = np.uint64
-_FNV_OFFSET, _FNV_PRIME = _U(0xCBF29CE484222325), _U(0x100000001B3)
-_GOLDEN = _U(0x9E3779B97F4A7C15)
-
-
-def _fmix(h: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 64-bit finaliser (in place on a fresh array)."""
-    h ^= h >> _U(33)
-    h *= _U(0xFF51AFD7ED558CCD)
-    h ^= h >> _U(33)
-    h *= _U(0xC4CEB9FE1A85EC53)
-    h ^= h >> _U(33)
-    return h
-
-
 def hash_strings(a: np.ndarray) -> np.ndarray:
-    """64-bit hash of every string of a bytes (``S``) array, independent of the array's width.
+    """64-bit hash of every string of a bytes (``S``) array, independent of the array's width
+    (FNV-1a over 8-byte words, all-zero padding words skipped, then MurmurHash3's finaliser;
+    the C loop ``_ctrec.hash_strings``, whose numpy twin is in ``tests/_trec_numpy.py``).
 
     Used only to find candidate matches fast; every match is then confirmed by comparing
     the strings themselves, so a collision can never change a result.
     """
     a = np.ascontiguousarray(a)
-    n, W = len(a), a.dtype.itemsize
-    W8 = max(8, -(-W // 8) * 8)
-    if W == W8 and n:
-        words = a.view(np.uint64).reshape(n, W8 // 8)  # whole words already: no copy
-    else:
-        mat = np.zeros((n, W8), dtype=np.uint8)
-        mat[:, :W] = a.view(np.uint8).reshape(n, W)
-        words = mat.view(np.uint64)
-    h = np.full(n, _FNV_OFFSET, dtype=np.uint64)
-    for j in range(words.shape[1]):  # loop over 8-byte words of the strings, not over strings
-        w = words[:, j]
-        # all-zero words are padding (strings hold no NUL byte): skip them, so the hash
-        # does not depend on the array's width
-        h = np.where(w != 0, (h ^ w) * _FNV_PRIME, h)
-    return _fmix(h)
+    return np.frombuffer(_ctrec.hash_strings(a, a.dtype.itemsize), dtype=np.uint64)
 
 
 def topic_keys(docno_hash: np.ndarray, topic: np.ndarray) -> np.ndarray:
-    """Combine docno hashes with integer topic codes into one 64-bit key per document."""
-    return _fmix(docno_hash ^ ((topic.astype(np.uint64) + _U(1)) * _GOLDEN))
+    """Combine docno hashes with integer topic codes into one 64-bit key per document
+    (the C loop ``_ctrec.topic_keys``; its numpy twin is in ``tests/_trec_numpy.py``)."""
+    h = np.ascontiguousarray(docno_hash, dtype=np.uint64)
+    c = np.ascontiguousarray(topic, dtype=np.int64)      # (code + 1) * golden, modulo 2^64
+    return np.frombuffer(_ctrec.topic_keys(h, c), dtype=np.uint64)
 
 
 def _decode(topic_bytes: np.ndarray) -> list[str]:
@@ -690,6 +643,9 @@ def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
     at all raises InputError (trec_eval would silently read it as 0); so does a grade above
     :data:`MAX_GRADE`. Negative grades (non-relevant) are kept down to -MAX_GRADE; lower ones
     are stored as -MAX_GRADE, which means the same."""
+    digit = tokens.view(np.uint8) - np.uint8(48) if tokens.dtype.itemsize == 1 else None
+    if digit is not None and (digit <= 9).all():
+        return digit.astype(np.int64)  # the usual file: every grade one digit (0-9)
     try:
         out = tokens.astype(np.int64)  # the common case: plain integers
     except (ValueError, OverflowError):

@@ -235,6 +235,38 @@ def _decimal_fast_path(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(neg, -value, value), ok
 
 
+def _fmix(h: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 64-bit finaliser (in place on a fresh array)."""
+    h ^= h >> _U(33)
+    h *= _U(0xFF51AFD7ED558CCD)
+    h ^= h >> _U(33)
+    h *= _U(0xC4CEB9FE1A85EC53)
+    h ^= h >> _U(33)
+    return h
+
+
+def hash_strings(a: np.ndarray) -> np.ndarray:
+    """The numpy twin of ``maxent.trec.hash_strings`` (``_ctrec.hash_strings``): FNV-1a over
+    the strings' 8-byte words, all-zero (padding) words skipped, then MurmurHash3's finaliser."""
+    a = np.ascontiguousarray(a)
+    n, W = len(a), a.dtype.itemsize
+    W8 = max(8, -(-W // 8) * 8)
+    mat = np.zeros((n, W8), dtype=np.uint8)
+    mat[:, :W] = a.view(np.uint8).reshape(n, W)
+    words = mat.view(np.uint64)
+    h = np.full(n, _U(0xCBF29CE484222325), dtype=np.uint64)
+    for j in range(words.shape[1]):
+        w = words[:, j]
+        h = np.where(w != 0, (h ^ w) * _U(0x100000001B3), h)
+    return _fmix(h)
+
+
+def topic_keys(docno_hash: np.ndarray, topic: np.ndarray) -> np.ndarray:
+    """The numpy twin of ``maxent.trec.topic_keys`` (``_ctrec.topic_keys``)."""
+    with np.errstate(over="ignore"):
+        return _fmix(docno_hash ^ ((topic.astype(np.uint64) + _U(1)) * _U(0x9E3779B97F4A7C15)))
+
+
 def _table(data: bytes, path, ncols: int, exact: bool, what: str,
            keep: tuple[int, ...] | None = None) -> _Table:
     """Tokenise ``data`` (no Python object per token).

@@ -3,7 +3,7 @@ loads, its BLAS start-up and quick exit, the gzip engines, the hash index of the
 look-up and the O(n) ranking of presorted runs.
 
 Oracles: zlib (the standard library) for the optional ISA-L gzip engine; a Python dict for
-the bucketed hash index; Python's sort by trec_eval's key for the ranking; the same
+the hash index (maxent/_ctrec.c); Python's sort by trec_eval's key for the ranking; the same
 evaluation in this process for the command's output; ``sys.modules`` and the environment of
 the real command, recorded at its exit by a ``sitecustomize`` module.
 (The score parser's oracle test, against ``float()``, is in tests/test_nothing_silent.py.)
@@ -71,7 +71,7 @@ def test_inflate_engine_is_isal_when_installed():
 
 
 @pytest.mark.parametrize("n", [0, 1, 5, 1000, 20000])
-def test_bucketed_key_index_equals_a_dict(n):
+def test_key_index_equals_a_dict(n):
     rng = np.random.default_rng(n)
     keys = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
     query = np.concatenate([keys, rng.integers(0, 2**64, 500, dtype=np.uint64)])
@@ -81,8 +81,8 @@ def test_bucketed_key_index_equals_a_dict(n):
     assert _KeyIndex(keys).get_indexer(query).tolist() == expected
 
 
-def test_key_index_with_every_key_in_one_bucket():
-    # keys sharing their top bits (not hashes): one bucket of 50, scanned to its end
+def test_key_index_with_keys_that_are_not_hashes():
+    # keys sharing their top bits (small integers, not hashes) are found all the same
     keys = np.arange(50, dtype=np.uint64)[::-1].copy()
     query = np.arange(100, dtype=np.uint64)
     expected = [49 - int(q) if q < 50 else -1 for q in query]

@@ -268,3 +268,47 @@ def test_gather_is_the_zero_padded_tokens():
     s, e = np.array([0, 3, 9], np.int64), np.array([2, 8, 10], np.int64)
     out = np.frombuffer(ctrec.gather(data, s, e, 4), "S4")
     assert out.tolist() == [b"ab", b"cdef", b"h"]           # cut to the width
+
+
+# ------------------------------------------------------------------ hashes and the key table
+@pytest.mark.parametrize("width", [1, 3, 7, 8, 9, 16, 17, 40])
+def test_hash_strings_is_the_numpy_twin(width):
+    from tests._trec_numpy import hash_strings as numpy_hash
+
+    rng = np.random.default_rng(width)
+    tokens = [bytes(rng.integers(1, 256, rng.integers(1, width + 1), dtype=np.uint8)) for _ in range(2000)]
+    a = np.array(tokens, dtype=f"S{width}")
+    assert np.array_equal(trec.hash_strings(a), numpy_hash(a))
+    assert np.array_equal(trec.hash_strings(a[::3]), numpy_hash(a[::3]))      # not contiguous
+    assert trec.hash_strings(np.zeros(0, dtype="S5")).shape == (0,)
+
+
+def test_topic_keys_are_the_numpy_twin():
+    from tests._trec_numpy import topic_keys as numpy_keys
+
+    rng = np.random.default_rng(7)
+    h = rng.integers(0, 2**64, 5000, dtype=np.uint64, endpoint=False)
+    codes = rng.integers(-1, 2**40, 5000)
+    assert np.array_equal(trec.topic_keys(h, codes), numpy_keys(h, codes))
+    small = codes % 1000
+    assert np.array_equal(trec.topic_keys(h, small.astype(np.int32)), numpy_keys(h, small))
+
+
+def test_key_index_finds_the_first_of_repeated_keys():
+    keys = np.array([5, 3, 5, 7, 3], dtype=np.uint64)
+    index = trec._KeyIndex(keys)
+    assert not index.is_unique
+    assert index.get_indexer(np.array([5, 3, 7, 1], dtype=np.uint64)).tolist() == [0, 1, 3, -1]
+    assert trec._KeyIndex(keys[:4:3]).is_unique
+    assert trec._KeyIndex(np.zeros(0, np.uint64)).get_indexer(np.array([1], np.uint64)).tolist() == [-1]
+
+
+def test_key_table_refuses_bad_arguments():
+    keys = np.arange(10, dtype=np.uint64)
+    with pytest.raises(ValueError):
+        ctrec.key_table(keys, 3)                       # more keys than slots
+    table, _ = ctrec.key_table(keys, 5)
+    with pytest.raises(ValueError):
+        ctrec.key_probe(keys, table, 6, keys)          # not the table of these bits
+    with pytest.raises(ValueError):
+        ctrec.topic_keys(keys, keys[:5])
