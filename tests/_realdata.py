@@ -1,4 +1,4 @@
-"""Shared-collection loader for the solver and expectation tests (cached per session).
+"""Shared-collection loader for the solver and expectation tests (cached for the whole test run).
 
 The data live outside the repository at ``<project>/../shared/data`` and are never copied
 into it; tests using them skip with a reason when the folder is absent.

@@ -11,7 +11,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 TEST_DATA = Path(__file__).resolve().parent / "data"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def shared_data() -> Path:
     """``../shared/data`` (real runs, qrels and golden outputs); skips when absent."""
     if not SHARED_DATA.is_dir():
@@ -26,7 +26,7 @@ def rng() -> np.random.Generator:
     return np.random.default_rng(20240607)
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def test_data() -> Path:
     """``tests/data``: small files written for these tests."""
     return TEST_DATA

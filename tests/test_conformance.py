@@ -139,7 +139,7 @@ _CACHE: dict = {}
 
 
 def _collection(shared_data, name):
-    """Runs, qrels and ranked lists of a collection (read once per test session)."""
+    """Runs, qrels and ranked lists of a collection (read once per test run)."""
     if name not in _CACHE:
         qrels_file, rel = COLLECTIONS[name]
         runs = read_runs(shared_data / name / "runs")

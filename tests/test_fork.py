@@ -233,7 +233,7 @@ def test_interrupt_ends_both_processes(tmp_path, target):
     # and the child is gone at once (not after its 60 s hold)
     cmd, env, log = _command(tmp_path, [QRELS, *RUNS, "-m", "map"], "2", hold=True)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True)
+                            stderr=subprocess.PIPE, preexec_fn=os.setpgrp)  # its own process group
     held = tmp_path / "held"
     deadline = time.monotonic() + 30
     while not (held.exists() and held.read_text()) and time.monotonic() < deadline:
