@@ -5,29 +5,18 @@ project root, as a reader pasting them into a notebook would.
 """
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
+from test_docs import python_blocks      # the block parser every docs page is run with
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "docs" / "guide" / "notebook.md", ROOT / "docs" / "guide" / "python-api.md"]
-_BLOCK = re.compile(r"^```python[^\n]*\n(.*?)^```\s*$", re.S | re.M)
-
-
-def blocks(text: str) -> list[tuple[int, str]]:
-    """(line, code) of every ```python block."""
-    return [(text[:m.start()].count("\n") + 1, m.group(1)) for m in _BLOCK.finditer(text)]
-
-
-def test_block_finder():
-    text = "# t\n```python\nx = 1\n```\n\n```\nnot python\n```\n```python\ny = 2\n```\n"
-    assert blocks(text) == [(2, "x = 1\n"), (9, "y = 2\n")]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
 def test_page_runs(page, monkeypatch, capsys):
-    found = blocks(page.read_text(encoding="utf-8"))
+    found = [(line, code) for line, code, runs in python_blocks(page.read_text(encoding="utf-8")) if runs]
     assert len(found) >= 4, f"{page.name}: expected its worked examples"
     monkeypatch.chdir(ROOT)
     namespace: dict = {"__name__": "__docs__"}
