@@ -1,15 +1,13 @@
-"""The compiled engine of the maximum-entropy solver (maxent.solver._engine) against the numpy engine.
+"""The compiled engine of the maximum-entropy solver (maxent.solver._engine) against the numpy solver.
 
-Oracles: the numpy engine (``engine="numpy"``, itself tested against cvxpy, SLSQP and the
-original linearisation in test_solver.py / test_newton_kkt.py) on real lists of the shared
+Oracles: the numpy solver of the tests (:func:`tests.numpy_solver.solve_numpy`, itself tested
+against cvxpy, SLSQP and its own linearisation in test_solver.py / test_newton_kkt.py) on real lists of the shared
 collections; numpy's exp; and, for every ``optimal`` problem of the compiled engine, its
 certificate recomputed in numpy on the returned p (constraint residual from
 ``metric.expectation``, log-odds stationarity from ``metric.gradient`` and the returned
 multipliers).
 """
 from __future__ import annotations
-
-import contextlib
 
 import math
 import subprocess
@@ -25,6 +23,7 @@ from maxent.ranked import RankedLists
 from maxent.solver import count_constraints, solve
 from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
 from tests._projection import project_onto_constraints
+from tests.numpy_solver import solve_numpy
 
 def test_fast_exp_matches_numpy():
     """Oracle: numpy's exp. The call-free exp of the kernels is within 2 ulp over the range
@@ -111,29 +110,9 @@ def _numpy_certificate(m, res, lists, v):
     return resid, stat
 
 
-@contextlib.contextmanager
-def _numpy_path_problems():
-    """The rows of the problems the solver's numpy path (``maxent.solver._solve_chunk``)
-    receives while the block runs: what the compiled kernels did not solve themselves."""
-    import maxent.solver as S
-
-    seen, original = [], S._solve_chunk
-
-    def counting(batch, *args, **kwargs):
-        seen.extend(np.asarray(args[5]).tolist())    # the rows it solves (a retry: again)
-        return original(batch, *args, **kwargs)
-
-    S._solve_chunk = counting
-    try:
-        yield seen
-    finally:
-        S._solve_chunk = original
-
-
 def _strictly_interior(m, v, lists, count):
     """Targets strictly inside the attainable range (not within BOUNDARY_RTOL of an end; the
-    numpy engine's classification): the problems the kernels solve themselves. Targets at
-    an uncertified end (ERR@20 = 0, a face) are the numpy path's."""
+    numpy solver's classification): the problems the kernels solve."""
     from maxent.solver._problem import BOUNDARY_RTOL, Batch
 
     batch = Batch(m, v, lists, count_constraints(m, lists, count))
@@ -147,7 +126,7 @@ def _strictly_interior(m, v, lists, count):
 def _rounding_only(m, res, lists, limit):
     """Problems whose log-odds stationarity the rounding allowance of
     ``linearize.stationarity`` alone could hide: |b| 16 ulp(max |dE/dp|) > limit."""
-    from maxent.solver.linearize import _W_ULPS
+    from tests.numpy_solver.linearize import _W_ULPS
 
     W = np.abs(m.gradient(res.p, lists)).reshape(len(res), -1).max(axis=1)
     b = np.abs(res.multipliers[:, -1])
@@ -163,19 +142,17 @@ def _compare(collection, count, names, n, seed):
         v = m.value(lists)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            ref = solve(m, v, lists, count=count, engine="numpy")
-            with _numpy_path_problems() as left:
-                new = solve(m, v, lists, count=count, engine="compiled")
-        assert new.engine == "compiled" and ref.engine == "numpy"
-        # the kernels solved the interior problems themselves: the numpy path got only the
-        # boundary, infeasible and undefined ones (and at most a few the kernels left)
-        n_in = int(_strictly_interior(m, v, lists, count).sum())
-        assert n_in > 0 and len(set(left)) <= len(new) - n_in + len(new) // 50, (name, len(set(left)), n_in)
+            ref = solve_numpy(m, v, lists, count=count)
+            new = solve(m, v, lists, count=count)
+        # the kernels solved the interior problems: every strictly interior target (the numpy
+        # solver's classification) took kernel steps
+        inside = _strictly_interior(m, v, lists, count)
+        assert inside.any() and (new.nit[inside] > 0).all(), name
         assert new.method == ref.method or (name.startswith("GAP") and new.method == "newton-kkt") or (
             ref.method == "linearize" and new.method == "linearize+newton-kkt")
-        # the same statuses, except where the numpy engine found no KKT point (not_converged,
+        # the same statuses, except where the numpy solver found no KKT point (not_converged,
         # or an extreme list within tol: "no interior solution found") and the kernels
-        # certified one (checked below with every optimal problem): numpy-engine RBP lists
+        # certified one (checked below with every optimal problem): numpy-solver RBP lists
         # with |b| ~ 1e8, ERR lists with |b| ~ 1e10
         none = (ref.status == "not_converged") | np.array(["no interior solution" in x for x in ref.message])
         better = none & (new.status == "optimal")
@@ -183,10 +160,10 @@ def _compare(collection, count, names, n, seed):
         np.testing.assert_array_equal(new.status[same], ref.status[same], err_msg=name)
         assert better.sum() <= max(1, len(new) // 100), (name, better.sum())
         tol_h = 1e-9 * np.maximum(1.0, np.abs(ref.entropy))
-        # where the numpy engine's certificate is rounding-limited (ERR near its maximum,
+        # where the numpy solver's certificate is rounding-limited (ERR near its maximum,
         # |b| ~ 1e8-1e10) its point may miss the target inside the tolerance, which is worth
         # |b| |E - v| nats: there the oracle is its point moved onto the constraints exactly
-        # (and p is not compared: the numpy engine stops on its rounding floor, at 1e-9 of
+        # (and p is not compared: the numpy solver stops on its rounding floor, at 1e-9 of
         # the entropy p may still move by ~1e-5)
         limited = same & (ref.status == "optimal") & _rounding_only(m, ref, lists, 1e-7)
         K = count_constraints(m, lists, count)
@@ -197,6 +174,19 @@ def _compare(collection, count, names, n, seed):
             ulps = abs(new.multipliers[i, -1]) * 4.0 * np.spacing(abs(v[i]))
             assert new.entropy[i] >= h - tol_h[i] - ulps, (name, i, new.entropy[i], h, ref.entropy[i])
         same &= ~limited
+        # a target on the deterministic minimum of RR or ERR (ERR@20 = 0) is solved, since a
+        # fractional list could go below it; where it is the minimum after all, the numpy
+        # solver's point (|b| ~ 1e9) buys ~1e-7 nats with the residual tolerance, and the
+        # oracle is the exact maximum-entropy distribution on the face of the extreme list
+        if m.SOLVER_FORM == "cascade":
+            from maxent.solver._problem import Batch, entropy
+
+            batch = Batch(m, v, lists, K)
+            worst = batch.extreme(False)
+            at_min = same & (np.abs(v - batch.expectation(worst)) <= 1e-11 * np.maximum(1.0, np.abs(v)))
+            face = entropy(batch.face(worst))
+            assert (new.entropy >= face - tol_h)[at_min].all(), name
+            same &= ~at_min
         assert (new.entropy >= ref.entropy - tol_h)[same].all(), name
         np.testing.assert_allclose(new.p[same], ref.p[same], rtol=0, atol=1e-6, err_msg=name)
         opt = new.status == "optimal"
@@ -217,7 +207,7 @@ def _compare(collection, count, names, n, seed):
 def test_compiled_equals_numpy_on_real_lists(collection, count):
     """On 25 random real lists per collection (depth 1000), binary (AP at the collection's
     threshold, AP@10, P@10, R-prec, RR) and graded (nDCG, nDCG@10, GAP, ERR, ERR@20) metrics under both count
-    constraints: the same statuses as the numpy engine, entropies never lower (1e-9
+    constraints: the same statuses as the numpy solver, entropies never lower (1e-9
     relative), p within 1e-6, every optimal problem certified by numpy on the returned p."""
     t = BINARY_THRESHOLD[collection]
     binary = ["AP" if t == 1 else f"AP(rel={t})", f"AP@10(rel={t})", f"P@10(rel={t})", f"R-prec(rel={t})",
@@ -266,19 +256,17 @@ def test_small_dense_solve_and_inverse(n):
 def test_slow_newton_kkt_progress_is_not_cut_off():
     """A list of robust03 (run THUIRr0301, topic 615: one grade-2 and nine grade-1 documents in
     1000) under GAP(g=0.1,0.9), the weight on the single grade-2 document: Newton-KKT takes
-    small damped steps for 20 iterations, then converges quadratically (25 steps). With the
-    former cap of 20 Newton steps it went to the second run, where successive linearisation
-    failed (not_converged after 2000 steps, 11 s, both engines). Oracle: the certificate
-    recomputed in numpy on the returned p."""
+    small damped steps for 20 iterations, then converges quadratically (25 steps). A cap of
+    20 Newton steps would send it to the second run, where successive linearisation fails
+    (not_converged after 2000 steps). Oracle: the certificate recomputed in numpy on the
+    returned p."""
     g = np.zeros((1, 1000), dtype=np.int64)
     g[0, [0, 1, 4, 5, 14, 20, 90, 99, 237, 241]] = [2, 1, 1, 1, 1, 1, 1, 1, 1, 1]
     lists = RankedLists.from_grades(g, np.array([[815, 10, 2]]))
     m = parse_measure("GAP(g=0.1,0.9)")
     v = m.value(lists)
     assert abs(v[0] - 0.43739249) < 1e-8
-    with _numpy_path_problems() as left:
-        res = solve(m, v, lists, engine="compiled")
-    assert left == []                  # solved by the kernels, not by the numpy fallback
+    res = solve(m, v, lists)
     assert res.status[0] == "optimal" and res.message[0] == "KKT point"
     resid, stat = _numpy_certificate(m, res, lists, v)
     assert resid[0] <= 1e-10 and stat[0] <= 1e-9
@@ -290,12 +278,12 @@ def test_unsolved_warm_started_subproblem_is_solved_again_cold():
     sits at the edge of its range (b ~ 5550) and the second linearisation subproblem,
     warm-started there, was left unsolved (p off the counts by 51 documents, E = 0.62 above
     the top of the range), so Newton-KKT started from it stalled and the second run stayed
-    there (not_converged after 2000 steps, 11 s, both engines). Solved again from the
-    count-only multipliers it converges: here the numpy engine's Newton-KKT (the compiled
+    there (not_converged after 2000 steps). Solved again from the
+    count-only multipliers it converges: here the numpy solver's Newton-KKT (the compiled
     kernels: the test at the end). Oracle: the certificate recomputed in numpy on the
     returned p."""
     m, v, lists = _run2_16()
-    res = solve(m, v, lists, engine="numpy", method="newton-kkt")
+    res = solve_numpy(m, v, lists, method="newton-kkt")
     assert res.status[0] == "optimal" and res.message[0] == "KKT point" and res.nit[0] <= 20
     resid, stat = _numpy_certificate(m, res, lists, v)
     assert resid[0] <= 1e-10 and stat[0] <= 1e-9
@@ -547,42 +535,43 @@ def test_block_thomas_against_dense_solve(J, b):
         np.testing.assert_allclose(X[:, :n_len], want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
 
 
-def test_engine_selection_and_errors():
-    """engine= picks the path; what the compiled kernels do not cover (linearize of a
-    prefix metric, cvxpy) reports the numpy engine; RR and ERR (linearize) run compiled;
-    an unknown engine is a ParameterError."""
+def test_method_selection_and_errors():
+    """``auto`` runs the kernel of the metric's form and ``method`` names it; ``linearize``
+    runs the linearisation alone (the dual for a linear metric); a method that does not
+    apply to the metric is a ParameterError."""
     lists = _toy()
-    ap, gap, rr = parse_measure("AP"), parse_measure("GAP"), parse_measure("RR")
-    assert solve(ap, ap.value(lists), lists).engine == "compiled"
-    assert solve(ap, ap.value(lists), lists, engine="numpy").engine == "numpy"
+    ap, gap, rr, ndcg = (parse_measure(x) for x in ("AP", "GAP", "RR", "nDCG"))
+    assert solve(ap, ap.value(lists), lists).method == "newton-kkt"
     assert solve(gap, gap.value(lists), lists).method == "newton-kkt"
-    assert solve(gap, gap.value(lists), lists, engine="numpy").method == "linearize"
-    assert solve(rr, rr.value(lists), lists, engine="compiled").engine == "compiled"
-    assert solve(rr, rr.value(lists), lists, engine="compiled").method == "linearize+newton-kkt"
-    assert solve(rr, rr.value(lists), lists, engine="numpy").method == "linearize"
-    assert solve(rr, rr.value(lists), lists, engine="numpy").engine == "numpy"
-    assert solve(ap, ap.value(lists), lists, method="linearize", engine="compiled").engine == "numpy"
-    with pytest.raises(ParameterError, match="engine"):
-        solve(ap, ap.value(lists), lists, engine="cuda")
+    assert solve(rr, rr.value(lists), lists).method == "linearize+newton-kkt"
+    assert solve(ndcg, ndcg.value(lists), lists).method == "newton-dual"
+    assert solve(ndcg, ndcg.value(lists), lists, method="linearize").method == "newton-dual"
+    for m in (ap, gap, rr):
+        lin = solve(m, m.value(lists), lists, method="linearize")
+        auto = solve(m, m.value(lists), lists)
+        assert lin.method == "linearize" and (lin.status == auto.status).all(), m
+        opt = lin.status == "optimal"
+        np.testing.assert_allclose(lin.entropy[opt], auto.entropy[opt], rtol=1e-9)
+    with pytest.raises(ParameterError, match="newton-kkt"):
+        solve(rr, rr.value(lists), lists, method="newton-kkt")
+    with pytest.raises(ParameterError, match="linear in p"):
+        solve(ap, ap.value(lists), lists, method="newton-dual")
 
 
 def test_unsolved_warm_started_subproblem_is_solved_by_the_kernels_themselves():
-    """The list of the test above, solved by the compiled kernels alone (no numpy fallback).
+    """The list of the test above, solved by the compiled kernels.
     Their inexact start (3 dual steps per subproblem) leaves p off the counts by 2.2, below
     the cold re-solve's threshold (it is meant for exact subproblems); Newton-KKT stalls from
     there, and the second run's linearisation oscillates (not certified in 2000 steps). The
-    kernels now try Newton again from the exact start of the numpy engine (a problem not
-    near an end of the range) and certify it in a few steps; failed on the old code (the
-    numpy path certified it). Oracle: the certificate recomputed in numpy on the returned p,
-    and the numpy engine's Newton-KKT's entropy."""
+    kernels try Newton again from the exact start of the numpy solver (a problem not
+    near an end of the range) and certify it in a few steps. Oracle: the certificate recomputed in numpy on the returned p,
+    and the numpy solver's Newton-KKT's entropy."""
     from maxent.solver import Batch
     from maxent.solver._problem import entropy
-    from maxent.solver.newton_kkt import newton_kkt
+    from tests.numpy_solver.newton_kkt import newton_kkt
 
     m, v, lists = _run2_16()
-    with _numpy_path_problems() as left:
-        res = solve(m, v, lists, engine="compiled")
-    assert left == []
+    res = solve(m, v, lists)
     assert res.status[0] == "optimal" and res.message[0] == "KKT point" and res.nit[0] <= 20
     resid, stat = _numpy_certificate(m, res, lists, v)
     assert resid[0] <= 1e-10 and stat[0] <= 1e-9
@@ -594,7 +583,7 @@ def test_unsolved_warm_started_subproblem_is_solved_by_the_kernels_themselves():
 def test_a_trial_point_whose_p_underflows_is_rejected_not_an_error():
     """A Newton-KKT trial point can renormalise a floored p to 0 (a row scaled by up to
     e^300); its log-ratio is then infinite, and the kernel must reject the trial (as the
-    numpy engine does: its merit is not finite) instead of raising ZeroDivisionError
+    numpy solver does: its merit is not finite) instead of raising ZeroDivisionError
     (C's float division by 0). Oracle: numpy's own division rule."""
     from maxent.solver import _engine as C
 
@@ -619,13 +608,13 @@ def test_solver_form_is_declared_with_the_structure_it_names():
         assert (form == "cascade") == callable(getattr(cls, "cascade_form", None)), cls
 
 
-def test_numpy_engine_reads_the_kernels_constants():
-    """One definition of each constant (``_constants.h``): the numpy engine's modules read the
-    compiled engine's values, so the two engines cannot drift apart."""
+def test_numpy_solver_reads_the_kernels_constants():
+    """One definition of each constant (``_constants.h``): the numpy solver's modules read the
+    compiled engine's values, so the kernels and their oracle cannot drift apart."""
     import inspect
 
-    from maxent.solver import _engine
-    from maxent.solver import _problem, dual, linearize, newton_kkt
+    from maxent.solver import _engine, _problem
+    from tests.numpy_solver import dual, linearize, newton_kkt
 
     K = _engine.CONSTANTS
     far_tol = inspect.signature(linearize.linearize).parameters["far_tol"].default
@@ -637,7 +626,7 @@ def test_numpy_engine_reads_the_kernels_constants():
              "FAR_TOL": far_tol, "W_ULPS": linearize._W_ULPS, "MIN_STEP": linearize._MIN_STEP}
     assert {k: K[k] for k in pairs} == pairs
     assert (K["RTOL"], K["P_FLOOR"], K["MIN_STEP"]) == (1e-11, 1e-250, 1.0 / 64)
-    assert [int(c) for c in _engine.kernel_code] == list(range(6))
+    assert [int(c) for c in _engine.kernel_code] == list(range(4))
 
 
 @pytest.mark.parametrize("n_len", [0, 1, 7, 15, 16, 17, 18, 19, 33, 200, 997])
@@ -727,20 +716,18 @@ def test_near_minimum_lists_are_certified_by_newton():
     Newton's iterations now mask them (the certificate does not); list 2's b must grow 40x
     from the inexact start's, and Newton certifies it from its second start (linearisation
     to stationarity 1e-3). Oracles: the certificate recomputed in numpy on the returned p,
-    and the numpy engine's entropy (its Newton-KKT fails here; its linearisation certifies)."""
+    and the numpy solver's entropy (its Newton-KKT fails here; its linearisation certifies)."""
     m = parse_measure("GAP")
     lists = _near_minimum_lists()
     v = m.value(lists)
     lo = m.value(RankedLists.from_grades(np.sort(lists.grades, axis=1), lists.rel_counts))
     hi = m.value(RankedLists.from_grades(-np.sort(-lists.grades, axis=1), lists.rel_counts))
     assert np.all((v - lo) < 3e-3 * (hi - lo)) and np.all(v > lo)
-    with _numpy_path_problems() as left:
-        res = solve(m, v, lists, engine="compiled")
-    assert left == []
+    res = solve(m, v, lists)
     assert list(res.status) == ["optimal"] * 2 and list(res.message) == ["KKT point"] * 2
     resid, stat = _numpy_certificate(m, res, lists, v)
     assert np.all(resid <= 1e-10) and np.all(stat <= 1e-9)
-    ref = solve(m, v, lists, engine="numpy")
+    ref = solve_numpy(m, v, lists)
     assert list(ref.status) == ["optimal"] * 2
     assert np.all(res.entropy >= ref.entropy - 1e-12 * np.abs(ref.entropy))
 
@@ -797,9 +784,9 @@ def test_results_do_not_depend_on_the_batch_order(name):
     v = m.value(lists)
     rev = np.arange(len(idx))[::-1]
     for count in ("retrieved", "total"):
-        ref = solve(m, v, lists, count=count, engine="compiled", workers=1)
-        back = solve(m, v[rev], lists.take(rev), count=count, engine="compiled", workers=1)
-        one = [solve(m, v[[i]], lists.take([i]), count=count, engine="compiled") for i in range(0, len(idx), 7)]
+        ref = solve(m, v, lists, count=count, workers=1)
+        back = solve(m, v[rev], lists.take(rev), count=count, workers=1)
+        one = [solve(m, v[[i]], lists.take([i]), count=count) for i in range(0, len(idx), 7)]
         for got, rows in [(back, rev)] + [(r, [i]) for r, i in zip(one, range(0, len(idx), 7))]:
             for field in ("p", "multipliers", "status", "entropy", "nit"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(ref, field)[rows],
@@ -852,10 +839,10 @@ def test_the_two_builds_give_identical_results(name):
     v = m.value(lists)
     base = types.SimpleNamespace(kernel_code=C.kernel_code, **C.BASELINE)
     for count in ("retrieved", "total"):
-        ref = solve(m, v, lists, count=count, engine="compiled", workers=1)
+        ref = solve(m, v, lists, count=count, workers=1)
         S._engine = base
         try:
-            got = solve(m, v, lists, count=count, engine="compiled", workers=1)
+            got = solve(m, v, lists, count=count, workers=1)
         finally:
             S._engine = C
         for field in ("p", "multipliers", "status", "entropy", "nit"):

@@ -2,7 +2,7 @@
 
 Three failure modes of successive linearisation found on real lists, each with its fix:
 - GAP 8e-4 of the range below its maximum (|b| ~ 6e4): full steps overshoot and the
-  iterates oscillate for thousands of steps -> damped first steps (maxent.solver.linearize);
+  iterates oscillate for thousands of steps -> damped first steps (tests.numpy_solver.linearize);
 - ERR 5e-10 to 6e-8 below its maximum (|b| ~ 4e7-3.5e9): the iterates are fixed to the last
   digit but |b| times the rounding of dE/dp exceeds kkt_tol -> the stationarity certificate
   allows for that rounding (linearize.stationarity);
@@ -23,7 +23,8 @@ from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
 from maxent.solver import solve, value_range
 from maxent.solver._problem import Batch, count_constraints
-from maxent.solver.linearize import _W_ULPS, stationarity
+from tests.numpy_solver import solve_numpy
+from tests.numpy_solver.linearize import _W_ULPS, stationarity
 from maxent.trec import read_qrels, read_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -46,8 +47,8 @@ def _recomputed_residual(m, lists, res, i):
     return float(batch.residuals(PT)[0])
 
 
-@pytest.mark.parametrize("engine", ["numpy", "auto"])
-def test_damped_linearisation_certifies_the_oscillating_gap_list(shared_data, engine):
+@pytest.mark.parametrize("solver", ["numpy", "kernels"])
+def test_damped_linearisation_certifies_the_oscillating_gap_list(shared_data, solver):
     d = shared_data / "trec_dl19_passage"
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -59,7 +60,7 @@ def test_damped_linearisation_certifies_the_oscillating_gap_list(shared_data, en
     v = m.value(one)
     lo, hi = value_range(m, one)[0]
     assert 0 < (hi - v[0]) / (hi - lo) < 1e-3                  # the case: near the maximum
-    res = solve(m, v, one, engine=engine)
+    res = (solve_numpy if solver == "numpy" else solve)(m, v, one)
     assert res.status[0] == "optimal", res.message[0]
     assert res.residual[0] <= 1e-10 and res.stationarity[0] <= 1e-9
     assert _recomputed_residual(m, one, res, 0) <= 1e-10
@@ -101,7 +102,7 @@ def test_err_lists_at_the_top_of_their_range_all_end_certified(bundled_lists):
     short = lambda ix, k: ix[np.argsort(bundled_lists.lengths[ix], kind="stable")[:k]]
     near = np.concatenate((short(within, 1), short(beyond, 2)))
     lists = bundled_lists.take(near)
-    res = solve(m, v[near], lists, engine="numpy")
+    res = solve_numpy(m, v[near], lists)
     assert not (res.status == "not_converged").any(), res.counts()
     opt = res.status == "optimal"
     assert opt.sum() == 2 and (np.abs(res.multipliers[opt, -1]) > 1e7).any()

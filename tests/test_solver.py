@@ -509,8 +509,7 @@ def test_every_real_instance(collection):
 
 
 @pytest.mark.parametrize("name", ["AP", "nDCG", "GAP", "P@10"])
-@pytest.mark.parametrize("engine", ["numpy", "auto"])
-def test_chunks_and_threads_do_not_change_results(name, engine, monkeypatch):
+def test_chunks_and_threads_do_not_change_results(name, monkeypatch):
     """Oracle: the same problems solved as one chunk by one thread. Splitting the batch into
     chunks of a few problems solved by two threads (small chunks bound the peak
     memory) gives the same statuses and, to rounding, the same distributions; the returned
@@ -521,9 +520,9 @@ def test_chunks_and_threads_do_not_change_results(name, engine, monkeypatch):
     B, N = 23, 60
     g = rng.integers(-1, 3, size=(B, N))
     lists = _lists(g, np.tile([90, 20, 8], (B, 1)), lengths=rng.integers(5, N + 1, size=B))
-    one = _solve(name, lists, workers=1, engine=engine)
+    one = _solve(name, lists, workers=1)
     monkeypatch.setattr(solver_mod, "_CHUNK_ELEMENTS", 2 * N * 3)   # 1-2 problems per chunk
-    many = _solve(name, lists, workers=2, engine=engine)
+    many = _solve(name, lists, workers=2)
     assert one.p.flags.c_contiguous and many.p.flags.c_contiguous
     assert one.p.shape == many.p.shape == ((B, N, 3) if one.p.ndim == 3 else (B, N))
     np.testing.assert_array_equal(one.status, many.status)

@@ -165,7 +165,7 @@ class AP(Metric):
         return expected_ap_hvp(np.asarray(d, dtype=np.float64), lists.n_rel(self.rel), self.cutoff)
 
     def prefix_hessian(self, lists):
-        """Structure of the Hessian for the Newton solver (:mod:`maxent.solver.newton_kkt`).
+        """Structure of the Hessian for the Newton solver (the compiled engine, ``maxent/solver/_prefix.pxi``).
 
         Returns (js, kappa, f): category thresholds js (here (1,), the relevant category of
         the binary form), kappa (B, 1) = 1/R and f (N,) = [n <= cutoff]/n such that

@@ -132,7 +132,7 @@ class GAP(Metric):
         return out
 
     def prefix_hessian(self, lists):
-        """Structure of the Hessian for the Newton solver (:mod:`maxent.solver.newton_kkt`):
+        """Structure of the Hessian for the Newton solver (the compiled engine, ``maxent/solver/_prefix.pxi``):
         thresholds js, kappa (B, J) = g_j R_j / (Z R_j), f (N,) = [n <= cutoff]/n, with
         d^2E/dQ_j dQ_j = kappa_j (f_{max(n,m)} - [n = m] f_n) and no cross-threshold terms."""
         js, Rj, coef, Z = self._thresholds(lists)

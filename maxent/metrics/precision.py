@@ -137,6 +137,8 @@ class Success(Metric):
 
     :math:`E[Success@k] = 1 - \prod_{n\le k}(1-p_n)`.
     """
+    SOLVER_FORM: ClassVar[str | None] = "cascade"
+    CERTIFIED_ENDS: ClassVar[tuple] = (False, True)
 
     cutoff: int = 10
     rel: int = 1
@@ -162,6 +164,13 @@ class Success(Metric):
         out = np.zeros_like(q)
         out[:, :k] = pre * suf
         return out
+
+    def cascade_form(self, lists):
+        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
+        (s, c) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` over the binary form's
+        two categories (s = [0, 1]: r_n = q_n) and c_n = [n <= k]: the probability that the
+        first relevant document is in the top k."""
+        return np.array([0.0, 1.0]), cutoff_mask(lists.depth, self.cutoff).astype(np.float64)
 
 
 @dataclass(frozen=True, eq=False, repr=False)

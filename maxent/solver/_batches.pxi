@@ -1,11 +1,90 @@
-def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] undefined, double tol, Py_ssize_t max_iter, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out):
+def linear_range(double[:, :, ::1] WT, double[:, ::1] K, int64_t[::1] lengths, double[::1] lo, double[::1] hi):
+    """The attainable range [lo, hi] of <W, p> of each problem of a metric linear in p
+    (arguments as :func:`linear_batch`): its values on the deterministic lists that fill the
+    categories in decreasing and in increasing order of their rank-1 feature."""
+    cdef Py_ssize_t B
+    cdef Py_ssize_t L
+    cdef double[::1] W1
+    cdef double e_bot
+    cdef double e_top
+    cdef Py_ssize_t i
+    cdef Py_ssize_t n_len
+    cdef int64_t[::1] pref
+    cdef Py_ssize_t z
+    B = WT.shape[0]
+    L = WT.shape[1]
+    pref = np.empty(L, dtype=np.int64)
+    W1 = np.empty(L)
+    with nogil:
+        for i in range(B):
+            n_len = lengths[i]
+            for z in range(L):
+                W1[z] = WT[i, z, 0] if n_len > 0 else 0.0
+            _preference(W1, L, pref)
+            e_top = _extreme_value(WT[i], L, n_len, K[i], pref, True)
+            e_bot = _extreme_value(WT[i], L, n_len, K[i], pref, False)
+            lo[i] = min(e_top, e_bot)
+            hi[i] = max(e_top, e_bot)
+
+
+def cascade_range(double[::1] s_all, double[::1] c, double[:, ::1] K, int64_t[::1] lengths, double[::1] lo, double[::1] hi):
+    """The attainable range [lo, hi] of the deterministic lists of each problem of a cascade
+    metric (arguments as :func:`cascade_batch`): their values highest category first and
+    lowest first. The maximum is the metric's over every distribution; a fractional list can
+    go below the minimum (:func:`maxent.solver._problem.cascade_lower_bound`)."""
+    cdef Py_ssize_t B
+    cdef Py_ssize_t J
+    cdef Py_ssize_t L
+    cdef Py_ssize_t Lp
+    cdef Py_ssize_t N
+    cdef double[::1] Kp
+    cdef double[:, ::1] Pf
+    cdef double[:, ::1] Sc
+    cdef double[:, ::1] W0
+    cdef double e_bot
+    cdef double e_top
+    cdef Py_ssize_t i
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n_len
+    cdef int64_t[::1] pop
+    cdef double[::1] sp
+    B = K.shape[0]
+    L = K.shape[1]
+    N = c.shape[0]
+    pop = np.empty(L, dtype=np.int64)
+    Kp = np.empty(L)
+    sp = np.zeros(L)
+    Pf = np.zeros((L, N))
+    W0 = np.zeros((L, N))
+    Sc = np.empty((5, N))
+    with nogil:
+        for i in range(B):
+            n_len = lengths[i]
+            Lp = _populated(K[i], pop, Kp)
+            if Lp == 0:
+                lo[i] = 0.0
+                hi[i] = 0.0
+                continue
+            for k in range(Lp):
+                sp[k] = s_all[pop[k]]
+            J = Lp - 1
+            _extreme_list(Pf, J, n_len, Kp, True)
+            e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
+            _extreme_list(Pf, J, n_len, Kp, False)
+            e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
+            lo[i] = min(e_top, e_bot)
+            hi[i] = max(e_top, e_bot)
+
+
+def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double tol, Py_ssize_t max_iter, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out):
     """Solve every problem of a batch of a metric linear in p (E = <W, p>).
 
     WT (B, L, N) constant features dE/dp (0 beyond lengths), v (B,), K (B, L) counts,
-    lengths (B,), undefined (B,) bool. Writes, for each problem with code 0 (interior and
-    certified): P_out[b, n, z - col0] = p_n(z) for z >= col0 (binary: col0 = 1, graded 0),
+    lengths (B,), solve_me (B,) bool: the problems to solve, strictly inside their attainable
+    range (:func:`maxent.solver.classify.classify`). Writes, for each problem solved (code
+    0, or 2: the last iterate): P_out[b, n, z - col0] = p_n(z) for z >= col0 (binary: col0 = 1, graded 0),
     theta_out[b] = [a_0..a_{L-1}, b] (a_ref = 0), nit, residual, entropy and E = <W, p>.
-    code: 0 optimal, 1 not interior (left to the numpy path), 2 not certified.
+    code: 0 optimal, 1 skipped (not solve_me), 2 not certified.
     """
     cdef Py_ssize_t B
     cdef double E
@@ -16,19 +95,15 @@ def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[
     cdef double[:, ::1] Pc
     cdef Py_ssize_t R
     cdef double[:, ::1] W
-    cdef double[::1] W1
     cdef double[:, ::1] Wc
     cdef double _
     cdef double[::1] cnt
-    cdef double e_bot
-    cdef double e_top
     cdef double ent
     cdef Py_ssize_t i
     cdef Py_ssize_t it
     cdef Py_ssize_t n
     cdef Py_ssize_t n_len
     cdef unsigned char[::1] ok
-    cdef int64_t[::1] pref
     cdef double[::1] pw
     cdef Py_ssize_t q
     cdef Py_ssize_t ref
@@ -43,10 +118,6 @@ def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[
         N = WT.shape[2]
         with gil:
             ok = np.empty(L, dtype=np.uint8)
-        with gil:
-            pref = np.empty(L, dtype=np.int64)
-        with gil:
-            W1 = np.empty(L)
         with gil:
             Pc = np.empty((L, N))
         with gil:
@@ -63,15 +134,11 @@ def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[
         for i in range(B):
             W = WT[i]
             n_len = lengths[i]
-            for z in range(L):
-                ok[z] = K[i, z] > 0
-                W1[z] = W[z, 0] if n_len > 0 else 0.0
-            _preference(W1, L, pref)
-            e_top = _extreme_value(W, L, n_len, K[i], pref, True)
-            e_bot = _extreme_value(W, L, n_len, K[i], pref, False)
-            if not _classify(e_top, e_bot, v[i], undefined[i]):
+            if not solve_me[i]:
                 code[i] = 1
                 continue
+            for z in range(L):
+                ok[z] = K[i, z] > 0
             # count-only start: a_z = log(K_z / K_ref), b = 0
             ref = 0
             while not ok[ref]:
@@ -111,10 +178,7 @@ def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[
             E += Ec
             res = max(res, abs(E - v[i]))
             nit_out[i] = it
-            if not (res <= tol):
-                code[i] = 2
-                continue
-            code[i] = 0
+            code[i] = 0 if res <= tol else 2
             for n in range(n_len):
                 q = run[n]
                 for z in range(col0, L):
@@ -148,42 +212,117 @@ cdef void _write_slot_result(Py_ssize_t i, double[:, ::1] Pf, Py_ssize_t Lp, Py_
     att_out[i] = E
 
 
-def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] undefined, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t fallback, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
+cdef Py_ssize_t _prefix_slots(int64_t[::1] js, double[::1] kappa_i, double[::1] f, double[::1] K_i, Py_ssize_t n_len, int64_t[::1] pop, double[::1] Kp, double[::1] kap, double* c0) noexcept nogil:
+    """The slot form of one problem of a prefix metric: its populated categories (indices in
+    pop, counts in Kp), the slot weights kap (J,) and the constant c0 of the thresholds every
+    document passes; returns J, the number of populated categories less one."""
+    cdef Py_ssize_t J
+    cdef Py_ssize_t Lp
+    cdef double fn
+    cdef Py_ssize_t j
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n
+    cdef Py_ssize_t q
+    cdef Py_ssize_t r
+    Lp = _populated(K_i, pop, Kp)
+    J = Lp - 1
+    # thresholds -> slots: r = number of populated categories below j
+    c0[0] = 0.0
+    fn = -1.0                       # sum_n f_n (n + 1), once per problem when needed
+    for r in range(max(J, 0)):
+        kap[r] = 0.0
+    for q in range(js.shape[0]):
+        j = js[q]
+        r = 0
+        for k in range(Lp):
+            if pop[k] < j:
+                r += 1
+        if r == 0:
+            if fn < 0.0:
+                fn = 0.0
+                for n in range(n_len):
+                    fn += f[n] * (n + 1)
+            c0[0] += kappa_i[q] * fn
+        elif r <= J:
+            kap[r - 1] += kappa_i[q]
+    return J
+
+
+def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:, ::1] K, int64_t[::1] lengths, double[::1] lo, double[::1] hi):
+    """The attainable range [lo, hi] of E of each problem of a prefix metric (arguments as
+    :func:`prefix_batch`): its values on the deterministic lists highest category first and
+    lowest first (one populated category: the one list's value)."""
+    cdef Py_ssize_t B
+    cdef Py_ssize_t J
+    cdef Py_ssize_t L
+    cdef Py_ssize_t N
+    cdef double c0
+    cdef double e_bot
+    cdef double e_top
+    cdef Py_ssize_t i
+    cdef Py_ssize_t n_len
+    cdef int64_t[::1] pop
+    cdef double[::1] Kp
+    cdef double[::1] kap
+    cdef double[:, ::1] Pf
+    cdef PrefixWorkspace ws
+    cdef Py_ssize_t ws_J
+    B = K.shape[0]
+    L = K.shape[1]
+    N = f.shape[0]
+    pop = np.empty(L, dtype=np.int64)
+    Kp = np.empty(L)
+    kap = np.zeros(L)
+    Pf = np.zeros((L, N))
+    ws = PrefixWorkspace(1, N)
+    ws_J = 1
+    with nogil:
+        for i in range(B):
+            n_len = lengths[i]
+            J = _prefix_slots(js, kappa[i], f, K[i], n_len, pop, Kp, kap, &c0)
+            if J < 1:
+                lo[i] = c0      # one populated category: no slot, E = c0
+                hi[i] = c0
+                continue
+            if J != ws_J:
+                with gil:
+                    ws = PrefixWorkspace(J, N)
+                ws_J = J
+            _extreme_list(Pf, J, n_len, Kp, True)
+            e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, ws.G, ws.Q, False)
+            _extreme_list(Pf, J, n_len, Kp, False)
+            e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, ws.G, ws.Q, False)
+            lo[i] = min(e_top, e_bot)
+            hi[i] = max(e_top, e_bot)
+
+
+def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double[::1] lo, double[::1] hi, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t fallback, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
     """Solve every problem of a batch of a prefix metric (AP family, GAP).
 
     js (J0,) category thresholds, kappa (B, J0), f (N,) (``metric.prefix_hessian``); v (B,),
-    K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`linear_batch`, plus the
+    K (B, L) counts, lengths (B,), solve_me (B,) as :func:`linear_batch`, lo and hi (B,) the
+    attainable range (:func:`prefix_range`). Outputs as :func:`linear_batch`, plus the
     stationarity; theta_out (B, L+1) holds a_z (0 for empty categories) and b.
     code: 0 optimal, 3 optimal by the second run (``fallback`` linearisation steps),
-    1 not interior (left to numpy), 2 not certified (left to numpy).
+    1 skipped, 2 not certified. ``max_newton`` 0: the linearisation alone.
     """
     cdef Py_ssize_t B
     cdef double E
-    cdef double[:, ::1] G
     cdef Py_ssize_t J
-    cdef Py_ssize_t J0
     cdef double[::1] Kp
     cdef Py_ssize_t L
     cdef Py_ssize_t Lp
     cdef Py_ssize_t N
     cdef double[:, ::1] Pf
-    cdef double[:, ::1] Q
     cdef double c0
     cdef Py_ssize_t cd
-    cdef double e_bot
-    cdef double e_top
-    cdef double fn
     cdef Py_ssize_t i
     cdef Py_ssize_t it
-    cdef Py_ssize_t j
-    cdef Py_ssize_t k
     cdef double[::1] kap
     cdef Py_ssize_t n
     cdef Py_ssize_t n_len
     cdef bint near
     cdef int64_t[::1] pop
-    cdef Py_ssize_t q
-    cdef Py_ssize_t r
     cdef double res
     cdef double st
     cdef double[::1] th
@@ -194,89 +333,47 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
         B = K.shape[0]
         L = K.shape[1]
         N = f.shape[0]
-        J0 = js.shape[0]
         with gil:
             pop = np.empty(L, dtype=np.int64)
-        with gil:
             Kp = np.empty(L)
-        with gil:
             kap = np.zeros(L)
-        with gil:
             w = np.zeros(N)
-        with gil:
             Pf = np.zeros((L, N))
-        with gil:
             th = np.zeros(L + 1)
-        with gil:
             ws = PrefixWorkspace(1, N)      # scratch of _prefix_one, for the J of the last problem
         ws_J = 1
         for i in range(B):
-            n_len = lengths[i]
-            Lp = _populated(K[i], pop, Kp)
-            J = Lp - 1
-            if undefined[i] or J < 1:
+            if not solve_me[i]:
                 code[i] = 1
                 continue
-            # thresholds -> slots: r = number of populated categories below j
-            c0 = 0.0
-            fn = -1.0                       # sum_n f_n (n + 1), once per problem when needed
-            for r in range(J):
-                kap[r] = 0.0
-            for q in range(J0):
-                j = js[q]
-                r = 0
-                for k in range(Lp):
-                    if pop[k] < j:
-                        r += 1
-                if r == 0:
-                    if fn < 0.0:
-                        fn = 0.0
-                        for n in range(n_len):
-                            fn += f[n] * (n + 1)
-                    c0 += kappa[i, q] * fn
-                elif r <= J:
-                    kap[r - 1] += kappa[i, q]
+            n_len = lengths[i]
+            J = _prefix_slots(js, kappa[i], f, K[i], n_len, pop, Kp, kap, &c0)
+            Lp = J + 1
             for n in range(n_len):
                 w[n] = f[n] - f[n + 1] if n + 1 < n_len else f[n]
-            # attainable range: highest category first / lowest first
             if J != ws_J:
                 with gil:
                     ws = PrefixWorkspace(J, N)
                 ws_J = J
-            G = ws.G
-            Q = ws.Q
-            _extreme_list(Pf, J, n_len, Kp, True)
-            e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
-            _extreme_list(Pf, J, n_len, Kp, False)
-            e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
-            if not _classify(e_top, e_bot, v[i], False):
-                code[i] = 1
-                continue
-            near = min(v[i] - min(e_top, e_bot), max(e_top, e_bot) - v[i]) < _NEAR * abs(e_top - e_bot)
+            near = min(v[i] - lo[i], hi[i] - v[i]) < _NEAR * (hi[i] - lo[i])
             cd, it, st, E, res = _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v[i], tol, kkt_tol,
                                              max_newton, fallback, th, near, ws)
             nit_out[i] = it
             code[i] = cd
-            if cd != 0 and cd != 3:
-                continue
             _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
                                stat_out, ent_out, att_out)
 
 
-def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] undefined, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t steps, double switch, bint cert_hi, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
+def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t steps, double switch, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
     """Solve every problem of a batch of a cascade metric (RR, ERR; ``metric.cascade_form``):
     successive linearisation (:func:`_linearize_run`, at most ``steps`` subproblems) until the
     stationarity is <= ``switch``, then Newton-KKT (:func:`_cascade_newton`, at most
     ``max_newton`` steps); if Newton fails, linearisation from the start to the end.
+    ``max_newton`` 0: that last linearisation alone (``method="linearize"``, the second run).
 
     s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; v (B,),
-    K (B, L) counts, lengths (B,), undefined (B,). Outputs as :func:`prefix_batch`.
-    code: 0 optimal, 1 not interior (left to numpy), 2 not certified (left to numpy), 4 (5
-    where the range is degenerate) a target at the maximum, a boundary when ``cert_hi`` (the
-    metric's certified maximum, :func:`maxent.solver._problem.certified_ends`) or the range
-    is degenerate, as :func:`maxent.solver._solve_chunk` classifies it: p is the face of the
-    extreme list (:func:`_face`) if it attains the target to max(_RTOL max(1, |v|), tol / 10),
-    else the extreme list itself (RR: half of trec_covid_r1's lists have RR = 1).
+    K (B, L) counts, lengths (B,), solve_me (B,) as :func:`linear_batch`. Outputs as
+    :func:`prefix_batch`. code: 0 optimal, 1 skipped, 2 not certified.
     """
     cdef Py_ssize_t B
     cdef double E
@@ -296,10 +393,6 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
     cdef CascadeWorkspace cws
     cdef LinScratch ls
     cdef Py_ssize_t cws_J
-    cdef bint degenerate
-    cdef double e_bot
-    cdef double e_top
-    cdef double hi
     cdef Py_ssize_t i
     cdef Py_ssize_t it
     cdef Py_ssize_t itl
@@ -345,42 +438,24 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
             cws = CascadeWorkspace(cws_J, N)
             ls = LinScratch(L, N)
         for i in range(B):
+            if not solve_me[i]:
+                code[i] = 1
+                continue
             n_len = lengths[i]
             Lp = _populated(K[i], pop, Kp)
             for k in range(Lp):
                 sp[k] = s_all[pop[k]]
             J = Lp - 1
-            if undefined[i] or J < 1:
-                code[i] = 1
+            if max_newton == 0:
+                # successive linearisation alone, exact subproblems (the numpy solver's method)
+                ok_, it, st, E, res = _linearize_run(ls, J, n_len, Kp, sp, c, 0.0, v[i], tol, kkt_tol, steps,
+                                                     _FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1)
+                nit_out[i] = it
+                code[i] = 0 if ok_ else 2
+                _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
+                                   stat_out, ent_out, att_out)
                 continue
-            # attainable range: highest category first / lowest first
-            _extreme_list(Pf, J, n_len, Kp, True)
-            e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
-            _extreme_list(Pf, J, n_len, Kp, False)
-            e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
-            if not _classify(e_top, e_bot, v[i], False):
-                code[i] = 1
-                hi = max(e_top, e_bot)
-                degenerate = hi - min(e_top, e_bot) <= _RTOL * max(1.0, abs(hi))
-                if abs(v[i] - hi) <= _RTOL * max(1.0, abs(hi)) and (cert_hi or degenerate):
-                    # the maximum: p on the face of the extreme list attaining it (P)
-                    _extreme_list(P, J, n_len, Kp, e_top >= e_bot)
-                    _cascade_E_W(P, Lp, n_len, sp, c, W0, True, Sc)
-                    _face(P, W0, Lp, n_len, Pf)
-                    E = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
-                    if not abs(E - v[i]) <= max(_RTOL * max(1.0, abs(v[i])), 0.1 * tol):
-                        _copy(P, Pf, Lp, n_len)
-                        E = hi
-                    res = abs(E - v[i])
-                    for k in range(Lp):
-                        res = max(res, abs(_csum1(Pf[k], n_len) - Kp[k]))
-                    for k in range(Lp + 1):
-                        th[k] = 0.0
-                    code[i] = 5 if degenerate else 4
-                    _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, 0.0, E, P_out, theta_out,
-                                       resid_out, stat_out, ent_out, att_out)
-                continue
-            # successive linearisation until the stationarity is <= _CASCADE_SWITCH, then Newton-KKT
+            # successive linearisation until the stationarity is <= ``switch``, then Newton-KKT
             ok_, it, st, E, res = _linearize_run(ls, J, n_len, Kp, sp, c, 0.0, v[i], tol, kkt_tol, steps,
                                                  _CASCADE_FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1,
                                                  switch, _COARSE)
@@ -398,9 +473,6 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
                                                           _FAR_TOL, P, Pf, th, W0, W1, G, Gt, Q, _INNER_ITER, 1)
                     it += itl
             nit_out[i] = it
-            if not ok_:
-                code[i] = 2
-                continue
-            code[i] = 0
+            code[i] = 0 if ok_ else 2
             _write_slot_result(i, Pf, Lp, n_len, pop, col0, th, res, st, E, P_out, theta_out, resid_out,
                                stat_out, ent_out, att_out)

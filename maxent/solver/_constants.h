@@ -55,10 +55,8 @@ static const int64_t _ROUND_MAGIC_BITS = 0x4338000000000000;   /* its bits: + k 
 /* MaxEnt kernel status codes (one per problem of a batch) */
 enum kernel_code {
     CODE_OPTIMAL = 0,        /* certified by the kernel's main iteration */
-    CODE_NOT_INTERIOR = 1,   /* not strictly inside the attainable range: classified elsewhere */
+    CODE_SKIPPED = 1,        /* not to be solved: classified by maxent.solver.classify */
     CODE_NOT_CERTIFIED = 2,  /* the kernel found no certified point */
-    CODE_SECOND_RUN = 3,     /* certified by the second run (successive linearisation) */
-    CODE_AT_MAXIMUM = 4,     /* a cascade target at its certified maximum: the face of the extreme list */
-    CODE_AT_MAXIMUM_DEGENERATE = 5  /* ... of a degenerate range */
+    CODE_SECOND_RUN = 3      /* certified by the second run (successive linearisation) */
 };
 #endif

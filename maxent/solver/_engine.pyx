@@ -12,14 +12,16 @@ compiler sees every kernel in one translation unit and inlines the small helpers
 - ``_algebra.pxi``: compensated and reassociated sums, scans, small dense and band solves;
 - ``_softmax.pxi``: softmax and log-partition per rank, entropy, log-ratios;
 - ``_dual.pxi``: damped Newton on the convex dual (the linear metrics and every subproblem);
-- ``_classify.pxi``: extreme lists, the attainable range and the interior test;
+- ``_ranges.pxi``: extreme lists and their values (the attainable range);
 - ``_linearize.pxi``: successive linearisation (starts, the second run);
 - ``_thomas.pxi``, ``_prefix.pxi``: Newton-KKT of the prefix metrics (AP, GAP);
 - ``_cascade_state.pxi``, ``_cascade_solve.pxi``, ``_cascade.pxi``: Newton-KKT of the cascade
   metrics (RR, ERR): the state, the pentadiagonal solve, the step and the line search;
 - ``_workspaces.pxi``: the named scratch of the Newton-KKT solves;
-- ``_batches.pxi``: the three batch entry points, each a loop over problems run without the
-  GIL (threads solve chunks in parallel: :func:`maxent.solver.solve`).
+- ``_batches.pxi``: the entry points, by metric form (linear, prefix, cascade): the attainable
+  range of every problem of a batch (``*_range``), and the solve of the problems classified
+  interior (``*_batch``), each a loop over problems run without the GIL (threads solve chunks
+  in parallel: :func:`maxent.solver.solve`).
 
 Every kernel is ``noexcept nogil``: a float division by 0 gives inf or NaN (C semantics,
 ``cdivision``), which every certificate rejects.

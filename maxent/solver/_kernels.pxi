@@ -16,8 +16,7 @@ cdef extern from "_constants.h":
     const long _ROUNDING_STEPS, _COLD_ITER, _START_STEPS, _START_ITER, _COARSE, _COARSE_STEPS
     const long _LS_STEPS, _INNER_ITER, _POLISH_ITER, _NEAR_NEWTON, _BLOCK, _POW_MAX
     cpdef enum kernel_code:
-        CODE_OPTIMAL, CODE_NOT_INTERIOR, CODE_NOT_CERTIFIED, CODE_SECOND_RUN, CODE_AT_MAXIMUM,
-        CODE_AT_MAXIMUM_DEGENERATE
+        CODE_OPTIMAL, CODE_SKIPPED, CODE_NOT_CERTIFIED, CODE_SECOND_RUN
 
 CONSTANTS = {
     "RTOL": _RTOL, "ARMIJO": _ARMIJO, "W_ULPS": _W_ULPS, "MIN_STEP": _MIN_STEP, "P_FLOOR": _P_FLOOR,
@@ -36,7 +35,7 @@ include "_workspaces.pxi"
 include "_algebra.pxi"
 include "_softmax.pxi"
 include "_dual.pxi"
-include "_classify.pxi"
+include "_ranges.pxi"
 include "_linearize.pxi"
 include "_thomas.pxi"
 include "_prefix.pxi"

@@ -248,28 +248,3 @@ class Batch:
 def entropy(PT: np.ndarray) -> np.ndarray:
     """Entropy in nats of a categorical product distribution (B, L, N) -> (B,)."""
     return -xlogy(PT, PT).sum(axis=(1, 2))
-
-
-def softmax_theta(theta: np.ndarray, WT: np.ndarray, active: np.ndarray, grade_ok: np.ndarray):
-    """PT = softmax_z(a_z + b W_nz) over allowed categories, 0 beyond lengths; log-partition.
-
-    theta (B, L+1), WT (B, L, N) -> PT (B, L, N), lse (B, N) (0 at inactive ranks).
-    """
-    B, L, N = WT.shape
-    S = theta[:, L, None, None] * WT
-    S += theta[:, :L, None]
-    if not grade_ok.all():
-        S[~grade_ok] = -np.inf
-    m = S[:, 0].copy()
-    for z in range(1, L):
-        np.maximum(m, S[:, z], out=m)
-    m[~np.isfinite(m)] = 0.0
-    S -= m[:, None, :]
-    S[S < -700.0] = -np.inf   # exp would be subnormal (slow arithmetic); 0 is as exact
-    np.exp(S, out=S)
-    Z = S[:, 0].copy()
-    for z in range(1, L):
-        Z += S[:, z]
-    S *= (active / Z)[:, None, :]
-    lse = (m + np.log(Z)) * active
-    return S, lse

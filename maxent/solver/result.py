@@ -106,13 +106,10 @@ class MaxEntResult:
     target, attained : float arrays (B,)
         The requested metric value and E[M](p) of the returned p.
     method : str
-        The method that solved the non-trivial problems (``newton-dual``, ``newton-kkt``,
-        ``linearize``, ``linearize+newton-kkt`` (the compiled cascade kernel for RR and ERR:
-        successive linearisation, then Newton-KKT) or ``cvxpy``); with ``newton-kkt`` the few
-        problems of the second (linearisation) run say so in ``message``.
-    engine : str
-        ``compiled`` when the compiled kernels solved the interior problems
-        (:mod:`maxent.solver._engine`), else ``numpy``.
+        The method that solved the interior problems (``newton-dual``, ``newton-kkt``,
+        ``linearize``, ``linearize+newton-kkt`` (RR and ERR: successive linearisation, then
+        Newton-KKT) or ``cvxpy``); the few problems of a second (linearisation) run say so in
+        ``message``.
     K : float array (B, 2) for binary metrics, (B, L) for graded metrics
         The right-hand sides of the count constraints the solver used (docs/method.md,
         ``count=``): binary ``[N - K, K]`` with K the relevant documents, graded K_z per
@@ -132,7 +129,6 @@ class MaxEntResult:
     attained: np.ndarray
     method: str
     K: np.ndarray | None = None
-    engine: str = "numpy"
 
     def __len__(self) -> int:
         return len(self.status)
@@ -142,8 +138,8 @@ class MaxEntResult:
         if isinstance(index, (int, np.integer)):
             index = [int(index)]
         kw = {f.name: getattr(self, f.name)[index] for f in fields(self)
-              if f.name not in ("method", "engine") and getattr(self, f.name) is not None}
-        return MaxEntResult(method=self.method, engine=self.engine, **kw)
+              if f.name != "method" and getattr(self, f.name) is not None}
+        return MaxEntResult(method=self.method, **kw)
 
     def relevant_counts(self, t: int = 1) -> np.ndarray:
         """Count constraints the solver used, as documents of grade >= t per problem:

@@ -56,8 +56,8 @@ cpdef void _block_means(double[:, ::1] W, Py_ssize_t Lc, int64_t[::1] bnd, Py_ss
 cpdef double _extreme_steer(double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] K, int64_t[::1] pref, bint top) noexcept nogil:
     """:func:`_extreme_value` with each category's run of ranks summed reassociated
     (:func:`_rsum`; it vectorises): for :func:`_linearize_run`, where the range only moves a
-    subproblem's target into it. The classification of a target (the ends of the range,
-    ``_classify``) keeps the strict sums."""
+    subproblem's target into it. The attainable range that classifies a target
+    (``*_range`` in ``_batches.pxi``) keeps the strict sums."""
     cdef Py_ssize_t cnt
     cdef double e
     cdef Py_ssize_t k
@@ -93,24 +93,6 @@ cdef void _preference(double[::1] W1, Py_ssize_t Lc, int64_t[::1] pref) noexcept
             j -= 1
 
 
-cdef bint _classify(double e_top, double e_bot, double v, bint undefined) noexcept nogil:
-    """True when v is strictly inside the attainable range (the numpy classification of
-    :func:`maxent.solver._solve_chunk`: not undefined, not at/beyond an end)."""
-    cdef bint at_hi
-    cdef bint at_lo
-    cdef double hi
-    cdef double lo
-    hi = max(e_top, e_bot)
-    lo = min(e_top, e_bot)
-    if undefined:
-        return False
-    at_hi = abs(v - hi) <= _RTOL * max(1.0, abs(hi))
-    at_lo = abs(v - lo) <= _RTOL * max(1.0, abs(lo))
-    if at_hi or at_lo or v > hi or v < lo:
-        return False
-    return True
-
-
 cdef void _extreme_list(double[:, ::1] Pf, Py_ssize_t J, Py_ssize_t n_len, double[::1] Kp, bint top) noexcept nogil:
     """Pf[:J+1, :n_len] = the deterministic list of slot-form counts Kp, highest category
     first (top) or lowest first."""
@@ -142,39 +124,3 @@ cdef Py_ssize_t _populated(double[::1] Ki, int64_t[::1] pop, double[::1] Kp) noe
             Kp[Lp] = Ki[z]
             Lp += 1
     return Lp
-
-
-cdef void _face(double[:, ::1] Pd, double[:, ::1] W, Py_ssize_t Lc, Py_ssize_t n_len, double[:, ::1] F) noexcept nogil:
-    """Maximum-entropy distribution on the face of the deterministic slot-form list Pd
-    (:meth:`maxent.solver._problem.Batch.face`) into F: consecutive ranks whose feature rows
-    W[:, n] - W[0, n] differ by at most 1e-12 max|W - W_0| form a class, and every rank of a
-    class gets the class-average composition (RR = 1: rank 1 and ranks 2..N)."""
-    cdef double avg
-    cdef double d
-    cdef Py_ssize_t k
-    cdef Py_ssize_t m
-    cdef Py_ssize_t n
-    cdef double scale
-    cdef Py_ssize_t start
-    cdef double tot
-    scale = 0.0
-    for k in range(1, Lc):
-        for n in range(n_len):
-            scale = max(scale, abs(W[k, n] - W[0, n]))
-    scale += 1e-300
-    start = 0
-    for n in range(1, n_len + 1):
-        if n < n_len:
-            d = 0.0
-            for k in range(1, Lc):
-                d = max(d, abs((W[k, n] - W[0, n]) - (W[k, n - 1] - W[0, n - 1])))
-            if not d > 1e-12 * scale:
-                continue
-        for k in range(Lc):
-            tot = 0.0
-            for m in range(start, n):
-                tot += Pd[k, m]
-            avg = tot / (n - start)
-            for m in range(start, n):
-                F[k, m] = avg
-        start = n

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxent.solver._problem import softmax_theta
+from tests.numpy_solver.softmax import softmax_theta
 from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 __all__ = ["newton_dual"]

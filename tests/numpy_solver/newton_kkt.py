@@ -1,6 +1,6 @@
 r"""Newton on the full optimality system for AP-like metrics (AP, AP@k, GAP).
 
-Why. Successive linearisation (:mod:`maxent.solver.linearize`) ignores the curvature of
+Why. Successive linearisation (:mod:`tests.numpy_solver.linearize`) ignores the curvature of
 E[M] and converges linearly, slowly when |b| is large. E[AP] and E[GAP] are quadratic in p
 with a Hessian of prefix-sum structure, so Newton's method on the KKT system (p and the
 multipliers together) costs O(N) per step and converges quadratically.
@@ -40,7 +40,7 @@ only accurate in absolute terms); t by Armijo backtracking on the squared KKT re
 Newton direction is a descent direction of it). An iterate is certified when its count and
 metric residuals are <= tol and its log-odds stationarity residual against the reference
 category, max |ln p_n(z)/p_n(ref) - (a_z + b (W_n(z) - W_n(ref)))| with W = dE/dp(p) itself,
-is <= kkt_tol (the same certificate as :mod:`maxent.solver.linearize`). Iterates whose line
+is <= kkt_tol (the same certificate as :mod:`tests.numpy_solver.linearize`). Iterates whose line
 search stalls, or still open at the last step, are polished by one exact linearised
 subproblem (the convex dual) and certified like a linearisation step. Problems not certified
 within ``max_iter`` steps (in practice targets within ~1e-4 of the minimum, |b| ~ 1e4-1e5,
@@ -53,8 +53,8 @@ import numpy as np
 from scipy.linalg import LinAlgError, solve_banded, solveh_banded
 
 from maxent.solver._problem import Batch
-from maxent.solver.dual import newton_dual
-from maxent.solver.linearize import linearize, stationarity
+from tests.numpy_solver.dual import newton_dual
+from tests.numpy_solver.linearize import linearize, stationarity
 from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 __all__ = ["newton_kkt", "supports"]
@@ -235,7 +235,7 @@ def newton_kkt(batch: Batch, *, tol=1e-10, kkt_tol=1e-9, max_iter=50, start_iter
     """Solve a batch of interior problems by Newton's method on the KKT system.
 
     Returns theta (B, L+1), PT (B, L, N), nit (B,), converged (B,) bool, stationarity (B,)
-    (the same contract as :func:`maxent.solver.linearize.linearize`).
+    (the same contract as :func:`tests.numpy_solver.linearize.linearize`).
     """
     B = len(batch)
     L = batch.L

@@ -7,7 +7,7 @@ linearised: W_k = dE/dp(p_k), v_k = v - E(p_k) + <W_k, p_k>. The subproblem
 
     max H(p)  s.t.  counts,  <W_k, p> = v_k
 
-is the convex problem of :mod:`maxent.solver.dual`, solved exactly by damped Newton on its
+is the convex problem of :mod:`tests.numpy_solver.dual`, solved exactly by damped Newton on its
 dual (warm-started at the previous multipliers), giving p_lin = softmax(a + b W_k). The step
 d = p_lin - p_k is taken with a length t in (0, 1] chosen by Armijo backtracking on the
 exact (L1) penalty merit function
@@ -56,8 +56,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from maxent.solver._problem import Batch, entropy, softmax_theta
-from maxent.solver.dual import newton_dual
+from maxent.solver._problem import Batch, entropy
+from tests.numpy_solver.softmax import softmax_theta
+from tests.numpy_solver.dual import newton_dual
 from maxent.solver._engine import CONSTANTS as _K   # one definition: maxent/solver/_constants.h
 
 __all__ = ["linearize"]
