@@ -118,17 +118,11 @@ def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[
         N = WT.shape[2]
         with gil:
             ok = np.empty(L, dtype=np.uint8)
-        with gil:
             Pc = np.empty((L, N))
-        with gil:
             Wc = np.empty((L, N))
-        with gil:
             cnt = np.empty(N)
-        with gil:
             run = np.empty(N, dtype=np.int64)
-        with gil:
             th = np.empty(L + 1)
-        with gil:
             pw = np.empty(L + 3)
             ds = DualScratch(L, N)
         for i in range(B):
@@ -411,27 +405,16 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
         N = c.shape[0]
         with gil:
             pop = np.empty(L, dtype=np.int64)
-        with gil:
             Kp = np.empty(L)
-        with gil:
             sp = np.zeros(L)
-        with gil:
             Pf = np.zeros((L, N))
-        with gil:
             P = np.zeros((L, N))
-        with gil:
             W0 = np.zeros((L, N))
-        with gil:
             W1 = np.zeros((L, N))
-        with gil:
             G = np.zeros((1, N))
-        with gil:
             Gt = np.zeros((1, N))
-        with gil:
             Q = np.zeros((1, N))
-        with gil:
             Sc = np.empty((5, N))
-        with gil:
             th = np.zeros(L + 1)
         cws_J = 1       # a workspace for J = 1, replaced when J differs
         with gil:
