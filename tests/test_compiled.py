@@ -494,15 +494,15 @@ def test_extreme_steer_is_the_extreme_value_summed_reassociated():
                 assert abs(got - want) <= 8 * np.finfo(float).eps * scale, (f, n_len, top)
 
 
-@pytest.mark.parametrize("J", [1, 2, 3])
+@pytest.mark.parametrize("J", [1, 2, 3, 4])
 @pytest.mark.parametrize("b", [-40.0, 3.0])
 def test_block_thomas_against_dense_solve(J, b):
     """Oracle: numpy.linalg.solve of the dense Newton-KKT matrix (E_H - b Hess) in the
     reduced coordinates Q'_{n,r} (docs/method.md, newton_kkt): E_H block-diagonal over ranks, the
     J x J tridiagonal (1/p_r + 1/p_{r+1} on the diagonal, -1/p_{r+1} beside it), and
     Hess_r[n, m] = kappa'_r f_max(n,m) (n != m, 0 on the diagonal), built here from that
-    definition. The recurrences (scalar, closed-form 2 x 2 with the adjugate, Gauss-Jordan
-    blocks) must give the same X for every right-hand side. With ``unit`` (two slots: the
+    definition. The recurrences (scalar, closed-form 2 x 2 and 3 x 3 with the adjugate,
+    Gauss-Jordan blocks) must give the same X for every right-hand side. With ``unit`` (two slots: the
     Newton-KKT solve's right-hand sides, whose columns 1 and 2 are 1_{s = r} at every rank,
     so that the top elimination skips them) on such right-hand sides too."""
     from maxent.solver import _engine as C
