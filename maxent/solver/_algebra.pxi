@@ -142,23 +142,62 @@ cpdef double _rsum_cxy(const double[::1] c, const double[::1] x, const double[::
         n += 1
     return (s0 + s1) + (s2 + s3)
 
+cdef extern from *:
+    """
+    /* _rsum_dev's two pairs of partial sums (even and odd ranks) held in one vector of two
+       doubles each (GCC and clang vector extensions), so that the compiler keeps them in
+       registers instead of vectorising the loop over ranks with in-order, lane-by-lane
+       reductions. Elsewhere: the same sums in scalars. Either way each partial sum takes
+       its terms in rank order: the results are the same. */
+    #if defined(__GNUC__) || defined(__clang__)
+    typedef double maxent_v2d __attribute__((vector_size(16)));
+    static inline void maxent_rsum_dev(const double* c, const double* p, const double* w,
+                                       const double* wbar, Py_ssize_t n_len, double* h1, double* h2) {
+        maxent_v2d a = {0.0, 0.0}, q = {0.0, 0.0}, cv, pv, wv, bv, d, pd;
+        Py_ssize_t n = 0;
+        for (; n + 2 <= n_len; n += 2) {
+            __builtin_memcpy(&cv, c + n, 16);
+            __builtin_memcpy(&pv, p + n, 16);
+            __builtin_memcpy(&wv, w + n, 16);
+            __builtin_memcpy(&bv, wbar + n, 16);
+            d = wv - bv;
+            pd = cv * pv * d;
+            a += pd;
+            q += pd * d;
+        }
+        double h1a = a[0], h1b = a[1], h2a = q[0], h2b = q[1];
+    #else
+    static inline void maxent_rsum_dev(const double* c, const double* p, const double* w,
+                                       const double* wbar, Py_ssize_t n_len, double* h1, double* h2) {
+        double h1a = 0.0, h1b = 0.0, h2a = 0.0, h2b = 0.0, pd, qd;
+        Py_ssize_t n = 0;
+        for (; n + 2 <= n_len; n += 2) {
+            pd = c[n] * p[n] * (w[n] - wbar[n]);
+            qd = c[n + 1] * p[n + 1] * (w[n + 1] - wbar[n + 1]);
+            h1a += pd;
+            h1b += qd;
+            h2a += pd * (w[n] - wbar[n]);
+            h2b += qd * (w[n + 1] - wbar[n + 1]);
+        }
+    #endif
+        if (n < n_len) {
+            double pn = c[n] * p[n] * (w[n] - wbar[n]);
+            h1a += pn;
+            h2a += pn * (w[n] - wbar[n]);
+        }
+        *h1 = h1a + h1b;
+        *h2 = h2a + h2b;
+    }
+    """
+    void maxent_rsum_dev(const double* c, const double* p, const double* w, const double* wbar, Py_ssize_t n_len, double* h1, double* h2) noexcept nogil
+
+
 cdef (double, double) _rsum_dev(const double[::1] c, const double[::1] p, const double[::1] w, const double[::1] wbar, Py_ssize_t n_len) noexcept nogil:
-    """(sum_n c_n p_n (w_n - wbar_n), sum_n c_n p_n (w_n - wbar_n)^2) (two partial sums each)."""
-    cdef double h1a = 0.0, h1b = 0.0, h2a = 0.0, h2b = 0.0, pd, qd
-    cdef Py_ssize_t n = 0
-    while n + 2 <= n_len:
-        pd = c[n] * p[n] * (w[n] - wbar[n])
-        qd = c[n + 1] * p[n + 1] * (w[n + 1] - wbar[n + 1])
-        h1a += pd
-        h1b += qd
-        h2a += pd * (w[n] - wbar[n])
-        h2b += qd * (w[n + 1] - wbar[n + 1])
-        n += 2
-    if n < n_len:
-        pd = c[n] * p[n] * (w[n] - wbar[n])
-        h1a += pd
-        h2a += pd * (w[n] - wbar[n])
-    return h1a + h1b, h2a + h2b
+    """(sum_n c_n p_n (w_n - wbar_n), sum_n c_n p_n (w_n - wbar_n)^2) (two partial sums each,
+    even and odd ranks: ``maxent_rsum_dev`` above)."""
+    cdef double h1, h2
+    maxent_rsum_dev(&c[0], &p[0], &w[0], &wbar[0], n_len, &h1, &h2)
+    return h1, h2
 
 cdef double _rsum_cabs(const double[::1] c, const double[::1] x, Py_ssize_t n_len) noexcept nogil:
     """sum_{n < n_len} c_n |x_n| (four partial sums: :func:`_rsum_cx`)."""
