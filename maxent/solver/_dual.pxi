@@ -53,9 +53,11 @@ cdef extern from *:
        (_rsum_dev), cx[z] (_rsum_cx of c p_z), cxy[4 z + y] (_rsum_cxy of c p_z p_y). */
     #if defined(__GNUC__) || defined(__clang__)
     typedef double maxent_v4d __attribute__((vector_size(32)));
-    /* macros, not functions: a vector argument or return value would warn of the ABI of
-       builds without AVX (-Wpsabi), although nothing here crosses a call */
-    #define MAXENT_LOAD4(v, p) __builtin_memcpy(&(v), (p), 32)
+    /* loads through an unaligned, aliasing vector type (a macro: a vector argument or return
+       value would warn of the ABI of builds without AVX, -Wpsabi; and no memcpy into the
+       accumulators' arrays, whose taken address would keep them out of registers) */
+    typedef double maxent_v4du __attribute__((vector_size(32), aligned(8), may_alias));
+    #define MAXENT_LOAD4(v, p) ((v) = *(const maxent_v4du*)(p))
     #define MAXENT_LANES4(s) (((s)[0] + (s)[1]) + ((s)[2] + (s)[3]))
     static inline void maxent_hess_sums_k(const int Lc, const double* c, const double* P, Py_ssize_t sP,
                                           const double* W, Py_ssize_t sW, const double* wb, Py_ssize_t n_len,
