@@ -12,6 +12,10 @@ cdef (double, double, double) _dual_state(double[:, ::1] W, double[::1] c, Py_ss
     cdef Py_ssize_t n
     cdef double slse
     cdef Py_ssize_t z
+    cdef Py_ssize_t R
+    cdef const double* rows[5]
+    cdef double sums[5]
+    cdef bint fused
     b = theta[Lc]
     slse, alse = _softmax(W, c, Lc, n_len, ok, theta, P, S, Z, pw)
     for n in range(n_len):
@@ -20,9 +24,30 @@ cdef (double, double, double) _dual_state(double[:, ::1] W, double[::1] c, Py_ss
         if ok[z]:
             for n in range(n_len):
                 wbar[n] += P[z, n] * W[z, n]
+    # g: one compensated sum per allowed category and one of wbar (``maxent_csum_rows``:
+    # side by side, up to five rows; else one after the other, with the same results)
+    R = 0
     for z in range(Lc):
-        g[z] = _csum(c, P[z], n_len) if ok[z] else 0.0
-    g[Lc] = _csum(c, wbar, n_len)
+        if ok[z]:
+            if R < 4:
+                rows[R] = &P[z, 0]
+            R += 1
+    fused = False
+    if R <= 4:
+        rows[R] = &wbar[0]
+        fused = maxent_csum_rows(R + 1, &c[0], rows, n_len, sums)
+    if fused:
+        R = 0
+        for z in range(Lc):
+            g[z] = 0.0
+            if ok[z]:
+                g[z] = sums[R]
+                R += 1
+        g[Lc] = sums[R]
+    else:
+        for z in range(Lc):
+            g[z] = _csum(c, P[z], n_len) if ok[z] else 0.0
+        g[Lc] = _csum(c, wbar, n_len)
     aK = 0.0
     for z in range(Lc):
         if ok[z]:
@@ -138,7 +163,57 @@ cdef extern from *:
             default: return 0;
         }
     }
+    /* _csum (blocks of _BLOCK terms in four lanes, compensated across blocks) of R rows at
+       once, each with its own partial sums and compensation in _csum's order: the same
+       results, the rows' add chains side by side. */
+    static inline void maxent_csum_rows_k(const int R, const double* c, const double* const* x,
+                                          Py_ssize_t n_len, double* out) {
+        const maxent_v4d z4 = {0.0, 0.0, 0.0, 0.0};
+        double s[5], sc[5], s0, b, t;
+        maxent_v4d a[5], cv, xv;
+        Py_ssize_t n0, n1, n, k;
+        int r;
+        for (r = 0; r < R; r++) {
+            s[r] = 0.0;
+            sc[r] = 0.0;
+        }
+        for (n0 = 0; n0 < n_len; n0 += _BLOCK) {
+            n1 = n0 + _BLOCK < n_len ? n0 + _BLOCK : n_len;
+            for (r = 0; r < R; r++) a[r] = z4;
+            for (n = n0; n + 4 <= n1; n += 4) {
+                MAXENT_LOAD4(cv, c + n);
+                for (r = 0; r < R; r++) {
+                    MAXENT_LOAD4(xv, x[r] + n);
+                    a[r] += cv * xv;
+                }
+            }
+            for (r = 0; r < R; r++) {
+                s0 = a[r][0];
+                for (k = n; k < n1; k++) s0 += c[k] * x[r][k];
+                b = (s0 + a[r][1]) + (a[r][2] + a[r][3]);
+                t = s[r] + b;           /* _nsum */
+                if (__builtin_fabs(s[r]) >= __builtin_fabs(b)) sc[r] += (s[r] - t) + b;
+                else sc[r] += (b - t) + s[r];
+                s[r] = t;
+            }
+        }
+        for (r = 0; r < R; r++) out[r] = s[r] + sc[r];
+    }
+    static inline int maxent_csum_rows(Py_ssize_t R, const double* c, const double* const* x,
+                                       Py_ssize_t n_len, double* out) {
+        switch (R) {
+            case 2: maxent_csum_rows_k(2, c, x, n_len, out); return 1;
+            case 3: maxent_csum_rows_k(3, c, x, n_len, out); return 1;
+            case 4: maxent_csum_rows_k(4, c, x, n_len, out); return 1;
+            case 5: maxent_csum_rows_k(5, c, x, n_len, out); return 1;
+            default: return 0;
+        }
+    }
     #else
+    static inline int maxent_csum_rows(Py_ssize_t R, const double* c, const double* const* x,
+                                       Py_ssize_t n_len, double* out) {
+        return 0;
+    }
     static inline int maxent_hess_sums(Py_ssize_t Lc, const double* c, const double* P, Py_ssize_t sP,
                                        const double* W, Py_ssize_t sW, const double* wb, Py_ssize_t n_len,
                                        double* dev1, double* dev2, double* cx, double* cxy) {
@@ -146,6 +221,7 @@ cdef extern from *:
     }
     #endif
     """
+    bint maxent_csum_rows(Py_ssize_t R, const double* c, const double* const* x, Py_ssize_t n_len, double* out) noexcept nogil
     bint maxent_hess_sums(Py_ssize_t Lc, const double* c, const double* P, Py_ssize_t sP, const double* W, Py_ssize_t sW, const double* wb, Py_ssize_t n_len, double* dev1, double* dev2, double* cx, double* cxy) noexcept nogil
 
 
