@@ -358,7 +358,7 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     return True
 
 
-cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv) noexcept nogil:
+cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit) noexcept nogil:
     """:func:`_block_thomas` for three slots (four populated grades: graded metrics on 0-3
     scales) with closed-form 3 x 3 blocks, on raw pointers. E'_n is symmetric tridiagonal,
     held as (e00, e01, e11, e12, e22) in Ep[n]'s memory; the inverse D_n^-1 of each pivot
@@ -366,7 +366,9 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     and M_n = D_n^-1 E'_{n+1} in Dinv[n], so that the back-substitution is
     y_n = h_n + M_n y_{n+1}, and g_{n+1} = Rt_{n+1} + E'_{n+1} h_n. The back-substitution
     does not check finiteness per entry (as :func:`_thomas_2x2`: :func:`_schur`'s solve
-    fails on a non-finite system)."""
+    fails on a non-finite system). ``unit``: columns 1-3 of R are 1_{s = r} at every rank
+    (:func:`_thomas_2x2`'s ``unit``), so their g_n and h_n are 0 above the last rank:
+    written, not computed."""
     cdef const double* Pp = &P[0, 0]
     cdef Py_ssize_t SP = P.shape[1]
     cdef double* E = &Ep[0, 0, 0]
@@ -454,6 +456,11 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
         c22 *= idet
         for q in range(nr):
             o = n * nr + q
+            if unit and nxt and 1 <= q <= 3:
+                Xp[o] = 0.0
+                Xp[SX + o] = 0.0
+                Xp[2 * SX + o] = 0.0
+                continue
             r0 = Rp[o]
             r1 = Rp[SR + o]
             r2 = Rp[2 * SR + o]
@@ -539,7 +546,7 @@ cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, doubl
     if J == 2:
         return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
     if J == 3:
-        return _thomas_3x3(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv)
+        return _thomas_3x3(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
     # E'_n for every rank: Ep (N, J, J)
     for n in range(n_len):
         for r in range(J):
