@@ -502,8 +502,8 @@ def test_block_thomas_against_dense_solve(J, b):
     J x J tridiagonal (1/p_r + 1/p_{r+1} on the diagonal, -1/p_{r+1} beside it), and
     Hess_r[n, m] = kappa'_r f_max(n,m) (n != m, 0 on the diagonal), built here from that
     definition. The recurrences (scalar, closed-form 2 x 2 and 3 x 3 with the adjugate,
-    Gauss-Jordan blocks) must give the same X for every right-hand side. With ``unit`` (two
-    and three slots: the Newton-KKT solve's right-hand sides, whose columns 1..J are
+    Gauss-Jordan blocks) must give the same X for every right-hand side. With ``unit`` (one
+    to three slots: the Newton-KKT solve's right-hand sides, whose columns 1..J are
     1_{s = r} at every rank, so that the elimination skips them) on such right-hand sides
     too."""
     from maxent.solver import _engine as C
@@ -511,7 +511,7 @@ def test_block_thomas_against_dense_solve(J, b):
     rng = np.random.default_rng(J)
     N, nr = 61, J + 2
     cases = [(n_len, False) for n_len in (N, 60, 9, 8, 7, 6, 5, 4, 3, 2, 1)]  # odd and even: two-sided
-    if J in (2, 3):
+    if J <= 3:
         cases += [(n_len, True) for n_len in (N, 60, 9, 8, 5, 2, 1)]
     for n_len, unit in cases:
         P = np.zeros((J + 1, N))

@@ -1,6 +1,15 @@
-cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Gs) noexcept nogil:
-    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
-    E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
+cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Gs, bint unit) noexcept nogil:
+    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences on raw
+    pointers. E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n,
+    T_{n,n+1} = -E'_{n+1}. ``unit``: column 1 of R is 1 at every rank (:func:`_thomas_2x2`'s
+    ``unit``), so its eliminated right-hand side is 0 above the last rank: written, not
+    computed."""
+    cdef const double* P0 = &P[0, 0]
+    cdef const double* P1 = &P[1, 0]
+    cdef const double* Rp = &R[0, 0, 0]
+    cdef double* Xp = &X[0, 0, 0]
+    cdef double* G = &Gs[0, 0, 0]
+    cdef Py_ssize_t SG = Gs.shape[1] * Gs.shape[2]
     cdef double acc
     cdef double bk
     cdef double d
@@ -12,19 +21,20 @@ cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k,
     cdef double fac
     cdef Py_ssize_t n
     cdef Py_ssize_t q
+    cdef Py_ssize_t o
     cdef double rt
     cdef double y
     bk = b * k
-    # Gs[n, 0, 0] holds 1/D_n and Gs[n, 0, 1] E'_{n+1} for the backward pass (g_n goes to X,
-    # then y overwrites it); Gs[n, 0, 2:] is unused here
+    # G[n * SG] (Gs[n, 0, 0]) holds 1/D_n and G[n * SG + 1] E'_{n+1} for the backward pass
+    # (g_n goes to X, then y overwrites it)
     e_next = 0.0
     if n_len > 0:
-        e_next = 1.0 / max(P[1, 0], 1.0 / _PINV_MAX) + 1.0 / max(P[0, 0], 1.0 / _PINV_MAX) + bk * f[0]
+        e_next = 1.0 / max(P1[0], 1.0 / _PINV_MAX) + 1.0 / max(P0[0], 1.0 / _PINV_MAX) + bk * f[0]
     dinv_prev = 0.0
     for n in range(n_len):
         e_n = e_next
         if n + 1 < n_len:
-            e_next = (1.0 / max(P[1, n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P[0, n + 1], 1.0 / _PINV_MAX)
+            e_next = (1.0 / max(P1[n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P0[n + 1], 1.0 / _PINV_MAX)
                       + bk * f[n + 1])
         else:
             e_next = 0.0
@@ -36,27 +46,33 @@ cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k,
         dinv = 1.0 / d
         fac = e_n * dinv_prev
         for q in range(nr):
-            rt = R[0, n, q] - (R[0, n + 1, q] if n + 1 < n_len else 0.0)
+            o = n * nr + q
+            if unit and q == 1 and n + 1 < n_len:
+                Xp[o] = 0.0
+                continue
+            rt = Rp[o] - (Rp[o + nr] if n + 1 < n_len else 0.0)
             if n > 0:
-                rt += fac * X[0, n - 1, q]
-            X[0, n, q] = rt
-        Gs[n, 0, 0] = dinv
-        Gs[n, 0, 1] = e_next
+                rt += fac * Xp[o - nr]
+            Xp[o] = rt
+        G[n * SG] = dinv
+        G[n * SG + 1] = e_next
         dinv_prev = dinv
     for n in range(n_len - 1, -1, -1):
-        dinv = Gs[n, 0, 0]
-        en1 = Gs[n, 0, 1]
+        dinv = G[n * SG]
+        en1 = G[n * SG + 1]
         for q in range(nr):
-            acc = X[0, n, q]
+            o = n * nr + q
+            acc = Xp[o]
             if n + 1 < n_len:
-                acc += en1 * X[0, n + 1, q]
+                acc += en1 * Xp[o + nr]
             y = dinv * acc
             if not isfinite(y):
                 return False
-            X[0, n, q] = y
+            Xp[o] = y
     for n in range(n_len - 1, 0, -1):
         for q in range(nr):
-            X[0, n, q] -= X[0, n - 1, q]
+            o = n * nr + q
+            Xp[o] -= Xp[o - nr]
     return True
 
 
@@ -542,7 +558,7 @@ cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, doubl
     cdef Py_ssize_t s
     cdef double v
     if J == 1:
-        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
+        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs, unit)
     if J == 2:
         return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
     if J == 3:
