@@ -229,9 +229,9 @@ cpdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, 
             d0 = x0 - sn
             d1 = x1 - sn
             d2 = x2 - sn
-            e0 = _fexp(max(d0, -700.0))
-            e1 = _fexp(max(d1, -700.0))
-            e2 = _fexp(max(d2, -700.0))
+            e0 = _fexp_normal(max(d0, -700.0))
+            e1 = _fexp_normal(max(d1, -700.0))
+            e2 = _fexp_normal(max(d2, -700.0))
             e0 = e0 if d0 >= _EXP_MIN else 0.0
             e1 = e1 if d1 >= _EXP_MIN else 0.0
             e2 = e2 if d2 >= _EXP_MIN else 0.0
@@ -265,7 +265,7 @@ cpdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, 
             nok += 1
             for n in range(n_len):
                 d = P[z, n] - S[n]
-                e = _fexp(max(d, -700.0))
+                e = _fexp_normal(max(d, -700.0))
                 e = e if d >= _EXP_MIN else 0.0
                 P[z, n] = e
                 Z[n] += e
