@@ -190,6 +190,7 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
     cdef double[::1] w
     cdef PrefixWorkspace ws
     cdef Py_ssize_t ws_J
+    cdef list wcache
     with nogil:
         B = K.shape[0]
         L = K.shape[1]
@@ -209,6 +210,8 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
             th = np.zeros(L + 1)
         with gil:
             ws = PrefixWorkspace(1, N)      # scratch of _prefix_one, for the J of the last problem
+            wcache = [None] * (L + 1)       # one per J met in the batch: consecutive lists often differ
+            wcache[1] = ws
         ws_J = 1
         for i in range(B):
             n_len = lengths[i]
@@ -241,7 +244,9 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
             # attainable range: highest category first / lowest first
             if J != ws_J:
                 with gil:
-                    ws = PrefixWorkspace(J, N)
+                    if wcache[J] is None:
+                        wcache[J] = PrefixWorkspace(J, N)
+                    ws = wcache[J]
                 ws_J = J
             G = ws.G
             Q = ws.Q
@@ -296,6 +301,7 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
     cdef CascadeWorkspace cws
     cdef LinScratch ls
     cdef Py_ssize_t cws_J
+    cdef list wcache
     cdef bint degenerate
     cdef double e_bot
     cdef double e_top
@@ -340,10 +346,12 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
             Sc = np.empty((5, N))
         with gil:
             th = np.zeros(L + 1)
-        cws_J = 1       # a workspace for J = 1, replaced when J differs
+        cws_J = 1       # a workspace for J = 1, another for each J met in the batch
         with gil:
             cws = CascadeWorkspace(cws_J, N)
             ls = LinScratch(L, N)
+            wcache = [None] * (L + 1)
+            wcache[1] = cws
         for i in range(B):
             n_len = lengths[i]
             Lp = _populated(K[i], pop, Kp)
@@ -387,7 +395,9 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
             if not ok_ and st <= switch:
                 if J != cws_J:
                     with gil:
-                        cws = CascadeWorkspace(J, N)
+                        if wcache[J] is None:
+                            wcache[J] = CascadeWorkspace(J, N)
+                        cws = wcache[J]
                     cws_J = J
                 ok_, itn, st, E, res = _cascade_newton(Pf, J, n_len, Kp, sp, c, v[i], tol, kkt_tol,
                                                        max_newton, th, W0, cws)
