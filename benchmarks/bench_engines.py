@@ -35,29 +35,38 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 import maxent.solver as S  # noqa: E402
 from bench_solver import full_length, load  # noqa: E402
 from maxent.metrics import parse_measure  # noqa: E402
-from maxent.solver import _engine  # noqa: E402
+from maxent.solver import _engine, classify  # noqa: E402
 
 
 def numba_engine(folder: Path):
-    """The earlier kernels behind this checkout's call signatures (its ``undefined`` is bool)."""
+    """The earlier kernels behind this checkout's call signatures. They classified each problem
+    themselves: a problem this checkout does not ask them to solve is passed as ``undefined``
+    (skipped), and the others are interior, which they solve. The attainable ranges (the
+    classification's input) come from this checkout's engine for both."""
     name = "maxent.solver._compiled"         # its name there (numba's cache records it)
     spec = importlib.util.spec_from_file_location(name, folder / "maxent" / "solver" / "_compiled.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
     spec.loader.exec_module(mod)
 
-    def b(x):
-        return np.asarray(x).astype(bool)
+    def skip(solve_me):
+        return ~np.asarray(solve_me).astype(bool)
+
+    def prefix_batch(js, kap, f, v, K, n, solve_me, lo, hi, *a):
+        return mod.prefix_batch(js, kap, f, v, K, n, skip(solve_me), *a)
+
+    def cascade_batch(s, c, v, K, n, solve_me, tol, kkt_tol, newton, steps, switch, *a):
+        return mod.cascade_batch(s, c, v, K, n, skip(solve_me), tol, kkt_tol, newton, steps, switch, True, *a)
 
     return types.SimpleNamespace(
-        linear_batch=lambda W, v, K, n, und, *a: mod.linear_batch(W, v, K, n, b(und), *a),
-        prefix_batch=lambda js, kap, f, v, K, n, und, *a: mod.prefix_batch(js, kap, f, v, K, n, b(und), *a),
-        cascade_batch=lambda s, c, v, K, n, und, *a: mod.cascade_batch(s, c, v, K, n, b(und), *a),
-        kernel_code=_engine.kernel_code)
+        linear_batch=lambda W, v, K, n, solve_me, *a: mod.linear_batch(W, v, K, n, skip(solve_me), *a),
+        prefix_batch=prefix_batch, cascade_batch=cascade_batch,
+        linear_range=_engine.linear_range, prefix_range=_engine.prefix_range,
+        cascade_range=_engine.cascade_range, kernel_code=_engine.kernel_code)
 
 
 def timed(engine, m, v, lists, workers):
-    S._engine = engine
+    S._engine = classify._engine = engine
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -65,7 +74,7 @@ def timed(engine, m, v, lists, workers):
             r = S.solve(m, v, lists, workers=workers)
             return time.perf_counter() - w0, time.process_time() - c0, r
     finally:
-        S._engine = _engine
+        S._engine = classify._engine = _engine
 
 
 def main(argv=None) -> int:

@@ -18,7 +18,7 @@ Lists are read from ``../shared/data`` and never copied. Timings depend on the l
 machine: compare rows of the same run, or runs alternated on the same machine. ``--evidence``
 appends the rows (tagged ``--label``) to ``results/benchmarks/solver/bench_solver/*.csv`` and writes its
 ``PROVENANCE.json``. ``MAXENT_ROOT=DIR`` times the ``maxent`` of another checkout (e.g. an
-earlier commit's, whose ``engine`` names differ: keep ``--engines auto``).
+earlier commit's; its rows record the build that ran as ``engine``).
 
     python benchmarks/bench_solver.py [--problems 5000] [--workers 1,2] [--evidence --label final]
 """
@@ -108,22 +108,22 @@ def per_solve(lists, names, Ns, repeat, rng, engines):
                 cvx.append(solve(m, v, one, method="cvxpy"))
                 t_cvx.append(time.perf_counter() - t0)
             b = 1e3 * np.median(t_cvx)
-            for engine in engines:
+            for engine in engines:      # one: the build the import chose
                 t_ours, dH, dp = [], [], []
                 for i, c in zip(pick, cvx):
                     one = pool.take([i])
                     v = m.value(one)
-                    solve(m, v, one, engine=engine)   # warm
+                    solve(m, v, one)   # warm
                     ts = []
                     for _ in range(5):
                         t0 = time.perf_counter()
-                        r = solve(m, v, one, engine=engine)
+                        r = solve(m, v, one)
                         ts.append(time.perf_counter() - t0)
                     t_ours.append(min(ts))
                     dH.append(abs(r.entropy[0] - c.entropy[0]))
                     dp.append(np.abs(r.p - c.p).max())
                 a = 1e3 * np.median(t_ours)
-                cb = 1e3 * _best(lambda: solve(m, m.value(pool), pool, engine=engine), REPEAT) / len(pool)
+                cb = 1e3 * _best(lambda: solve(m, m.value(pool), pool), REPEAT) / len(pool)
                 print(f"{name:8} {N:5d} {engine:6} {a:9.3f} {b:9.1f} {b / a:7.0f} {cb:10.4f} {b / cb:7.0f} "
                       f"{max(dH):9.1e} {max(dp):9.1e}", flush=True)
                 ROWS["per_solve"].append(dict(label=LABEL, metric=name, N=N, engine=engine, single_ms=a,
@@ -131,7 +131,7 @@ def per_solve(lists, names, Ns, repeat, rng, engines):
                                               batched_ratio=b / cb, max_dH=max(dH), max_dp=max(dp)))
 
 
-def throughput(lists, names, problems, N, rng, engines, workers, compare=False, collection="trec_covid_r1"):
+def throughput(lists, names, problems, N, rng, engines, workers, collection="trec_covid_r1"):
     print(f"== batched throughput: {problems} problems of {collection}, N = {N} ==")
     batch = sample_lists(lists, problems, N, rng)
     first = True
@@ -144,40 +144,29 @@ def throughput(lists, names, problems, N, rng, engines, workers, compare=False, 
                 v = m.value(batch)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    solve(m, v[:4], batch.take(np.arange(4)), engine=engine)   # warm
+                    solve(m, v[:4], batch.take(np.arange(4)))   # warm
                     # timed passes without tracemalloc (it slows numpy's allocations by about half)
                     out = []
-                    dt = _best(lambda: out.append(solve(m, v, batch, engine=engine, workers=w)), REPEAT)
+                    dt = _best(lambda: out.append(solve(m, v, batch, workers=w)), REPEAT)
                     r = out[-1]
                     mem = ""
                     if first:
                         # memory pass (default engine and threads): the same solve under tracemalloc
                         tracemalloc.start()
-                        solve(m, v, batch, engine=engine, workers=w)
+                        solve(m, v, batch, workers=w)
                         mem = f"peak {tracemalloc.get_traced_memory()[1] / 2**20:5.0f} MiB  "
                         tracemalloc.stop()
                 if name in ("AP", "nDCG", "GAP"):
                     total += dt
                 per[name] = dt
                 counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
-                print(f"{name:6} {r.engine:6} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
+                print(f"{name:6} {engine:8} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
                       f"{mem}mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
                 ROWS["throughput"].append(dict(label=LABEL, collection=collection, N=N, metric=name,
-                                               engine=r.engine, threads=w, problems=problems, seconds=dt,
+                                               engine=engine, threads=w, problems=problems, seconds=dt,
                                                ms_per_problem=1e3 * dt / problems,
                                                mean_nit=float(r.nit.mean()), method=r.method,
                                                not_converged=int((r.status == "not_converged").sum())))
-                if compare and r.method == "newton-kkt":
-                    with warnings.catch_warnings():
-                        warnings.simplefilter("ignore")
-                        t0 = time.perf_counter()
-                        o = solve(m, v, batch, method="linearize", engine="numpy", workers=w)
-                        dto = time.perf_counter() - t0
-                    both = (o.status == "optimal") & (r.status == "optimal")
-                    dH = r.entropy[both] - o.entropy[both]
-                    print(f"{'':6} original linearize {dto:7.1f} s (mean nit {o.nit.mean():5.1f}): "
-                          f"{dto / dt:4.1f}x slower; entropy new - old in "
-                          f"[{dH.min(initial=0):.1e}, {dH.max(initial=0):.1e}]", flush=True)
             first = False
             line = f"{engine}, {w} thread(s): AP + nDCG + GAP {total:.2f} s"
             if "nDCG" in per:
@@ -251,16 +240,21 @@ def write_evidence(argv, started):
                             "label": LABEL})
 
 
+def _isa() -> str:
+    """The engine build the import chose (``avx2`` or ``baseline``; ``compiled`` for a
+    checkout that does not say)."""
+    from maxent.solver import _engine
+
+    return getattr(_engine, "ISA", "compiled")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                  formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     ap.add_argument("--problems", type=int, default=5000)
     ap.add_argument("--cvxpy-repeat", type=int, default=5, help="problems timed per (metric, N)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--engines", default="auto", help="engines to time (solve(engine=...))")
     ap.add_argument("--workers", default="1,2", help="threads for the batched throughput")
-    ap.add_argument("--compare", action="store_true",
-                    help="also time the original linearisation (numpy) on the AP batch")
     ap.add_argument("--skip-cvxpy", action="store_true", help="skip the per-solve comparison with cvxpy")
     ap.add_argument("--skip-startup", action="store_true", help="skip the start-up in fresh processes")
     ap.add_argument("--skip-dl19", action="store_true", help="skip the N = 100 block of trec_dl19_passage")
@@ -276,7 +270,7 @@ def main(argv=None) -> int:
     globals()["REPEAT"] = max(1, args.batch_repeat)
     globals()["LABEL"] = args.label
     rng = np.random.default_rng(args.seed)
-    engines = args.engines.split(",")
+    engines = [_isa()]
     workers = [int(w) for w in args.workers.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
     if not args.skip_startup:
@@ -284,8 +278,7 @@ def main(argv=None) -> int:
     lists = load()
     if not args.skip_cvxpy:
         per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng, engines)
-    throughput(lists, args.metrics.split(","), args.problems, 1000, rng, engines, workers,
-               compare=args.compare)
+    throughput(lists, args.metrics.split(","), args.problems, 1000, rng, engines, workers)
     if not args.skip_dl19:
         throughput(load("trec_dl19_passage"), args.metrics.split(","), args.problems, 100, rng, engines,
                    workers, collection="trec_dl19_passage")

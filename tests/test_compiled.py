@@ -36,6 +36,17 @@ def test_fast_exp_matches_numpy():
     np.testing.assert_allclose(fexp_array(x), np.exp(x), rtol=4.5e-16, atol=0)
 
 
+def test_fast_exp_normal_is_fast_exp():
+    """The softmax's exp (2^k in one product, for exponents clamped to [-700, 0]) gives the
+    same bits as the general one wherever 2^k is normal: both scalings are exact."""
+    from maxent.solver._engine import fexp_array
+
+    rng = np.random.default_rng(1)
+    x = np.concatenate((rng.uniform(-700, 0, 200_000), rng.uniform(-700, 700, 20_000),
+                        [-700.0, 0.0, -1e-300, 1e-17, np.log(2), -np.log(2), 700.0]))
+    np.testing.assert_array_equal(fexp_array(x, True), fexp_array(x))
+
+
 def test_fast_log_matches_numpy():
     """Oracle: numpy's log. The vectorised logarithm of the kernels is within 2 ulp over the
     positive normal doubles (every power of 2, the mantissa's halving point sqrt(2) and its
@@ -485,23 +496,24 @@ def test_extreme_steer_is_the_extreme_value_summed_reassociated():
                 assert abs(got - want) <= 8 * np.finfo(float).eps * scale, (f, n_len, top)
 
 
-@pytest.mark.parametrize("J", [1, 2, 3])
+@pytest.mark.parametrize("J", [1, 2, 3, 4])
 @pytest.mark.parametrize("b", [-40.0, 3.0])
 def test_block_thomas_against_dense_solve(J, b):
     """Oracle: numpy.linalg.solve of the dense Newton-KKT matrix (E_H - b Hess) in the
     reduced coordinates Q'_{n,r} (docs/method.md, newton_kkt): E_H block-diagonal over ranks, the
     J x J tridiagonal (1/p_r + 1/p_{r+1} on the diagonal, -1/p_{r+1} beside it), and
     Hess_r[n, m] = kappa'_r f_max(n,m) (n != m, 0 on the diagonal), built here from that
-    definition. The recurrences (scalar, closed-form 2 x 2 with the adjugate, Gauss-Jordan
-    blocks) must give the same X for every right-hand side. With ``unit`` (two slots: the
-    Newton-KKT solve's right-hand sides, whose columns 1 and 2 are 1_{s = r} at every rank,
-    so that the top elimination skips them) on such right-hand sides too."""
+    definition. The recurrences (scalar, closed-form 2 x 2 and 3 x 3 with the adjugate,
+    Gauss-Jordan blocks) must give the same X for every right-hand side. With ``unit`` (one
+    to three slots: the Newton-KKT solve's right-hand sides, whose columns 1..J are
+    1_{s = r} at every rank, so that the elimination skips them) on such right-hand sides
+    too."""
     from maxent.solver import _engine as C
 
     rng = np.random.default_rng(J)
     N, nr = 61, J + 2
     cases = [(n_len, False) for n_len in (N, 60, 9, 8, 7, 6, 5, 4, 3, 2, 1)]  # odd and even: two-sided
-    if J == 2:
+    if J <= 3:
         cases += [(n_len, True) for n_len in (N, 60, 9, 8, 5, 2, 1)]
     for n_len, unit in cases:
         P = np.zeros((J + 1, N))

@@ -259,8 +259,8 @@ def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:,
     cdef double[::1] Kp
     cdef double[::1] kap
     cdef double[:, ::1] Pf
-    cdef PrefixWorkspace ws
-    cdef Py_ssize_t ws_J
+    cdef double[:, ::1] G
+    cdef double[:, ::1] Q
     B = K.shape[0]
     L = K.shape[1]
     N = f.shape[0]
@@ -268,8 +268,8 @@ def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:,
     Kp = np.empty(L)
     kap = np.zeros(L)
     Pf = np.zeros((L, N))
-    ws = PrefixWorkspace(1, N)
-    ws_J = 1
+    G = np.empty((L, N))        # scratch of _prefix_E_G, rows 0..J-1
+    Q = np.empty((L, N))
     with nogil:
         for i in range(B):
             n_len = lengths[i]
@@ -278,14 +278,10 @@ def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:,
                 lo[i] = c0      # one populated category: no slot, E = c0
                 hi[i] = c0
                 continue
-            if J != ws_J:
-                with gil:
-                    ws = PrefixWorkspace(J, N)
-                ws_J = J
             _extreme_list(Pf, J, n_len, Kp, True)
-            e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, ws.G, ws.Q, False)
+            e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
             _extreme_list(Pf, J, n_len, Kp, False)
-            e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, ws.G, ws.Q, False)
+            e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
             lo[i] = min(e_top, e_bot)
             hi[i] = max(e_top, e_bot)
 
@@ -323,6 +319,7 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
     cdef double[::1] w
     cdef PrefixWorkspace ws
     cdef Py_ssize_t ws_J
+    cdef list wcache
     with nogil:
         B = K.shape[0]
         L = K.shape[1]
@@ -335,6 +332,8 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
             Pf = np.zeros((L, N))
             th = np.zeros(L + 1)
             ws = PrefixWorkspace(1, N)      # scratch of _prefix_one, for the J of the last problem
+            wcache = [None] * (L + 1)       # one per J met in the batch: consecutive lists often differ
+            wcache[1] = ws
         ws_J = 1
         for i in range(B):
             if not solve_me[i]:
@@ -347,7 +346,9 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
                 w[n] = f[n] - f[n + 1] if n + 1 < n_len else f[n]
             if J != ws_J:
                 with gil:
-                    ws = PrefixWorkspace(J, N)
+                    if wcache[J] is None:
+                        wcache[J] = PrefixWorkspace(J, N)
+                    ws = wcache[J]
                 ws_J = J
             near = min(v[i] - lo[i], hi[i] - v[i]) < _NEAR * (hi[i] - lo[i])
             cd, it, st, E, res = _prefix_one(Pf, J, n_len, Kp, kap, f, w, c0, v[i], tol, kkt_tol,
@@ -387,6 +388,7 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
     cdef CascadeWorkspace cws
     cdef LinScratch ls
     cdef Py_ssize_t cws_J
+    cdef list wcache
     cdef Py_ssize_t i
     cdef Py_ssize_t it
     cdef Py_ssize_t itl
@@ -416,10 +418,12 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
             Q = np.zeros((1, N))
             Sc = np.empty((5, N))
             th = np.zeros(L + 1)
-        cws_J = 1       # a workspace for J = 1, replaced when J differs
+        cws_J = 1       # a workspace for J = 1, another for each J met in the batch
         with gil:
             cws = CascadeWorkspace(cws_J, N)
             ls = LinScratch(L, N)
+            wcache = [None] * (L + 1)
+            wcache[1] = cws
         for i in range(B):
             if not solve_me[i]:
                 code[i] = 1
@@ -445,7 +449,9 @@ def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1
             if not ok_ and st <= switch:
                 if J != cws_J:
                     with gil:
-                        cws = CascadeWorkspace(J, N)
+                        if wcache[J] is None:
+                            wcache[J] = CascadeWorkspace(J, N)
+                        cws = wcache[J]
                     cws_J = J
                 ok_, itn, st, E, res = _cascade_newton(Pf, J, n_len, Kp, sp, c, v[i], tol, kkt_tol,
                                                        max_newton, th, W0, cws)

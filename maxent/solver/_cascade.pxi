@@ -25,7 +25,7 @@ cpdef (double, double, double) _cascade_residual(double[:, ::1] P, double[::1] y
     (merit |F1|^2 + |F2|^2 + (E - v)^2, stationarity max|s'| max_n (|F1_n| - _W_ULPS ulp(|y_n|
     + |b g_n|))^+ (the log-odds residual ln p_n(k)/p_n(0) - (a_k + b W_n(k)) = s'_k F1_n of
     p in exponential form, beyond the rounding of its own exponent: the allowance of
-    :func:`maxent.solver.linearize.stationarity`, per rank instead of at the largest |b W|),
+    :func:`tests.numpy_solver.linearize.stationarity`, per rank instead of at the largest |b W|),
     count and metric residual)."""
     cdef double d
     cdef double ev
@@ -297,7 +297,7 @@ cdef bint _newton_accepts(double mt, double merit, double t, double st, double r
     even though its merit rose. Near the maximum of ERR (|b| ~ 4e10) the merit's y-equation
     terms are rounding noise of 1e-11 to 1e-17 between nearby t while the certified
     quantities converge (trec_covid_r1 BITEM_df/10: stationarity 1.9e-9 -> 4e-19, merit 3e-17
-    -> 1.5e-11; refused, the list went to the numpy engine for 2200 steps)."""
+    -> 1.5e-11; refused, 2200 linearisation steps end at the boundary instead)."""
     return isfinite(mt) and (mt <= (1.0 - 2e-4 * t) * merit + 1e-28 or (st <= kkt_tol and res <= tol))
 
 

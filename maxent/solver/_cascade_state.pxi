@@ -1,9 +1,9 @@
-cdef void _chain_fix(double[::1] c, double[::1] A, double[::1] e, double[::1] g, double x) noexcept nogil:
-    """One segment of :func:`_cascade_chain`: T_n = Tloc_n + B_n x (Tloc in e, B in g, x: T at
-    the segment's last rank), then e_n = c_n - T_n and g_n = A_n e_n, in place."""
+cdef inline void _chain_fix(const double* c, const double* A, double* e, double* g, Py_ssize_t m, double x) noexcept nogil:
+    """One segment (m ranks) of :func:`_cascade_chain`: T_n = Tloc_n + B_n x (Tloc in e, B in
+    g, x: T at the segment's last rank), then e_n = c_n - T_n and g_n = A_n e_n, in place."""
     cdef double T
     cdef Py_ssize_t j
-    for j in range(c.shape[0]):
+    for j in range(m):
         T = e[j] + g[j] * x
         e[j] = c[j] - T
         g[j] = A[j] * e[j]
@@ -17,139 +17,64 @@ cpdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssi
     gradients divide by 1 - r or use log-space sums), every g_n accurate to ulps of itself.
 
     Both recursions run on four segments at once (four independent multiply or multiply-add
-    chains instead of one of n_len latencies; views indexed from 0, reversed for T): A within
+    chains instead of one of n_len latencies; T's segments walked from their ends): A within
     each segment, then scaled by the products of the segments before it; T within each
     segment from its end (Tloc_n, with B_n = prod_{n<l<=end} (1 - r_l)), then T_n = Tloc_n +
     B_n T_end with T_end, the T at the segment's last rank, from the segments after it. Sums
     and products of non-negative terms only, as the sequential recursions (which lists of
     fewer than 16 ranks take)."""
-    cdef double[::1] A0
-    cdef double[::1] A1
-    cdef double[::1] A2
-    cdef double[::1] A3
-    cdef double[:] Bv0
-    cdef double[:] Bv1
-    cdef double[:] Bv2
-    cdef double[:] Bv3
-    cdef double E
-    cdef double Ec
-    cdef Py_ssize_t M
-    cdef Py_ssize_t M3
-    cdef double[::1] O0
-    cdef double[::1] O1
-    cdef double[::1] O2
-    cdef double[::1] O3
-    cdef double[:] Ov0
-    cdef double[:] Ov1
-    cdef double[:] Ov2
-    cdef double[:] Ov3
-    cdef double[:] Rv0
-    cdef double[:] Rv1
-    cdef double[:] Rv2
-    cdef double[:] Rv3
-    cdef double[:] Tv0
-    cdef double[:] Tv1
-    cdef double[:] Tv2
-    cdef double[:] Tv3
-    cdef double a
-    cdef double a0
-    cdef double a1
-    cdef double a2
-    cdef double a3
-    cdef double b0
-    cdef double b1
-    cdef double b2
-    cdef double b3
-    cdef double[:] cv0
-    cdef double[:] cv1
-    cdef double[:] cv2
-    cdef double[:] cv3
-    cdef double h1
-    cdef double h2
-    cdef double h3
-    cdef Py_ssize_t i
-    cdef Py_ssize_t j
-    cdef Py_ssize_t n
-    cdef double t
-    cdef double t0
-    cdef double t1
-    cdef double t2
-    cdef double t3
-    cdef double x0
-    cdef double x1
-    cdef double x2
+    cdef const double* Rp = &R[0]
+    cdef const double* OMp = &OM[0]
+    cdef const double* cp = &c[0]
+    cdef double* Ap = &A[0]
+    cdef double* ep = &e[0]
+    cdef double* gp = &g[0]
+    cdef Py_ssize_t M, M3, i, j, n, k0, k1, k2, k3
+    cdef double E, Ec, a, a0, a1, a2, a3, b0, b1, b2, b3, h1, h2, h3, t, t0, t1, t2, t3, x0, x1, x2
     if n_len < 16:
         E = 0.0
         Ec = 0.0
         a = 1.0
         for n in range(n_len):
-            A[n] = a
-            E, Ec = _nsum(E, Ec, c[n] * R[n] * a)
-            a *= OM[n]
+            Ap[n] = a
+            E, Ec = _nsum(E, Ec, cp[n] * Rp[n] * a)
+            a *= OMp[n]
         if want_g:
             t = 0.0
             for n in range(n_len - 1, -1, -1):
-                e[n] = c[n] - t
-                g[n] = A[n] * e[n]
-                t = c[n] * R[n] + OM[n] * t
+                ep[n] = cp[n] - t
+                gp[n] = Ap[n] * ep[n]
+                t = cp[n] * Rp[n] + OMp[n] * t
         return E + Ec
     M = (n_len + 3) // 4
     M3 = n_len - 3 * M
-    # the segments as views, set up inline as in _scan4
-    O0 = OM[0:M]
-    O1 = OM[M:2 * M]
-    O2 = OM[2 * M:3 * M]
-    O3 = OM[3 * M:n_len]
-    A0 = A[0:M]
-    A1 = A[M:2 * M]
-    A2 = A[2 * M:3 * M]
-    A3 = A[3 * M:n_len]
+    # four segments starting at 0, M, 2M and 3M (the last M3 <= M ranks long)
     a0 = 1.0
     a1 = 1.0
     a2 = 1.0
     a3 = 1.0
     for j in range(M):
-        A0[j] = a0
-        A1[j] = a1
-        A2[j] = a2
-        a0 *= O0[j]
-        a1 *= O1[j]
-        a2 *= O2[j]
+        Ap[j] = a0
+        Ap[M + j] = a1
+        Ap[2 * M + j] = a2
+        a0 *= OMp[j]
+        a1 *= OMp[M + j]
+        a2 *= OMp[2 * M + j]
         if j < M3:
-            A3[j] = a3
-            a3 *= O3[j]
+            Ap[3 * M + j] = a3
+            a3 *= OMp[3 * M + j]
     h1 = a0
     h2 = h1 * a1
     h3 = h2 * a2
     for j in range(M):
-        A1[j] *= h1
-        A2[j] *= h2
+        Ap[M + j] *= h1
+        Ap[2 * M + j] *= h2
     for j in range(M3):
-        A3[j] *= h3
+        Ap[3 * M + j] *= h3
     E = _csum2(c, R, A, n_len)
     if want_g:
-        # T by segments from their ends (reversed views: i = distance from the segment's
-        # end): the local sums into e, the products B_n = prod_{n<l<=end} OM_l into g
-        cv0 = c[0:M][::-1]
-        cv1 = c[M:2 * M][::-1]
-        cv2 = c[2 * M:3 * M][::-1]
-        cv3 = c[3 * M:n_len][::-1]
-        Rv0 = R[0:M][::-1]
-        Rv1 = R[M:2 * M][::-1]
-        Rv2 = R[2 * M:3 * M][::-1]
-        Rv3 = R[3 * M:n_len][::-1]
-        Ov0 = O0[::-1]
-        Ov1 = O1[::-1]
-        Ov2 = O2[::-1]
-        Ov3 = O3[::-1]
-        Tv0 = e[0:M][::-1]
-        Tv1 = e[M:2 * M][::-1]
-        Tv2 = e[2 * M:3 * M][::-1]
-        Tv3 = e[3 * M:n_len][::-1]
-        Bv0 = g[0:M][::-1]
-        Bv1 = g[M:2 * M][::-1]
-        Bv2 = g[2 * M:3 * M][::-1]
-        Bv3 = g[3 * M:n_len][::-1]
+        # T by segments from their ends (i = distance from the segment's end: memory index
+        # k_s - i): the local sums into e, the products B_n = prod_{n<l<=end} OM_l into g
         t0 = 0.0
         t1 = 0.0
         t2 = 0.0
@@ -159,30 +84,34 @@ cpdef double _cascade_chain(double[::1] R, double[::1] OM, double[::1] c, Py_ssi
         b2 = 1.0
         b3 = 1.0
         for i in range(M):
-            Tv0[i] = t0
-            Bv0[i] = b0
-            Tv1[i] = t1
-            Bv1[i] = b1
-            Tv2[i] = t2
-            Bv2[i] = b2
-            t0 = cv0[i] * Rv0[i] + Ov0[i] * t0
-            t1 = cv1[i] * Rv1[i] + Ov1[i] * t1
-            t2 = cv2[i] * Rv2[i] + Ov2[i] * t2
-            b0 *= Ov0[i]
-            b1 *= Ov1[i]
-            b2 *= Ov2[i]
+            k0 = M - 1 - i
+            k1 = 2 * M - 1 - i
+            k2 = 3 * M - 1 - i
+            ep[k0] = t0
+            gp[k0] = b0
+            ep[k1] = t1
+            gp[k1] = b1
+            ep[k2] = t2
+            gp[k2] = b2
+            t0 = cp[k0] * Rp[k0] + OMp[k0] * t0
+            t1 = cp[k1] * Rp[k1] + OMp[k1] * t1
+            t2 = cp[k2] * Rp[k2] + OMp[k2] * t2
+            b0 *= OMp[k0]
+            b1 *= OMp[k1]
+            b2 *= OMp[k2]
             if i < M3:                  # the last segment is the shortest
-                Tv3[i] = t3
-                Bv3[i] = b3
-                t3 = cv3[i] * Rv3[i] + Ov3[i] * t3
-                b3 *= Ov3[i]
+                k3 = n_len - 1 - i
+                ep[k3] = t3
+                gp[k3] = b3
+                t3 = cp[k3] * Rp[k3] + OMp[k3] * t3
+                b3 *= OMp[k3]
         x2 = t3
         x1 = t2 + b2 * x2
         x0 = t1 + b1 * x1
-        _chain_fix(c[0:M], A0, e[0:M], g[0:M], x0)
-        _chain_fix(c[M:2 * M], A1, e[M:2 * M], g[M:2 * M], x1)
-        _chain_fix(c[2 * M:3 * M], A2, e[2 * M:3 * M], g[2 * M:3 * M], x2)
-        _chain_fix(c[3 * M:n_len], A3, e[3 * M:n_len], g[3 * M:n_len], 0.0)
+        _chain_fix(cp, Ap, ep, gp, M, x0)
+        _chain_fix(cp + M, Ap + M, ep + M, gp + M, M, x1)
+        _chain_fix(cp + 2 * M, Ap + 2 * M, ep + 2 * M, gp + 2 * M, M, x2)
+        _chain_fix(cp + 3 * M, Ap + 3 * M, ep + 3 * M, gp + 3 * M, M3, 0.0)
     return E
 
 

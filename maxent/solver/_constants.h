@@ -37,6 +37,7 @@ static const double _NEAR_SWITCH = 1e-3;
 static const long _BLOCK = 64;            /* terms per reassociated block of a compensated sum */
 static const double _POW_RANGE = 300.0;
 static const long _POW_MAX = 16;
+enum { _STACK_RANKS = 512 };             /* rank scratch of up to this many doubles on the stack, else malloc */
 static const double _MIN_NORMAL = DBL_MIN;
 static const double _MAX_FINITE = DBL_MAX;
 

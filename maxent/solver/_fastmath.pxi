@@ -1,12 +1,8 @@
 # exp and log without libm calls, in loops the C compiler vectorises.
 
-cdef inline double _fexp(double x) noexcept nogil:
-    """exp(x) for -745 < x < 709 within 2 ulp (checked against numpy in the tests): x = k ln2 + r
-    with k = rint(x log2 e) (|r| <= ln2/2), exp(r) by its Taylor polynomial of degree 13 by
-    Horner's rule (truncation < 1e-17), times 2^k built from its bits as the product of two
-    normal powers of two, 2^floor(k/2) 2^(k - floor(k/2)) (exact; one rounding where the result
-    is subnormal). Only double and 64-bit integer additions, multiplications and shifts: no
-    table, no libm call, no conversion instruction, so loops over it vectorise with SSE2."""
+cdef inline (double, double) _exp_poly(double x) noexcept nogil:
+    """(exp(r), k) with x = k ln2 + r, k = rint(x log2 e) (|r| <= ln2/2), exp(r) by its Taylor
+    polynomial of degree 13 by Horner's rule (truncation < 1e-17): :func:`_fexp`'s core."""
     cdef double kd = (x * _LOG2E + _ROUND_MAGIC) - _ROUND_MAGIC
     cdef double r = x - kd * _LN2_HI - kd * _LN2_LO
     cdef double q = 1.0 / 6227020800.0
@@ -23,6 +19,17 @@ cdef inline double _fexp(double x) noexcept nogil:
     q = q * r + 0.5
     q = q * r + 1.0
     q = q * r + 1.0
+    return q, kd
+
+
+cdef inline double _fexp(double x) noexcept nogil:
+    """exp(x) for -745 < x < 709 within 2 ulp (checked against numpy in the tests):
+    :func:`_exp_poly`'s exp(r) times 2^k built from its bits as the product of two normal
+    powers of two, 2^floor(k/2) 2^(k - floor(k/2)) (exact; one rounding where the result
+    is subnormal). Only double and 64-bit integer additions, multiplications and shifts: no
+    table, no libm call, no conversion instruction, so loops over it vectorise with SSE2."""
+    cdef double q, kd
+    q, kd = _exp_poly(x)
     # floor(k / 2) + magic (k / 2 - 1/4 is never a tie) and k - floor(k / 2) + magic, exactly
     cdef double k1 = kd * 0.5 - 0.25 + _ROUND_MAGIC
     cdef double k2 = (kd + _ROUND_MAGIC) - (k1 - _ROUND_MAGIC)
@@ -35,6 +42,21 @@ cdef inline double _fexp(double x) noexcept nogil:
     memcpy(&p1, &b1, 8)
     memcpy(&p2, &b2, 8)
     return q * p1 * p2
+
+
+cdef inline double _fexp_normal(double x) noexcept nogil:
+    """:func:`_fexp` for -700 <= x <= 700 (the softmax's exponents, clamped at -700): 2^k is
+    then a normal number and so is the result, and 2^k in one product gives the same value
+    as :func:`_fexp`'s two (each scaling by a power of two is exact there)."""
+    cdef double q, kd
+    q, kd = _exp_poly(x)
+    cdef double kb = kd + _ROUND_MAGIC
+    cdef int64_t b
+    memcpy(&b, &kb, 8)
+    b = (b - _ROUND_MAGIC_BITS + 1023) << 52
+    cdef double p
+    memcpy(&p, &b, 8)
+    return q * p
 
 
 cdef inline void _log_rows(const double* x, Py_ssize_t n_len, double* out) noexcept nogil:
@@ -74,13 +96,13 @@ cdef inline void _log_rows(const double* x, Py_ssize_t n_len, double* out) noexc
         out[n] = k * _LN2_HI + ((2.0 * s + 2.0 * s * s2 * q) + k * _LN2_LO)
 
 
-def fexp_array(double[::1] x):
-    """:func:`_fexp` over an array (for the tests)."""
+def fexp_array(double[::1] x, bint normal=False):
+    """:func:`_fexp` (or, ``normal``, :func:`_fexp_normal`) over an array (for the tests)."""
     out = np.empty(x.shape[0])
     cdef double[::1] o = out
     cdef Py_ssize_t i
     for i in range(x.shape[0]):
-        o[i] = _fexp(x[i])
+        o[i] = _fexp_normal(x[i]) if normal else _fexp(x[i])
     return out
 
 

@@ -15,6 +15,7 @@ cdef extern from "_constants.h":
     const int64_t _ROUND_MAGIC_BITS
     const long _ROUNDING_STEPS, _COLD_ITER, _START_STEPS, _START_ITER, _COARSE, _COARSE_STEPS
     const long _LS_STEPS, _INNER_ITER, _POLISH_ITER, _NEAR_NEWTON, _BLOCK, _POW_MAX
+    enum: _STACK_RANKS
     cpdef enum kernel_code:
         CODE_OPTIMAL, CODE_SKIPPED, CODE_NOT_CERTIFIED, CODE_SECOND_RUN
 

@@ -3,7 +3,7 @@ cdef (double, double, double) _linearised_certificate(double[:, ::1] Pt, double[
     multiplier b): stationarity |b| max|W_new - W_lin| (W_new: the features at Pt, slot 0's
     zero), the constraint residual max(|sum_n Pt[i, n] - Kp[i]| (compensated sums), |E - v|)
     and the stationarity with the rounding allowance of
-    :func:`maxent.solver.linearize.stationarity`, |b| max(0, max|dW| - _W_ULPS ulp(max|W_new|))."""
+    :func:`tests.numpy_solver.linearize.stationarity`, |b| max(0, max|dW| - _W_ULPS ulp(max|W_new|))."""
     cdef double a
     cdef double d
     cdef double dmax
@@ -23,7 +23,7 @@ cdef (double, double, double) _linearised_certificate(double[:, ::1] Pt, double[
 
 
 cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, Py_ssize_t J, Py_ssize_t n_len, double[::1] Kp, double[::1] kap, double[::1] f, double c0, double v, double tol, double kkt_tol, Py_ssize_t steps, double far_tol, double[:, ::1] P, double[:, ::1] Pt, double[::1] th, double[:, ::1] W0, double[:, ::1] W1, double[:, ::1] G, double[:, ::1] Gt, double[:, ::1] Q, Py_ssize_t inner_iter = _INNER_ITER, Py_ssize_t kind = 0, double switch = 0.0, Py_ssize_t coarse = 0) noexcept nogil:
-    """Successive linearisation (:func:`maxent.solver.linearize.linearize`, one problem in
+    """Successive linearisation (:func:`tests.numpy_solver.linearize.linearize`, one problem in
     slot form) from the count-only distribution, at most ``steps`` subproblems: each the
     convex dual with W = dE/dp at the iterate (inexact, dual residual ``far_tol``, while the
     stationarity is > 1e-5), its target moved 99 % of the way to the range of <W, p> when
@@ -51,7 +51,7 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
     (kap = s, f = c of ``cascade_form``; :func:`_metric_E`), whose subproblems take the ridge
     relative to each multiplier's own curvature (as ``newton_dual``): near the maximum of ERR
     (|b| ~ 1e7-1e9, |W| ~ 1e-8) the largest diagonal's ridge dwarfs b's curvature and cut its
-    steps to a few per cent (b crept for 200 steps where the numpy engine needs 20).
+    steps to a few per cent (b crept for 200 steps where the numpy solver needs 20).
 
     Returns (certified, nit, stationarity, E(p_l), residual)."""
     cdef double D0
@@ -224,7 +224,7 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
         if dres > _COLD_RES and -Hl + mu_t * abs(El - v) > -Hc + mu_t * abs(E - v):
             # a warm start far from this subproblem's multipliers left its dual unsolved (p
             # off the counts, worse than the iterate): solve it again from the count-only
-            # multipliers (as maxent.solver.linearize); kept if its dual residual is lower
+            # multipliers (as tests.numpy_solver.linearize); kept if its dual residual is lower
             for i in range(Lc + 1):
                 th0[i] = th[i]
             for i in range(Lc):
@@ -262,10 +262,9 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
                 break
         if k == steps - 1:
             break
-        # damping (maxent.solver.linearize): a reversal of b larger than half its last change
+        # damping (as tests.numpy_solver.linearize): a reversal of b larger than half its last change
         # halves the first trial step, which grows back by 1.25 per step that does not reverse.
-        # Cascade runs only: the few oscillating prefix problems go on to the numpy path,
-        # which damps
+        # Cascade runs only: a prefix problem reaches its linearisation after Newton-KKT
         db = bl - b_last
         if kind == 1 and db * db_last < 0.0 and abs(db) > 0.5 * abs(db_last):
             t_first = max(0.5 * t_first, _MIN_STEP)

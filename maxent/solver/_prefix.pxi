@@ -106,9 +106,9 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
     arrays of :func:`_prefix_workspace` for these J (every entry is written before it is read).
 
     Returns (code, nit, stationarity, E, residual): code 0 certified by Newton, 3 certified
-    by successive linearisation from the start (the second run, at most ``fallback`` steps, as
-    :func:`maxent.solver.solve` does for the problems Newton-KKT leaves; for a near problem
-    also its second start), 2 not certified; th_out (J+2) gets [a_0 = 0, a_1, .., a_J, b] over
+    by successive linearisation from the start (the second run, at most ``fallback`` steps,
+    for the problems Newton-KKT leaves; for a near problem also its second start), 2 not
+    certified; th_out (J+2) gets [a_0 = 0, a_1, .., a_J, b] over
     the populated categories."""
     cdef double[:, :, ::1] Dinv
     cdef double E
@@ -220,7 +220,7 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
     nit = 0
     n_newton = min(max_newton, _NEAR_NEWTON) if near else max_newton
     # Newton-KKT from the inexact start, then (if not certified) from a second start: away
-    # from the ends, the exact start of the numpy engine (each start subproblem solved to
+    # from the ends, the exact start of the numpy solver (each start subproblem solved to
     # _START_TOL within _INNER_ITER steps, a failed warm start re-solved cold). The inexact
     # start's subproblems are unsolved by design, so the cold re-solve (dual residual >
     # _COLD_RES) cannot tell a failed one, and one can leave Newton too far from the KKT
@@ -243,11 +243,11 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
                 _copy(Pt, Pf, Lc, n_len)
                 return 2, nit, stat, El, resl
         else:
-            # ---- start (as maxent.solver.newton_kkt): two steps of successive linearisation
+            # ---- start (as tests.numpy_solver.newton_kkt): two steps of successive linearisation
             # from the count-only distribution, the first being the linear relaxation; each
             # subproblem is the convex dual with W = dE/dp at the iterate, its target moved 99 %
             # of the way to the range of <W, p> when out of it, the step taken with an Armijo
-            # line search on the exact penalty -H(p) + mu |E(p) - v| (maxent.solver.linearize)
+            # line search on the exact penalty -H(p) + mu |E(p) - v| (tests.numpy_solver.linearize)
             ok_, nit_s, stat, El, resl = _linearize_run(ws.ls, J, n_len, Kp, kap, f, c0, v, tol, kkt_tol,
                                                         _START_STEPS, _START_TOL, P, Pt, th, W0, W1, G, Gt,
                                                         Q, _START_ITER if attempt == 0 else _INNER_ITER, 0, 0.0,

@@ -95,10 +95,11 @@ cdef (double, double) _softmax_power(double[:, ::1] W, double[::1] c, Py_ssize_t
     cdef double wmid
     cdef Py_ssize_t z
     cdef Py_ssize_t zb
+    cdef double Ubuf[_STACK_RANKS]
     b = theta[Lc]
     zb = <Py_ssize_t>(pw[Lc])
     wmid = 0.5 * (pw[Lc + 1] + pw[Lc + 2])
-    U = <double*> malloc(max(n_len, 1) * sizeof(double))
+    U = &Ubuf[0] if n_len <= _STACK_RANKS else <double*> malloc(n_len * sizeof(double))
     for n in range(n_len):
         S[n] = _fexp(b * (W[zb, n] - wmid))
         U[n] = 1.0
@@ -124,7 +125,8 @@ cdef (double, double) _softmax_power(double[:, ::1] W, double[::1] c, Py_ssize_t
         if ok[z]:
             for n in range(n_len):
                 P[z, n] *= Z[n]
-    free(U)
+    if U != &Ubuf[0]:
+        free(U)
     return cs * xmax + lz, cs * (abs(xmax) + span)
 
 
@@ -229,9 +231,9 @@ cpdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, 
             d0 = x0 - sn
             d1 = x1 - sn
             d2 = x2 - sn
-            e0 = _fexp(max(d0, -700.0))
-            e1 = _fexp(max(d1, -700.0))
-            e2 = _fexp(max(d2, -700.0))
+            e0 = _fexp_normal(max(d0, -700.0))
+            e1 = _fexp_normal(max(d1, -700.0))
+            e2 = _fexp_normal(max(d2, -700.0))
             e0 = e0 if d0 >= _EXP_MIN else 0.0
             e1 = e1 if d1 >= _EXP_MIN else 0.0
             e2 = e2 if d2 >= _EXP_MIN else 0.0
@@ -265,7 +267,7 @@ cpdef (double, double) _softmax(double[:, ::1] W, double[::1] c, Py_ssize_t Lc, 
             nok += 1
             for n in range(n_len):
                 d = P[z, n] - S[n]
-                e = _fexp(max(d, -700.0))
+                e = _fexp_normal(max(d, -700.0))
                 e = e if d >= _EXP_MIN else 0.0
                 P[z, n] = e
                 Z[n] += e
@@ -292,29 +294,32 @@ cpdef double _entropy(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len) noexcep
     cdef double* lg
     cdef Py_ssize_t n
     cdef Py_ssize_t z
+    cdef double buf[_STACK_RANKS]
     N = P.shape[1]
-    lg = <double*> malloc(max(N, 1) * sizeof(double))
+    lg = &buf[0] if N <= _STACK_RANKS else <double*> malloc(N * sizeof(double))
     h = 0.0
     for z in range(Lc):
         _log_rows(&P[z, 0], n_len, lg)
         for n in range(n_len):
             h -= P[z, n] * lg[n]
-    free(lg)
+    if lg != &buf[0]:
+        free(lg)
     return h
 
 
 cpdef void _log_ratios(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] LR) noexcept nogil:
     """LR_{r,n} = ln p_r - ln p_{r+1} (J, N). A p that underflowed to 0 after a trial's
     renormalisation gives +-inf (numpy's rule, not an exception): the trial's merit is then
-    not finite and the line search rejects it, as in the numpy engine."""
+    not finite and the line search rejects it, as in the numpy solver."""
     cdef Py_ssize_t N
     cdef Py_ssize_t bad
     cdef Py_ssize_t n
     cdef double q
     cdef Py_ssize_t r
     cdef double* x
+    cdef double buf[_STACK_RANKS]
     N = P.shape[1]
-    x = <double*> malloc(max(N, 1) * sizeof(double))
+    x = &buf[0] if N <= _STACK_RANKS else <double*> malloc(N * sizeof(double))
     for r in range(J):
         bad = 0
         for n in range(n_len):
@@ -326,4 +331,5 @@ cpdef void _log_ratios(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[
             for n in range(n_len):
                 if not (_MIN_NORMAL <= x[n] <= _MAX_FINITE):
                     LR[r, n] = log(x[n])     # 0, subnormal, inf, NaN: numpy's values
-    free(x)
+    if x != &buf[0]:
+        free(x)

@@ -1,6 +1,15 @@
-cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Gs) noexcept nogil:
-    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences.
-    E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n, T_{n,n+1} = -E'_{n+1}."""
+cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Gs, bint unit) noexcept nogil:
+    """:func:`_block_thomas` for one slot (binary metrics): scalar recurrences on raw
+    pointers. E'_n = 1/p_0 + 1/p_1 + b k f_n, T_nn = E'_n + E'_{n+1} - b k w_n,
+    T_{n,n+1} = -E'_{n+1}. ``unit``: column 1 of R is 1 at every rank (:func:`_thomas_2x2`'s
+    ``unit``), so its eliminated right-hand side is 0 above the last rank: written, not
+    computed."""
+    cdef const double* P0 = &P[0, 0]
+    cdef const double* P1 = &P[1, 0]
+    cdef const double* Rp = &R[0, 0, 0]
+    cdef double* Xp = &X[0, 0, 0]
+    cdef double* G = &Gs[0, 0, 0]
+    cdef Py_ssize_t SG = Gs.shape[1] * Gs.shape[2]
     cdef double acc
     cdef double bk
     cdef double d
@@ -12,19 +21,20 @@ cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k,
     cdef double fac
     cdef Py_ssize_t n
     cdef Py_ssize_t q
+    cdef Py_ssize_t o
     cdef double rt
     cdef double y
     bk = b * k
-    # Gs[n, 0, 0] holds 1/D_n and Gs[n, 0, 1] E'_{n+1} for the backward pass (g_n goes to X,
-    # then y overwrites it); Gs[n, 0, 2:] is unused here
+    # G[n * SG] (Gs[n, 0, 0]) holds 1/D_n and G[n * SG + 1] E'_{n+1} for the backward pass
+    # (g_n goes to X, then y overwrites it)
     e_next = 0.0
     if n_len > 0:
-        e_next = 1.0 / max(P[1, 0], 1.0 / _PINV_MAX) + 1.0 / max(P[0, 0], 1.0 / _PINV_MAX) + bk * f[0]
+        e_next = 1.0 / max(P1[0], 1.0 / _PINV_MAX) + 1.0 / max(P0[0], 1.0 / _PINV_MAX) + bk * f[0]
     dinv_prev = 0.0
     for n in range(n_len):
         e_n = e_next
         if n + 1 < n_len:
-            e_next = (1.0 / max(P[1, n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P[0, n + 1], 1.0 / _PINV_MAX)
+            e_next = (1.0 / max(P1[n + 1], 1.0 / _PINV_MAX) + 1.0 / max(P0[n + 1], 1.0 / _PINV_MAX)
                       + bk * f[n + 1])
         else:
             e_next = 0.0
@@ -36,27 +46,33 @@ cdef bint _thomas_scalar(double[:, ::1] P, Py_ssize_t n_len, double b, double k,
         dinv = 1.0 / d
         fac = e_n * dinv_prev
         for q in range(nr):
-            rt = R[0, n, q] - (R[0, n + 1, q] if n + 1 < n_len else 0.0)
+            o = n * nr + q
+            if unit and q == 1 and n + 1 < n_len:
+                Xp[o] = 0.0
+                continue
+            rt = Rp[o] - (Rp[o + nr] if n + 1 < n_len else 0.0)
             if n > 0:
-                rt += fac * X[0, n - 1, q]
-            X[0, n, q] = rt
-        Gs[n, 0, 0] = dinv
-        Gs[n, 0, 1] = e_next
+                rt += fac * Xp[o - nr]
+            Xp[o] = rt
+        G[n * SG] = dinv
+        G[n * SG + 1] = e_next
         dinv_prev = dinv
     for n in range(n_len - 1, -1, -1):
-        dinv = Gs[n, 0, 0]
-        en1 = Gs[n, 0, 1]
+        dinv = G[n * SG]
+        en1 = G[n * SG + 1]
         for q in range(nr):
-            acc = X[0, n, q]
+            o = n * nr + q
+            acc = Xp[o]
             if n + 1 < n_len:
-                acc += en1 * X[0, n + 1, q]
+                acc += en1 * Xp[o + nr]
             y = dinv * acc
             if not isfinite(y):
                 return False
-            X[0, n, q] = y
+            Xp[o] = y
     for n in range(n_len - 1, 0, -1):
         for q in range(nr):
-            X[0, n, q] -= X[0, n - 1, q]
+            o = n * nr + q
+            Xp[o] -= Xp[o - nr]
     return True
 
 
@@ -358,9 +374,175 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     return True
 
 
+cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit) noexcept nogil:
+    """:func:`_block_thomas` for three slots (four populated grades: graded metrics on 0-3
+    scales) with closed-form 3 x 3 blocks, on raw pointers. E'_n is symmetric tridiagonal,
+    held as (e00, e01, e11, e12, e22) in Ep[n]'s memory; the inverse D_n^-1 of each pivot
+    block (symmetric) by its adjugate. The elimination keeps h_n = D_n^-1 g_n in X[:, n]
+    and M_n = D_n^-1 E'_{n+1} in Dinv[n], so that the back-substitution is
+    y_n = h_n + M_n y_{n+1}, and g_{n+1} = Rt_{n+1} + E'_{n+1} h_n. The back-substitution
+    does not check finiteness per entry (as :func:`_thomas_2x2`: :func:`_schur`'s solve
+    fails on a non-finite system). ``unit``: columns 1-3 of R are 1_{s = r} at every rank
+    (:func:`_thomas_2x2`'s ``unit``), so their g_n and h_n are 0 above the last rank:
+    written, not computed."""
+    cdef const double* Pp = &P[0, 0]
+    cdef Py_ssize_t SP = P.shape[1]
+    cdef double* E = &Ep[0, 0, 0]
+    cdef double* M = &Dinv[0, 0, 0]
+    cdef const double* Rp = &R[0, 0, 0]
+    cdef double* Xp = &X[0, 0, 0]
+    cdef Py_ssize_t SR = R.shape[1] * nr
+    cdef Py_ssize_t SX = X.shape[1] * nr
+    cdef double k0 = b * kap[0]
+    cdef double k1 = b * kap[1]
+    cdef double k2 = b * kap[2]
+    cdef double fl = 1.0 / _PINV_MAX
+    cdef double i0, i1, i2, i3, wn
+    cdef double e00, e01, e11, e12, e22, g00, g01, g11, g12, g22
+    cdef double t00, t01, t02, t11, t12, t22, c00, c01, c02, c11, c12, c22, det, idet
+    cdef double m00, m01, m02, m10, m11, m12, m20, m21, m22
+    cdef double r0, r1, r2, h0, h1, h2, y0, y1, y2
+    cdef Py_ssize_t n, q, o
+    cdef bint nxt
+    if n_len == 0:
+        return True
+    for n in range(n_len):
+        i0 = 1.0 / max(Pp[n], fl)
+        i1 = 1.0 / max(Pp[SP + n], fl)
+        i2 = 1.0 / max(Pp[2 * SP + n], fl)
+        i3 = 1.0 / max(Pp[3 * SP + n], fl)
+        E[9 * n] = i1 + i0 + k0 * f[n]
+        E[9 * n + 1] = -i1
+        E[9 * n + 2] = i2 + i1 + k1 * f[n]
+        E[9 * n + 3] = -i2
+        E[9 * n + 4] = i3 + i2 + k2 * f[n]
+    for n in range(n_len):
+        nxt = n + 1 < n_len
+        e00 = E[9 * n]
+        e01 = E[9 * n + 1]
+        e11 = E[9 * n + 2]
+        e12 = E[9 * n + 3]
+        e22 = E[9 * n + 4]
+        wn = w[n]
+        t00 = e00 - k0 * wn
+        t01 = e01
+        t02 = 0.0
+        t11 = e11 - k1 * wn
+        t12 = e12
+        t22 = e22 - k2 * wn
+        if nxt:
+            t00 += E[9 * n + 9]
+            t01 += E[9 * n + 10]
+            t11 += E[9 * n + 11]
+            t12 += E[9 * n + 12]
+            t22 += E[9 * n + 13]
+        if n > 0:
+            # T -= E'_n M_{n-1} (M_{n-1} = D_{n-1}^-1 E'_n; the product is symmetric)
+            o = 9 * (n - 1)
+            m00 = M[o]
+            m01 = M[o + 1]
+            m02 = M[o + 2]
+            m10 = M[o + 3]
+            m11 = M[o + 4]
+            m12 = M[o + 5]
+            m20 = M[o + 6]
+            m21 = M[o + 7]
+            m22 = M[o + 8]
+            t00 -= e00 * m00 + e01 * m10
+            t01 -= e00 * m01 + e01 * m11
+            t02 -= e00 * m02 + e01 * m12
+            t11 -= e01 * m01 + e11 * m11 + e12 * m21
+            t12 -= e01 * m02 + e11 * m12 + e12 * m22
+            t22 -= e12 * m12 + e22 * m22
+        c00 = t11 * t22 - t12 * t12
+        c01 = t02 * t12 - t01 * t22
+        c02 = t01 * t12 - t02 * t11
+        c11 = t00 * t22 - t02 * t02
+        c12 = t01 * t02 - t00 * t12
+        c22 = t00 * t11 - t01 * t01
+        det = t00 * c00 + t01 * c01 + t02 * c02
+        if not (det != 0.0) or not isfinite(det):
+            return False
+        idet = 1.0 / det
+        c00 *= idet
+        c01 *= idet
+        c02 *= idet
+        c11 *= idet
+        c12 *= idet
+        c22 *= idet
+        for q in range(nr):
+            o = n * nr + q
+            if unit and nxt and 1 <= q <= 3:
+                Xp[o] = 0.0
+                Xp[SX + o] = 0.0
+                Xp[2 * SX + o] = 0.0
+                continue
+            r0 = Rp[o]
+            r1 = Rp[SR + o]
+            r2 = Rp[2 * SR + o]
+            if nxt:
+                r0 -= Rp[o + nr]
+                r1 -= Rp[SR + o + nr]
+                r2 -= Rp[2 * SR + o + nr]
+            if n > 0:
+                h0 = Xp[o - nr]
+                h1 = Xp[SX + o - nr]
+                h2 = Xp[2 * SX + o - nr]
+                r0 += e00 * h0 + e01 * h1
+                r1 += e01 * h0 + e11 * h1 + e12 * h2
+                r2 += e12 * h1 + e22 * h2
+            Xp[o] = c00 * r0 + c01 * r1 + c02 * r2
+            Xp[SX + o] = c01 * r0 + c11 * r1 + c12 * r2
+            Xp[2 * SX + o] = c02 * r0 + c12 * r1 + c22 * r2
+        if nxt:
+            # M_n = D_n^-1 E'_{n+1}
+            g00 = E[9 * n + 9]
+            g01 = E[9 * n + 10]
+            g11 = E[9 * n + 11]
+            g12 = E[9 * n + 12]
+            g22 = E[9 * n + 13]
+            o = 9 * n
+            M[o] = c00 * g00 + c01 * g01
+            M[o + 1] = c00 * g01 + c01 * g11 + c02 * g12
+            M[o + 2] = c01 * g12 + c02 * g22
+            M[o + 3] = c01 * g00 + c11 * g01
+            M[o + 4] = c01 * g01 + c11 * g11 + c12 * g12
+            M[o + 5] = c11 * g12 + c12 * g22
+            M[o + 6] = c02 * g00 + c12 * g01
+            M[o + 7] = c02 * g01 + c12 * g11 + c22 * g12
+            M[o + 8] = c12 * g12 + c22 * g22
+    # back-substitution y_n = h_n + M_n y_{n+1}, then the differences y_n - y_{n-1}
+    for n in range(n_len - 2, -1, -1):
+        o = 9 * n
+        m00 = M[o]
+        m01 = M[o + 1]
+        m02 = M[o + 2]
+        m10 = M[o + 3]
+        m11 = M[o + 4]
+        m12 = M[o + 5]
+        m20 = M[o + 6]
+        m21 = M[o + 7]
+        m22 = M[o + 8]
+        for q in range(nr):
+            o = n * nr + q
+            y0 = Xp[o + nr]
+            y1 = Xp[SX + o + nr]
+            y2 = Xp[2 * SX + o + nr]
+            Xp[o] += m00 * y0 + m01 * y1 + m02 * y2
+            Xp[SX + o] += m10 * y0 + m11 * y1 + m12 * y2
+            Xp[2 * SX + o] += m20 * y0 + m21 * y1 + m22 * y2
+    for n in range(n_len - 1, 0, -1):
+        for q in range(nr):
+            o = n * nr + q
+            Xp[o] -= Xp[o - nr]
+            Xp[SX + o] -= Xp[SX + o - nr]
+            Xp[2 * SX + o] -= Xp[2 * SX + o - nr]
+    return True
+
+
 cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tmpA, double[:, ::1] tmpB, double[::1] tmpV, bint unit = False) noexcept nogil:
     """Solve (E_H - b Hess) X = R for nr right-hand sides (R, X: (J, N, nr)) through the
-    block-tridiagonal T of :mod:`maxent.solver.newton_kkt` (y = prefix sums of X):
+    block-tridiagonal T of :mod:`tests.numpy_solver.newton_kkt` (y = prefix sums of X):
     T_{n,n} = E'_n + E'_{n+1} - b w_n diag(kappa'), T_{n,n+1} = -E'_{n+1},
     E'_n = E_{H,n} + b f_n diag(kappa'); right-hand side R_n - R_{n+1}. Block Thomas
     (LDL^T without pivoting across blocks, Gauss-Jordan within a J x J block). ``unit``:
@@ -376,9 +558,11 @@ cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, doubl
     cdef Py_ssize_t s
     cdef double v
     if J == 1:
-        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs)
+        return _thomas_scalar(P, n_len, b, kap[0], f, w, R, X, nr, Gs, unit)
     if J == 2:
         return _thomas_2x2(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
+    if J == 3:
+        return _thomas_3x3(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit)
     # E'_n for every rank: Ep (N, J, J)
     for n in range(n_len):
         for r in range(J):
@@ -428,7 +612,7 @@ cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, doubl
                     for q in range(J):
                         acc += Ep[n, r, q] * tmpV[q]
                     Gs[n, r, k] += acc
-        if not _invert_small(tmpA, Dinv[n], J):      # J >= 3 here (1, 2: returned above)
+        if not _invert_small(tmpA, Dinv[n], J):      # J >= 4 here (1-3: returned above)
             return False
     # backward: y_n = Dinv_n (g_n + E'_{n+1} y_{n+1}); X holds y, then differences
     for n in range(n_len - 1, -1, -1):
