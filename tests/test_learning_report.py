@@ -29,3 +29,25 @@ def test_claims_table_rows_come_from_the_csvs(tmp_path):
     assert len(lines) == 3                       # header, rule, one row: pilots are left out
     assert lines[2] == ("| toy | train AP > train P@10 on test P@10 | +1.23 [+0.50, +2.00] | 5000 | 0.41 | 0.000 "
                         "| reproduces |")
+
+
+def test_optimality_table_shows_epochs_run_and_convergence(tmp_path):
+    """Rows from optimality.csv: the optimum's run length and whether it converged; evidence written
+    before those columns existed shows '-'."""
+    from analysis.learning.report import optimality_table
+
+    base = {"train_metric": "AP", "test_metric": "P@10", "alterations": 4590, "improved_eps": 0}
+    rows = [dict(base, weights="optimum", split=s, epoch=41, epochs_run=41, converged=True, improved=i)
+            for s, i in (("train", 3), ("test", 7))]
+    rows += [dict(base, weights="selected", split=s, epoch=4, epochs_run=9, converged=False, improved=i)
+             for s, i in (("train", 1), ("test", 2))]
+    (tmp_path / "toy").mkdir()
+    pd.DataFrame(rows).to_csv(tmp_path / "toy" / "optimality.csv", index=False)
+    (tmp_path / "old").mkdir()
+    pd.DataFrame(rows).drop(columns=["epochs_run", "converged"]).to_csv(tmp_path / "old" / "optimality.csv",
+                                                                         index=False)
+    lines = optimality_table(tmp_path).splitlines()[2:]
+    assert lines == ["| old | AP | P@10 | optimum (41) | - | 3 | 0 | 7 | 0 | 4590 |",
+                     "| old | AP | P@10 | selected (4) | - | 1 | 0 | 2 | 0 | 4590 |",
+                     "| toy | AP | P@10 | optimum (41) | 41, converged | 3 | 0 | 7 | 0 | 4590 |",
+                     "| toy | AP | P@10 | selected (4) | 9 | 1 | 0 | 2 | 0 | 4590 |"]

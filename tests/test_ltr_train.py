@@ -77,6 +77,36 @@ def test_training_is_deterministic_and_learns(art):
     assert r1.best["AP"]["value"] == max(vals) and r1.best["AP"]["epoch"] == int(np.argmax(vals))
 
 
+def test_convergence_stop_matches_the_rule_on_the_full_trajectory(art):
+    """Oracle: the uncapped run with the same seed is the same trajectory; the convergence rule,
+    applied by brute force to its history (windows within one restart segment, read off the
+    ``restarts`` column), names the epoch at which the converging run must stop."""
+    tr, va = art
+    m = parse_measure("AP")
+    for restart_patience, tol, window in ((None, 2e-3, 3), (2, 5e-3, 2), (None, 1e-3, 25)):
+        kw = dict(valid=va, track=[m], learning_rate=0.3, seed=5, restart_patience=restart_patience)
+        full = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, **kw)
+        obj = np.array([h["train:AP"] for h in full.history])
+        seg = np.array([h["restarts"] for h in full.history])
+        expect = None
+        for e in range(1, 41):
+            vals = obj[:e + 1][seg[:e + 1] == seg[e]]
+            if len(vals) > 2 * window and abs(vals[-window:].mean() - vals[-2 * window:-window].mean()) < tol:
+                expect = e
+                break
+        r = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, converge_tol=tol,
+                             converge_window=window, **kw)
+        assert r.history == full.history[:len(r.history)]
+        assert r.stopped_epoch == (expect or 40) == len(r.history) - 1
+        assert r.stop_reason == ("converged" if expect else "epoch_cap")
+        if window == 25:
+            assert expect is None                  # two windows of 25 need more than 40 epochs
+        else:
+            assert expect is not None and expect < 40   # the rule fires in the cases built for it
+    with pytest.raises(ParameterError):
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=3, converge_tol=0.0)
+
+
 def test_early_stopping_by_validation_patience(art):
     """Oracles: the run without patience (same seed) is the same trajectory, so the stopped run's
     history is its prefix; and it stops exactly ``patience`` epochs after the last epoch at
