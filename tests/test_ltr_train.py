@@ -39,6 +39,33 @@ def test_gradient_matches_finite_differences(model):
     np.testing.assert_allclose(many, np.stack([model.score(th, X), model.score(2 * th, X)]), atol=1e-12)
 
 
+def test_scoring_and_evaluating_in_blocks_changes_no_bit(art, monkeypatch):
+    """Oracles: the unblocked batch formula (every parameter vector's hidden activations at once)
+    and one evaluation per vector; blocks of one vector must give the same bits as one block."""
+    import maxent.ltr.models as models
+    import maxent.ltr.train as train
+
+    tr, _ = art
+    net = TwoLayerNet(tr.X.shape[1], hidden=4)
+    rng = np.random.default_rng(1)
+    thetas = rng.standard_normal((9, net.n_params))
+    W1, b1, w2, b2 = net._unpack(thetas)
+    whole = np.einsum("kdh,kh->kd", np.tanh(np.einsum("df,kfh->kdh", tr.X, W1, optimize=True) + b1[:, None, :]),
+                      w2) + b2[:, None]
+    metrics = [parse_measure("AP"), parse_measure("nDCG@10")]
+    one_block = evaluate_many(net, thetas, tr, metrics)
+    np.testing.assert_array_equal(net.score_many(thetas, tr.X), whole)
+    monkeypatch.setattr(models, "BLOCK_ELEMENTS", 1)          # one parameter vector per block
+    monkeypatch.setattr(train, "EVAL_ELEMENTS", 1)            # ... and per ranking chunk
+    np.testing.assert_array_equal(net.score_many(thetas, tr.X), whole)
+    blocked = evaluate_many(net, thetas, tr, metrics)
+    for m in metrics:
+        np.testing.assert_array_equal(blocked[str(m)], one_block[str(m)])
+        singles = [evaluate(net, th, tr, [m])[str(m)].mean() for th in thetas]
+        np.testing.assert_allclose(blocked[str(m)], singles, rtol=0, atol=1e-12)
+    assert len(set(one_block["AP"])) > 1                         # the vectors rank differently
+
+
 def test_make_model():
     assert make_model("net", 5).n_params == 5 * 10 + 10 + 10 + 1
     with pytest.raises(ParameterError):

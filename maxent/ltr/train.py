@@ -50,6 +50,9 @@ __all__ = ["OBJECTIVES", "QuerySet", "TrainResult", "check_objective", "evaluate
 
 OBJECTIVES = ("lambdarank", "softrank", "approxrank")
 
+EVAL_ELEMENTS = 1 << 22
+"""Padded scores (parameter vectors x queries x documents) :func:`evaluate_many` ranks at once."""
+
 
 class QuerySet:
     """A :class:`~maxent.letor.RankingData` prepared for training and evaluation.
@@ -109,11 +112,16 @@ def evaluate(model, theta: np.ndarray, qs: QuerySet, metrics) -> dict[str, np.nd
 
 
 def evaluate_many(model, thetas: np.ndarray, qs: QuerySet, metrics, *, chunk: int = 256) -> dict[str, np.ndarray]:
-    """Mean metric over queries for K parameter vectors at once; each value has shape (K,)."""
+    """Mean metric over queries for K parameter vectors at once; each value has shape (K,).
+
+    Vectors are evaluated ``chunk`` at a time, fewer when their padded (chunk x Q x N) score
+    arrays would exceed :data:`EVAL_ELEMENTS` (each vector's value does not depend on the chunk).
+    """
     thetas = np.atleast_2d(thetas)
     K = len(thetas)
     out = {str(m): np.empty(K) for m in metrics}
     Q, N = qs.yp.shape
+    chunk = max(1, min(chunk, EVAL_ELEMENTS // max(1, Q * N)))
     for a in range(0, K, chunk):
         th = thetas[a:a + chunk]
         S = qs.padded_scores(model.score_many(th, qs.X)).reshape(-1, N)       # (k*Q, N)
