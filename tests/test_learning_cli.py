@@ -366,10 +366,13 @@ def test_approx_part_grid_restarts_and_comparison(tmp_path):
     assert set(comp.claim.str.split(" ").str[0]) == {"ApproxAP", "ApproxNDCG"}
 
 
-def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
+def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path, monkeypatch):
     """--evidence: the asked parts' small CSVs, identical to the run's, beside a PROVENANCE.json that
-    names the exact command; no per-run records."""
+    names the exact command and the BLAS thread variables set; no per-run records."""
     import json
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
 
     out, ev = tmp_path / "o", tmp_path / "ev"
     assert main(["--dataset", "synthetic", "--n-queries", "60", "--min-docs", "5", "--max-docs", "12", "--epochs", "1",
@@ -384,6 +387,7 @@ def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
     assert prov["command"].startswith("python -m analysis.learning --dataset synthetic --n-queries 60")
     assert prov["command"].endswith(f"--evidence {ev}") and prov["dataset"] == "synthetic"
     assert {"commit", "date", "wall_time_s", "machine"} <= set(prov)
+    assert prov["thread_env"].get("OPENBLAS_NUM_THREADS") == "1" and "MKL_NUM_THREADS" not in prov["thread_env"]
 
 
 @pytest.mark.parametrize("extra, option", [(["--split-fractions", "0.6,0.2"], "--split-fractions"),

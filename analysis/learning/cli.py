@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -28,6 +29,10 @@ EVIDENCE_FILES = {"table": ("table.csv", "table.txt", "claims.csv", "power.csv",
                   "approx_error": ("approx_error.csv",),
                   "approx": ("approx_grid.csv", "approx_restarts.csv", "approx_compare.csv")}
 """Per part, the small outputs --evidence copies beside a PROVENANCE.json (never the per-run records)."""
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that set the BLAS thread count. On large sets (Robust 2003: 77,000
+training documents) the count changes the last bits of the net's scores, hence ties in the
+validation curves and the selected epochs, so PROVENANCE.json records them (``thread_env``)."""
 
 EPILOG = """examples:
   python -m analysis.learning                              # Yahoo sample, all parts
@@ -221,7 +226,8 @@ def write_evidence(args, out: Path, started: float) -> None:
     # provenance first: its uncommitted_changes flag describes the tree that made the results, before
     # the copies below overwrite the folder's tracked CSVs (which would otherwise count as changes)
     write_provenance(dest, command_line(None if argv is None else ["learning", *argv], module="analysis.learning"), started,
-                     extra={"parts": args.parts, "dataset": args.dataset})
+                     extra={"parts": args.parts, "dataset": args.dataset,
+                            "thread_env": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ}})
     for name in (f for part in args.parts for f in EVIDENCE_FILES.get(part, ())):
         if (out / name).exists():
             tmp = dest / f".{name}.tmp"
