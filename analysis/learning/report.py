@@ -70,19 +70,31 @@ def donmez_table(root: Path = RESULTS / "learning") -> str:
     """Donmez et al. (2009): per data set and weights, how many models (training metric x seed x
     fold) pass the local-optimality test over random directions, counting ties as the paper does
     (no direction with A(w) <= A(w + eta r) at any step) and strictly (no direction raising it)."""
-    lines = ["| data set | weights | models | directions x steps | no tie or rise (paper's count) | "
-             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|"]
+    lines = ["| data set | weights | models | epochs run | directions x steps | no tie or rise (paper's count) | "
+             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|---|"]
     for folder in _folders(root, "optimality001_counts.csv"):
         df = pd.read_csv(folder / "optimality001_counts.csv")
         df = df[df.directions == "random"]
         for w, d in df.groupby("weights", sort=False):
             per = d.groupby(["train_metric", "seed", "fold"])
             first = d[d.step == d.step.min()]
-            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | "
+            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | {_epochs_run(per, w)} | "
                          f"{int(d.n_directions.iloc[0])} x {d.step.nunique()} | {int((per.not_worse.sum() == 0).sum())} | "
                          f"{int((per.improved.sum() == 0).sum())} | "
                          f"{100 * first.not_worse.sum() / first.n_directions.sum():.0f}% |")
     return "\n".join(lines)
+
+
+def _epochs_run(per, weights: str) -> str:
+    """The range of epochs the models' runs trained and, for training optima, how many converged
+    (``-`` in evidence written before the counts recorded them)."""
+    first = per.first()
+    if "epochs_run" not in first or first.epochs_run.isna().any():
+        return "-"
+    text = f"{int(first.epochs_run.min())}-{int(first.epochs_run.max())}"
+    if weights == "optimum":
+        text += f", {int(first.converged.astype(bool).sum())} of {len(first)} converged"
+    return text
 
 
 def approx_table(root: Path = RESULTS / "learning") -> str:
