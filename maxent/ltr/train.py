@@ -152,7 +152,8 @@ class TrainResult:
         Random restarts performed.
     best_train : dict
         ``{"epoch", "value", "theta"}`` of the epoch with the best training objective (the
-        learned weights the Monte-Carlo optimality test of Donmez et al. 2009 section 5 examines).
+        weights a run that ends at its cap without converging offers as its training optimum;
+        a converged run offers ``theta``, its last epoch).
     stopped_epoch : int
         Last epoch trained (``epochs`` unless early stopping ended the run sooner).
     stop_reason : str
