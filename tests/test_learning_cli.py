@@ -130,6 +130,7 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     args = ["--dataset", "artificial", "--n-queries", "120", "--docs-per-query", "8", "--n-features", "5",
             "--epochs", "6", "--patience", "2", "--learning-rates", "0.05", "--train-metrics", "AP,nDCG,P@10",
             "--test-metrics", "AP,P@10,nDCG@10", "--mc-directions", "5", "--mc-weights", "3", "--n-boot", "500",
+            "--optimum-epochs", "40",
             "--workers", "1", "--no-progress", "--parts", "table,curves,optimality,optimality001",
             "--out", str(out), "--figures-dir", str(figs)]
     assert main(args) == 0
@@ -185,6 +186,24 @@ def test_table_power_patience_and_optimality001(tmp_path, capsys):
     opt = pd.read_csv(out / "optimality.csv")
     assert set(opt.split) == {"train", "test"} and set(opt.weights) == {"optimum", "selected"}
     assert len(opt) == 3 * 2 * 2              # (AP, P@10), (P@10, P@10), (nDCG, nDCG@10) x weights x split
+    # the training optimum: the last epoch of a run ended by the convergence rule (oracle: the rule
+    # applied here to the optimum run's recorded training objective), else its best training epoch
+    from analysis.learning.jobs import fingerprint
+    opt_recs = {r["train"]: r for r in (json.loads(p.read_text()) for p in (out / "runs").glob("optimum__*.json"))}
+    assert len(opt_recs) == 3 and all("__conv0.001w5e40" in r["name"] for r in opt_recs.values())
+    for r in opt[opt.weights == "optimum"].itertuples():
+        rec = opt_recs[r.train_metric]
+        # the first "train:" entry of a history row is the training objective
+        obj = np.array([next(v for k, v in h.items() if k.startswith("train:")) for h in rec["history"]])
+        seg = np.array([h["restarts"] for h in rec["history"]])
+        vals = obj[seg == seg[-1]]
+        rule = len(vals) > 10 and abs(vals[-5:].mean() - vals[-10:-5].mean()) < 1e-3
+        assert r.converged == rule == (rec["stop_reason"] == "converged") and r.epochs_run == rec["stopped_epoch"]
+        assert r.epochs_run == len(rec["history"]) - 1 <= 40
+        key = "final" if r.converged else "best_train"
+        assert r.checksum == fingerprint(rec["thetas"][key])["checksum"]
+        assert r.epoch == (r.epochs_run if r.converged else rec["best_train_epoch"])
+    assert opt.converged[opt.weights == "optimum"].any()      # the rule fires on this set
     curves = pd.read_csv(out / "curves.csv")
     for _, d in curves.groupby(["train", "test"]):
         assert d.epoch.max() == d.stopped_epoch.iloc[0] and d.selected_epoch.iloc[0] <= d.epoch.max()
@@ -347,10 +366,13 @@ def test_approx_part_grid_restarts_and_comparison(tmp_path):
     assert set(comp.claim.str.split(" ").str[0]) == {"ApproxAP", "ApproxNDCG"}
 
 
-def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
+def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path, monkeypatch):
     """--evidence: the asked parts' small CSVs, identical to the run's, beside a PROVENANCE.json that
-    names the exact command; no per-run records."""
+    names the exact command and the BLAS thread variables set; no per-run records."""
     import json
+
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "1")
+    monkeypatch.delenv("MKL_NUM_THREADS", raising=False)
 
     out, ev = tmp_path / "o", tmp_path / "ev"
     assert main(["--dataset", "synthetic", "--n-queries", "60", "--min-docs", "5", "--max-docs", "12", "--epochs", "1",
@@ -365,6 +387,7 @@ def test_evidence_copies_the_parts_csvs_with_provenance(tmp_path):
     assert prov["command"].startswith("python -m analysis.learning --dataset synthetic --n-queries 60")
     assert prov["command"].endswith(f"--evidence {ev}") and prov["dataset"] == "synthetic"
     assert {"commit", "date", "wall_time_s", "machine"} <= set(prov)
+    assert prov["thread_env"].get("OPENBLAS_NUM_THREADS") == "1" and "MKL_NUM_THREADS" not in prov["thread_env"]
 
 
 @pytest.mark.parametrize("extra, option", [(["--split-fractions", "0.6,0.2"], "--split-fractions"),

@@ -39,6 +39,33 @@ def test_gradient_matches_finite_differences(model):
     np.testing.assert_allclose(many, np.stack([model.score(th, X), model.score(2 * th, X)]), atol=1e-12)
 
 
+def test_scoring_and_evaluating_in_blocks_changes_no_bit(art, monkeypatch):
+    """Oracles: the unblocked batch formula (every parameter vector's hidden activations at once)
+    and one evaluation per vector; blocks of one vector must give the same bits as one block."""
+    import maxent.ltr.models as models
+    import maxent.ltr.train as train
+
+    tr, _ = art
+    net = TwoLayerNet(tr.X.shape[1], hidden=4)
+    rng = np.random.default_rng(1)
+    thetas = rng.standard_normal((9, net.n_params))
+    W1, b1, w2, b2 = net._unpack(thetas)
+    whole = np.einsum("kdh,kh->kd", np.tanh(np.einsum("df,kfh->kdh", tr.X, W1, optimize=True) + b1[:, None, :]),
+                      w2) + b2[:, None]
+    metrics = [parse_measure("AP"), parse_measure("nDCG@10")]
+    one_block = evaluate_many(net, thetas, tr, metrics)
+    np.testing.assert_array_equal(net.score_many(thetas, tr.X), whole)
+    monkeypatch.setattr(models, "BLOCK_ELEMENTS", 1)          # one parameter vector per block
+    monkeypatch.setattr(train, "EVAL_ELEMENTS", 1)            # ... and per ranking chunk
+    np.testing.assert_array_equal(net.score_many(thetas, tr.X), whole)
+    blocked = evaluate_many(net, thetas, tr, metrics)
+    for m in metrics:
+        np.testing.assert_array_equal(blocked[str(m)], one_block[str(m)])
+        singles = [evaluate(net, th, tr, [m])[str(m)].mean() for th in thetas]
+        np.testing.assert_allclose(blocked[str(m)], singles, rtol=0, atol=1e-12)
+    assert len(set(one_block["AP"])) > 1                         # the vectors rank differently
+
+
 def test_make_model():
     assert make_model("net", 5).n_params == 5 * 10 + 10 + 10 + 1
     with pytest.raises(ParameterError):
@@ -75,6 +102,36 @@ def test_training_is_deterministic_and_learns(art):
     # selection: the recorded best is the maximum of the validation curve, first on ties
     vals = [h["valid:AP"] for h in r1.history]
     assert r1.best["AP"]["value"] == max(vals) and r1.best["AP"]["epoch"] == int(np.argmax(vals))
+
+
+def test_convergence_stop_matches_the_rule_on_the_full_trajectory(art):
+    """Oracle: the uncapped run with the same seed is the same trajectory; the convergence rule,
+    applied by brute force to its history (windows within one restart segment, read off the
+    ``restarts`` column), names the epoch at which the converging run must stop."""
+    tr, va = art
+    m = parse_measure("AP")
+    for restart_patience, tol, window in ((None, 2e-3, 3), (2, 5e-3, 2), (None, 1e-3, 25)):
+        kw = dict(valid=va, track=[m], learning_rate=0.3, seed=5, restart_patience=restart_patience)
+        full = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, **kw)
+        obj = np.array([h["train:AP"] for h in full.history])
+        seg = np.array([h["restarts"] for h in full.history])
+        expect = None
+        for e in range(1, 41):
+            vals = obj[:e + 1][seg[:e + 1] == seg[e]]
+            if len(vals) > 2 * window and abs(vals[-window:].mean() - vals[-2 * window:-window].mean()) < tol:
+                expect = e
+                break
+        r = train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=40, converge_tol=tol,
+                             converge_window=window, **kw)
+        assert r.history == full.history[:len(r.history)]
+        assert r.stopped_epoch == (expect or 40) == len(r.history) - 1
+        assert r.stop_reason == ("converged" if expect else "epoch_cap")
+        if window == 25:
+            assert expect is None                  # two windows of 25 need more than 40 epochs
+        else:
+            assert expect is not None and expect < 40   # the rule fires in the cases built for it
+    with pytest.raises(ParameterError):
+        train_lambdarank(LinearModel(tr.X.shape[1]), tr, m, epochs=3, converge_tol=0.0)
 
 
 def test_early_stopping_by_validation_patience(art):

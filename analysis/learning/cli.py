@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 import time
@@ -28,6 +29,10 @@ EVIDENCE_FILES = {"table": ("table.csv", "table.txt", "claims.csv", "power.csv",
                   "approx_error": ("approx_error.csv",),
                   "approx": ("approx_grid.csv", "approx_restarts.csv", "approx_compare.csv")}
 """Per part, the small outputs --evidence copies beside a PROVENANCE.json (never the per-run records)."""
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Environment variables that set the BLAS thread count. On large sets (Robust 2003: 77,000
+training documents) the count changes the last bits of the net's scores, hence ties in the
+validation curves and the selected epochs, so PROVENANCE.json records them (``thread_env``)."""
 
 EPILOG = """examples:
   python -m analysis.learning                              # Yahoo sample, all parts
@@ -130,6 +135,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="sweep: feature counts (the top ones by |correlation| with the grade on train)")
     e.add_argument("--sweep-epochs", type=int, default=None, help="sweep epoch budget (default --epochs)")
     e.add_argument("--mc-directions", type=int, default=459, help="optimality: random unit directions")
+    e.add_argument("--optimum-epochs", type=int, default=300,
+                   help="optimality, optimality001: epoch cap of the training-optimum runs (Yilmaz & Robertson "
+                        "2010: 300)")
+    e.add_argument("--converge-tol", type=float, default=1e-3,
+                   help="optimality, optimality001: a training-optimum run has converged once the mean training "
+                        "objective of its last --converge-window epochs differs from that of the window before by "
+                        "less than this (0: no rule, train to --optimum-epochs)")
+    e.add_argument("--converge-window", type=int, default=5, help="epochs per window of the convergence rule")
     e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
     e.add_argument("--mc-weights", type=int, default=50,
                    help="optimality001: weights moved alone (+-e_j), a random sample; 0 = every weight")
@@ -177,6 +190,9 @@ def body(args) -> int:
         raise ParameterError(f"--approx-restarts must be >= 1, got {args.approx_restarts}")
     if args.target_mde <= 0:
         raise ParameterError(f"--target-mde must be > 0, got {args.target_mde}")
+    if args.optimum_epochs < 1 or args.converge_tol < 0 or args.converge_window < 1:
+        raise ParameterError(f"--optimum-epochs and --converge-window must be >= 1 and --converge-tol >= 0, got "
+                             f"{args.optimum_epochs}, {args.converge_window}, {args.converge_tol:g}")
     if args.model == "lambdamart":                         # optional extra, boosting rates
         from maxent.ltr.boosting import import_lightgbm
         import_lightgbm()                                  # error: how to install it
@@ -206,14 +222,17 @@ def write_evidence(args, out: Path, started: float) -> None:
 
     dest = args.evidence
     dest.mkdir(parents=True, exist_ok=True)
+    argv = getattr(args, "argv", None)
+    # provenance first: its uncommitted_changes flag describes the tree that made the results, before
+    # the copies below overwrite the folder's tracked CSVs (which would otherwise count as changes)
+    write_provenance(dest, command_line(None if argv is None else ["learning", *argv], module="analysis.learning"), started,
+                     extra={"parts": args.parts, "dataset": args.dataset,
+                            "thread_env": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ}})
     for name in (f for part in args.parts for f in EVIDENCE_FILES.get(part, ())):
         if (out / name).exists():
             tmp = dest / f".{name}.tmp"
             shutil.copyfile(out / name, tmp)
             tmp.replace(dest / name)
-    argv = getattr(args, "argv", None)
-    write_provenance(dest, command_line(None if argv is None else ["learning", *argv], module="analysis.learning"), started,
-                     extra={"parts": args.parts, "dataset": args.dataset})
     print(f"evidence: {dest}")
 
 

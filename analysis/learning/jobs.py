@@ -52,7 +52,8 @@ def run_job(job: dict) -> dict:
                            sigma_s=getattr(args, "sigma_s", 1.0),
                            alpha=job["alpha"] if job.get("alpha") is not None else args.approx_alpha[0],
                            beta=job["beta"] if job.get("beta") is not None else args.approx_beta[0],
-                           patience=job.get("patience", getattr(args, "patience", 0)) or None)
+                           patience=job.get("patience", getattr(args, "patience", 0)) or None,
+                           converge_tol=job.get("converge_tol"), converge_window=job.get("converge_window") or 5)
     seconds = time.perf_counter() - t0
     out = {"name": job["name"], "train": job["train"], "lr": job["lr"], "seed": job["seed"],
            "alpha": job.get("alpha"), "beta": job.get("beta"),
@@ -132,13 +133,16 @@ def _approx_grid(args) -> list[tuple[float, float]]:
 
 
 def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_features=None, fraction=1.0, fold=0,
-         alpha=None, beta=None, patience=None, objective=None, model=None):
+         alpha=None, beta=None, patience=None, objective=None, model=None, converge=None):
     """One training job; ``patience`` overrides --patience (0: train to the cap), ``objective``
-    and ``model`` override --objective and --model."""
+    and ``model`` override --objective and --model; ``converge`` = (tolerance, window) ends the
+    run by the convergence rule of :func:`maxent.ltr.train.train_ranker`."""
     patience = getattr(args, "patience", 0) if patience is None else patience
     name = f"{tag}__{train}__lr{lr:g}__s{seed}"
     if patience:                         # early-stopped runs differ from fixed-budget ones (--resume)
         name += f"__pat{patience}"
+    if converge is not None:             # ... and so do runs to convergence, by rule and cap
+        name += f"__conv{converge[0]:g}w{converge[1]}e{epochs}"
     if getattr(args, "folds", 1) > 1:
         name += f"__fold{fold}of{args.folds}"
     if alpha is not None:
@@ -153,7 +157,9 @@ def _job(args, train, tests, lr, seed, epochs, tag="table", features=None, n_fea
     name = name.replace("@", "at").replace("(", "_").replace(")", "").replace(",", "_").replace("=", "")
     return {"args": args, "name": name, "train": train, "tests": list(tests), "lr": lr, "seed": seed,
             "epochs": epochs, "features": features, "n_features": n_features, "fraction": fraction, "fold": fold,
-            "alpha": alpha, "beta": beta, "patience": patience, "objective": objective, "model": model}
+            "alpha": alpha, "beta": beta, "patience": patience, "objective": objective, "model": model,
+            "converge_tol": None if converge is None else converge[0],
+            "converge_window": None if converge is None else converge[1]}
 
 
 def _select(records: list[dict], test: str, best_restart: bool = False) -> dict:

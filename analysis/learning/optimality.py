@@ -4,9 +4,14 @@ Donmez, Svore & Burges (2009).
 Two kinds of weights are examined (column ``weights``):
 
 * ``optimum``: the training optimum, from a run of the same training metric and learning rate
-  trained without early stopping to the epoch cap (``tag`` "optimum"); its weights are those of
-  the epoch with the best training objective (the last epochs of a converged run; a random
-  restart late in a run would otherwise leave random weights last). Both papers examine these.
+  trained without early stopping until it converges (``tag`` "optimum"; Yilmaz & Robertson 2010
+  train to convergence). The convergence rule (``--converge-tol`` tau, ``--converge-window`` W):
+  the run ends once the mean training objective of its last W epochs differs from that of the W
+  epochs before by less than tau, both windows after the last random restart; ``--optimum-epochs``
+  caps it (300, the paper's budget). The weights are those of the last epoch of the converged run;
+  a run that reaches the cap unconverged gives the weights of its epoch with the best training
+  objective instead (a late random restart would otherwise leave random weights last). Each row
+  records ``epochs_run`` and ``converged``. Both papers examine these weights.
 * ``selected``: the weights validation selects for the test metric (the table's models).
 
 ``optimality.csv`` (Table 5): per (train metric, test metric) pair of the paper, weights and
@@ -39,16 +44,27 @@ TIE = 1e-12
 
 def optimum_runs(args, runs_dir: Path, by_train: dict, trains, keys) -> dict:
     """The training-optimum run of each training metric and (seed, fold) key: no early stopping,
-    the learning rate validation chose for the metric itself in the table runs."""
+    the learning rate validation chose for the metric itself in the table runs, trained until the
+    convergence rule holds or --optimum-epochs (module docstring)."""
+    converge = (args.converge_tol, args.converge_window) if args.converge_tol > 0 else None
     jobs = {}
     for tr in trains:
         sel = _select(by_train[tr], tr, args.best_restart)     # runs track their training metric
         for seed, fold in keys:
             lr = sel[(seed, fold)]["lr"]
-            jobs[(tr, seed, fold)] = _job(args, tr, [tr], lr, seed, args.epochs, tag="optimum", n_features="all",
-                                          fold=fold, patience=0)
+            jobs[(tr, seed, fold)] = _job(args, tr, [tr], lr, seed, args.optimum_epochs, tag="optimum",
+                                          n_features="all", fold=fold, patience=0, converge=converge)
     recs = _run_training(list(jobs.values()), runs_dir, args, "optimum runs")
     return {k: recs[j["name"]] for k, j in jobs.items()}
+
+
+def optimum_weights(rec: dict) -> tuple[list, int, int, bool]:
+    """(weights, their epoch, epochs run, converged) of a training-optimum run: the last epoch
+    when the convergence rule ended the run, else the epoch with the best training objective."""
+    converged = rec.get("stop_reason") == "converged"
+    if converged:
+        return rec["thetas"]["final"], rec["stopped_epoch"], rec["stopped_epoch"], True
+    return rec["thetas"]["best_train"], rec["best_train_epoch"], rec["stopped_epoch"], False
 
 
 def run_optimality(job: dict) -> list[dict]:
@@ -60,7 +76,8 @@ def run_optimality(job: dict) -> list[dict]:
                             n_directions=args.mc_directions, eps=args.mc_eps, seed=job["seed"])
     for r in rows:
         r.update({"train_metric": job["train"], "test_metric": job["test"], "weights": job["weights"],
-                  "split": r.pop("set"), "epoch": job["epoch"], "fold": job["fold"], **fingerprint(theta)})
+                  "split": r.pop("set"), "epoch": job["epoch"], "epochs_run": job["epochs_run"],
+                  "converged": job["converged"], "fold": job["fold"], **fingerprint(theta)})
     return rows
 
 
@@ -77,14 +94,15 @@ def part_optimality(args, out: Path, runs_dir: Path, by_train: dict):
     jobs = []
     for tr, te in pairs:
         rec = _select(by_train[tr], te, args.best_restart)[key]
-        opt = optimum[(tr, *key)]
-        jobs.append({"args": args, "train": tr, "test": te, "weights": "optimum", "theta": opt["thetas"]["best_train"],
-                     "epoch": opt["best_train_epoch"], "fold": 0, "seed": args.split_seed})
+        theta, epoch, ran, converged = optimum_weights(optimum[(tr, *key)])
+        jobs.append({"args": args, "train": tr, "test": te, "weights": "optimum", "theta": theta, "epoch": epoch,
+                     "epochs_run": ran, "converged": converged, "fold": 0, "seed": args.split_seed})
         jobs.append({"args": args, "train": tr, "test": te, "weights": "selected", "theta": rec["thetas"][te],
-                     "epoch": rec["selected"][te]["epoch"], "fold": 0, "seed": args.split_seed})
+                     "epoch": rec["selected"][te]["epoch"], "epochs_run": rec["stopped_epoch"],
+                     "converged": rec.get("stop_reason") == "converged", "fold": 0, "seed": args.split_seed})
     rows = [r for rs in _run_all(run_optimality, jobs, args, "optimality") for r in rs]
-    df = pd.DataFrame(rows)[["train_metric", "test_metric", "weights", "split", "epoch", "norm", "checksum", "base",
-                             "alterations", "improved", "improved_eps", "best_gain"]]
+    df = pd.DataFrame(rows)[["train_metric", "test_metric", "weights", "split", "epoch", "epochs_run", "converged",
+                             "norm", "checksum", "base", "alterations", "improved", "improved_eps", "best_gain"]]
     atomic_write_csv(out / "optimality.csv", df)
     return df
 
@@ -103,7 +121,8 @@ def run_optimality001(job: dict) -> dict:
         W = np.concatenate([W[pick], W[theta.size + pick]])
     R = unit_directions(theta.size, "random", n=args.mc_directions, seed=args.split_seed)
     profiles = {kind: shift_profile(model, theta, qtr, metric, V, steps) for kind, V in (("random", R), ("weights", W))}
-    return {**{k: job[k] for k in ("train", "weights", "seed", "fold", "epoch")}, "steps": steps,
+    return {**{k: job[k] for k in ("train", "weights", "seed", "fold", "epoch", "epochs_run", "converged")},
+            "steps": steps,
             **fingerprint(theta), "profiles": profiles}
 
 
@@ -116,12 +135,13 @@ def part_optimality001(args, out: Path, runs_dir: Path, by_train: dict):
     for tr in args.train_metrics:
         sel = _select(by_train[tr], tr, args.best_restart)
         for seed, fold in keys:
-            opt = optimum[(tr, seed, fold)]
+            theta, epoch, ran, converged = optimum_weights(optimum[(tr, seed, fold)])
             jobs.append({"args": args, "train": tr, "weights": "optimum", "seed": seed, "fold": fold,
-                         "theta": opt["thetas"]["best_train"], "epoch": opt["best_train_epoch"]})
+                         "theta": theta, "epoch": epoch, "epochs_run": ran, "converged": converged})
             rec = sel[(seed, fold)]
             jobs.append({"args": args, "train": tr, "weights": "selected", "seed": seed, "fold": fold,
-                         "theta": rec["thetas"][tr], "epoch": rec["selected"][tr]["epoch"]})
+                         "theta": rec["thetas"][tr], "epoch": rec["selected"][tr]["epoch"],
+                         "epochs_run": rec["stopped_epoch"], "converged": rec.get("stop_reason") == "converged"})
     res = _run_all(run_optimality001, jobs, args, "optimality001")
     rows, curves = [], []
     for r in res:
@@ -132,7 +152,8 @@ def part_optimality001(args, out: Path, runs_dir: Path, by_train: dict):
                 if eta == 0:
                     continue
                 rows.append({"train_metric": r["train"], "weights": r["weights"], "seed": r["seed"], "fold": r["fold"],
-                             "epoch": r["epoch"], "norm": r["norm"], "checksum": r["checksum"], "directions": kind,
+                             "epoch": r["epoch"], "epochs_run": r["epochs_run"], "converged": r["converged"],
+                             "norm": r["norm"], "checksum": r["checksum"], "directions": kind,
                              "n_directions": len(P), "step": eta, "base": P[0, 0],
                              "not_worse": int((gain[:, j] >= -TIE).sum()), "improved": int((gain[:, j] > TIE).sum()),
                              "improved_eps": int((gain[:, j] > args.mc_eps).sum()),

@@ -40,17 +40,29 @@ def claims_table(root: Path = RESULTS / "learning") -> str:
     return "\n".join(lines)
 
 
+def _run_length(s: pd.DataFrame, weights: str) -> str:
+    """Epochs the model's run trained and, for the training optimum, whether it converged
+    (``-`` in evidence written before optimality.csv recorded them)."""
+    if "epochs_run" not in s or pd.isna(s.epochs_run.iloc[0]):
+        return "-"
+    ran = int(s.epochs_run.iloc[0])
+    if weights != "optimum":
+        return str(ran)
+    return f"{ran}, {'converged' if bool(s.converged.iloc[0]) else 'not converged'}"
+
+
 def optimality_table(root: Path = RESULTS / "learning") -> str:
-    """Table 5 of Yilmaz & Robertson (2010): alterations improving the test metric by > 0 and > eps."""
-    lines = ["| data set | train | test | weights (epoch) | train > 0 | train > eps | test > 0 | test > eps | of |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    """Table 5 of Yilmaz & Robertson (2010): alterations improving the test metric by > 0 and > eps,
+    with the epoch of the weights and the epochs their run trained (optimum: whether it converged)."""
+    lines = ["| data set | train | test | weights (epoch) | epochs run | train > 0 | train > eps | test > 0 | "
+             "test > eps | of |", "|---|---|---|---|---|---|---|---|---|---|"]
     for folder in _folders(root, "optimality.csv"):
         df = pd.read_csv(folder / "optimality.csv")
         for (tr, te, w), d in df.groupby(["train_metric", "test_metric", "weights"], sort=False):
             s = d.set_index("split")
-            lines.append(f"| {folder.name} | {tr} | {te} | {w} ({int(s.epoch.iloc[0])}) | {s.improved['train']} | "
-                         f"{s.improved_eps['train']} | {s.improved['test']} | {s.improved_eps['test']} | "
-                         f"{s.alterations.iloc[0]} |")
+            lines.append(f"| {folder.name} | {tr} | {te} | {w} ({int(s.epoch.iloc[0])}) | {_run_length(s, w)} | "
+                         f"{s.improved['train']} | {s.improved_eps['train']} | {s.improved['test']} | "
+                         f"{s.improved_eps['test']} | {s.alterations.iloc[0]} |")
     return "\n".join(lines)
 
 
@@ -58,19 +70,31 @@ def donmez_table(root: Path = RESULTS / "learning") -> str:
     """Donmez et al. (2009): per data set and weights, how many models (training metric x seed x
     fold) pass the local-optimality test over random directions, counting ties as the paper does
     (no direction with A(w) <= A(w + eta r) at any step) and strictly (no direction raising it)."""
-    lines = ["| data set | weights | models | directions x steps | no tie or rise (paper's count) | "
-             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|"]
+    lines = ["| data set | weights | models | epochs run | directions x steps | no tie or rise (paper's count) | "
+             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|---|"]
     for folder in _folders(root, "optimality001_counts.csv"):
         df = pd.read_csv(folder / "optimality001_counts.csv")
         df = df[df.directions == "random"]
         for w, d in df.groupby("weights", sort=False):
             per = d.groupby(["train_metric", "seed", "fold"])
             first = d[d.step == d.step.min()]
-            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | "
+            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | {_epochs_run(per, w)} | "
                          f"{int(d.n_directions.iloc[0])} x {d.step.nunique()} | {int((per.not_worse.sum() == 0).sum())} | "
                          f"{int((per.improved.sum() == 0).sum())} | "
                          f"{100 * first.not_worse.sum() / first.n_directions.sum():.0f}% |")
     return "\n".join(lines)
+
+
+def _epochs_run(per, weights: str) -> str:
+    """The range of epochs the models' runs trained and, for training optima, how many converged
+    (``-`` in evidence written before the counts recorded them)."""
+    first = per.first()
+    if "epochs_run" not in first or first.epochs_run.isna().any():
+        return "-"
+    text = f"{int(first.epochs_run.min())}-{int(first.epochs_run.max())}"
+    if weights == "optimum":
+        text += f", {int(first.converged.astype(bool).sum())} of {len(first)} converged"
+    return text
 
 
 def approx_table(root: Path = RESULTS / "learning") -> str:

@@ -19,6 +19,11 @@ from maxent.errors import ParameterError
 
 __all__ = ["LinearModel", "TwoLayerNet", "make_model"]
 
+BLOCK_ELEMENTS = 1 << 21
+"""Hidden activations (parameter vectors x documents x hidden units) held at once by
+:meth:`TwoLayerNet.score_many`: 16 MB, so that many parameter vectors on a large set are scored
+in blocks that stay in cache instead of gigabyte temporaries (the scores do not depend on it)."""
+
 
 class LinearModel:
     """Linear scores :math:`s = X w`.
@@ -96,10 +101,21 @@ class TwoLayerNet:
         return np.tanh(X @ W1 + b1) @ w2 + b2
 
     def score_many(self, thetas: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """Scores (K, D) for K parameter vectors thetas (K, P)."""
-        W1, b1, w2, b2 = self._unpack(thetas)
-        h = np.tanh(np.einsum("df,kfh->kdh", X, W1, optimize=True) + b1[:, None, :])
-        return np.einsum("kdh,kh->kd", h, w2) + b2[:, None]
+        """Scores (K, D) for K parameter vectors thetas (K, P), in blocks of parameter vectors of
+        at most :data:`BLOCK_ELEMENTS` hidden activations (each block's arithmetic is that of
+        the whole batch, element by element)."""
+        W1, b1, w2, b2 = self._unpack(np.atleast_2d(thetas))
+        K, D = W1.shape[0], X.shape[0]
+        out = np.empty((K, D))
+        step = max(1, BLOCK_ELEMENTS // max(1, D * self.hidden))
+        for a in range(0, K, step):
+            s = slice(a, a + step)
+            h = np.einsum("df,kfh->kdh", X, W1[s], optimize=True)
+            h += b1[s, None, :]
+            np.tanh(h, out=h)
+            out[s] = np.einsum("kdh,kh->kd", h, w2[s])
+            out[s] += b2[s, None]
+        return out
 
     def gradient(self, theta: np.ndarray, X: np.ndarray, dscore: np.ndarray) -> np.ndarray:
         r""":math:`\sum_i dscore_i\, \partial s_i / \partial \theta` by backpropagation, shape (P,)."""

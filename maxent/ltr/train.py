@@ -21,6 +21,10 @@ Protocol (Yilmaz & Robertson 2010 section 5, Donmez et al. 2009 section 7):
   nothing is tracked) has improved on its best for ``patience`` consecutive epochs; after every epoch the objective on the training set and every
   validation metric on the training and validation sets are recorded (the learning curves
   of Yilmaz & Robertson 2010 Fig. 5);
+* optional convergence stop (``converge_tol``, ``converge_window`` W): training ends once the
+  mean training objective of the last W epochs differs from the mean of the W epochs before
+  by less than ``converge_tol`` (both windows after the last random restart); Yilmaz & Robertson
+  (2010) train to convergence, and this is the rule that says when a run has got there;
 * the best epoch is chosen **per validation metric** on the validation set, so that a model
   trained for X and tested on Y is selected by Y (Yilmaz & Robertson 2010 section 5, footnote 3);
 * optional random restart when the training objective has not improved for
@@ -45,6 +49,9 @@ __all__ = ["OBJECTIVES", "QuerySet", "TrainResult", "check_objective", "evaluate
            "train_ranker", "train_lambdarank"]
 
 OBJECTIVES = ("lambdarank", "softrank", "approxrank")
+
+EVAL_ELEMENTS = 1 << 22
+"""Padded scores (parameter vectors x queries x documents) :func:`evaluate_many` ranks at once."""
 
 
 class QuerySet:
@@ -105,11 +112,16 @@ def evaluate(model, theta: np.ndarray, qs: QuerySet, metrics) -> dict[str, np.nd
 
 
 def evaluate_many(model, thetas: np.ndarray, qs: QuerySet, metrics, *, chunk: int = 256) -> dict[str, np.ndarray]:
-    """Mean metric over queries for K parameter vectors at once; each value has shape (K,)."""
+    """Mean metric over queries for K parameter vectors at once; each value has shape (K,).
+
+    Vectors are evaluated ``chunk`` at a time, fewer when their padded (chunk x Q x N) score
+    arrays would exceed :data:`EVAL_ELEMENTS` (each vector's value does not depend on the chunk).
+    """
     thetas = np.atleast_2d(thetas)
     K = len(thetas)
     out = {str(m): np.empty(K) for m in metrics}
     Q, N = qs.yp.shape
+    chunk = max(1, min(chunk, EVAL_ELEMENTS // max(1, Q * N)))
     for a in range(0, K, chunk):
         th = thetas[a:a + chunk]
         S = qs.padded_scores(model.score_many(th, qs.X)).reshape(-1, N)       # (k*Q, N)
@@ -140,11 +152,13 @@ class TrainResult:
         Random restarts performed.
     best_train : dict
         ``{"epoch", "value", "theta"}`` of the epoch with the best training objective (the
-        learned weights the Monte-Carlo optimality test of Donmez et al. 2009 section 5 examines).
+        weights a run that ends at its cap without converging offers as its training optimum;
+        a converged run offers ``theta``, its last epoch).
     stopped_epoch : int
         Last epoch trained (``epochs`` unless early stopping ended the run sooner).
     stop_reason : str
-        ``"patience"`` (no validation improvement for ``patience`` epochs) or ``"epoch_cap"``.
+        ``"patience"`` (no validation improvement for ``patience`` epochs), ``"converged"`` (the
+        convergence rule of ``converge_tol``) or ``"epoch_cap"``.
     """
 
     theta: np.ndarray
@@ -196,7 +210,8 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
                      batch_size: int = 1, seed: int = 0, restart_patience: int | None = None,
                      lr_decay: bool = False, theta0: np.ndarray | None = None,
                      callback=None, objective: str = "lambdarank", sigma_s: float = 1.0,
-                     alpha: float = 100.0, beta: float = 10.0, patience: int | None = None) -> TrainResult:
+                     alpha: float = 100.0, beta: float = 10.0, patience: int | None = None,
+                     converge_tol: float | None = None, converge_window: int = 5) -> TrainResult:
     """Train ``model`` for ``metric`` with LambdaRank, SoftRank or ApproxRank gradients
     (the one training entry point; ``train_lambdarank`` is the same function).
 
@@ -233,6 +248,10 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
     patience : int, optional
         Early stopping: end training when no selection metric has improved its best
         validation value for this many consecutive epochs (``epochs`` stays the cap).
+    converge_tol, converge_window : float, int
+        Convergence stop: end training once the mean training objective of the last
+        ``converge_window`` epochs and that of the ``converge_window`` epochs before them differ by
+        less than ``converge_tol`` (windows count from the last random restart; ``None``: off).
 
     Returns
     -------
@@ -242,6 +261,9 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
         raise ParameterError("epochs >= 0, learning_rate > 0 and batch_size >= 1 are required")
     if patience is not None and patience < 1:
         raise ParameterError(f"patience must be >= 1 (or None for no early stopping), got {patience}")
+    if converge_tol is not None and not (converge_tol > 0 and converge_window >= 1):
+        raise ParameterError(f"converge_tol must be > 0 and converge_window >= 1, got {converge_tol}, "
+                             f"{converge_window}")
     grad_fn = _gradient_function(objective, metric, sigma, sigma_s, alpha, beta)
     rng = np.random.default_rng(seed)
     theta = model.init(rng) if theta0 is None else np.array(theta0, dtype=np.float64)
@@ -283,6 +305,7 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
 
     prev_obj = record(0)
     best_obj = prev_obj
+    since_restart = [prev_obj]                   # training objective of the epochs since the last restart
     stopped, reason = 0, "epoch_cap"
     for epoch in range(1, epochs + 1):
         perm = rng.permutation(Q)
@@ -297,9 +320,15 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
             raise ParameterError(f"training diverged at epoch {epoch} (learning rate {lr} too large?)")
         cur = record(epoch)
         stopped = epoch
+        since_restart.append(cur)
         if patience is not None and since_valid >= patience:
             reason = "patience"
             break
+        if converge_tol is not None and len(since_restart) > 2 * converge_window:
+            last, before = since_restart[-converge_window:], since_restart[-2 * converge_window:-converge_window]
+            if abs(np.mean(last) - np.mean(before)) < converge_tol:
+                reason = "converged"
+                break
         if cur > best_obj:
             best_obj, since_best = cur, 0
         else:
@@ -312,6 +341,7 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
             restarts += 1
             since_best = 0
             best_obj = -np.inf
+            since_restart = []                   # the restarted weights are first scored after the next epoch
     return TrainResult(theta, best, history, restarts, obj, float(learning_rate), seed, best_train,
                        stopped, reason)
 
