@@ -204,7 +204,10 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
     crit = stats.t.ppf(1 - alpha / 2, df)
 
     def excess(nc):
-        return stats.nct.sf(crit, df, nc) + stats.nct.cdf(-crit, df, nc) - power
+        # the lower tail P(T < -crit) is below P(T < 0) = Phi(-nc); where scipy's non-central
+        # t returns nan for it (df = 19, nc = 8 at alpha = 0.005), it is below 1e-15: 0
+        lower = stats.nct.cdf(-crit, df, nc)
+        return stats.nct.sf(crit, df, nc) + (lower if np.isfinite(lower) else 0.0) - power
 
     hi = 1.0
     while excess(hi) < 0:

@@ -24,6 +24,21 @@ def test_family_mde_power_by_simulation():
     assert np.mean(p < 0.05 / m) == pytest.approx(0.8, abs=0.01)
 
 
+@pytest.mark.parametrize("n, m", [(20, 10), (100, 23)])
+def test_family_mde_with_few_queries_and_many_claims_by_simulation(n, m):
+    """Few test queries and many claims (Robust 2003 on one split: 20 queries, 10 claims),
+    where scipy's non-central t gives nan for the negligible lower tail: the MDE is finite and
+    the t-test at alpha/m rejects in about 80% of simulated experiments there."""
+    rng = np.random.default_rng(1)
+    sd = 2.0
+    delta = family_mde(sd, n, n_claims=m)
+    assert np.isfinite(delta) and delta > 0
+    d = delta + sd * rng.standard_normal((20_000, n))
+    t = d.mean(axis=1) / (d.std(axis=1, ddof=1) / np.sqrt(n))
+    p = 2 * st.t.sf(np.abs(t), n - 1)
+    assert np.mean(p < 0.05 / m) == pytest.approx(0.8, abs=0.01)
+
+
 @pytest.mark.parametrize("sd, mde, m", [(10.0, 0.5, 10), (6.0, 0.5, 1), (3.0, 1.0, 4), (12.0, 0.3, 16)])
 def test_queries_needed_is_the_smallest_n(sd, mde, m):
     n = queries_needed(sd, mde, n_claims=m)
