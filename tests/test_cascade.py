@@ -442,3 +442,19 @@ def test_success_is_solved_by_the_cascade_kernel(k):
     one_point = value_range(m, lists)[:, 0] == 1.0          # every top-k document relevant
     assert (top.status[has] == "boundary").all()
     np.testing.assert_array_equal(top.multipliers[has, -1], np.where(one_point, 0.0, np.inf)[has])
+
+
+def test_a_satisfaction_decreasing_in_the_grade_is_refused(monkeypatch):
+    """The cascade kernel's extreme lists order the grades by satisfaction, highest grade
+    first: a cascade form whose satisfaction falls with the grade is a ParameterError, never a
+    wrong range."""
+    from maxent.errors import ParameterError
+    from maxent.metrics.err import ERR
+    from maxent.ranked import RankedLists
+
+    lists = RankedLists.from_grades(np.array([[2, 0, 1, 0]]), np.array([[3, 1, 1]]))
+    m = parse_measure("ERR")
+    monkeypatch.setattr(ERR, "cascade_form", lambda self, lists: (np.array([0.0, 0.5, 0.25]),
+                                                                  1.0 / np.arange(1, lists.depth + 1)))
+    with pytest.raises(ParameterError, match="non-decreasing"):
+        solve(m, np.array([0.3]), lists)

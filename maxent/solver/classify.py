@@ -22,6 +22,7 @@ from enum import IntEnum
 
 import numpy as np
 
+from maxent.errors import ParameterError
 from maxent.solver import _engine
 from maxent.solver._problem import BOUNDARY_RTOL, Batch, cascade_lower_bound, certified_ends
 
@@ -55,6 +56,10 @@ class KernelInput:
             self.f = np.ascontiguousarray(np.asarray(f, dtype=np.float64)[:N])
         elif self.form == "cascade":
             s, c = metric.cascade_form(lists)
+            if np.any(np.diff(s) < 0):
+                # the extreme lists (and the certified maximum) order the grades by satisfaction
+                raise ParameterError(f"{metric}: the cascade solver needs a satisfaction "
+                                     f"non-decreasing in the grade, got {np.asarray(s)}")
             self.s = np.ascontiguousarray(s, dtype=np.float64)
             self.c = np.ascontiguousarray(np.asarray(c, dtype=np.float64)[:N])
         else:
