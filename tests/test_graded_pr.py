@@ -52,7 +52,8 @@ def test_real_points_match_pivot_definition(g):
 
 @pytest.mark.parametrize("g", G_SETTINGS)
 def test_area_under_graded_curve_is_gap(g):
-    """Paper 004: GAP = sum of graded precision x recall step; oracle: the GAP metric."""
+    """Robertson, Kanoulas & Yilmaz (2010): GAP = sum of graded precision x recall step;
+    oracle: the GAP metric."""
     lists = _lists(2)
     pts = graded_pr_points(lists, g)
     step = np.diff(np.concatenate([np.zeros((len(lists), 1)), pts.level], axis=1), axis=1)
