@@ -110,34 +110,41 @@ def test_interrupted_then_resumed_is_identical(slice_dir, full, tmp_path, monkey
         assert (tmp_path / f).read_bytes() == (full / f).read_bytes(), f
 
 
-def test_killed_process_resumes(slice_dir, full, tmp_path):
-    cmd = [sys.executable, "-m", "analysis.maxent", "--runs", str(slice_dir / "runs"), "--depth", "200",
-           "--qrels", str(slice_dir / "qrels.txt"), "--out", str(tmp_path), "--no-progress"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def test_killed_process_resumes(tmp_path):
+    """SIGKILL mid-analysis, then --resume: the same bytes as an uninterrupted run. On the whole
+    bundled sample (20 runs, one chunk each, about a tenth of a second per chunk), so that the
+    kill lands between chunks: the six-topic slice's chunks take a few milliseconds each, and
+    all of them could be written between two polls."""
+    args = ["--runs", str(BUNDLED / "runs"), "--qrels", str(BUNDLED / "qrels-rnd1.txt"), "--no-progress"]
+    n_runs = len(list((BUNDLED / "runs").iterdir()))
+    out, ref = tmp_path / "killed", tmp_path / "whole"
+    proc = subprocess.Popen([sys.executable, "-m", "analysis.maxent", *args, "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
     killed = False
     while time.time() < deadline and proc.poll() is None:
-        if list((tmp_path / "chunks").glob("*.csv")):
+        if list((out / "chunks").glob("*.csv")):
             proc.send_signal(signal.SIGKILL)
             killed = True
             break
-        time.sleep(0.02)
+        time.sleep(0.002)
     proc.wait()
     # the kill happened mid-analysis: SIGKILL ended the process, with some chunks written and
     # the final tables not yet (else this test would test nothing)
     assert killed and proc.returncode == -signal.SIGKILL
-    assert not (tmp_path / "instances.csv").exists()
-    assert 1 <= len(list((tmp_path / "chunks").glob("*.csv"))) < len(RUNS)
+    assert not (out / "instances.csv").exists()
+    assert 1 <= len(list((out / "chunks").glob("*.csv"))) < n_runs
     # a kill during another chunk's write can leave its temporary file (SIGKILL runs no
     # clean-up; CI saw one): never a partial *.csv, and --resume removes the leftovers
-    for f in (tmp_path / "chunks").iterdir():
+    for f in (out / "chunks").iterdir():
         assert (f.suffix == ".csv" and not f.name.startswith(".")) or (f.name.startswith(".") and f.suffix == ".tmp")
-    (tmp_path / "chunks" / ".T9R9.csv.abc123.tmp").write_text("run,topic\npartial")   # as a kill leaves it
-    assert _run(slice_dir, tmp_path, "--resume") == 0
-    assert not list(tmp_path.glob("chunks/.*.tmp"))
-    inst = pd.read_csv(tmp_path / "instances.csv")
+    (out / "chunks" / ".T9R9.csv.abc123.tmp").write_text("run,topic\npartial")   # as a kill leaves it
+    assert cli.main([*args, "--out", str(out), "--resume"]) == 0
+    assert not list(out.glob("chunks/.*.tmp"))
+    inst = pd.read_csv(out / "instances.csv")
     assert not inst.duplicated(["run", "topic", "metric", "threshold"]).any()
-    assert (tmp_path / "instances.csv").read_bytes() == (full / "instances.csv").read_bytes()
+    assert cli.main([*args, "--out", str(ref)]) == 0
+    assert (out / "instances.csv").read_bytes() == (ref / "instances.csv").read_bytes()
 
 
 def test_resume_refuses_other_settings(slice_dir, full, tmp_path, capsys):

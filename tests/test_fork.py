@@ -226,6 +226,14 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
+def _own_group_default_sigint():
+    """In the command's process: its own process group, and SIGINT's default action. A shell
+    starts a background job with SIGINT ignored, and an ignored SIGINT is inherited: Python
+    then never raises KeyboardInterrupt, whatever the command does."""
+    os.setpgrp()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("target", ["group", "parent"])
 def test_interrupt_ends_both_processes(tmp_path, target):
     # the child is held before sending its results; SIGINT to the process group (Ctrl-C) or
@@ -233,7 +241,7 @@ def test_interrupt_ends_both_processes(tmp_path, target):
     # and the child is gone at once (not after its 60 s hold)
     cmd, env, log = _command(tmp_path, [QRELS, *RUNS, "-m", "map"], "2", hold=True)
     proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, preexec_fn=os.setpgrp)  # its own process group
+                            stderr=subprocess.PIPE, preexec_fn=_own_group_default_sigint)
     held = tmp_path / "held"
     deadline = time.monotonic() + 30
     while not (held.exists() and held.read_text()) and time.monotonic() < deadline:
