@@ -86,7 +86,7 @@ def _best(run, repeat: int) -> float:
     return best
 
 
-def per_solve(lists, names, Ns, repeat, rng, engines):
+def per_solve(lists, names, Ns, repeat, rng, engine):
     print("== per-solve time: this solver vs cvxpy/Clarabel, same problems ==")
     print(f"{'metric':8} {'N':>5} {'engine':6} {'single ms':>9} {'cvxpy ms':>9} {'ratio':>7} "
           f"{'batched ms':>10} {'ratio':>7} {'max |dH|':>9} {'max |dp|':>9}")
@@ -108,76 +108,74 @@ def per_solve(lists, names, Ns, repeat, rng, engines):
                 cvx.append(solve(m, v, one, method="cvxpy"))
                 t_cvx.append(time.perf_counter() - t0)
             b = 1e3 * np.median(t_cvx)
-            for engine in engines:      # one: the build the import chose
-                t_ours, dH, dp = [], [], []
-                for i, c in zip(pick, cvx):
-                    one = pool.take([i])
-                    v = m.value(one)
-                    solve(m, v, one)   # warm
-                    ts = []
-                    for _ in range(5):
-                        t0 = time.perf_counter()
-                        r = solve(m, v, one)
-                        ts.append(time.perf_counter() - t0)
-                    t_ours.append(min(ts))
-                    dH.append(abs(r.entropy[0] - c.entropy[0]))
-                    dp.append(np.abs(r.p - c.p).max())
-                a = 1e3 * np.median(t_ours)
-                cb = 1e3 * _best(lambda: solve(m, m.value(pool), pool), REPEAT) / len(pool)
-                print(f"{name:8} {N:5d} {engine:6} {a:9.3f} {b:9.1f} {b / a:7.0f} {cb:10.4f} {b / cb:7.0f} "
-                      f"{max(dH):9.1e} {max(dp):9.1e}", flush=True)
-                ROWS["per_solve"].append(dict(label=LABEL, metric=name, N=N, engine=engine, single_ms=a,
-                                              cvxpy_ms=b, single_ratio=b / a, batched_ms=cb,
-                                              batched_ratio=b / cb, max_dH=max(dH), max_dp=max(dp)))
+            t_ours, dH, dp = [], [], []
+            for i, c in zip(pick, cvx):
+                one = pool.take([i])
+                v = m.value(one)
+                solve(m, v, one)   # warm
+                ts = []
+                for _ in range(5):
+                    t0 = time.perf_counter()
+                    r = solve(m, v, one)
+                    ts.append(time.perf_counter() - t0)
+                t_ours.append(min(ts))
+                dH.append(abs(r.entropy[0] - c.entropy[0]))
+                dp.append(np.abs(r.p - c.p).max())
+            a = 1e3 * np.median(t_ours)
+            cb = 1e3 * _best(lambda: solve(m, m.value(pool), pool), REPEAT) / len(pool)
+            print(f"{name:8} {N:5d} {engine:6} {a:9.3f} {b:9.1f} {b / a:7.0f} {cb:10.4f} {b / cb:7.0f} "
+                  f"{max(dH):9.1e} {max(dp):9.1e}", flush=True)
+            ROWS["per_solve"].append(dict(label=LABEL, metric=name, N=N, engine=engine, single_ms=a,
+                                          cvxpy_ms=b, single_ratio=b / a, batched_ms=cb,
+                                          batched_ratio=b / cb, max_dH=max(dH), max_dp=max(dp)))
 
 
-def throughput(lists, names, problems, N, rng, engines, workers, collection="trec_covid_r1"):
+def throughput(lists, names, problems, N, rng, engine, workers, collection="trec_covid_r1"):
     print(f"== batched throughput: {problems} problems of {collection}, N = {N} ==")
     batch = sample_lists(lists, problems, N, rng)
     first = True
-    for engine in engines:
-        for w in workers:
-            total = 0.0          # the issue's "all three": AP, nDCG and GAP
-            per = {}
-            for name in names:
-                m = parse_measure(name)
-                v = m.value(batch)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    solve(m, v[:4], batch.take(np.arange(4)))   # warm
-                    # timed passes without tracemalloc (it slows numpy's allocations by about half)
-                    out = []
-                    dt = _best(lambda: out.append(solve(m, v, batch, workers=w)), REPEAT)
-                    r = out[-1]
-                    mem = ""
-                    if first:
-                        # memory pass (default engine and threads): the same solve under tracemalloc
-                        tracemalloc.start()
-                        solve(m, v, batch, workers=w)
-                        mem = f"peak {tracemalloc.get_traced_memory()[1] / 2**20:5.0f} MiB  "
-                        tracemalloc.stop()
-                if name in ("AP", "nDCG", "GAP"):
-                    total += dt
-                per[name] = dt
-                counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
-                print(f"{name:6} {engine:8} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
-                      f"{mem}mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
-                ROWS["throughput"].append(dict(label=LABEL, collection=collection, N=N, metric=name,
-                                               engine=engine, threads=w, problems=problems, seconds=dt,
-                                               ms_per_problem=1e3 * dt / problems,
-                                               mean_nit=float(r.nit.mean()), method=r.method,
-                                               not_converged=int((r.status == "not_converged").sum())))
-            first = False
-            line = f"{engine}, {w} thread(s): AP + nDCG + GAP {total:.2f} s"
-            if "nDCG" in per:
-                line += "; per-problem time / nDCG's: " + ", ".join(
-                    f"{k} {per[k] / per['nDCG']:.1f}x" for k in per if k != "nDCG")
-            print(line, flush=True)
-            for k in per:
-                for row in ROWS["throughput"]:
-                    if (row["label"], row["collection"], row["N"], row["metric"], row["threads"]) == (
-                            LABEL, collection, N, k, w) and "nDCG" in per:
-                        row["ratio_to_nDCG"] = per[k] / per["nDCG"]
+    for w in workers:
+        total = 0.0          # the issue's "all three": AP, nDCG and GAP
+        per = {}
+        for name in names:
+            m = parse_measure(name)
+            v = m.value(batch)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                solve(m, v[:4], batch.take(np.arange(4)))   # warm
+                # timed passes without tracemalloc (it slows numpy's allocations by about half)
+                out = []
+                dt = _best(lambda: out.append(solve(m, v, batch, workers=w)), REPEAT)
+                r = out[-1]
+                mem = ""
+                if first:
+                    # memory pass (first thread count): the same solve under tracemalloc
+                    tracemalloc.start()
+                    solve(m, v, batch, workers=w)
+                    mem = f"peak {tracemalloc.get_traced_memory()[1] / 2**20:5.0f} MiB  "
+                    tracemalloc.stop()
+            if name in ("AP", "nDCG", "GAP"):
+                total += dt
+            per[name] = dt
+            counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
+            print(f"{name:6} {engine:8} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
+                  f"{mem}mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
+            ROWS["throughput"].append(dict(label=LABEL, collection=collection, N=N, metric=name,
+                                           engine=engine, threads=w, problems=problems, seconds=dt,
+                                           ms_per_problem=1e3 * dt / problems,
+                                           mean_nit=float(r.nit.mean()), method=r.method,
+                                           not_converged=int((r.status == "not_converged").sum())))
+        first = False
+        line = f"{engine}, {w} thread(s): AP + nDCG + GAP {total:.2f} s"
+        if "nDCG" in per:
+            line += "; per-problem time / nDCG's: " + ", ".join(
+                f"{k} {per[k] / per['nDCG']:.1f}x" for k in per if k != "nDCG")
+        print(line, flush=True)
+        for k in per:
+            for row in ROWS["throughput"]:
+                if (row["label"], row["collection"], row["N"], row["metric"], row["threads"]) == (
+                        LABEL, collection, N, k, w) and "nDCG" in per:
+                    row["ratio_to_nDCG"] = per[k] / per["nDCG"]
 
 
 _STARTUP = """
@@ -270,17 +268,17 @@ def main(argv=None) -> int:
     globals()["REPEAT"] = max(1, args.batch_repeat)
     globals()["LABEL"] = args.label
     rng = np.random.default_rng(args.seed)
-    engines = [_isa()]
+    engine = _isa()
     workers = [int(w) for w in args.workers.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
     if not args.skip_startup:
         startup()
     lists = load()
     if not args.skip_cvxpy:
-        per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng, engines)
-    throughput(lists, args.metrics.split(","), args.problems, 1000, rng, engines, workers)
+        per_solve(lists, ["nDCG", "P@10"], [100, 1000], args.cvxpy_repeat, rng, engine)
+    throughput(lists, args.metrics.split(","), args.problems, 1000, rng, engine, workers)
     if not args.skip_dl19:
-        throughput(load("trec_dl19_passage"), args.metrics.split(","), args.problems, 100, rng, engines,
+        throughput(load("trec_dl19_passage"), args.metrics.split(","), args.problems, 100, rng, engine,
                    workers, collection="trec_dl19_passage")
     print(f"load average at end: {os.getloadavg()[0]:.1f}")
     if args.evidence:

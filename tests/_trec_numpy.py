@@ -15,13 +15,14 @@ import numpy as np
 
 import maxent.trec as trec
 from maxent.errors import InputError
-from maxent.trec import _SURROGATE_WIDTH, LONG_TOKEN, _surrogate
 
 _U = np.uint64
 
 
 class _Table(trec._Table):
     """A tokenised file: token boundaries of every kept line, and column extraction.
+    ``strings`` (long tokens to their surrogates) is the library's, over this class's own
+    numpy ``matrix``.
 
     ``first[i]`` is the index of the first token of the i-th kept line, whose 1-based line
     number is ``lines[i]``; column c of that line is token ``first[i] + c``, or, when only
@@ -98,26 +99,6 @@ class _Table(trec._Table):
                 short = np.flatnonzero(is_short)
                 mat[short] *= keep[short]
         return mat
-
-    def strings(self, c: int) -> np.ndarray:
-        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp.
-
-        Tokens longer than :data:`LONG_TOKEN` bytes are stored as their surrogate
-        (:func:`compact_long`), so the array's width, and memory, stay bounded whatever one
-        line holds.
-        """
-        a, e = self.bounds(c)
-        length = e - a
-        long = np.flatnonzero(length > LONG_TOKEN)
-        if len(long) == 0:
-            mat = self.matrix(c, bounds=(a, e))
-            return mat.view(f"S{mat.shape[1]}").ravel()
-        short_e = e.copy()
-        short_e[long] = a[long]                       # empty tokens while building the matrix
-        mat = self.matrix(c, bounds=(a, short_e))
-        out = mat.view(f"S{mat.shape[1]}").ravel().astype(f"S{_SURROGATE_WIDTH}")
-        out[long] = [_surrogate(self.buf[s: t].tobytes()) for s, t in zip(a[long], e[long])]
-        return out
 
     def floats(self, c: int, what: str) -> np.ndarray:
         """Column c parsed as finite float64, the same doubles as ``float(text)``.

@@ -54,7 +54,7 @@ from maxent.errors import ConvergenceWarning, ParameterError
 from maxent.ranked import RankedLists
 from maxent.solver import _engine
 from maxent.solver._problem import BOUNDARY_RTOL, COUNTS, Batch, count_constraints, entropy
-from maxent.solver.classify import KernelInput, Target, classify
+from maxent.solver.classify import KernelInput, Target, classify, on_end, one_point
 from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
@@ -113,7 +113,8 @@ def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndar
     for s in range(0, len(lists), chunk):
         idx = np.arange(s, min(len(lists), s + chunk))
         batch = Batch(metric, np.zeros(len(idx)), lists.take(idx), counts[idx])
-        out[idx, 0], out[idx, 1] = KernelInput(batch).value_range(batch.counts)
+        top, bot = KernelInput(batch).ends(batch.counts)
+        out[idx, 0], out[idx, 1] = np.minimum(top, bot), np.maximum(top, bot)
     return out
 
 
@@ -246,9 +247,10 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     """classify -> kernel -> certify -> result, for the problems of ``batch`` (rows s.. of
     ``out``)."""
     kin = KernelInput(batch)
-    lo, hi = kin.value_range(batch.counts)
+    top, bot = kin.ends(batch.counts)
+    lo, hi, top_is_hi = np.minimum(top, bot), np.maximum(top, bot), top >= bot
     cls = classify(batch, lo, hi)
-    _write_classified(batch, cls, lo, hi, tol, out, s)
+    _write_classified(batch, cls, lo, hi, top_is_hi, tol, out, s)
     interior = np.flatnonzero(cls == Target.INTERIOR)
     if not len(interior):
         return
@@ -273,7 +275,7 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     if method != "linearize":
         out["message"][s + np.flatnonzero(code == C.CODE_SECOND_RUN)] = _SECOND_RUN_MESSAGE
     if len(left):
-        _uncertified(batch, left, lo, hi, tol, out, s)
+        _uncertified(batch, left, lo, hi, top_is_hi, tol, out, s)
 
 
 def _kernel(kin: KernelInput, batch: Batch, solve_me, lo, hi, method, tol, kkt_tol, max_iter, out, s):
@@ -341,10 +343,11 @@ def _write_rows(batch: Batch, i, PT, out, s, status, message, mult=None):
     out["mult"][g] = 0.0 if mult is None else mult
 
 
-def _extremes(sub: Batch):
-    """The extreme lists attaining the maximum and the minimum of the range, (B, L, N) each."""
+def _extremes(sub: Batch, top_is_hi):
+    """The extreme lists attaining the maximum and the minimum of the range, (B, L, N) each
+    (``top_is_hi``: whether the top list attains the maximum, from :meth:`KernelInput.ends`)."""
     P_top, P_bot = sub.extreme(True), sub.extreme(False)
-    top_is_hi = (sub.expectation(P_top) >= sub.expectation(P_bot))[:, None, None]
+    top_is_hi = np.asarray(top_is_hi)[:, None, None]
     return np.where(top_is_hi, P_top, P_bot), np.where(top_is_hi, P_bot, P_top)
 
 
@@ -358,12 +361,11 @@ def _boundary(batch: Batch, i, P_end, sign, message, lo, hi, tol, out, s):
     ok = np.abs(sub.expectation(F) - v) <= np.maximum(BOUNDARY_RTOL * np.maximum(1.0, np.abs(v)), 0.1 * tol)
     PT = np.where(ok[:, None, None], F, P_end)
     mult = np.zeros((len(i), batch.L))
-    degenerate = (hi - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
-    mult[:, -1] = np.where(degenerate, 0.0, sign * np.inf)
+    mult[:, -1] = np.where(one_point(lo, hi), 0.0, sign * np.inf)
     _write_rows(batch, i, PT, out, s, Status.BOUNDARY.value, message, mult)
 
 
-def _write_classified(batch: Batch, cls, lo, hi, tol, out, s):
+def _write_classified(batch: Batch, cls, lo, hi, top_is_hi, tol, out, s):
     """The problems classified before any iteration: undefined, on an end, beyond it."""
     i = np.flatnonzero(cls == Target.UNDEFINED)
     if len(i):
@@ -373,7 +375,7 @@ def _write_classified(batch: Batch, cls, lo, hi, tol, out, s):
     i = np.flatnonzero((cls != Target.INTERIOR) & (cls != Target.UNDEFINED))
     if not len(i):
         return
-    P_hi, P_lo = _extremes(batch.take(i))
+    P_hi, P_lo = _extremes(batch.take(i), top_is_hi[i])
     c = cls[i]
     for target, P_end, sign, message in (
             (Target.AT_MAX, P_hi, 1.0, _AT_MAXIMUM),
@@ -388,16 +390,15 @@ def _write_classified(batch: Batch, cls, lo, hi, tol, out, s):
                         f"target {why} the attainable range; p is the nearest deterministic extreme list")
 
 
-def _uncertified(batch: Batch, i, lo, hi, tol, out, s):
+def _uncertified(batch: Batch, i, lo, hi, top_is_hi, tol, out, s):
     """Problems i that no run certified: a target on or within ``tol`` of an end of the
     deterministic range ends ``boundary`` (the extreme list, or its face, meets every
     constraint to tol: e.g. ERR 7e-11 below its maximum, where |b| ~ 5e9); beyond an end
     ``infeasible`` (no feasible distribution found); else ``not_converged`` (the last iterate)."""
     v = batch.target[i]
     lo, hi = lo[i], hi[i]
-    P_hi, P_lo = _extremes(batch.take(i))
-    at_hi = np.abs(v - hi) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
-    at_lo = np.abs(v - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(lo))
+    P_hi, P_lo = _extremes(batch.take(i), top_is_hi[i])
+    at_hi, at_lo = on_end(v, hi), on_end(v, lo)
     done = np.zeros(len(i), dtype=bool)
     near = f"target within {tol:g} (the residual tolerance) of the {{}} attainable value"
     for k, P_end, sign, message in (

@@ -1,7 +1,7 @@
-def linear_range(double[:, :, ::1] WT, double[:, ::1] K, int64_t[::1] lengths, double[::1] lo, double[::1] hi):
-    """The attainable range [lo, hi] of <W, p> of each problem of a metric linear in p
+def linear_range(double[:, :, ::1] WT, double[:, ::1] K, int64_t[::1] lengths, double[::1] top, double[::1] bot):
+    """The ends of the attainable range of <W, p> of each problem of a metric linear in p
     (arguments as :func:`linear_batch`): its values on the deterministic lists that fill the
-    categories in decreasing and in increasing order of their rank-1 feature."""
+    categories in decreasing (top) and in increasing (bot) order of their rank-1 feature."""
     cdef Py_ssize_t B
     cdef Py_ssize_t L
     cdef double[::1] W1
@@ -23,14 +23,14 @@ def linear_range(double[:, :, ::1] WT, double[:, ::1] K, int64_t[::1] lengths, d
             _preference(W1, L, pref)
             e_top = _extreme_value(WT[i], L, n_len, K[i], pref, True)
             e_bot = _extreme_value(WT[i], L, n_len, K[i], pref, False)
-            lo[i] = min(e_top, e_bot)
-            hi[i] = max(e_top, e_bot)
+            top[i] = e_top
+            bot[i] = e_bot
 
 
-def cascade_range(double[::1] s_all, double[::1] c, double[:, ::1] K, int64_t[::1] lengths, double[::1] lo, double[::1] hi):
-    """The attainable range [lo, hi] of the deterministic lists of each problem of a cascade
-    metric (arguments as :func:`cascade_batch`): their values highest category first and
-    lowest first. The maximum is the metric's over every distribution; a fractional list can
+def cascade_range(double[::1] s_all, double[::1] c, double[:, ::1] K, int64_t[::1] lengths, double[::1] top, double[::1] bot):
+    """The ends of the attainable range of the deterministic lists of each problem of a cascade
+    metric (arguments as :func:`cascade_batch`): their values highest category first (top) and
+    lowest first (bot). The maximum is the metric's over every distribution; a fractional list can
     go below the minimum (:func:`maxent.solver._problem.cascade_lower_bound`)."""
     cdef Py_ssize_t B
     cdef Py_ssize_t J
@@ -62,8 +62,8 @@ def cascade_range(double[::1] s_all, double[::1] c, double[:, ::1] K, int64_t[::
             n_len = lengths[i]
             Lp = _populated(K[i], pop, Kp)
             if Lp == 0:
-                lo[i] = 0.0
-                hi[i] = 0.0
+                top[i] = 0.0
+                bot[i] = 0.0
                 continue
             for k in range(Lp):
                 sp[k] = s_all[pop[k]]
@@ -72,8 +72,8 @@ def cascade_range(double[::1] s_all, double[::1] c, double[:, ::1] K, int64_t[::
             e_top = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
             _extreme_list(Pf, J, n_len, Kp, False)
             e_bot = _cascade_E_W(Pf, Lp, n_len, sp, c, W0, False, Sc)
-            lo[i] = min(e_top, e_bot)
-            hi[i] = max(e_top, e_bot)
+            top[i] = e_top
+            bot[i] = e_bot
 
 
 def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double tol, Py_ssize_t max_iter, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out):
@@ -242,10 +242,10 @@ cdef Py_ssize_t _prefix_slots(int64_t[::1] js, double[::1] kappa_i, double[::1] 
     return J
 
 
-def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:, ::1] K, int64_t[::1] lengths, double[::1] lo, double[::1] hi):
-    """The attainable range [lo, hi] of E of each problem of a prefix metric (arguments as
-    :func:`prefix_batch`): its values on the deterministic lists highest category first and
-    lowest first (one populated category: the one list's value)."""
+def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:, ::1] K, int64_t[::1] lengths, double[::1] top, double[::1] bot):
+    """The ends of the attainable range of E of each problem of a prefix metric (arguments as
+    :func:`prefix_batch`): its values on the deterministic lists highest category first (top)
+    and lowest first (bot; one populated category: the one list's value)."""
     cdef Py_ssize_t B
     cdef Py_ssize_t J
     cdef Py_ssize_t L
@@ -275,15 +275,15 @@ def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:,
             n_len = lengths[i]
             J = _prefix_slots(js, kappa[i], f, K[i], n_len, pop, Kp, kap, &c0)
             if J < 1:
-                lo[i] = c0      # one populated category: no slot, E = c0
-                hi[i] = c0
+                top[i] = c0      # one populated category: no slot, E = c0
+                bot[i] = c0
                 continue
             _extreme_list(Pf, J, n_len, Kp, True)
             e_top = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
             _extreme_list(Pf, J, n_len, Kp, False)
             e_bot = _prefix_E_G(Pf, J, n_len, kap, f, c0, G, Q, False)
-            lo[i] = min(e_top, e_bot)
-            hi[i] = max(e_top, e_bot)
+            top[i] = e_top
+            bot[i] = e_bot
 
 
 def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double[::1] lo, double[::1] hi, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t fallback, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):

@@ -65,18 +65,30 @@ class KernelInput:
         else:
             raise ValueError(f"{metric}: no solver form")
 
-    def value_range(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The ends (lo, hi) of the range of the two deterministic extreme lists, (B,) each."""
+    def ends(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """E of the two deterministic extreme lists, (B,) each: ``top`` fills the categories
+        in the metric's order of preference (:meth:`Batch.extreme` with top=True), ``bot`` in
+        the reverse order. The range is [min, max] of the two."""
         B = len(counts)
-        lo, hi = np.zeros(B), np.zeros(B)
+        top, bot = np.zeros(B), np.zeros(B)
         K = np.ascontiguousarray(counts, dtype=np.float64)
         if self.form == "linear":
-            _engine.linear_range(self.WT, K, self.lengths, lo, hi)
+            _engine.linear_range(self.WT, K, self.lengths, top, bot)
         elif self.form == "prefix":
-            _engine.prefix_range(self.js, self.kappa, self.f, K, self.lengths, lo, hi)
+            _engine.prefix_range(self.js, self.kappa, self.f, K, self.lengths, top, bot)
         else:
-            _engine.cascade_range(self.s, self.c, K, self.lengths, lo, hi)
-        return lo, hi
+            _engine.cascade_range(self.s, self.c, K, self.lengths, top, bot)
+        return top, bot
+
+
+def on_end(v: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Whether each target is on an end of its range (to ``BOUNDARY_RTOL`` of max(1, |end|))."""
+    return np.abs(v - end) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(end))
+
+
+def one_point(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Whether each range [lo, hi] is a single point (to ``BOUNDARY_RTOL``)."""
+    return (hi - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
 
 
 def classify(batch: Batch, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -85,9 +97,7 @@ def classify(batch: Batch, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     t = metric.binary_threshold if not metric.GRADED else 1
     undefined = batch.lists.n_rel(t) == 0
     cert_lo, cert_hi = certified_ends(metric)
-    at_hi = np.abs(v - hi) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
-    at_lo = np.abs(v - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(lo))
-    degenerate = (hi - lo) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(hi))
+    at_hi, at_lo, degenerate = on_end(v, hi), on_end(v, lo), one_point(lo, hi)
     above = (v > hi) & ~at_hi
     below = (v < lo) & ~at_lo
     lo_known = np.full(len(v), cert_lo)
