@@ -1,8 +1,10 @@
 """Build hook: the C extensions (declared in pyproject.toml) are required; without a C compiler
-the install fails with one message saying what to install. The engine's AVX2 build
-(maxent.solver._engine_avx2) is built only where the compiler targets x86-64 and
-takes GCC's flags; elsewhere maxent.solver._engine, the baseline build, is the only one.
-GCC's --param flags (pyproject.toml) are passed to GCC only."""
+the install fails with one message saying what to install. The engine's AVX2 and AVX-512
+builds (maxent.solver._engine_avx2, _engine_avx512) are built only where the compiler targets
+x86-64 and takes GCC's flags; elsewhere maxent.solver._engine, the baseline build, is the only
+one. GCC's --param flags (pyproject.toml) are passed to GCC only. The extensions are compiled
+in parallel, one per core."""
+import os
 import shutil
 import subprocess
 import sysconfig
@@ -12,7 +14,7 @@ from setuptools.command.build_ext import build_ext
 
 NEEDS_CC = ("maxent-ir needs a C compiler to build from source; on Debian/Ubuntu: "
             "apt-get install build-essential python3-dev")
-AVX2 = "maxent.solver._engine_avx2"
+X86_64_ONLY = ("maxent.solver._engine_avx2", "maxent.solver._engine_avx512")
 
 
 def targets_x86_64(compiler) -> bool:
@@ -38,10 +40,12 @@ class BuildExt(build_ext):
         if cc and shutil.which(cc[0]) is None:
             raise SystemExit(f"error: {NEEDS_CC} (no compiler {cc[0]!r} found)")
         if not targets_x86_64(self.compiler):
-            self.extensions = [e for e in self.extensions if e.name != AVX2]
+            self.extensions = [e for e in self.extensions if e.name not in X86_64_ONLY]
         if not (cc and is_gcc(cc[0])):
             for ext in self.extensions:
                 ext.extra_compile_args = [a for a in ext.extra_compile_args if not a.startswith("--param")]
+        if not self.parallel:
+            self.parallel = os.cpu_count() or 1
         super().build_extensions()
 
 

@@ -278,19 +278,19 @@ def bench_throughput(results: Path) -> str:
 
 
 def bench_engines(results: Path) -> str:
-    """The compiled engine against the former numba kernels, same problems, one process, alternating."""
+    """The compiled engine's builds against the former numba kernels, same problems, one
+    process, alternating; the build the import chose first."""
     t = _read(results, "benchmarks", "solver", "engines", "engines.csv")
     key = ["collection", "N", "metric", "threads"]
     w = t.pivot_table(index=key, columns="engine", values="cpu_ms_per_problem", aggfunc="min").reset_index()
-    base = "baseline" in w.columns
-    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), f"{r['compiled']:.4f}"]
-            + ([f"{r['baseline']:.4f}"] if base else [])
-            + [f"{r['numba']:.4f}", f"{r['compiled'] / r['numba']:.2f}"]
-            + ([f"{r['baseline'] / r['numba']:.2f}"] if base else []) for r in w.to_dict("records")]
+    chosen = t.loc[t.chosen.astype(bool), "engine"].iloc[0]
+    builds = [chosen] + [b for b in ("avx512", "avx2", "baseline") if b in w.columns and b != chosen]
+    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), f"{r['numba']:.4f}"]
+            + [f"{r[b]:.4f}" for b in builds] + [f"{r[b] / r['numba']:.2f}" for b in builds]
+            for r in w.to_dict("records")]
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'engines')}.\n\n"
-            + _md(["lists from", "N", "metric", "threads", "compiled CPU ms / problem"]
-                  + (["baseline build"] if base else []) + ["numba CPU ms / problem", "compiled / numba"]
-                  + (["baseline / numba"] if base else []), rows))
+            + _md(["lists from", "N", "metric", "threads", "numba"] + [f"{b}{' (chosen)' * (b == chosen)}" for b in builds]
+                  + [f"{b} / numba" for b in builds], rows))
 
 
 def bench_startup(results: Path) -> str:

@@ -10,8 +10,8 @@ measure for one thread; for two threads the wall time is what counts.
 Batches: ``--problems`` lists of trec_covid_r1 at N = 1000 and of trec_dl19_passage at N = 100
 (their real depth-100 lists). ``--evidence`` writes ``results/benchmarks/solver/engines/engines.csv``.
 
-On a CPU with AVX2 the engine runs its AVX2 build (``_engine.ISA``); the baseline
-build (``_engine.BASELINE``, what other CPUs run) is then timed too, as a third engine.
+Every build of the engine this CPU runs is timed (``_engine.BUILDS``: the baseline, AVX2,
+AVX-512); the widest of them is the one the import chose (``_engine.ISA``).
 
     NUMBA_CACHE_DIR=... python benchmarks/bench_engines.py --against /tmp/start [--evidence]
 """
@@ -91,9 +91,9 @@ def main(argv=None) -> int:
     earlier = numba_engine(Path(args.against))
     rng = np.random.default_rng(args.seed)
     rows = []
-    engines = [("numba", earlier), ("compiled", _engine)]
-    if _engine.ISA != "baseline":
-        engines.append(("baseline", types.SimpleNamespace(kernel_code=_engine.kernel_code, **_engine.BASELINE)))
+    engines = [("numba", earlier)] + [
+        (isa, types.SimpleNamespace(kernel_code=_engine.kernel_code, **_engine.build(isa)))
+        for isa in reversed(_engine.BUILDS) if _engine.build(isa) is not None]
     for coll, N in (("trec_covid_r1", 1000), ("trec_dl19_passage", 100)):
         pool = full_length(load(coll), N)
         lists = pool.take(rng.choice(len(pool), size=args.problems, replace=len(pool) < args.problems))
@@ -112,19 +112,17 @@ def main(argv=None) -> int:
                         res[label] = r
                 same = all(bool((res["numba"].status == res[label].status).all()) for label in res)
                 for label in best:
-                    isa = "" if label == "numba" else ("baseline" if label == "baseline" else _engine.ISA)
-                    rows.append(dict(collection=coll, N=N, metric=name, threads=w, engine=label, isa=isa,
+                    rows.append(dict(collection=coll, N=N, metric=name, threads=w, engine=label,
+                                     chosen=label == _engine.ISA,
                                      problems=len(lists), wall_s=best[label][0], cpu_s=best[label][1],
                                      wall_ms_per_problem=1e3 * best[label][0] / len(lists),
                                      cpu_ms_per_problem=1e3 * best[label][1] / len(lists),
                                      mean_nit=float(res[label].nit.mean()), same_statuses=same))
-                print(f"{coll:18} N={N:4d} {name:5} {w} thr  numba wall {best['numba'][0]:6.2f} s cpu "
-                      f"{best['numba'][1]:6.2f} s | compiled wall {best['compiled'][0]:6.2f} s cpu "
-                      f"{best['compiled'][1]:6.2f} s | ratio cpu {best['compiled'][1] / best['numba'][1]:4.2f} "
-                      f"wall {best['compiled'][0] / best['numba'][0]:4.2f}" + "".join(
-                          f" | baseline cpu {best[k][1]:6.2f} s ratio {best[k][1] / best['numba'][1]:4.2f}"
-                          for k in best if k == "baseline") + f"  same statuses {same}  "
-                      f"(load {os.getloadavg()[0]:.1f})", flush=True)
+                print(f"{coll:18} N={N:4d} {name:5} {w} thr  numba cpu {best['numba'][1]:6.3f} s wall "
+                      f"{best['numba'][0]:6.3f} s" + "".join(
+                          f" | {k} cpu {best[k][1]:6.3f} s x{best[k][1] / best['numba'][1]:4.2f} wall "
+                          f"x{best[k][0] / best['numba'][0]:4.2f}" for k in best if k != "numba")
+                      + f"  same statuses {same}  (load {os.getloadavg()[0]:.1f})", flush=True)
     if args.evidence:
         import pandas as pd
 

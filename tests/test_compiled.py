@@ -811,54 +811,90 @@ def test_results_do_not_depend_on_the_batch_order(name):
 
 
 def test_isa_dispatch_names_the_build_that_runs():
-    """``maxent.solver._engine`` holds the AVX2 build's functions exactly on a CPU with
-    AVX2 (oracle: the CPU flags the kernel reports in /proc/cpuinfo on Linux), its
-    own baseline build's otherwise, and ``MAXENT_ENGINE_ISA=baseline`` keeps the baseline."""
+    """``maxent.solver._engine`` holds the functions of the widest build the CPU runs (oracle:
+    the CPU flags the kernel reports in /proc/cpuinfo on Linux): AVX-512 with AVX2 and FMA,
+    else AVX2, else its own baseline build's; ``MAXENT_ENGINE_ISA`` caps the choice."""
     from maxent.solver import _engine as C
 
     assert set(C.BASELINE) >= {"linear_batch", "prefix_batch", "cascade_batch", "fexp_array", "SoftmaxScratch"}
     runs = {name: getattr(C, name).__module__ for name in C.BASELINE}
-    want = "maxent.solver._engine_avx2" if C.ISA == "avx2" else "maxent.solver._engine"
-    assert set(runs.values()) == {want} and C.ISA in ("baseline", "avx2")
+    want = "maxent.solver._engine" if C.ISA == "baseline" else f"maxent.solver._engine_{C.ISA}"
+    assert set(runs.values()) == {want} and C.ISA in C.BUILDS
     assert all(f.__module__ == "maxent.solver._engine" for f in C.BASELINE.values())
+    assert C.build("baseline") is C.BASELINE
     try:
-        flags = next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split()
+        flags = set(next(line for line in open("/proc/cpuinfo") if line.startswith("flags")).split())
     except (OSError, StopIteration):
         flags = None
-    if flags is not None and sys.platform.startswith("linux"):
-        assert (C.ISA == "avx2") == ("avx2" in flags)
-    forced = subprocess.run([sys.executable, "-c", "from maxent.solver import _engine as C; "
-                             "print(C.ISA, C.linear_batch.__module__)"],
-                            env={**__import__("os").environ, "MAXENT_ENGINE_ISA": "baseline"},
-                            capture_output=True, text=True, check=True)
-    assert forced.stdout.split() == ["baseline", "maxent.solver._engine"]
+    if flags is not None and sys.platform.startswith("linux") and C.build("avx2") is not None:
+        widest = ("avx512" if {"avx2", "fma", "avx512f", "avx512dq", "avx512vl", "avx512bw"} <= flags
+                  and C.build("avx512") is not None else "avx2" if "avx2" in flags else "baseline")
+        assert C.ISA == widest
+    for cap in ("baseline", "avx2"):
+        forced = subprocess.run([sys.executable, "-c", "from maxent.solver import _engine as C; "
+                                 "print(C.ISA, C.linear_batch.__module__)"],
+                                env={**__import__("os").environ, "MAXENT_ENGINE_ISA": cap},
+                                capture_output=True, text=True, check=True)
+        isa = cap if C.build(cap) is not None else "baseline"
+        assert forced.stdout.split() == [isa, "maxent.solver._engine" + ("" if isa == "baseline" else "_" + isa)]
 
 
-@pytest.mark.parametrize("name", ["nDCG", "AP", "GAP", "ERR", "RR"])
-def test_the_two_builds_give_identical_results(name):
-    """The AVX2 build only widens the vector instructions: no fused multiply-add (no
-    -mfma) and no reassociation beyond the partial sums written in the source, so every
-    operation rounds as in the baseline build. Oracle: the baseline build on the
-    same lists (depth 1000, both count constraints): p, multipliers, statuses, entropies and
-    iteration counts identical, bit for bit."""
+def _solve_with(build, m, v, lists, count):
     import types
 
     import maxent.solver as S
     from maxent.solver import _engine as C
 
-    if C.ISA == "baseline":
-        pytest.skip("this CPU runs the baseline build only")
-    m = parse_measure(name)
+    S._engine = types.SimpleNamespace(kernel_code=C.kernel_code, **build)
+    try:
+        return solve(m, v, lists, count=count, workers=1)
+    finally:
+        S._engine = C
+
+
+def _covid40():
     lists = ranked("trec_covid_r1")
-    lists = lists.take(np.random.default_rng(3).choice(len(lists), 40, replace=False))
+    return lists.take(np.random.default_rng(3).choice(len(lists), 40, replace=False))
+
+
+@pytest.mark.parametrize("name", ["nDCG", "AP", "GAP", "ERR", "RR"])
+def test_the_avx2_build_gives_the_baseline_results(name):
+    """The AVX2 build only widens the vector instructions: no fused multiply-add (no
+    -mfma) and no reassociation beyond the partial sums written in the source, so every
+    operation rounds as in the baseline build. Oracle: the baseline build on the
+    same lists (depth 1000, both count constraints): p, multipliers, statuses, entropies and
+    iteration counts identical, bit for bit."""
+    from maxent.solver import _engine as C
+
+    if C.build("avx2") is None:
+        pytest.skip("this CPU or install has no AVX2 build")
+    m, lists = parse_measure(name), _covid40()
     v = m.value(lists)
-    base = types.SimpleNamespace(kernel_code=C.kernel_code, **C.BASELINE)
     for count in ("retrieved", "total"):
-        ref = solve(m, v, lists, count=count, workers=1)
-        S._engine = base
-        try:
-            got = solve(m, v, lists, count=count, workers=1)
-        finally:
-            S._engine = C
+        ref = _solve_with(C.BASELINE, m, v, lists, count)
+        got = _solve_with(C.build("avx2"), m, v, lists, count)
         for field in ("p", "multipliers", "status", "entropy", "nit"):
             np.testing.assert_array_equal(getattr(got, field), getattr(ref, field), err_msg=f"{name} {count} {field}")
+
+
+@pytest.mark.parametrize("name", ["nDCG", "AP", "GAP", "ERR", "RR"])
+def test_the_avx512_build_agrees_with_the_baseline_to_rounding(name):
+    """The AVX-512 build fuses multiply-adds, so its iterates round differently from the
+    baseline build's. Oracle: the baseline build on the same lists (depth 1000, both count
+    constraints): the same statuses; entropies within 1e-10 relative, or, near a metric's
+    maximum (|b| large), within the certificate's residual tolerance, worth |b| 1e-10 nats;
+    p within 1e-6 (two certified points of an ill-conditioned ERR list differ by ~4e-8)."""
+    from maxent.solver import _engine as C
+
+    if C.build("avx512") is None:
+        pytest.skip("this CPU or install has no AVX-512 build")
+    m, lists = parse_measure(name), _covid40()
+    v = m.value(lists)
+    for count in ("retrieved", "total"):
+        ref = _solve_with(C.BASELINE, m, v, lists, count)
+        got = _solve_with(C.build("avx512"), m, v, lists, count)
+        np.testing.assert_array_equal(got.status, ref.status, err_msg=f"{name} {count}")
+        b = np.abs(np.nan_to_num(ref.multipliers[:, -1]))
+        allowance = np.maximum(1e-10 * np.maximum(1.0, np.abs(ref.entropy)), 1e-10 * b)
+        assert (np.abs(got.entropy - ref.entropy) <= allowance).all(), f"{name} {count}"
+        assert np.abs(got.p - ref.p).max() <= 1e-6, f"{name} {count}"

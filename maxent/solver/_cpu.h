@@ -1,14 +1,20 @@
-/* Which build of the engine this CPU can run: the AVX2 one (maxent.solver._engine_avx2,
-   compiled with -mavx2) or only the baseline (maxent.solver._engine). libgcc's
-   __builtin_cpu_supports also checks that the operating system saves the AVX registers. On
-   other architectures and compilers: the baseline. */
+/* Which build of the engine this CPU can run: 2, the AVX-512 one (maxent.solver._engine_avx512,
+   compiled with AVX-512 F/DQ/VL/BW, AVX2 and FMA); 1, the AVX2 one (maxent.solver._engine_avx2,
+   -mavx2); 0, only the baseline (maxent.solver._engine). libgcc's __builtin_cpu_supports also
+   checks that the operating system saves the AVX and AVX-512 registers. On other architectures
+   and compilers: the baseline. */
 #ifndef MAXENT_SOLVER_CPU_H
 #define MAXENT_SOLVER_CPU_H
 
-static int maxent_cpu_has_avx2(void) {
+static int maxent_cpu_level(void) {
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
+    if (!__builtin_cpu_supports("avx2"))
+        return 0;
+    if (__builtin_cpu_supports("fma") && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq")
+        && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+        return 2;
+    return 1;
 #else
     return 0;
 #endif

@@ -28,32 +28,53 @@ Every kernel is ``noexcept nogil``: a float division by 0 gives inf or NaN (C se
 """
 include "_kernels.pxi"
 
-# Dispatch by CPU, as numpy dispatches its SIMD kernels: the same source is also built with
-# AVX2 (-mavx2: four doubles per vector instruction) as maxent.solver._engine_avx2; on a CPU
-# that has AVX2, this module's functions are that build's (their results are the same, bit for
-# bit: both builds round every operation alike). The baseline build runs on any CPU of its
-# architecture, so a wheel built here never crashes a machine without AVX2 (Dask workers that
-# share a wheel cache), and this module is the one every caller imports.
+# Dispatch by CPU, as numpy dispatches its SIMD kernels: on x86-64 the same source is also
+# built as maxent.solver._engine_avx2 (-mavx2: four doubles per vector instruction) and
+# maxent.solver._engine_avx512 (AVX-512 with fused multiply-adds); this module's functions are
+# those of the widest build the CPU can run. The AVX2 build rounds every operation as the
+# baseline build does, so their results are the same bit for bit; the AVX-512 build fuses
+# multiply-adds and agrees with them to rounding (docs/design/solver.md, "Build"). The baseline
+# build runs on any CPU of its architecture, so a wheel built here never crashes a machine
+# without AVX2 (Dask workers that share a wheel cache), and this module is the one every caller
+# imports.
+import importlib as _importlib
 import os as _os
 
 cdef extern from "_cpu.h":
-    int maxent_cpu_has_avx2() nogil
+    int maxent_cpu_level() nogil
 
 BASELINE = {_name: _f for _name, _f in list(globals().items())
             if callable(_f) and _name != "kernel_code" and not _name.startswith("__")
             and getattr(_f, "__module__", None) == __name__}
 """This build's functions and workspace classes by name (the benchmarks and tests compare the
-two builds; the status codes :class:`kernel_code` are one class for both)."""
+builds; the status codes :class:`kernel_code` are one class for all)."""
+
+BUILDS = ("baseline", "avx2", "avx512")
+"""The builds, narrowest first: the baseline, then those dispatched to by CPU."""
+
+
+def build(isa):
+    """The functions and workspace classes of build ``isa`` (one of :data:`BUILDS`) by name,
+    as :data:`BASELINE`; None where the install has no such build or this CPU cannot run it."""
+    level = BUILDS.index(isa)
+    if level == 0:
+        return BASELINE
+    if level > maxent_cpu_level():
+        return None
+    try:
+        mod = _importlib.import_module(f"maxent.solver._engine_{isa}")
+    except ImportError:             # a build without it (setup.py: x86-64 targets only)
+        return None
+    return {_name: getattr(mod, _name) for _name in BASELINE}
+
 
 ISA = "baseline"
-"""The instruction set of the build whose functions this module holds: ``"baseline"``, or
-``"avx2"`` on a CPU with AVX2 (``MAXENT_ENGINE_ISA=baseline`` keeps the baseline)."""
+"""The build whose functions this module holds: the widest of :data:`BUILDS` that this CPU
+runs and the install has (``MAXENT_ENGINE_ISA=baseline`` or ``avx2`` caps it)."""
 
-if maxent_cpu_has_avx2() and _os.environ.get("MAXENT_ENGINE_ISA", "") != "baseline":
-    try:
-        from maxent.solver import _engine_avx2
-    except ImportError:             # a build without it (setup.py: x86-64 targets only)
-        _engine_avx2 = None
-    if _engine_avx2 is not None:
-        globals().update({_name: getattr(_engine_avx2, _name) for _name in BASELINE})
-        ISA = "avx2"
+_cap = _os.environ.get("MAXENT_ENGINE_ISA", "")
+for _isa in BUILDS[1:BUILDS.index(_cap) + 1 if _cap in BUILDS else len(BUILDS)]:
+    _funcs = build(_isa)
+    if _funcs is not None:
+        globals().update(_funcs)
+        ISA = _isa
