@@ -852,9 +852,19 @@ def _solve_with(build, m, v, lists, count):
         S._engine = C
 
 
-def _covid40():
+def _against_baseline(isa, name):
+    """(count, baseline result, result of build ``isa``) for metric ``name`` on 40 lists of
+    trec_covid_r1 (depth 1000) under each count constraint; skips where there is no such build."""
+    from maxent.solver import _engine as C
+
+    if C.build(isa) is None:
+        pytest.skip(f"this CPU or install has no {isa} build")
     lists = ranked("trec_covid_r1")
-    return lists.take(np.random.default_rng(3).choice(len(lists), 40, replace=False))
+    lists = lists.take(np.random.default_rng(3).choice(len(lists), 40, replace=False))
+    m = parse_measure(name)
+    v = m.value(lists)
+    for count in ("retrieved", "total"):
+        yield count, _solve_with(C.BASELINE, m, v, lists, count), _solve_with(C.build(isa), m, v, lists, count)
 
 
 @pytest.mark.parametrize("name", ["nDCG", "AP", "GAP", "ERR", "RR"])
@@ -864,15 +874,7 @@ def test_the_avx2_build_gives_the_baseline_results(name):
     operation rounds as in the baseline build. Oracle: the baseline build on the
     same lists (depth 1000, both count constraints): p, multipliers, statuses, entropies and
     iteration counts identical, bit for bit."""
-    from maxent.solver import _engine as C
-
-    if C.build("avx2") is None:
-        pytest.skip("this CPU or install has no AVX2 build")
-    m, lists = parse_measure(name), _covid40()
-    v = m.value(lists)
-    for count in ("retrieved", "total"):
-        ref = _solve_with(C.BASELINE, m, v, lists, count)
-        got = _solve_with(C.build("avx2"), m, v, lists, count)
+    for count, ref, got in _against_baseline("avx2", name):
         for field in ("p", "multipliers", "status", "entropy", "nit"):
             np.testing.assert_array_equal(getattr(got, field), getattr(ref, field), err_msg=f"{name} {count} {field}")
 
@@ -884,15 +886,7 @@ def test_the_avx512_build_agrees_with_the_baseline_to_rounding(name):
     constraints): the same statuses; entropies within 1e-10 relative, or, near a metric's
     maximum (|b| large), within the certificate's residual tolerance, worth |b| 1e-10 nats;
     p within 1e-6 (two certified points of an ill-conditioned ERR list differ by ~4e-8)."""
-    from maxent.solver import _engine as C
-
-    if C.build("avx512") is None:
-        pytest.skip("this CPU or install has no AVX-512 build")
-    m, lists = parse_measure(name), _covid40()
-    v = m.value(lists)
-    for count in ("retrieved", "total"):
-        ref = _solve_with(C.BASELINE, m, v, lists, count)
-        got = _solve_with(C.build("avx512"), m, v, lists, count)
+    for count, ref, got in _against_baseline("avx512", name):
         np.testing.assert_array_equal(got.status, ref.status, err_msg=f"{name} {count}")
         b = np.abs(np.nan_to_num(ref.multipliers[:, -1]))
         allowance = np.maximum(1e-10 * np.maximum(1.0, np.abs(ref.entropy)), 1e-10 * b)
