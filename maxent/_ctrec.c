@@ -457,6 +457,24 @@ done:
 
 /* ---- 64-bit hashes of fixed-width strings, and a hash table of 64-bit keys ---- */
 
+/* C-contiguous buffers of the n objects into views: all of them, or none (-1, the error set) */
+static int get_buffers(PyObject *const *objs, Py_buffer *views, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (PyObject_GetBuffer(objs[i], &views[i], PyBUF_C_CONTIGUOUS) < 0) {
+            while (i--)
+                PyBuffer_Release(&views[i]);
+            return -1;
+        }
+    return 0;
+}
+
+static void release_buffers(Py_buffer *views, int n)
+{
+    for (int i = 0; i < n; i++)
+        PyBuffer_Release(&views[i]);
+}
+
 static inline uint64_t fmix64(uint64_t h)
 {
     h ^= h >> 33;
@@ -485,7 +503,7 @@ static PyObject *hash_strings(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "width < 0");
         return NULL;
     }
-    if (PyObject_GetBuffer(data_o, &data, PyBUF_C_CONTIGUOUS) < 0)
+    if (get_buffers(&data_o, &data, 1) < 0)
         return NULL;
     const Py_ssize_t n = width ? data.len / width : 0;
     PyObject *out_b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t));
@@ -514,28 +532,21 @@ PyDoc_STRVAR(topic_keys_doc,
 
 static PyObject *topic_keys(PyObject *self, PyObject *args)
 {
-    PyObject *h_o, *c_o;
-    Py_buffer hb, cb;
-    if (!PyArg_ParseTuple(args, "OO:topic_keys", &h_o, &c_o))
+    PyObject *objs[2];
+    Py_buffer v[2];                                               /* hashes, codes */
+    if (!PyArg_ParseTuple(args, "OO:topic_keys", &objs[0], &objs[1]) || get_buffers(objs, v, 2) < 0)
         return NULL;
-    if (PyObject_GetBuffer(h_o, &hb, PyBUF_C_CONTIGUOUS) < 0)
-        return NULL;
-    if (PyObject_GetBuffer(c_o, &cb, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&hb);
-        return NULL;
-    }
-    const Py_ssize_t n = hb.len / (Py_ssize_t)sizeof(uint64_t);
+    const Py_ssize_t n = v[0].len / (Py_ssize_t)sizeof(uint64_t);
     PyObject *out_b = NULL;
-    if (cb.len != hb.len)
+    if (v[1].len != v[0].len)
         PyErr_SetString(PyExc_ValueError, "hashes and codes differ in length");
     else if ((out_b = PyByteArray_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(uint64_t)))) {
         uint64_t *out = (uint64_t *)PyByteArray_AS_STRING(out_b);
-        const uint64_t *h = hb.buf, *c = cb.buf;
+        const uint64_t *h = v[0].buf, *c = v[1].buf;
         for (Py_ssize_t i = 0; i < n; i++)
             out[i] = fmix64(h[i] ^ ((c[i] + 1) * 0x9E3779B97F4A7C15ULL));
     }
-    PyBuffer_Release(&hb);
-    PyBuffer_Release(&cb);
+    release_buffers(v, 2);
     return out_b;
 }
 
@@ -563,7 +574,7 @@ static PyObject *key_table(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "bits out of range");
         return NULL;
     }
-    if (PyObject_GetBuffer(keys_o, &kb, PyBUF_C_CONTIGUOUS) < 0)
+    if (get_buffers(&keys_o, &kb, 1) < 0)
         return NULL;
     const Py_ssize_t n = kb.len / (Py_ssize_t)sizeof(uint64_t);
     const uint64_t size = (uint64_t)1 << bits, mask = size - 1;
@@ -609,30 +620,21 @@ PyDoc_STRVAR(key_probe_doc,
 
 static PyObject *key_probe(PyObject *self, PyObject *args)
 {
-    PyObject *keys_o, *table_o, *query_o;
+    PyObject *objs[3];
     int bits;
-    Py_buffer kb, tb, qb;
-    if (!PyArg_ParseTuple(args, "OOiO:key_probe", &keys_o, &table_o, &bits, &query_o))
+    Py_buffer v[3];                                               /* keys, table, query */
+    if (!PyArg_ParseTuple(args, "OOiO:key_probe", &objs[0], &objs[1], &bits, &objs[2]))
         return NULL;
     if (bits < 1 || bits > 62) {
         PyErr_SetString(PyExc_ValueError, "bits out of range");
         return NULL;
     }
-    if (PyObject_GetBuffer(keys_o, &kb, PyBUF_C_CONTIGUOUS) < 0)
+    if (get_buffers(objs, v, 3) < 0)
         return NULL;
-    if (PyObject_GetBuffer(table_o, &tb, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&kb);
-        return NULL;
-    }
-    if (PyObject_GetBuffer(query_o, &qb, PyBUF_C_CONTIGUOUS) < 0) {
-        PyBuffer_Release(&kb);
-        PyBuffer_Release(&tb);
-        return NULL;
-    }
     const uint64_t size = (uint64_t)1 << bits, mask = size - 1;
-    const Py_ssize_t m = qb.len / (Py_ssize_t)sizeof(uint64_t);
+    const Py_ssize_t m = v[2].len / (Py_ssize_t)sizeof(uint64_t);
     PyObject *out_b = NULL;
-    if ((uint64_t)tb.len != size * sizeof(int64_t)) {
+    if ((uint64_t)v[1].len != size * sizeof(int64_t)) {
         PyErr_SetString(PyExc_ValueError, "the table does not have 2^bits slots");
         goto done;
     }
@@ -640,8 +642,8 @@ static PyObject *key_probe(PyObject *self, PyObject *args)
     if (!out_b)
         goto done;
     int64_t *out = (int64_t *)PyByteArray_AS_STRING(out_b);
-    const uint64_t *keys = kb.buf, *query = qb.buf;
-    const int64_t *table = tb.buf;
+    const uint64_t *keys = v[0].buf, *query = v[2].buf;
+    const int64_t *table = v[1].buf;
     for (Py_ssize_t i = 0; i < m; i++) {
         const uint64_t k = query[i];
         uint64_t s = key_slot(k, 64 - bits);
@@ -651,9 +653,7 @@ static PyObject *key_probe(PyObject *self, PyObject *args)
         out[i] = at;
     }
 done:
-    PyBuffer_Release(&kb);
-    PyBuffer_Release(&tb);
-    PyBuffer_Release(&qb);
+    release_buffers(v, 3);
     return out_b;
 }
 
