@@ -289,8 +289,8 @@ def bench_engines(results: Path) -> str:
             + [f"{r[b]:.4f}" for b in builds] + [f"{r[b] / r['numba']:.2f}" for b in builds]
             for r in w.to_dict("records")]
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'engines')}.\n\n"
-            + _md(["lists from", "N", "metric", "threads", "numba CPU ms / problem"] + [f"{b}{' (chosen)' * (b == chosen)}" for b in builds]
-                  + [f"{b} / numba" for b in builds], rows))
+            + _md(["lists from", "N", "metric", "threads", "numba CPU ms / problem"]
+                  + [b + " (chosen)" * (b == chosen) for b in builds] + [f"{b} / numba" for b in builds], rows))
 
 
 def bench_startup(results: Path) -> str:
