@@ -2,9 +2,10 @@
 """The maximum-entropy solver's compiled engine: the whole solve of each problem of a batch.
 
 One extension module, built at install (setuptools + Cython), in files by concept that this
-file includes (through ``_kernels.pxi``, the body it shares with the AVX2 build
-``_engine_avx2.pyx``; the dispatch between the two is at the end of this file), so that the C
-compiler sees every kernel in one translation unit and inlines the small helpers across them:
+file includes (through ``_kernels.pxi``, the body it shares with the AVX2 and AVX-512
+builds ``_engine_avx2.pyx`` and ``_engine_avx512.pyx``; the dispatch is at the end of this
+file), so that the C compiler sees every kernel in one translation unit and inlines the small
+helpers across them:
 
 - ``_constants.h``: the numerical constants and the kernels' status codes (one definition,
   exposed here as :data:`CONSTANTS` and :class:`kernel_code`);
@@ -73,8 +74,9 @@ ISA = "baseline"
 runs and the install has (``MAXENT_ENGINE_ISA=baseline`` or ``avx2`` caps it)."""
 
 _cap = _os.environ.get("MAXENT_ENGINE_ISA", "")
-for _isa in BUILDS[1:BUILDS.index(_cap) + 1 if _cap in BUILDS else len(BUILDS)]:
-    _funcs = build(_isa)
+for _isa in reversed(BUILDS[1:BUILDS.index(_cap) + 1 if _cap in BUILDS else len(BUILDS)]):
+    _funcs = build(_isa)         # the widest first: only the build that runs is imported
     if _funcs is not None:
         globals().update(_funcs)
         ISA = _isa
+        break
