@@ -1,5 +1,5 @@
-# The engine's module body, included by _engine.pyx (baseline build) and _engine_avx2.pyx
-# (AVX2 build): declarations, constants and the kernels of every concept.
+# The engine's module body, included by _engine.pyx (baseline build), _engine_avx2.pyx and
+# _engine_avx512.pyx: declarations, constants and the kernels of every concept.
 import numpy as np
 from libc.math cimport exp, log, floor, ldexp, isfinite, INFINITY, fabs
 from libc.string cimport memcpy
