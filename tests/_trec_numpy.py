@@ -20,32 +20,9 @@ _U = np.uint64
 
 
 class _Table(trec._Table):
-    """A tokenised file: token boundaries of every kept line, and column extraction.
-    ``strings`` (long tokens to their surrogates) is the library's, over this class's own
-    numpy ``matrix``.
-
-    ``first[i]`` is the index of the first token of the i-th kept line, whose 1-based line
-    number is ``lines[i]``; column c of that line is token ``first[i] + c``, or, when only
-    some columns were kept (``columns``: column -> its place among them), token
-    ``first[i] + columns[c]``.
-    """
-
-    def __init__(self, buf, starts, ends, first, lines, path, columns=None):
-        self.buf, self.starts, self.ends = buf, starts, ends
-        self.first, self.lines, self.path = first, lines, path
-        self.columns = columns
-
-    def _tokens(self, c: int) -> np.ndarray:
-        return self.first + (c if self.columns is None else self.columns[c])
-
-    def last_line_token(self, c: int) -> bytes:
-        """Column c of the last kept line."""
-        if self.columns is None or c in self.columns:
-            t = self._tokens(c)[-1]
-            return self.buf[self.starts[t]: self.ends[t]].tobytes()
-        a = int(self.starts[self._tokens(0)[-1]])      # the line's first token
-        line = self.buf[a:].tobytes().split(b"\n", 1)[0]
-        return line.split()[c]                          # bytes.split(): C isspace, as the scan
+    """The library's tokenised file (its lines, tokens, ``bounds`` and ``strings``) with the
+    column extraction in numpy: ``matrix`` and ``floats``; ``strings`` (long tokens to their
+    surrogates) runs over this class's ``matrix``."""
 
     def _windows(self, offsets: np.ndarray, W: int) -> np.ndarray:
         """The W bytes from each offset, (n, W) uint8 (zeros beyond the end of the file)."""
@@ -63,11 +40,6 @@ class _Table(trec._Table):
             mat[i] = 0
             mat[i, : len(tail)] = tail
         return mat
-
-    def bounds(self, c: int) -> tuple[np.ndarray, np.ndarray]:
-        """Start and end offsets of column c's tokens."""
-        tok = self._tokens(c)
-        return self.starts[tok], self.ends[tok]
 
     def matrix(self, c: int, right: bool = False, bounds=None) -> np.ndarray:
         """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
