@@ -24,43 +24,40 @@ import numpy as np
 import pandas as pd
 
 
-def compare(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    key = ["collection", "count", "metric", "i"]
+def _summary(old: pd.DataFrame, new: pd.DataFrame, key: list, group: list, what: str, allow,
+             derive=None, **extra) -> pd.DataFrame:
+    """Rows of ``old`` and ``new`` matched on ``key``, summarised per ``group``: status changes,
+    not_converged on each side, the largest relative entropy change of the rows optimal on
+    both sides, and how many move by more than ``allow(m)`` (m: the merged rows) or to a lower
+    entropy by more than it. ``derive(m)``: more columns (a dict), which ``extra`` aggregates,
+    name=(column, function)."""
     m = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
     if len(m) != len(old) or len(m) != len(new):
-        raise SystemExit(f"error: the files hold different problems ({len(old)} vs {len(new)}, {len(m)} shared)")
+        raise SystemExit(f"error: the files hold different {what} ({len(old)} vs {len(new)}, {len(m)} shared)")
     both = (m.status_old == "optimal") & (m.status_new == "optimal")
     dH = (m.entropy_new - m.entropy_old).where(both, 0.0)
-    rel = dH.abs() / np.maximum(1.0, m.entropy_old.abs())
-    allow = np.maximum(1e-10 * np.maximum(1.0, m.entropy_old.abs()), 1e-10 * m.b_old.abs().fillna(0.0))
-    m = m.assign(changed=m.status_old != m.status_new, rel=rel, over=both & (dH.abs() > allow),
-                 lower=both & (dH < -allow), nc_old=m.status_old == "not_converged",
-                 nc_new=m.status_new == "not_converged", nit_diff=m.nit_old != m.nit_new)
-    out = m.groupby(["collection", "count", "metric"], sort=False).agg(
-        problems=("i", "size"), status_changed=("changed", "sum"), not_converged_old=("nc_old", "sum"),
+    allowance = allow(m)
+    m = m.assign(changed=m.status_old != m.status_new, rel=dH.abs() / np.maximum(1.0, m.entropy_old.abs()),
+                 over=both & (dH.abs() > allowance), lower=both & (dH < -allowance),
+                 nc_old=m.status_old == "not_converged", nc_new=m.status_new == "not_converged",
+                 nit_diff=m.nit_old != m.nit_new, **(derive(m) if derive else {}))
+    return m.groupby(group, sort=False).agg(
+        problems=(key[-1], "size"), status_changed=("changed", "sum"), not_converged_old=("nc_old", "sum"),
         not_converged_new=("nc_new", "sum"), max_rel_dH=("rel", "max"), over_allowance=("over", "sum"),
-        lower_entropy=("lower", "sum"), nit_changed=("nit_diff", "sum")).reset_index()
-    return out
+        lower_entropy=("lower", "sum"), nit_changed=("nit_diff", "sum"), **extra).reset_index()
+
+
+def compare(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+    return _summary(old, new, ["collection", "count", "metric", "i"], ["collection", "count", "metric"], "problems",
+                    lambda m: np.maximum(1e-10 * np.maximum(1.0, m.entropy_old.abs()),
+                                         1e-10 * m.b_old.abs().fillna(0.0)))
 
 
 def compare_instances(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
-    key = ["run", "topic", "metric", "threshold"]
-    m = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
-    if len(m) != len(old) or len(m) != len(new):
-        raise SystemExit(f"error: the files hold different instances ({len(old)} vs {len(new)}, {len(m)} shared)")
-    both = (m.status_old == "optimal") & (m.status_new == "optimal")
-    dH = (m.entropy_new - m.entropy_old).where(both, 0.0)
-    rel = dH.abs() / np.maximum(1.0, m.entropy_old.abs())
-    allow = 1e-9 * np.maximum(1.0, m.entropy_old.abs())       # 10 printed digits
-    m = m.assign(changed=m.status_old != m.status_new, rel=rel, over=both & (dH.abs() > allow),
-                 lower=both & (dH < -allow), nc_old=m.status_old == "not_converged",
-                 nc_new=m.status_new == "not_converged", nit_diff=m.nit_old != m.nit_new,
-                 dpred=(m["pred P@10_new"] - m["pred P@10_old"]).abs())
-    return m.groupby(["metric", "threshold"], sort=False).agg(
-        problems=("run", "size"), status_changed=("changed", "sum"), not_converged_old=("nc_old", "sum"),
-        not_converged_new=("nc_new", "sum"), max_rel_dH=("rel", "max"), over_allowance=("over", "sum"),
-        lower_entropy=("lower", "sum"), nit_changed=("nit_diff", "sum"),
-        max_abs_dpred_P10=("dpred", "max")).reset_index()
+    return _summary(old, new, ["run", "topic", "metric", "threshold"], ["metric", "threshold"], "instances",
+                    lambda m: 1e-9 * np.maximum(1.0, m.entropy_old.abs()),       # 10 printed digits
+                    derive=lambda m: {"dpred": (m["pred P@10_new"] - m["pred P@10_old"]).abs()},
+                    max_abs_dpred_P10=("dpred", "max"))
 
 
 def main(argv=None) -> int:
