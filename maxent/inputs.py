@@ -149,15 +149,7 @@ def _grades(values, column: str, where: str) -> np.ndarray:
     a = np.asarray(values)
     if a.dtype.kind in "iub":
         return a.astype(np.int64)
-    try:
-        f = a.astype(np.float64)
-    except (TypeError, ValueError):
-        for i, v in enumerate(a.tolist()):
-            try:
-                float(v)
-            except (TypeError, ValueError):
-                raise InputError(where, i + 1, f"{column} {v!r} is not a number") from None
-        raise
+    f = _floats(a, where, column)
     bad = ~np.isfinite(f)
     if bad.any():
         i = int(np.argmax(bad))
@@ -166,17 +158,20 @@ def _grades(values, column: str, where: str) -> np.ndarray:
 
 
 def _scores(values, where: str) -> np.ndarray:
-    a = np.asarray(values)
+    return _floats(np.asarray(values), where, "score")
+
+
+def _floats(a: np.ndarray, where: str, column: str) -> np.ndarray:
+    """``a`` as float64; a value that is not a number raises InputError naming its row."""
     try:
-        s = a.astype(np.float64)
+        return a.astype(np.float64)
     except (TypeError, ValueError):
         for i, v in enumerate(a.tolist()):
             try:
                 float(v)
             except (TypeError, ValueError):
-                raise InputError(where, i + 1, f"score {v!r} is not a number") from None
+                raise InputError(where, i + 1, f"{column} {v!r} is not a number") from None
         raise
-    return s
 
 
 def _flatten_dict(d: Mapping, what: str, where: str):
