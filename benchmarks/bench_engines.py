@@ -91,9 +91,9 @@ def main(argv=None) -> int:
     earlier = numba_engine(Path(args.against))
     rng = np.random.default_rng(args.seed)
     rows = []
-    engines = [("numba", earlier)] + [
-        (isa, types.SimpleNamespace(kernel_code=_engine.kernel_code, **_engine.build(isa)))
-        for isa in reversed(_engine.BUILDS) if _engine.build(isa) is not None]
+    builds = {isa: _engine.build(isa) for isa in reversed(_engine.BUILDS)}
+    engines = [("numba", earlier)] + [(isa, types.SimpleNamespace(kernel_code=_engine.kernel_code, **funcs))
+                                      for isa, funcs in builds.items() if funcs is not None]
     for coll, N in (("trec_covid_r1", 1000), ("trec_dl19_passage", 100)):
         pool = full_length(load(coll), N)
         lists = pool.take(rng.choice(len(pool), size=args.problems, replace=len(pool) < args.problems))
