@@ -533,21 +533,67 @@ def test_block_thomas_against_dense_solve(J, b):
                              np.zeros((N, J, J)), np.zeros((N, J, nr)), np.zeros((J, J)),
                              np.zeros((J, J)), np.zeros(J), unit)
         assert ok
-        # dense matrix over (n, r), index n * J + r
-        A = np.zeros((n_len * J, n_len * J))
-        for n in range(n_len):
-            for r in range(J):
-                i = n * J + r
-                A[i, i] += 1.0 / P[r, n] + 1.0 / P[r + 1, n]
-                if r + 1 < J:
-                    A[i, i + 1] -= 1.0 / P[r + 1, n]
-                    A[i + 1, i] -= 1.0 / P[r + 1, n]
-                for m in range(n_len):
-                    if m != n:
-                        A[i, m * J + r] -= b * kap[r] * f[max(n, m)]
-        rhs = R[:, :n_len].transpose(1, 0, 2).reshape(n_len * J, nr)
-        want = np.linalg.solve(A, rhs).reshape(n_len, J, nr).transpose(1, 0, 2)
+        want = _dense_newton_solve(P, J, n_len, b, kap, f, R[:, :n_len])
         np.testing.assert_allclose(X[:, :n_len], want, rtol=1e-9, atol=1e-9 * np.abs(want).max())
+
+
+def _dense_newton_solve(P, J, n_len, b, kap, f, R):
+    """numpy.linalg.solve of the dense Newton-KKT matrix (E_H - b Hess) over (n, r), index
+    n * J + r, for the right-hand sides R (J, n_len, nr), built from its definition."""
+    A = np.zeros((n_len * J, n_len * J))
+    for n in range(n_len):
+        for r in range(J):
+            i = n * J + r
+            A[i, i] += 1.0 / P[r, n] + 1.0 / P[r + 1, n]
+            if r + 1 < J:
+                A[i, i + 1] -= 1.0 / P[r + 1, n]
+                A[i + 1, i] -= 1.0 / P[r + 1, n]
+            for m in range(n_len):
+                if m != n:
+                    A[i, m * J + r] -= b * kap[r] * f[max(n, m)]
+    nr = R.shape[2]
+    rhs = R.transpose(1, 0, 2).reshape(n_len * J, nr)
+    return np.linalg.solve(A, rhs).reshape(n_len, J, nr).transpose(1, 0, 2)
+
+
+@pytest.mark.parametrize("J", [1, 2, 3, 4])
+@pytest.mark.parametrize("b", [-40.0, 3.0])
+def test_newton_direction_against_dense_solve(J, b):
+    """Oracle: the Newton-KKT direction from dense solves. X = A^-1 [F, 1_s, G'] by
+    numpy.linalg.solve; the multiplier system S [dalpha, db] = rs with S[r, s] = sum_n X_s,
+    S[J, s] = sum G' X_s (s = J: X_G), rs = -(sum_n X_F + c, sum G' X_F + e); then
+    dQ' = X_F + sum_s X_s dalpha_s + X_G db. The kernel (for J = 3 from the elimination
+    alone and one back-substitution) must give the same steps and direction."""
+    from maxent.solver import _engine as C
+
+    rng = np.random.default_rng(10 + J)
+    N, nr = 40, J + 2
+    for n_len in (N, 33, 8, 5, 2):      # (one rank: G' is a multiple of the unit columns)
+        P = np.zeros((J + 1, N))
+        P[:, :n_len] = rng.dirichlet(np.linspace(3.0, 0.5, J + 1), size=n_len).T
+        P[:, :n_len] = np.maximum(P[:, :n_len], 1e-6)
+        kap = rng.uniform(0.01, 0.1, J)
+        f = 1.0 / np.arange(1, N + 1)
+        w = np.array([f[n] - f[n + 1] if n + 1 < n_len else f[n] for n in range(N)])
+        F, G = rng.normal(size=(J, N)), rng.uniform(0.1, 1.0, size=(J, N))
+        c, e = rng.normal(size=J), float(rng.normal())
+        R = np.zeros((J, N, nr))
+        for r in range(J):
+            R[r, :, 1 + r] = 1.0
+        S, rs, dQ = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros((J, N))
+        ok = C._newton_direction(P, J, n_len, b, kap, f, w, F, G, c, e, R, np.zeros((J, N, nr)),
+                                 np.zeros((N, J, J)), np.zeros((N, J, J)), np.zeros((N, J, nr)),
+                                 np.zeros((J, J)), np.zeros((J, J)), np.zeros(J), S, rs, dQ)
+        assert ok
+        Rd = np.concatenate((F[:, :n_len, None], R[:, :n_len, 1:J + 1], G[:, :n_len, None]), axis=2)
+        X = _dense_newton_solve(P, J, n_len, b, kap, f, Rd)
+        sums = X.sum(axis=1)                                  # (J, nr)
+        gx = np.einsum("rn,rnq->q", G[:, :n_len], X)          # (nr,)
+        Sd = np.vstack((sums[:, 1:], gx[1:]))
+        rsd = np.linalg.solve(Sd, -np.concatenate((sums[:, 0] + c, [gx[0] + e])))
+        want = X[:, :, 0] + X[:, :, 1:J + 1] @ rsd[:J] + X[:, :, J + 1] * rsd[J]
+        np.testing.assert_allclose(rs, rsd, rtol=1e-8, atol=1e-9 * np.abs(rsd).max())
+        np.testing.assert_allclose(dQ[:, :n_len], want, rtol=1e-8, atol=1e-9 * np.abs(want).max())
 
 
 def test_method_selection_and_errors():

@@ -161,7 +161,6 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
     cdef Py_ssize_t nit_s
     cdef Py_ssize_t nl
     cdef double[::1] nopw
-    cdef Py_ssize_t nr
     cdef unsigned char[::1] ok
     cdef bint ok_
     cdef double[::1] ones
@@ -216,7 +215,6 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
     ell_x = ws.ell_x
     Ft = ws.Ft
     alpha_t = ws.alpha_t
-    nr = J + 2
     nit = 0
     n_newton = min(max_newton, _NEAR_NEWTON) if near else max_newton
     # Newton-KKT from the inexact start, then (if not certified) from a second start: away
@@ -312,16 +310,12 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
                 # polish wrote only scratch: Pt, th, W0, W1, Gt, Q)
             nit += 1
             # ---- Newton direction: X = A^{-1} [F, 1_s (s < J), G']
-            _newton_rhs(F, G, J, n_len, R)
-            if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV, True):
-                stalled = True
-                continue
-            _schur(X, G, J, n_len, c, E - v, S, rs)
-            if not _solve_small(S, rs, J + 1):
+            if not _newton_direction(P, J, n_len, b, kap, f, w, F, G, c, E - v, R, X, Ep, Dinv, Gs,
+                                     tA, tB, tV, S, rs, dQ):
                 stalled = True
                 continue
             db = rs[J]
-            _newton_log_step(X, F, G, P, J, n_len, rs, db, b, kap, f, dQ, Ft, ell, Zs)
+            _newton_log_step(dQ, F, G, P, J, n_len, rs, db, b, kap, f, Ft, ell, Zs)
             # ---- Armijo on the squared KKT residual
             t = 1.0
             acc_ = False
@@ -367,6 +361,53 @@ cdef (Py_ssize_t, Py_ssize_t, double, double, double) _prefix_one(double[:, ::1]
         th_out[i] = th[i]
     _copy(Pt, Pf, Lc, n_len)
     return (3 if ok_ else 2), nit + nl, stl, El, resl
+
+
+cpdef bint _newton_direction(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, ::1] F, double[:, ::1] G, double[::1] c, double e, double[:, :, ::1] R, double[:, :, ::1] X, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tA, double[:, ::1] tB, double[::1] tV, double[:, ::1] S, double[::1] rs, double[:, ::1] dQ) noexcept nogil:
+    """The Newton-KKT direction at an iterate: the solves X = A^-1 [F, 1_s (s < J), G']
+    (:func:`_block_thomas`; R's columns 1..J hold the constant 1_{s = r}, set once by the
+    caller), the multiplier steps rs = (dalpha, db) from the (J + 1) x (J + 1) system of
+    :func:`_schur` (residuals c of the tail counts and e = E - v), and
+    dQ' = X_F + sum_s X_s dalpha_s + X_G db into dQ (J, N). Returns False on a singular or
+    non-finite system. For J = 3 the system comes from the elimination alone and one
+    back-substitution gives dQ' (:func:`_schur_3x3`, :func:`_combine_3x3`)."""
+    cdef double dots[2]
+    cdef Py_ssize_t nr = J + 2
+    cdef Py_ssize_t r, n, s
+    cdef double acc, db, r0, r1
+    _newton_rhs(F, G, J, n_len, R)
+    if J == 3:
+        if not _thomas_3x3_forward(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, True, dots):
+            return False
+        _schur_3x3(X, n_len, nr, dots, c, e, S, rs)
+    else:
+        if not _block_thomas(P, J, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, Gs, tA, tB, tV, True):
+            return False
+        _schur(X, G, J, n_len, c, e, S, rs)
+    if not _solve_small(S, rs, J + 1):
+        return False
+    db = rs[J]
+    if J == 3:
+        if not _combine_3x3(X, Dinv, n_len, nr, rs, db):
+            return False
+        for r in range(J):
+            for n in range(n_len):
+                dQ[r, n] = X[r, n, 0]
+        return True
+    r0 = rs[0]
+    r1 = rs[1] if J > 1 else 0.0
+    for r in range(J):
+        if J == 2:
+            # the four columns of X in one pass (no inner loop over them: it vectorises)
+            for n in range(n_len):
+                dQ[r, n] = X[r, n, 0] + X[r, n, 3] * db + X[r, n, 1] * r0 + X[r, n, 2] * r1
+        else:
+            for n in range(n_len):
+                acc = X[r, n, 0] + X[r, n, J + 1] * db
+                for s in range(J):
+                    acc += X[r, n, 1 + s] * rs[s]
+                dQ[r, n] = acc
+    return True
 
 
 cdef void _newton_rhs(double[:, ::1] F, double[:, ::1] G, Py_ssize_t J, Py_ssize_t n_len, double[:, :, ::1] R) noexcept nogil:
@@ -461,14 +502,51 @@ cdef void _schur(double[:, :, ::1] X, double[:, ::1] G, Py_ssize_t J, Py_ssize_t
     rs[J] -= e
 
 
-cdef void _newton_log_step(double[:, :, ::1] X, double[:, ::1] F, double[:, ::1] G, double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[::1] rs, double db, double b, double[::1] kap, double[::1] f, double[:, ::1] dQ, double[:, ::1] Ft, double[:, ::1] ell, double[::1] Zs) noexcept nogil:
-    """Newton-KKT step in log space from the solves X and the multiplier steps (rs[:J],
-    db): dQ' = X_F + sum_s X_s dalpha_s + X_G db, Ft = F + dalpha + db G' + b (Hess dQ')_r
-    (the predicted log-ratio change), ell_i = sum_{r < i} Ft_r centred by p (ell (J+1, N);
-    the columns of P sum to 1: every iterate is normalised)."""
+cdef void _schur_3x3(double[:, :, ::1] X, Py_ssize_t n_len, Py_ssize_t nr, double* dots, double[::1] c, double e, double[:, ::1] S, double[::1] rs) noexcept nogil:
+    """:func:`_schur`'s system for J = 3 from :func:`_thomas_3x3_forward` alone, without
+    the back-substitutions. A^-1 = Delta T^-1 Delta^T (X = Delta y), so a sum over the ranks
+    of a solve is its y at the last rank, which the elimination gives (y_last = h_last):
+    sum_n X_s = h_s,last (a unit column s), and sum_n X_F, sum_n X_G likewise. By symmetry
+    sum G' X_s = sum_n X_G[s]; sum G' X_G and sum G' X_F are the elimination's dots."""
+    cdef Py_ssize_t r, s
+    cdef Py_ssize_t o
+    cdef Py_ssize_t SX = X.shape[1] * nr
+    cdef double* Xp = &X[0, 0, 0]
+    for r in range(3):
+        o = r * SX + (n_len - 1) * nr
+        for s in range(3):
+            S[r, s] = Xp[o + 1 + s]
+        S[r, 3] = Xp[o + 4]
+        S[3, r] = Xp[o + 4]
+        rs[r] = -(Xp[o] + c[r])
+    S[3, 3] = dots[0]
+    rs[3] = -(dots[1] + e)
+
+
+cdef bint _combine_3x3(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t nr, double[::1] rs, double db) noexcept nogil:
+    """The direction X_F + sum_s X_s dalpha_s + X_G db into X[:, :, 0] with one
+    back-substitution: the elimination is linear in the right-hand side, so h of the
+    combination is h_F + db h_G (+ sum_s dalpha_s h_s at the last rank, where the unit
+    columns' h is not 0). Returns whether it is finite."""
+    cdef Py_ssize_t r, n, o
+    cdef Py_ssize_t SX = X.shape[1] * nr
+    cdef double* Xp = &X[0, 0, 0]
+    for r in range(3):
+        for n in range(n_len):
+            o = r * SX + n * nr
+            Xp[o] += db * Xp[o + 4]
+        o = r * SX + (n_len - 1) * nr
+        Xp[o] += rs[0] * Xp[o + 1] + rs[1] * Xp[o + 2] + rs[2] * Xp[o + 3]
+    return _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1)
+
+
+cdef void _newton_log_step(double[:, ::1] dQ, double[:, ::1] F, double[:, ::1] G, double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[::1] rs, double db, double b, double[::1] kap, double[::1] f, double[:, ::1] Ft, double[:, ::1] ell, double[::1] Zs) noexcept nogil:
+    """Newton-KKT step in log space from the direction dQ' (:func:`_newton_direction`) and
+    the multiplier steps (rs[:J], db): Ft = F + dalpha + db G' + b (Hess dQ')_r (the
+    predicted log-ratio change), ell_i = sum_{r < i} Ft_r centred by p (ell (J+1, N); the
+    columns of P sum to 1: every iterate is normalised)."""
     cdef Py_ssize_t Lc
     cdef double a
-    cdef double acc
     cdef double hv
     cdef Py_ssize_t i
     cdef double k
@@ -476,23 +554,7 @@ cdef void _newton_log_step(double[:, :, ::1] X, double[:, ::1] F, double[:, ::1]
     cdef double[::1] post
     cdef double[::1] pre
     cdef Py_ssize_t r
-    cdef double r0
-    cdef double r1
-    cdef Py_ssize_t s
     Lc = J + 1
-    for r in range(J):
-        if J == 2:
-            # the four columns of X in one pass (no inner loop over them: it vectorises)
-            r0 = rs[0]
-            r1 = rs[1]
-            for n in range(n_len):
-                dQ[r, n] = X[r, n, 0] + X[r, n, 3] * db + X[r, n, 1] * r0 + X[r, n, 2] * r1
-        else:
-            for n in range(n_len):
-                acc = X[r, n, 0] + X[r, n, J + 1] * db
-                for s in range(J):
-                    acc += X[r, n, 1 + s] * rs[s]
-                dQ[r, n] = acc
     # l_{r+1} - l_r = F + dalpha + db G' + b (Hess dQ')_r, sum_i p_i l_i = 0, with
     # (Hess dQ')_{r,n} = kappa'_r (f_n sum_{m<n} dQ'_m + sum_{m>n} f_m dQ'_m) (ell: scratch)
     pre = ell[0]

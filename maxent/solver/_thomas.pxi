@@ -376,15 +376,27 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
 
 cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit) noexcept nogil:
     """:func:`_block_thomas` for three slots (four populated grades: graded metrics on 0-3
-    scales) with closed-form 3 x 3 blocks, on raw pointers. E'_n is symmetric tridiagonal,
-    held as (e00, e01, e11, e12, e22) in Ep[n]'s memory; the inverse D_n^-1 of each pivot
-    block (symmetric) by its adjugate. The elimination keeps h_n = D_n^-1 g_n in X[:, n]
-    and M_n = D_n^-1 E'_{n+1} in Dinv[n], so that the back-substitution is
-    y_n = h_n + M_n y_{n+1}, and g_{n+1} = Rt_{n+1} + E'_{n+1} h_n. The back-substitution
-    does not check finiteness per entry (as :func:`_thomas_2x2`: :func:`_schur`'s solve
-    fails on a non-finite system). ``unit``: columns 1-3 of R are 1_{s = r} at every rank
-    (:func:`_thomas_2x2`'s ``unit``), so their g_n and h_n are 0 above the last rank:
-    written, not computed."""
+    scales): :func:`_thomas_3x3_forward`, then :func:`_thomas_3x3_back` on every column."""
+    cdef double dots[2]
+    if not _thomas_3x3_forward(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, unit, dots):
+        return False
+    _thomas_3x3_back(X, Dinv, n_len, nr, 0, nr)
+    return True
+
+
+cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit, double* dots) noexcept nogil:
+    """The elimination of :func:`_block_thomas` for three slots with closed-form 3 x 3
+    blocks, on raw pointers. E'_n is symmetric tridiagonal, held as (e00, e01, e11, e12, e22)
+    in Ep[n]'s memory; the inverse D_n^-1 of each pivot block (symmetric) by its adjugate.
+    The elimination keeps h_n = D_n^-1 g_n in X[:, n] and M_n = D_n^-1 E'_{n+1} in Dinv[n],
+    so that the back-substitution (:func:`_thomas_3x3_back`) is y_n = h_n + M_n y_{n+1};
+    g_{n+1} = Rt_{n+1} + E'_{n+1} h_n. ``unit``: columns 1-3 of R are 1_{s = r} at every
+    rank (:func:`_thomas_2x2`'s ``unit``), so their g_n and h_n are 0 above the last rank:
+    written, not computed.
+
+    T = L D L^T, so for right-hand sides x and z, x^T T^-1 z = sum_n g_x,n . h_z,n: dots
+    gets that sum for (the last column, itself) and (the last column, the first), which are
+    G'^T A^-1 G' and G'^T A^-1 F of the Newton-KKT solve (:func:`_schur_3x3`)."""
     cdef const double* Pp = &P[0, 0]
     cdef Py_ssize_t SP = P.shape[1]
     cdef double* E = &Ep[0, 0, 0]
@@ -404,6 +416,10 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     cdef double r0, r1, r2, h0, h1, h2, y0, y1, y2
     cdef Py_ssize_t n, q, o
     cdef bint nxt
+    cdef double dgg = 0.0
+    cdef double dgf = 0.0
+    dots[0] = 0.0
+    dots[1] = 0.0
     if n_len == 0:
         return True
     for n in range(n_len):
@@ -491,9 +507,16 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
                 r0 += e00 * h0 + e01 * h1
                 r1 += e01 * h0 + e11 * h1 + e12 * h2
                 r2 += e12 * h1 + e22 * h2
-            Xp[o] = c00 * r0 + c01 * r1 + c02 * r2
-            Xp[SX + o] = c01 * r0 + c11 * r1 + c12 * r2
-            Xp[2 * SX + o] = c02 * r0 + c12 * r1 + c22 * r2
+            h0 = c00 * r0 + c01 * r1 + c02 * r2
+            h1 = c01 * r0 + c11 * r1 + c12 * r2
+            h2 = c02 * r0 + c12 * r1 + c22 * r2
+            Xp[o] = h0
+            Xp[SX + o] = h1
+            Xp[2 * SX + o] = h2
+            if q == nr - 1:
+                o = n * nr
+                dgg += r0 * h0 + r1 * h1 + r2 * h2
+                dgf += r0 * Xp[o] + r1 * Xp[SX + o] + r2 * Xp[2 * SX + o]
         if nxt:
             # M_n = D_n^-1 E'_{n+1}
             g00 = E[9 * n + 9]
@@ -511,7 +534,24 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
             M[o + 6] = c02 * g00 + c12 * g01
             M[o + 7] = c02 * g01 + c12 * g11 + c22 * g12
             M[o + 8] = c12 * g12 + c22 * g22
-    # back-substitution y_n = h_n + M_n y_{n+1}, then the differences y_n - y_{n-1}
+    dots[0] = dgg
+    dots[1] = dgf
+    return True
+
+
+cdef bint _thomas_3x3_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t nr, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
+    """The back-substitution of :func:`_thomas_3x3_forward` for columns q0..q1-1 of X:
+    y_n = h_n + M_n y_{n+1}, then the differences y_n - y_{n-1}, in place. Returns whether
+    every y is finite (their sum is)."""
+    cdef double* M = &Dinv[0, 0, 0]
+    cdef double* Xp = &X[0, 0, 0]
+    cdef Py_ssize_t SX = X.shape[1] * nr
+    cdef double m00, m01, m02, m10, m11, m12, m20, m21, m22, y0, y1, y2
+    cdef double chk = 0.0
+    cdef Py_ssize_t n, q, o
+    for q in range(q0, q1):
+        o = (n_len - 1) * nr + q
+        chk += Xp[o] + Xp[SX + o] + Xp[2 * SX + o]
     for n in range(n_len - 2, -1, -1):
         o = 9 * n
         m00 = M[o]
@@ -523,7 +563,7 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
         m20 = M[o + 6]
         m21 = M[o + 7]
         m22 = M[o + 8]
-        for q in range(nr):
+        for q in range(q0, q1):
             o = n * nr + q
             y0 = Xp[o + nr]
             y1 = Xp[SX + o + nr]
@@ -531,13 +571,14 @@ cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
             Xp[o] += m00 * y0 + m01 * y1 + m02 * y2
             Xp[SX + o] += m10 * y0 + m11 * y1 + m12 * y2
             Xp[2 * SX + o] += m20 * y0 + m21 * y1 + m22 * y2
+            chk += Xp[o] + Xp[SX + o] + Xp[2 * SX + o]
     for n in range(n_len - 1, 0, -1):
-        for q in range(nr):
+        for q in range(q0, q1):
             o = n * nr + q
             Xp[o] -= Xp[o - nr]
             Xp[SX + o] -= Xp[SX + o - nr]
             Xp[2 * SX + o] -= Xp[2 * SX + o - nr]
-    return True
+    return isfinite(chk)
 
 
 cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tmpA, double[:, ::1] tmpB, double[::1] tmpV, bint unit = False) noexcept nogil:
