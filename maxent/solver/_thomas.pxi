@@ -420,6 +420,7 @@ cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
     cdef double dgf = 0.0
     dots[0] = 0.0
     dots[1] = 0.0
+    m00 = m01 = m02 = m10 = m11 = m12 = m20 = m21 = m22 = 0.0
     if n_len == 0:
         return True
     for n in range(n_len):
@@ -453,17 +454,8 @@ cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
             t12 += E[9 * n + 12]
             t22 += E[9 * n + 13]
         if n > 0:
-            # T -= E'_n M_{n-1} (M_{n-1} = D_{n-1}^-1 E'_n; the product is symmetric)
-            o = 9 * (n - 1)
-            m00 = M[o]
-            m01 = M[o + 1]
-            m02 = M[o + 2]
-            m10 = M[o + 3]
-            m11 = M[o + 4]
-            m12 = M[o + 5]
-            m20 = M[o + 6]
-            m21 = M[o + 7]
-            m22 = M[o + 8]
+            # T -= E'_n M_{n-1} (M_{n-1} = D_{n-1}^-1 E'_n, carried from the previous rank in
+            # m00..m22; the product is symmetric)
             t00 -= e00 * m00 + e01 * m10
             t01 -= e00 * m01 + e01 * m11
             t02 -= e00 * m02 + e01 * m12
@@ -479,13 +471,9 @@ cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
         det = t00 * c00 + t01 * c01 + t02 * c02
         if not (det != 0.0) or not isfinite(det):
             return False
+        # D_n^-1 = adj / det: products with the adjugate first, the division's result last
+        # (the division is the longest step of the chain from rank to rank)
         idet = 1.0 / det
-        c00 *= idet
-        c01 *= idet
-        c02 *= idet
-        c11 *= idet
-        c12 *= idet
-        c22 *= idet
         for q in range(nr):
             o = n * nr + q
             if unit and nxt and 1 <= q <= 3:
@@ -507,9 +495,9 @@ cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
                 r0 += e00 * h0 + e01 * h1
                 r1 += e01 * h0 + e11 * h1 + e12 * h2
                 r2 += e12 * h1 + e22 * h2
-            h0 = c00 * r0 + c01 * r1 + c02 * r2
-            h1 = c01 * r0 + c11 * r1 + c12 * r2
-            h2 = c02 * r0 + c12 * r1 + c22 * r2
+            h0 = (c00 * r0 + c01 * r1 + c02 * r2) * idet
+            h1 = (c01 * r0 + c11 * r1 + c12 * r2) * idet
+            h2 = (c02 * r0 + c12 * r1 + c22 * r2) * idet
             Xp[o] = h0
             Xp[SX + o] = h1
             Xp[2 * SX + o] = h2
@@ -524,16 +512,25 @@ cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
             g11 = E[9 * n + 11]
             g12 = E[9 * n + 12]
             g22 = E[9 * n + 13]
+            m00 = (c00 * g00 + c01 * g01) * idet
+            m01 = (c00 * g01 + c01 * g11 + c02 * g12) * idet
+            m02 = (c01 * g12 + c02 * g22) * idet
+            m10 = (c01 * g00 + c11 * g01) * idet
+            m11 = (c01 * g01 + c11 * g11 + c12 * g12) * idet
+            m12 = (c11 * g12 + c12 * g22) * idet
+            m20 = (c02 * g00 + c12 * g01) * idet
+            m21 = (c02 * g01 + c12 * g11 + c22 * g12) * idet
+            m22 = (c12 * g12 + c22 * g22) * idet
             o = 9 * n
-            M[o] = c00 * g00 + c01 * g01
-            M[o + 1] = c00 * g01 + c01 * g11 + c02 * g12
-            M[o + 2] = c01 * g12 + c02 * g22
-            M[o + 3] = c01 * g00 + c11 * g01
-            M[o + 4] = c01 * g01 + c11 * g11 + c12 * g12
-            M[o + 5] = c11 * g12 + c12 * g22
-            M[o + 6] = c02 * g00 + c12 * g01
-            M[o + 7] = c02 * g01 + c12 * g11 + c22 * g12
-            M[o + 8] = c12 * g12 + c22 * g22
+            M[o] = m00
+            M[o + 1] = m01
+            M[o + 2] = m02
+            M[o + 3] = m10
+            M[o + 4] = m11
+            M[o + 5] = m12
+            M[o + 6] = m20
+            M[o + 7] = m21
+            M[o + 8] = m22
     dots[0] = dgg
     dots[1] = dgf
     return True
