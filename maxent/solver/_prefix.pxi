@@ -369,14 +369,18 @@ cpdef bint _newton_direction(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, d
     caller), the multiplier steps rs = (dalpha, db) from the (J + 1) x (J + 1) system of
     :func:`_schur` (residuals c of the tail counts and e = E - v), and
     dQ' = X_F + sum_s X_s dalpha_s + X_G db into dQ (J, N). Returns False on a singular or
-    non-finite system. For J = 3 the system comes from the elimination alone and one
-    back-substitution gives dQ' (:func:`_schur_3x3`, :func:`_combine_3x3`)."""
-    cdef double dots[2]
+    non-finite system. For J = 2 and 3 the system comes from the eliminations alone and one
+    back-substitution gives dQ' (:func:`_schur_2x2`, :func:`_schur_3x3`, :func:`_combine_h`)."""
+    cdef double dots[9]
     cdef Py_ssize_t nr = J + 2
     cdef Py_ssize_t r, n, s
-    cdef double acc, db, r0, r1
+    cdef double acc, db
     _newton_rhs(F, G, J, n_len, R)
-    if J == 3:
+    if J == 2:
+        if not _thomas_2x2_forward(P, n_len, b, kap, f, w, R, X, Ep, Dinv, True, dots):
+            return False
+        _schur_2x2(dots, c, e, S, rs)
+    elif J == 3:
         if not _thomas_3x3_forward(P, n_len, b, kap, f, w, R, X, nr, Ep, Dinv, True, dots):
             return False
         _schur_3x3(X, n_len, nr, dots, c, e, S, rs)
@@ -387,26 +391,24 @@ cpdef bint _newton_direction(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, d
     if not _solve_small(S, rs, J + 1):
         return False
     db = rs[J]
-    if J == 3:
-        if not _combine_3x3(X, Dinv, n_len, nr, rs, db):
+    if J == 2 or J == 3:
+        # the combination's h, then one back-substitution (the elimination is linear in the
+        # right-hand side)
+        _combine_h(X, J, n_len, rs, db)
+        if J == 2:
+            _thomas_2x2_back(X, Dinv, n_len, 0, 1)
+        elif not _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1):
             return False
         for r in range(J):
             for n in range(n_len):
                 dQ[r, n] = X[r, n, 0]
         return True
-    r0 = rs[0]
-    r1 = rs[1] if J > 1 else 0.0
     for r in range(J):
-        if J == 2:
-            # the four columns of X in one pass (no inner loop over them: it vectorises)
-            for n in range(n_len):
-                dQ[r, n] = X[r, n, 0] + X[r, n, 3] * db + X[r, n, 1] * r0 + X[r, n, 2] * r1
-        else:
-            for n in range(n_len):
-                acc = X[r, n, 0] + X[r, n, J + 1] * db
-                for s in range(J):
-                    acc += X[r, n, 1 + s] * rs[s]
-                dQ[r, n] = acc
+        for n in range(n_len):
+            acc = X[r, n, 0] + X[r, n, J + 1] * db
+            for s in range(J):
+                acc += X[r, n, 1 + s] * rs[s]
+            dQ[r, n] = acc
     return True
 
 
@@ -424,80 +426,34 @@ cdef void _newton_rhs(double[:, ::1] F, double[:, ::1] G, Py_ssize_t J, Py_ssize
 cdef void _schur(double[:, :, ::1] X, double[:, ::1] G, Py_ssize_t J, Py_ssize_t n_len, double[::1] c, double e, double[:, ::1] S, double[::1] rs) noexcept nogil:
     """The (J+1) x (J+1) system of the multiplier steps from the solves X (sums over ranks,
     reassociated: they steer the step, the certificate is taken on the iterate): S[r, s] =
-    sum_n X_s, S[J, s] = sum G' X_s, right-hand side rs = -(sum_n X_F + c_r, sum G' X_F + e)."""
+    sum_n X_s, S[J, s] = sum G' X_s, right-hand side rs = -(sum_n X_F + c_r, sum G' X_F + e).
+    (J = 2 and 3 take it from the eliminations: :func:`_schur_2x2`, :func:`_schur_3x3`.)"""
     cdef double a0
     cdef double a1
-    cdef double gn
     cdef Py_ssize_t i
     cdef Py_ssize_t j
     cdef Py_ssize_t n
     cdef Py_ssize_t q
     cdef Py_ssize_t r
-    cdef double s0
-    cdef double s1
-    cdef double s2
-    cdef double s3
-    cdef double t0
-    cdef double t1
-    cdef double t2
-    cdef double t3
     cdef double x
-    cdef double x0
-    cdef double x1
-    cdef double x2
-    cdef double x3
     for i in range(J + 1):
         rs[i] = 0.0
         for j in range(J + 1):
             S[i, j] = 0.0
     for r in range(J):
-        if J == 2:
-            # four right-hand sides: one pass over the ranks with the four columns together
-            # (contiguous in X)
-            s0 = 0.0
-            s1 = 0.0
-            s2 = 0.0
-            s3 = 0.0
-            t0 = 0.0
-            t1 = 0.0
-            t2 = 0.0
-            t3 = 0.0
+        for q in range(J + 2):
+            a0 = 0.0
+            a1 = 0.0
             for n in range(n_len):
-                gn = G[r, n]
-                x0 = X[r, n, 0]
-                x1 = X[r, n, 1]
-                x2 = X[r, n, 2]
-                x3 = X[r, n, 3]
-                s0 += x0
-                s1 += x1
-                s2 += x2
-                s3 += x3
-                t0 += gn * x0
-                t1 += gn * x1
-                t2 += gn * x2
-                t3 += gn * x3
-            rs[r] -= s0
-            rs[J] -= t0
-            S[r, 0] += s1
-            S[J, 0] += t1
-            S[r, 1] += s2
-            S[J, 1] += t2
-            S[r, 2] += s3
-            S[J, 2] += t3
-        else:
-            for q in range(J + 2):
-                a0 = 0.0
-                a1 = 0.0
-                for n in range(n_len):
-                    x = X[r, n, q]
-                    a0 += x
-                    a1 += G[r, n] * x
-                if q == 0:
-                    rs[r] -= a0
-                    rs[J] -= a1
-                else:
-                    S[r, q - 1] += a0
-                    S[J, q - 1] += a1
+                x = X[r, n, q]
+                a0 += x
+                a1 += G[r, n] * x
+            if q == 0:
+                rs[r] -= a0
+                rs[J] -= a1
+            else:
+                S[r, q - 1] += a0
+                S[J, q - 1] += a1
         rs[r] -= c[r]
     rs[J] -= e
 
@@ -523,21 +479,41 @@ cdef void _schur_3x3(double[:, :, ::1] X, Py_ssize_t n_len, Py_ssize_t nr, doubl
     rs[3] = -(dots[1] + e)
 
 
-cdef bint _combine_3x3(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t nr, double[::1] rs, double db) noexcept nogil:
-    """The direction X_F + sum_s X_s dalpha_s + X_G db into X[:, :, 0] with one
-    back-substitution: the elimination is linear in the right-hand side, so h of the
-    combination is h_F + db h_G (+ sum_s dalpha_s h_s at the last rank, where the unit
-    columns' h is not 0). Returns whether it is finite."""
-    cdef Py_ssize_t r, n, o
-    cdef Py_ssize_t SX = X.shape[1] * nr
-    cdef double* Xp = &X[0, 0, 0]
-    for r in range(3):
-        for n in range(n_len):
-            o = r * SX + n * nr
-            Xp[o] += db * Xp[o + 4]
-        o = r * SX + (n_len - 1) * nr
-        Xp[o] += rs[0] * Xp[o + 1] + rs[1] * Xp[o + 2] + rs[2] * Xp[o + 3]
-    return _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1)
+cdef void _schur_2x2(double* dots, double[::1] c, double e, double[:, ::1] S, double[::1] rs) noexcept nogil:
+    """:func:`_schur`'s system for J = 2 from :func:`_thomas_2x2_forward`'s products alone:
+    A^-1 = Delta T^-1 Delta^T (X = Delta y), so sum_n X_s[r] = 1_r^T A^-1 1_s and
+    sum G' X_s = G'^T A^-1 1_s are products x^T T^-1 z of the right-hand sides, which the
+    eliminations' factorisation gives as sums over ranks (:func:`_thomas_2x2_dots`)."""
+    S[0, 0] = dots[2]
+    S[0, 1] = dots[3]
+    S[1, 0] = dots[3]
+    S[1, 1] = dots[4]
+    S[0, 2] = dots[5]
+    S[2, 0] = dots[5]
+    S[1, 2] = dots[6]
+    S[2, 1] = dots[6]
+    S[2, 2] = dots[0]
+    rs[0] = -(dots[7] + c[0])
+    rs[1] = -(dots[8] + c[1])
+    rs[2] = -(dots[1] + e)
+
+
+cdef void _combine_h(double[:, :, ::1] X, Py_ssize_t J, Py_ssize_t n_len, double[::1] rs, double db) noexcept nogil:
+    """h of the direction's right-hand side F + sum_s dalpha_s 1_s + db G' into X[:, :, 0],
+    from the eliminations' h of each column (J = 2 or 3; columns 1..J are 0 where the unit
+    right-hand sides' g is)."""
+    cdef Py_ssize_t r, n
+    cdef double r0 = rs[0]
+    cdef double r1 = rs[1]
+    cdef double r2 = rs[2] if J == 3 else 0.0
+    for r in range(J):
+        if J == 2:
+            for n in range(n_len):
+                X[r, n, 0] = X[r, n, 0] + db * X[r, n, 3] + r0 * X[r, n, 1] + r1 * X[r, n, 2]
+        else:
+            for n in range(n_len):
+                X[r, n, 0] = (X[r, n, 0] + db * X[r, n, 4] + r0 * X[r, n, 1] + r1 * X[r, n, 2]
+                              + r2 * X[r, n, 3])
 
 
 cdef void _newton_log_step(double[:, ::1] dQ, double[:, ::1] F, double[:, ::1] G, double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double[::1] rs, double db, double b, double[::1] kap, double[::1] f, double[:, ::1] Ft, double[:, ::1] ell, double[::1] Zs) noexcept nogil:

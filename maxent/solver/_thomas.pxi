@@ -112,13 +112,14 @@ cdef inline void _thomas_2x2_coef(double[:, ::1] P, double[::1] f, double k0, do
     E3[2 * NE + n] = i2 + i1 + k1 * f[n]
 
 
-cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize_t NE, double[:, :, ::1] R, double[:, :, ::1] X, double[:, :, ::1] Dinv, double[::1] w, double k0, double k1, Py_ssize_t n, bint has_next, bint coupled, Py_ssize_t ie, Py_ssize_t prev, Py_ssize_t im, double pa, double pc, double pd, bint zero12) noexcept nogil:
+cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize_t NE, double[:, :, ::1] R, double[:, :, ::1] X, double[:, :, ::1] Dinv, double[::1] w, double k0, double k1, Py_ssize_t n, bint has_next, bint coupled, Py_ssize_t ie, Py_ssize_t prev, Py_ssize_t im, double pa, double pc, double pd, bint zero12, double* dots) noexcept nogil:
     """One rank n of an elimination of :func:`_thomas_2x2` (top or bottom): the block
     T_nn = E'_n (+ E'_{n+1} if has_next) - b w_n diag(kappa'), minus E'_ie D E'_ie if coupled
     (D = (pa, pc, pd), the inverse of the previous rank's block, ``prev``), and its inverse
     D_n^-1; then h_n = D_n^-1 (R_n (- R_{n+1} if has_next) (+ E'_ie h_prev if coupled)) into
     X[:, n] (columns 1 and 2 set to 0 if zero12: :func:`_thomas_2x2`'s ``unit``) and the
-    back-substitution's matrix D_n^-1 E'_im into Dinv[n]. Returns (ok, D_n^-1)."""
+    back-substitution's matrix D_n^-1 E'_im into Dinv[n]; the rank's terms g_n . h_n of
+    :func:`_thomas_2x2_dots` added to dots. Returns (ok, D_n^-1)."""
     cdef double ea
     cdef double ec
     cdef double ed
@@ -134,6 +135,10 @@ cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize
     cdef Py_ssize_t q
     cdef double r0
     cdef double r1
+    cdef double g0[4]
+    cdef double g1[4]
+    cdef double y0[4]
+    cdef double y1[4]
     cdef double ta
     cdef double tc
     cdef double td
@@ -156,6 +161,7 @@ cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize
         if zero12 and (q == 1 or q == 2):
             X[0, n, q] = 0.0
             X[1, n, q] = 0.0
+            g0[q] = g1[q] = y0[q] = y1[q] = 0.0
             continue
         r0 = R[0, n, q]
         r1 = R[1, n, q]
@@ -167,8 +173,15 @@ cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize
             h1 = X[1, prev, q]
             r0 += ea * h0 + ec * h1
             r1 += ec * h0 + ed * h1
-        X[0, n, q] = na * r0 + nc * r1
-        X[1, n, q] = nc * r0 + nd * r1
+        h0 = na * r0 + nc * r1
+        h1 = nc * r0 + nd * r1
+        X[0, n, q] = h0
+        X[1, n, q] = h1
+        g0[q] = r0
+        g1[q] = r1
+        y0[q] = h0
+        y1[q] = h1
+    _thomas_2x2_dots(g0, g1, y0, y1, dots, not zero12)
     fa = E3[0 * NE + im]
     fc = E3[1 * NE + im]
     fd = E3[2 * NE + im]
@@ -179,10 +192,29 @@ cdef inline (bint, double, double, double) _thomas_2x2_rank(double* E3, Py_ssize
     return True, na, nc, nd
 
 
-cdef inline void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n, Py_ssize_t nb) noexcept nogil:
-    """One rank n of a back-substitution of :func:`_thomas_2x2`: y_n = h_n + M_n y_nb (h_n in
-    X[:, n], M_n in Dinv[n]: :func:`_thomas_2x2_rank`) with the neighbour nb already solved,
-    in place in X[:, n]: two multiply-adds from y_nb (the chain once ran through D_n^-1 too)."""
+cdef inline void _thomas_2x2_dots(double* g0, double* g1, double* y0, double* y1, double* dots, bint units) noexcept nogil:
+    """One rank's terms of the products x^T T^-1 z = sum_n g_x,n . h_z,n (T = N Delta N^T,
+    the two eliminations' twisted factorisation; g the eliminated right-hand side, h = y at
+    the meeting rank) over the columns (F, 1_0, 1_1, G') of the Newton-KKT solve, into
+    dots: [G'G', G'F, 1_0 1_0, 1_0 1_1, 1_1 1_1, 1_0 G', 1_1 G', 1_0 F, 1_1 F] (:func:`_schur_2x2`).
+    ``units``: the unit columns' terms too (their g is 0 in the top elimination)."""
+    dots[0] += g0[3] * y0[3] + g1[3] * y1[3]
+    dots[1] += g0[3] * y0[0] + g1[3] * y1[0]
+    if units:
+        dots[2] += g0[1] * y0[1] + g1[1] * y1[1]
+        dots[3] += g0[1] * y0[2] + g1[1] * y1[2]
+        dots[4] += g0[2] * y0[2] + g1[2] * y1[2]
+        dots[5] += g0[1] * y0[3] + g1[1] * y1[3]
+        dots[6] += g0[2] * y0[3] + g1[2] * y1[3]
+        dots[7] += g0[1] * y0[0] + g1[1] * y1[0]
+        dots[8] += g0[2] * y0[0] + g1[2] * y1[0]
+
+
+cdef inline void _thomas_2x2_back_rank(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n, Py_ssize_t nb, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
+    """One rank n of a back-substitution of :func:`_thomas_2x2` for columns q0..q1-1:
+    y_n = h_n + M_n y_nb (h_n in X[:, n], M_n in Dinv[n]: :func:`_thomas_2x2_rank`) with the
+    neighbour nb already solved, in place in X[:, n]: two multiply-adds from y_nb (the chain
+    once ran through D_n^-1 too)."""
     cdef double m00
     cdef double m01
     cdef double m10
@@ -194,7 +226,7 @@ cdef inline void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, P
     m01 = Dinv[n, 0, 1]
     m10 = Dinv[n, 1, 0]
     m11 = Dinv[n, 1, 1]
-    for q in range(4):
+    for q in range(q0, q1):
         y0 = X[0, nb, q]
         y1 = X[1, nb, q]
         X[0, n, q] += m00 * y0 + m01 * y1
@@ -202,7 +234,17 @@ cdef inline void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, P
 
 
 cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit = False) noexcept nogil:
-    """:func:`_block_thomas` for two slots (three populated grades) with closed-form 2 x 2
+    """:func:`_block_thomas` for two slots (three populated grades):
+    :func:`_thomas_2x2_forward`, then :func:`_thomas_2x2_back` on every column."""
+    cdef double dots[9]
+    if not _thomas_2x2_forward(P, n_len, b, kap, f, w, R, X, Ep, Dinv, unit, dots):
+        return False
+    _thomas_2x2_back(X, Dinv, n_len, 0, 4)
+    return True
+
+
+cdef bint _thomas_2x2_forward(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit, double* dots) noexcept nogil:
+    """The eliminations of :func:`_block_thomas` for two slots with closed-form 2 x 2
     blocks: symmetric blocks held as (a, c, d) = [[a, c], [c, d]]; E'_n in three contiguous
     rows of Ep's memory.
 
@@ -211,25 +253,21 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     (U_n = T_nn - E'_{n+1} U_{n+1}^-1 E'_{n+1}, g_n likewise, n > m), in one loop so that their
     latency chains (a division per rank) overlap; each rank keeps h_n = D_n^-1 g_n and
     M_n = D_n^-1 E'_{n+1} (U_n^-1 E'_n below m). They meet at m = n_len // 2, where
-    S_m = T_mm - E'_m D_{m-1}^-1 E'_m - E'_{m+1} U_{m+1}^-1 E'_{m+1} gives y_m, and two
-    interleaved back-substitutions give y_n = h_n + M_n y_{n+1} above m and
-    y_n = h_n + M_n y_{n-1} below it. E'_n in a pass of its own (its three divisions per rank
-    stay out of the eliminations' latency chains).
+    S_m = T_mm - E'_m D_{m-1}^-1 E'_m - E'_{m+1} U_{m+1}^-1 E'_{m+1} gives y_m (into X[:, m]),
+    and two interleaved back-substitutions (:func:`_thomas_2x2_back`) give y_n = h_n + M_n y_{n+1}
+    above m and y_n = h_n + M_n y_{n-1} below it. E'_n in a pass of its own (its three
+    divisions per rank stay out of the eliminations' latency chains). dots gets the products
+    of :func:`_thomas_2x2_dots` summed over the ranks.
 
     Always nr = J + 2 = 4 right-hand sides, looped over as a constant. The back-substitutions
-    do not check finiteness per entry: every entry of X enters the sums of :func:`_schur`,
-    whose solve (:func:`_solve_small`) fails on a non-finite system.
+    do not check finiteness per entry: a non-finite solve makes the system of the multiplier
+    steps non-finite, whose solve (:func:`_solve_small`) fails.
 
     ``unit``: columns 1 and 2 of R are 1_{s = r} at every rank (the Newton-KKT solve's), so
     R_n - R_{n+1} is 0 there above the last rank and the top elimination's g_n is 0 in them:
     written, not computed (the same X)."""
     cdef double* E3
     cdef Py_ssize_t NE
-    cdef double[:, ::1] Xs
-    cdef double c0
-    cdef double c1
-    cdef double c2
-    cdef double c3
     cdef double ea
     cdef double ec
     cdef double ed
@@ -249,10 +287,6 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     cdef double nc
     cdef double nd
     cdef bint ok
-    cdef double p0
-    cdef double p1
-    cdef double p2
-    cdef double p3
     cdef double pa
     cdef double pc
     cdef double pd
@@ -266,8 +300,10 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     cdef double ta
     cdef double tc
     cdef double td
-    cdef double y0
-    cdef double y1
+    cdef double g0[4]
+    cdef double g1[4]
+    cdef double z0[4]
+    cdef double z1[4]
     # E'_n in three contiguous rows of Ep's memory (4 N doubles): E3[z * NE + n]
     NE = Ep.shape[0]
     E3 = &Ep[0, 0, 0]
@@ -276,6 +312,8 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     fl = 1.0 / _PINV_MAX
     for n in range(n_len):
         _thomas_2x2_coef(P, f, k0, k1, fl, E3, NE, n)
+    for q in range(9):
+        dots[q] = 0.0
     if n_len == 0:
         return True
     m = n_len // 2
@@ -291,14 +329,14 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
     for k in range(m):
         # top: rank k (its next rank k + 1 <= m: always there), coupled to k - 1
         ok, pa, pc, pd = _thomas_2x2_rank(E3, NE, R, X, Dinv, w, k0, k1, k, True, k > 0, k, k - 1, k + 1,
-                                          pa, pc, pd, unit)
+                                          pa, pc, pd, unit, dots)
         if not ok:
             return False
         if k < nbot:
             # bottom: rank n_len - 1 - k (> m), coupled to the rank after it
             n = n_len - 1 - k
             ok, qa, qc, qd = _thomas_2x2_rank(E3, NE, R, X, Dinv, w, k0, k1, n, k > 0, k > 0, n + 1,
-                                              n + 1, n, qa, qc, qd, False)
+                                              n + 1, n, qa, qc, qd, False, dots)
             if not ok:
                 return False
     # ---- the meeting rank m: both Schur complements (T_mm assembled as in _thomas_2x2_rank)
@@ -340,38 +378,47 @@ cdef bint _thomas_2x2(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] 
             h1 = X[1, m - 1, q]
             r0 += ea * h0 + ec * h1
             r1 += ec * h0 + ed * h1
-        y0 = na * r0 + nc * r1
-        y1 = nc * r0 + nd * r1
-        if not (isfinite(y0) and isfinite(y1)):
+        h0 = na * r0 + nc * r1
+        h1 = nc * r0 + nd * r1
+        if not (isfinite(h0) and isfinite(h1)):
             return False
-        X[0, m, q] = y0
-        X[1, m, q] = y1
-    # ---- back-substitution from m, upwards and downwards (interleaved)
+        X[0, m, q] = h0
+        X[1, m, q] = h1
+        g0[q] = r0
+        g1[q] = r1
+        z0[q] = h0
+        z1[q] = h1
+    _thomas_2x2_dots(g0, g1, z0, z1, dots, True)
+    return True
+
+
+cdef void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
+    """The back-substitutions of :func:`_thomas_2x2_forward` for columns q0..q1-1 of X, from
+    the meeting rank upwards and downwards (interleaved), then the differences y_n - y_{n-1}
+    (each column's previous y carried in a register), in place."""
+    cdef double[:, ::1] Xs
+    cdef double c
+    cdef Py_ssize_t k
+    cdef Py_ssize_t m
+    cdef Py_ssize_t n
+    cdef Py_ssize_t nbot
+    cdef double p
+    cdef Py_ssize_t q
+    cdef Py_ssize_t s
+    m = n_len // 2
+    nbot = n_len - 1 - m
     for k in range(1, m + 1):
-        _thomas_2x2_back(X, Dinv, m - k, m - k + 1)
+        _thomas_2x2_back_rank(X, Dinv, m - k, m - k + 1, q0, q1)
         if k <= nbot:
-            _thomas_2x2_back(X, Dinv, m + k, m + k - 1)
-    # ---- the differences y_n - y_{n-1} (each slot's previous y carried in registers)
+            _thomas_2x2_back_rank(X, Dinv, m + k, m + k - 1, q0, q1)
     for s in range(2):
         Xs = X[s]
-        p0 = Xs[0, 0]
-        p1 = Xs[0, 1]
-        p2 = Xs[0, 2]
-        p3 = Xs[0, 3]
-        for n in range(1, n_len):
-            c0 = Xs[n, 0]
-            c1 = Xs[n, 1]
-            c2 = Xs[n, 2]
-            c3 = Xs[n, 3]
-            Xs[n, 0] = c0 - p0
-            Xs[n, 1] = c1 - p1
-            Xs[n, 2] = c2 - p2
-            Xs[n, 3] = c3 - p3
-            p0 = c0
-            p1 = c1
-            p2 = c2
-            p3 = c3
-    return True
+        for q in range(q0, q1):
+            p = Xs[0, q]
+            for n in range(1, n_len):
+                c = Xs[n, q]
+                Xs[n, q] = c - p
+                p = c
 
 
 cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit) noexcept nogil:
