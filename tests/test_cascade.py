@@ -142,11 +142,13 @@ def test_cascade_state_and_hessian_system_against_dense():
 
 @pytest.mark.parametrize("s, K", [([0.0, 0.5], [22.0, 8.0]),
                                   ([0.0, 0.25, 0.75], [20.0, 6.0, 4.0]),
-                                  ([0.0, 0.125, 0.375, 0.875], [15.0, 7.0, 5.0, 3.0])])
+                                  ([0.0, 0.125, 0.375, 0.875], [15.0, 7.0, 5.0, 3.0]),
+                                  ([0.0, 1 / 16, 3 / 16, 7 / 16, 15 / 16], [12.0, 6.0, 5.0, 4.0, 3.0])])
 def test_newton_step_against_finite_difference_jacobian(s, K):
     """Oracle: the dense Newton step on the Jacobian of the kernels' own residual
-    F = (y - b g, counts, E - v) by central differences; two, three and four grades (three:
-    the step's unrolled columns and its one-pass multiplier system)."""
+    F = (y - b g, counts, E - v) by central differences; two to five grades (three and
+    four: the step's unrolled columns and its one-pass multiplier systems; two and five:
+    the general ones)."""
     rng = np.random.default_rng(8)
     N = 30
     s = np.array(s)

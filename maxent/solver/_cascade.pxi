@@ -61,6 +61,7 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     cdef double h1
     cdef double h2
     cdef double h3
+    cdef double h4
     cdef double hdr
     cdef double hz
     cdef Py_ssize_t j
@@ -70,6 +71,7 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     cdef Py_ssize_t q
     cdef double r0
     cdef double r1
+    cdef double r2
     Lc = J + 1
     nr = J + 2
     # ---- the band solves: columns w = -D F1, M_k (k = 1..J), D g (block Thomas, checked;
@@ -104,6 +106,27 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
             Z[1, j] += bd * h1
             Z[2, j] += bd * h2
             Z[3, j] += bd * h3
+    elif nr == 5:
+        # the five columns at once (J = 3: ERR's four grades), as for nr == 4
+        for j in range(n_len):
+            a = A[j]
+            ej = e[j]
+            bd = b * D[j]
+            h0 = -(a * X[2 * j + 1, 0] + ej * X[2 * j, 0])
+            h1 = -(a * X[2 * j + 1, 1] + ej * X[2 * j, 1])
+            h2 = -(a * X[2 * j + 1, 2] + ej * X[2 * j, 2])
+            h3 = -(a * X[2 * j + 1, 3] + ej * X[2 * j, 3])
+            h4 = -(a * X[2 * j + 1, 4] + ej * X[2 * j, 4])
+            HZ[0, j] = h0
+            HZ[1, j] = h1
+            HZ[2, j] = h2
+            HZ[3, j] = h3
+            HZ[4, j] = h4
+            Z[0, j] += bd * h0
+            Z[1, j] += bd * h1
+            Z[2, j] += bd * h2
+            Z[3, j] += bd * h3
+            Z[4, j] += bd * h4
     else:
         for q in range(nr):
             # column by column: HZ and Z rows written contiguously
@@ -117,6 +140,8 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     # (sums that only steer the step: reassociated, as the other Newton-KKT Schur complements)
     if J == 2:
         _cascade_schur2(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs)
+    elif J == 3:
+        _cascade_schur3(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs)
     else:
         _cascade_schur(b, g, M, P, F1, F2, ev, HZ, Z, J, n_len, S, rs)
     if not _solve_small(S, rs, J + 1):
@@ -127,6 +152,13 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
         r1 = rs[1]
         for n in range(n_len):
             hdr = HZ[0, n] + HZ[3, n] * db + HZ[1, n] * r0 + HZ[2, n] * r1
+            dy[n] = -F1[n] + b * hdr + g[n] * db
+    elif J == 3:
+        r0 = rs[0]
+        r1 = rs[1]
+        r2 = rs[2]
+        for n in range(n_len):
+            hdr = HZ[0, n] + HZ[4, n] * db + HZ[1, n] * r0 + HZ[2, n] * r1 + HZ[3, n] * r2
             dy[n] = -F1[n] + b * hdr + g[n] * db
     else:
         for n in range(n_len):
@@ -243,6 +275,59 @@ cdef void _cascade_schur2(double b, double[::1] g, double[:, ::1] M, double[:, :
     S[2, 0] = gz1
     S[2, 1] = gz2
     S[2, 2] = gz3
+
+
+cdef void _cascade_schur3(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs) noexcept nogil:
+    """:func:`_cascade_schur` for J = 3 (ERR's four grades): its 35 sums in one pass over
+    the ranks (independent chains, where one pass per sum waits on each sum's own)."""
+    cdef double m[3]
+    cdef double q[3]
+    cdef double h[5]
+    cdef double sf[3]
+    cdef double sg[3]
+    cdef double sh[3][5]
+    cdef double pp[3][3]
+    cdef double ps[3]
+    cdef double gz[5]
+    cdef double f
+    cdef double gn
+    cdef Py_ssize_t i
+    cdef Py_ssize_t k
+    cdef Py_ssize_t n
+    for k in range(3):
+        sf[k] = sg[k] = ps[k] = 0.0
+        for i in range(5):
+            sh[k][i] = 0.0
+        for i in range(3):
+            pp[k][i] = 0.0
+    for i in range(5):
+        gz[i] = 0.0
+    for n in range(n_len):
+        gn = g[n]
+        f = F1[n]
+        for i in range(5):
+            h[i] = HZ[i, n]
+            gz[i] += gn * Z[i, n]
+        for k in range(3):
+            m[k] = M[k + 1, n]
+            q[k] = P[k + 1, n]
+        for k in range(3):
+            sf[k] += m[k] * f
+            sg[k] += m[k] * gn
+            ps[k] += q[k]
+            for i in range(5):
+                sh[k][i] += m[k] * h[i]
+            for i in range(k, 3):
+                pp[k][i] += q[k] * q[i]
+    for k in range(3):
+        rs[k] = -F2[k + 1] + sf[k] - b * sh[k][0]
+        for i in range(3):
+            S[k, i] = b * sh[k][i + 1] - pp[min(k, i)][max(k, i)]
+        S[k, k] += ps[k]
+        S[k, 3] = b * sh[k][4] + sg[k]
+    rs[3] = -ev - gz[0]
+    for i in range(4):
+        S[3, i] = gz[i + 1]
 
 
 cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs) noexcept nogil:
