@@ -9,7 +9,8 @@ Prints, in one run:
    both entropies and the speed ratios (targets: single calls <= 0.5 ms; batched >= 1000x cvxpy);
 2. batched throughput for AP, nDCG, GAP, RR and ERR (``--metrics``) at N = 1000 over 5000
    problems (trec_covid_r1 runs, truncated to N; topics resampled to reach 5000), per number of
-   threads (``--workers 1,2``; each the fastest of ``--batch-repeat`` passes), with the peak memory
+   threads (``--workers 1,2``; each the fastest of ``--batch-repeat`` passes, the metrics in turn
+   within a pass), with the peak memory
    (tracemalloc: numpy allocations; first thread count only) and the per-problem time of AP, GAP,
    RR and ERR as a multiple of nDCG's (target: <= 3);
 3. the same at N = 100 on the real depth-100 lists of trec_dl19_passage (``--skip-dl19``).
@@ -134,37 +135,49 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
     print(f"== batched throughput: {problems} problems of {collection}, N = {N} ==")
     batch = sample_lists(lists, problems, N, rng)
     first = True
+    metrics = {name: parse_measure(name) for name in names}
+    targets = {name: m.value(batch) for name, m in metrics.items()}
     for w in workers:
         total = 0.0          # the issue's "all three": AP, nDCG and GAP
-        per = {}
-        for name in names:
-            m = parse_measure(name)
-            v = m.value(batch)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                solve(m, v[:4], batch.take(np.arange(4)))   # warm
-                # timed passes without tracemalloc (it slows numpy's allocations by about half)
-                out = []
-                dt = _best(lambda: out.append(solve(m, v, batch, workers=w)), REPEAT)
-                r = out[-1]
-                mem = ""
-                if first:
-                    # memory pass (first thread count): the same solve under tracemalloc
+        per = {name: float("inf") for name in names}
+        last = {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for name, m in metrics.items():
+                solve(m, targets[name][:4], batch.take(np.arange(4)))   # warm
+            # timed passes without tracemalloc (it slows numpy's allocations by about half),
+            # the metrics in turn within each pass, so that a slower spell of a shared
+            # machine falls on all of them and not on one metric's passes
+            for _ in range(REPEAT):
+                for name, m in metrics.items():
+                    t0 = time.perf_counter()
+                    r = solve(m, targets[name], batch, workers=w)
+                    per[name] = min(per[name], time.perf_counter() - t0)
+                    # what the rows report (the arrays themselves are freed: a result of
+                    # N = 1000 holds 120 MB)
+                    last[name] = (float(r.nit.mean()), r.method, r.counts(),
+                                  int((r.status == "not_converged").sum()))
+                    del r
+        for name, m in metrics.items():
+            dt, (nit, method, counts, n_nc) = per[name], last[name]
+            mem = ""
+            if first:
+                # memory pass (first thread count): the same solve under tracemalloc
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
                     tracemalloc.start()
-                    solve(m, v, batch, workers=w)
+                    solve(m, targets[name], batch, workers=w)
                     mem = f"peak {tracemalloc.get_traced_memory()[1] / 2**20:5.0f} MiB  "
                     tracemalloc.stop()
             if name in ("AP", "nDCG", "GAP"):
                 total += dt
-            per[name] = dt
-            counts = ", ".join(f"{k}={c}" for k, c in r.counts().items() if c)
+            counts = ", ".join(f"{k}={c}" for k, c in counts.items() if c)
             print(f"{name:6} {engine:8} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
-                  f"{mem}mean nit {r.nit.mean():5.1f}  method {r.method}  [{counts}]", flush=True)
+                  f"{mem}mean nit {nit:5.1f}  method {method}  [{counts}]", flush=True)
             ROWS["throughput"].append(dict(label=LABEL, collection=collection, N=N, metric=name,
                                            engine=engine, threads=w, problems=problems, seconds=dt,
-                                           ms_per_problem=1e3 * dt / problems,
-                                           mean_nit=float(r.nit.mean()), method=r.method,
-                                           not_converged=int((r.status == "not_converged").sum())))
+                                           ms_per_problem=1e3 * dt / problems, mean_nit=nit,
+                                           method=method, not_converged=n_nc))
         first = False
         line = f"{engine}, {w} thread(s): AP + nDCG + GAP {total:.2f} s"
         if "nDCG" in per:
