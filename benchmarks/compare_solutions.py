@@ -12,7 +12,7 @@ entropy by more than that allowance.
 Two ``instances.csv`` of ``python -m analysis.maxent`` (rows per run, topic, metric, threshold;
 entropies printed to 10 digits) are compared the same way, per metric and threshold, with the
 largest change of the predicted P@10 (a start or trajectory that moves to another KKT point
-shows there).
+shows there) and of the constraint residual.
 """
 from __future__ import annotations
 
@@ -56,8 +56,9 @@ def compare(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
 def compare_instances(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
     return _summary(old, new, ["run", "topic", "metric", "threshold"], ["metric", "threshold"], "instances",
                     lambda m: 1e-9 * np.maximum(1.0, m.entropy_old.abs()),       # 10 printed digits
-                    derive=lambda m: {"dpred": (m["pred P@10_new"] - m["pred P@10_old"]).abs()},
-                    max_abs_dpred_P10=("dpred", "max"))
+                    derive=lambda m: {"dpred": (m["pred P@10_new"] - m["pred P@10_old"]).abs(),
+                                      "dres": (m["residual_new"] - m["residual_old"]).abs()},
+                    max_abs_dpred_P10=("dpred", "max"), max_abs_dresidual=("dres", "max"))
 
 
 def main(argv=None) -> int:
