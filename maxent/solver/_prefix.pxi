@@ -395,9 +395,8 @@ cpdef bint _newton_direction(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, d
         # the combination's h, then one back-substitution (the elimination is linear in the
         # right-hand side)
         _combine_h(X, J, n_len, rs, db)
-        if J == 2:
-            _thomas_2x2_back(X, Dinv, n_len, 0, 1)
-        elif not _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1):
+        if not (_thomas_2x2_back(X, Dinv, n_len, 0, 1) if J == 2 else
+                _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1)):
             return False
         for r in range(J):
             for n in range(n_len):

@@ -392,12 +392,14 @@ cdef bint _thomas_2x2_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
     return True
 
 
-cdef void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
+cdef bint _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
     """The back-substitutions of :func:`_thomas_2x2_forward` for columns q0..q1-1 of X, from
     the meeting rank upwards and downwards (interleaved), then the differences y_n - y_{n-1}
-    (each column's previous y carried in a register), in place."""
+    (each column's previous y carried in a register), in place. Returns whether every y is
+    finite (their sum is)."""
     cdef double[:, ::1] Xs
     cdef double c
+    cdef double chk = 0.0
     cdef Py_ssize_t k
     cdef Py_ssize_t m
     cdef Py_ssize_t n
@@ -415,10 +417,13 @@ cdef void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize
         Xs = X[s]
         for q in range(q0, q1):
             p = Xs[0, q]
+            chk += p
             for n in range(1, n_len):
                 c = Xs[n, q]
+                chk += c
                 Xs[n, q] = c - p
                 p = c
+    return isfinite(chk)
 
 
 cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit) noexcept nogil:
