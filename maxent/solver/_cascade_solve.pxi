@@ -214,7 +214,9 @@ cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:
     each residual is <= 1e-12 of its terms' size (+ 1e-300) and every residual is finite (a
     non-finite unknown or right-hand side fails). A pass of its own, whose two sums only count
     (the excesses over the tolerance, >= 0, and the residuals), not branches in the
-    back-substitution."""
+    back-substitution. Each column (modulo 8) sums into its own accumulators, so that the
+    columns' sums do not wait on each other: the order of a sum of non-negative excesses
+    cannot change whether it is 0, nor that of the residuals whether it is finite."""
     cdef double a1
     cdef double aj
     cdef double d1
@@ -224,14 +226,17 @@ cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:
     cdef Py_ssize_t j
     cdef double m1
     cdef double over
+    cdef double overq[8]
+    cdef double finq[8]
     cdef Py_ssize_t q
     cdef double r
     cdef double t1
     cdef double t2
     cdef double t3
     cdef double t4
-    over = 0.0
-    fin = 0.0
+    for q in range(8):
+        overq[q] = 0.0
+        finq[q] = 0.0
     for j in range(h):
         m1 = mm[j]
         a1 = aa[j]
@@ -242,9 +247,9 @@ cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:
             t3 = a1 * X[2 * j + 1, q]
             t4 = aj * W[q, j]
             r = t1 + t2 + t3 - t4
-            fin += r
+            finq[q & 7] += r
             ex = abs(r) - 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(t4)) - 1e-300
-            over += ex if ex > 0.0 else 0.0
+            overq[q & 7] += ex if ex > 0.0 else 0.0
     for j in range(h + 1, n_len):
         m1 = mm[j]
         d1 = dd[j]
@@ -255,9 +260,14 @@ cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:
             t3 = d1 * X[2 * j, q]
             t4 = ej * W[q, j]
             r = t1 + t2 + t3 - t4
-            fin += r
+            finq[q & 7] += r
             ex = abs(r) - 1e-12 * (abs(t1) + abs(t2) + abs(t3) + abs(t4)) - 1e-300
-            over += ex if ex > 0.0 else 0.0
+            overq[q & 7] += ex if ex > 0.0 else 0.0
+    over = 0.0
+    fin = 0.0
+    for q in range(8):
+        over += overq[q]
+        fin += finq[q]
     return over == 0.0 and isfinite(fin)
 
 
