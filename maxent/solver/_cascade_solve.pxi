@@ -216,7 +216,8 @@ cdef bint _thomas_check(double[::1] A, double[::1] e, double[:, ::1] W, double[:
     (the excesses over the tolerance, >= 0, and the residuals), not branches in the
     back-substitution. Each column (modulo 8) sums into its own accumulators, so that the
     columns' sums do not wait on each other: the order of a sum of non-negative excesses
-    cannot change whether it is 0, nor that of the residuals whether it is finite."""
+    cannot change whether it is 0, nor (short of overflow) that of the residuals whether it
+    is finite."""
     cdef double a1
     cdef double aj
     cdef double d1

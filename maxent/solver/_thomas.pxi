@@ -213,8 +213,7 @@ cdef inline void _thomas_2x2_dots(double* g0, double* g1, double* y0, double* y1
 cdef inline void _thomas_2x2_back_rank(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n, Py_ssize_t nb, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
     """One rank n of a back-substitution of :func:`_thomas_2x2` for columns q0..q1-1:
     y_n = h_n + M_n y_nb (h_n in X[:, n], M_n in Dinv[n]: :func:`_thomas_2x2_rank`) with the
-    neighbour nb already solved, in place in X[:, n]: two multiply-adds from y_nb (the chain
-    once ran through D_n^-1 too)."""
+    neighbour nb already solved, in place in X[:, n]: two multiply-adds from y_nb."""
     cdef double m00
     cdef double m01
     cdef double m10
