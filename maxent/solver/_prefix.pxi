@@ -395,13 +395,18 @@ cpdef bint _newton_direction(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, d
         # the combination's h, then one back-substitution (the elimination is linear in the
         # right-hand side)
         _combine_h(X, J, n_len, rs, db)
-        if not (_thomas_2x2_back(X, Dinv, n_len, 0, 1) if J == 2 else
-                _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1)):
-            return False
+        if J == 2:
+            _thomas_2x2_back(X, Dinv, n_len, 0, 1)
+        else:
+            _thomas_3x3_back(X, Dinv, n_len, nr, 0, 1)
+        acc = 0.0
         for r in range(J):
             for n in range(n_len):
                 dQ[r, n] = X[r, n, 0]
-        return True
+            acc += _rsum(dQ[r], 0, n_len)
+        # a non-finite direction (which no longer enters the multiplier system's sums) is a
+        # failed solve: the sum of its entries is not finite
+        return isfinite(acc)
     for r in range(J):
         for n in range(n_len):
             acc = X[r, n, 0] + X[r, n, J + 1] * db

@@ -391,14 +391,12 @@ cdef bint _thomas_2x2_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
     return True
 
 
-cdef bint _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
+cdef void _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
     """The back-substitutions of :func:`_thomas_2x2_forward` for columns q0..q1-1 of X, from
     the meeting rank upwards and downwards (interleaved), then the differences y_n - y_{n-1}
-    (each column's previous y carried in a register), in place. Returns whether every y is
-    finite (their sum is)."""
+    (each column's previous y carried in a register), in place."""
     cdef double[:, ::1] Xs
     cdef double c
-    cdef double chk = 0.0
     cdef Py_ssize_t k
     cdef Py_ssize_t m
     cdef Py_ssize_t n
@@ -416,13 +414,10 @@ cdef bint _thomas_2x2_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize
         Xs = X[s]
         for q in range(q0, q1):
             p = Xs[0, q]
-            chk += p
             for n in range(1, n_len):
                 c = Xs[n, q]
-                chk += c
                 Xs[n, q] = c - p
                 p = c
-    return isfinite(chk)
 
 
 cdef bint _thomas_3x3(double[:, ::1] P, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, bint unit) noexcept nogil:
@@ -587,19 +582,14 @@ cdef bint _thomas_3x3_forward(double[:, ::1] P, Py_ssize_t n_len, double b, doub
     return True
 
 
-cdef bint _thomas_3x3_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t nr, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
+cdef void _thomas_3x3_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize_t n_len, Py_ssize_t nr, Py_ssize_t q0, Py_ssize_t q1) noexcept nogil:
     """The back-substitution of :func:`_thomas_3x3_forward` for columns q0..q1-1 of X:
-    y_n = h_n + M_n y_{n+1}, then the differences y_n - y_{n-1}, in place. Returns whether
-    every y is finite (their sum is)."""
+    y_n = h_n + M_n y_{n+1}, then the differences y_n - y_{n-1}, in place."""
     cdef double* M = &Dinv[0, 0, 0]
     cdef double* Xp = &X[0, 0, 0]
     cdef Py_ssize_t SX = X.shape[1] * nr
     cdef double m00, m01, m02, m10, m11, m12, m20, m21, m22, y0, y1, y2
-    cdef double chk = 0.0
     cdef Py_ssize_t n, q, o
-    for q in range(q0, q1):
-        o = (n_len - 1) * nr + q
-        chk += Xp[o] + Xp[SX + o] + Xp[2 * SX + o]
     for n in range(n_len - 2, -1, -1):
         o = 9 * n
         m00 = M[o]
@@ -619,14 +609,12 @@ cdef bint _thomas_3x3_back(double[:, :, ::1] X, double[:, :, ::1] Dinv, Py_ssize
             Xp[o] += m00 * y0 + m01 * y1 + m02 * y2
             Xp[SX + o] += m10 * y0 + m11 * y1 + m12 * y2
             Xp[2 * SX + o] += m20 * y0 + m21 * y1 + m22 * y2
-            chk += Xp[o] + Xp[SX + o] + Xp[2 * SX + o]
     for n in range(n_len - 1, 0, -1):
         for q in range(q0, q1):
             o = n * nr + q
             Xp[o] -= Xp[o - nr]
             Xp[SX + o] -= Xp[SX + o - nr]
             Xp[2 * SX + o] -= Xp[2 * SX + o - nr]
-    return isfinite(chk)
 
 
 cpdef bint _block_thomas(double[:, ::1] P, Py_ssize_t J, Py_ssize_t n_len, double b, double[::1] kap, double[::1] f, double[::1] w, double[:, :, ::1] R, double[:, :, ::1] X, Py_ssize_t nr, double[:, :, ::1] Ep, double[:, :, ::1] Dinv, double[:, :, ::1] Gs, double[:, ::1] tmpA, double[:, ::1] tmpB, double[::1] tmpV, bint unit = False) noexcept nogil:
