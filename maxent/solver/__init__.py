@@ -255,7 +255,7 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     if not len(interior):
         return
     if method == "cvxpy":
-        _solve_reference(batch.take(interior), out, s + interior)
+        _solve_reference(batch, interior, out, s)
         return
     code, nit = _kernel(kin, batch, cls == Target.INTERIOR, lo, hi, method, tol, kkt_tol, max_iter, out, s)
     C = _engine.kernel_code
@@ -326,13 +326,14 @@ def _multipliers(theta, grade_ok, ref):
     return np.concatenate((a[:, 1:], theta[:, L:]), axis=1)
 
 
-def _write_rows(batch: Batch, i, PT, out, s, status, message, mult=None):
+def _write_rows(batch: Batch, i, PT, out, s, status, message, mult=None, attained=None):
     """Write problems i of ``batch`` whose p (category-major PT, len(i) rows) was not computed
-    by a kernel: status, message, p, residual, entropy, attained value; multipliers ``mult``
-    (len(i), L) or 0; stationarity 0."""
+    by a kernel: status, message, p, residual, entropy, attained value (E[M](PT), computed
+    when not given); multipliers ``mult`` (len(i), L) or 0; stationarity 0."""
     sub = batch.take(i)
     g = s + i
-    attained = sub.expectation(PT)
+    if attained is None:
+        attained = sub.expectation(PT)
     out["P"][g] = PT.transpose(0, 2, 1) if batch.metric.GRADED else PT[:, 1]
     out["status"][g] = status
     out["message"][g] = message
@@ -358,11 +359,14 @@ def _boundary(batch: Batch, i, P_end, sign, message, lo, hi, tol, out, s):
     sub = batch.take(i)
     v = sub.target
     F = sub.face(P_end)
-    ok = np.abs(sub.expectation(F) - v) <= np.maximum(BOUNDARY_RTOL * np.maximum(1.0, np.abs(v)), 0.1 * tol)
+    attained = sub.expectation(F)
+    ok = np.abs(attained - v) <= np.maximum(BOUNDARY_RTOL * np.maximum(1.0, np.abs(v)), 0.1 * tol)
     PT = np.where(ok[:, None, None], F, P_end)
+    if not ok.all():
+        attained[~ok] = sub.take(np.flatnonzero(~ok)).expectation(P_end[~ok])
     mult = np.zeros((len(i), batch.L))
     mult[:, -1] = np.where(one_point(lo, hi), 0.0, sign * np.inf)
-    _write_rows(batch, i, PT, out, s, Status.BOUNDARY.value, message, mult)
+    _write_rows(batch, i, PT, out, s, Status.BOUNDARY.value, message, mult, attained)
 
 
 def _write_classified(batch: Batch, cls, lo, hi, top_is_hi, tol, out, s):
@@ -408,36 +412,27 @@ def _uncertified(batch: Batch, i, lo, hi, top_is_hi, tol, out, s):
             (np.abs(v - lo) <= tol, P_lo, -1.0, near.format("minimum"))):
         k = k & ~done
         if k.any():
-            nit = out["nit"][s + i[k]].copy()
             _boundary(batch, i[k], P_end[k], sign, message + " (no interior solution found)",
                       lo[k], hi[k], tol, out, s)
-            out["nit"][s + i[k]] = nit
             done |= k
     for k, P_end, why in ((v > hi, P_hi, "above"), (v < lo, P_lo, "below")):
         k = k & ~done
         if k.any():
-            nit = out["nit"][s + i[k]].copy()
             _write_rows(batch, i[k], P_end[k], out, s, Status.INFEASIBLE.value,
                         f"target {why} the deterministic range and no feasible distribution found; "
                         "p is the nearest extreme list")
-            out["nit"][s + i[k]] = nit
             done |= k
     g = s + i[~done]
     out["status"][g] = Status.NOT_CONVERGED.value
     out["message"][g] = "iteration limit reached or line search stalled"
 
 
-def _solve_reference(sub: Batch, out, g):
-    """``method="cvxpy"``: the exponential-cone reference, one problem at a time."""
+def _solve_reference(batch: Batch, i, out, s):
+    """``method="cvxpy"``: the exponential-cone reference, one problem at a time (problems i)."""
     from maxent.solver.reference import solve_cvxpy
 
-    th, PT, nit, conv = solve_cvxpy(sub)
-    attained = sub.expectation(PT)
-    out["P"][g] = PT.transpose(0, 2, 1) if sub.metric.GRADED else PT[:, 1]
-    out["status"][g] = np.where(conv, Status.OPTIMAL.value, Status.NOT_CONVERGED.value)
-    out["message"][g] = np.where(conv, "optimal (convex dual)", "the reference solver did not converge")
-    out["nit"][g] = nit
-    out["residual"][g] = sub.residuals(PT, attained)
-    out["entropy"][g] = entropy(PT)
-    out["attained"][g] = attained
-    out["mult"][g] = _multipliers(th, sub.grade_ok, sub.ref)
+    th, PT, nit, conv = solve_cvxpy(batch.take(i))
+    _write_rows(batch, i, PT, out, s, np.where(conv, Status.OPTIMAL.value, Status.NOT_CONVERGED.value),
+                np.where(conv, "optimal (convex dual)", "the reference solver did not converge"),
+                _multipliers(th, batch.grade_ok[i], batch.ref[i]))
+    out["nit"][s + i] = nit
