@@ -180,9 +180,65 @@ def test_newton_step_against_finite_difference_jacobian(s, K):
     Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
     S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
     assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
-                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, dy, np.zeros((5, N)))
+                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, np.zeros(J), dy, np.zeros((5, N)))
     got = np.concatenate((rs[:J], dy, [rs[J]]))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("s", [[0.0, 0.25, 0.75], [0.0, 0.125, 0.375, 0.875]])
+def test_newton_step_holds_the_multiplier_of_a_grade_whose_count_cannot_move(s):
+    """The top grade sits at the first three ranks with probability 1 and nowhere else (its
+    exponents there are over 1000 above the others', elsewhere 1000 below): theta_J moves
+    no probability, so its row and column of the multiplier system are zero and the full
+    system is singular. The step holds theta_J (dtheta_J = 0) and is Newton's step on the
+    system without theta_J and the top grade's count. Oracle: that reduced system's
+    Jacobian by central differences of the kernels' own residual."""
+    rng = np.random.default_rng(11)
+    N, top = 30, 3
+    s = np.array(s)
+    J = len(s) - 1
+    sp = s - s[0]
+    c = 1.0 / np.arange(1, N + 1)
+    theta_J = -1000.0
+
+    def theta_of(x):
+        return np.concatenate(([0.0], x[:J - 1], [theta_J]))
+
+    x0 = np.concatenate((np.linspace(-1.2, -1.8, J - 1), rng.normal(size=N), [2.5]))
+    x0[J - 1:J - 1 + top] = 4000.0
+    E0, st0 = _state(theta_of(x0), x0[J - 1:J - 1 + N], s, c, N)
+    assert np.array_equal(st0["P"][J], (np.arange(N) < top).astype(float))      # pinned exactly
+    K = st0["P"].sum(axis=1) * np.concatenate(([1.0], np.linspace(0.9, 1.1, J - 1), [1.0]))
+    K[0] = N - K[1:].sum()
+    v = 0.9 * E0
+
+    def F(x):
+        y, b = x[J - 1:J - 1 + N], x[-1]
+        E, st = _state(theta_of(x), y, s, c, N)
+        F1, F2 = np.zeros(N), np.zeros(J + 1)
+        nb._cascade_residual(st["P"], y, b, st["g"], J + 1, N, K, E, v, sp, F1, F2)
+        return np.concatenate((F1, F2[1:J], [E - v])), E, st, F1, F2
+
+    F0, E, st, F1, F2 = F(x0)
+    assert F2[J] == 0.0
+    Jm = np.zeros((len(x0), len(x0)))
+    for k in range(len(x0)):
+        h = 1e-6 * max(1.0, abs(x0[k]))
+        xp, xm = x0.copy(), x0.copy()
+        xp[k] += h
+        xm[k] -= h
+        Jm[:, k] = (F(xp)[0] - F(xm)[0]) / (2 * h)
+    want = np.linalg.solve(Jm, -F0)
+    AB, X = np.zeros((2 * N, 7)), np.zeros((2 * N, J + 2))
+    Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
+    S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
+    assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
+                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, np.zeros(J), dy, np.zeros((5, N)))
+    assert rs[J - 1] == 0.0
+    got = np.concatenate((rs[:J - 1], dy, [rs[J]]))
+    # the step is ~1e7 (the top ranks' y of 4000 are far from b dE/dr): the differences'
+    # truncation error is ~3e-5 of it
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-6 * np.abs(want).max())
 
 
 def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(monkeypatch):
@@ -217,6 +273,39 @@ def test_rounding_limited_problem_is_solved_by_the_kernels_at_equal_constraints(
     assert ref.entropy[0] - new.entropy[0] == pytest.approx(-b * slack, rel=0.05, abs=1e-6)
     q, h = project_onto_constraints(m, lists, ref.p[0], K[0], v[0], ref.multipliers[0, -1])
     assert new.entropy[0] >= h - 1e-9 * abs(h), (new.entropy[0], h, ref.entropy[0])
+
+
+def test_err_near_its_maximum_is_certified_with_a_pinned_top_grade(monkeypatch):
+    """trec_dl19_passage list 9 under ERR, whose value is 1.6e-11 below its maximum (the
+    ideal list's): near it the top grade's documents sit at the first ranks with probability
+    1, so its multiplier moves nothing and is held (_hold_pinned); without that, every
+    Newton step failed and the list ended "boundary". Along the path from 1e-4 to 1e-11
+    below the maximum every target is certified by the kernel's Newton-KKT, at a point whose
+    counts and E(p) recomputed in numpy meet the targets. Oracle for "not a worse KKT point":
+    the maximum entropy falls as the target nears the maximum (the feasible set narrows to
+    the ideal list's face), strictly, from ~20 nats at 1e-4 below to its value at v."""
+    from tests._realdata import ranked
+
+    lists = ranked("trec_dl19_passage").take([9])
+    m = parse_measure("ERR")
+    v = m.value(lists)[0]
+    order = np.argsort(-lists.grades[0], kind="stable")
+    ideal = type(lists).from_grades(lists.grades[:, order], lists.rel_counts, lists.lengths)
+    top = m.value(ideal)[0]
+    assert 1e-11 < top - v < 2e-11
+    gaps = np.array([1e-4, 1e-6, 1e-8, 1e-9, 1e-10, 3e-11, top - v])
+    codes = _kernel_codes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(m, top - gaps, lists.take(np.zeros(len(gaps), dtype=int)))
+    assert codes == [0] * len(gaps), codes           # every one certified by Newton-KKT
+    assert (res.status == "optimal").all(), res.status
+    assert (res.residual <= 1e-10).all() and (res.stationarity <= 1e-9).all()
+    K = count_constraints(m, lists, "retrieved")
+    np.testing.assert_allclose(res.p.sum(axis=1), np.repeat(K, len(gaps), axis=0), atol=1e-9)
+    np.testing.assert_allclose(m.expectation(res.p, lists.take(np.zeros(len(gaps), dtype=int))),
+                               top - gaps, rtol=0, atol=1e-10)
+    assert (np.diff(res.entropy) < 0).all() and res.entropy[-1] > 1.0, res.entropy
 
 
 def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):

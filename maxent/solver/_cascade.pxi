@@ -49,9 +49,10 @@ cpdef (double, double, double) _cascade_residual(double[:, ::1] P, double[::1] y
     return merit + ev * ev, smax * f1, max(res, abs(ev))
 
 
-cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[::1] OM, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] AB, double[:, ::1] X, double[:, ::1] Z, double[:, ::1] HZ, double[:, ::1] S, double[::1] rs, double[::1] dy, double[:, ::1] Sc) noexcept nogil:
+cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[::1] OM, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] AB, double[:, ::1] X, double[:, ::1] Z, double[:, ::1] HZ, double[:, ::1] S, double[::1] rs, double[::1] cv, double[::1] dy, double[:, ::1] Sc) noexcept nogil:
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
-    rs[J] = db, dy (N). Returns False when a solve fails."""
+    rs[J] = db, dy (N); cv (J) scratch. A grade whose count cannot move holds its multiplier
+    (:func:`_hold_pinned`). Returns False when a solve fails."""
     cdef Py_ssize_t Lc
     cdef double a
     cdef double bd
@@ -139,11 +140,12 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     # counts: sum_n M_k dy + sum_j C_kj dtheta_j = -F2_k; metric: g . dr = -(E - v)
     # (sums that only steer the step: reassociated, as the other Newton-KKT Schur complements)
     if J == 2:
-        _cascade_schur2(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs)
+        _cascade_schur2(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs, cv)
     elif J == 3:
-        _cascade_schur3(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs)
+        _cascade_schur3(b, g, M, P, F1, F2, ev, HZ, Z, n_len, S, rs, cv)
     else:
-        _cascade_schur(b, g, M, P, F1, F2, ev, HZ, Z, J, n_len, S, rs)
+        _cascade_schur(b, g, M, P, F1, F2, ev, HZ, Z, J, n_len, S, rs, cv)
+    _hold_pinned(S, rs, cv, J)
     if not _solve_small(S, rs, J + 1):
         return False
     db = rs[J]
@@ -169,7 +171,7 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     return True
 
 
-cdef void _cascade_schur2(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs) noexcept nogil:
+cdef void _cascade_schur2(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs, double[::1] cv) noexcept nogil:
     """:func:`_cascade_schur` for J = 2 (ERR's three grades): its 21 sums in one pass over
     the ranks."""
     cdef double[::1] H0
@@ -271,13 +273,15 @@ cdef void _cascade_schur2(double b, double[::1] g, double[:, ::1] M, double[:, :
     S[1, 0] = b * s2h1 - p12
     S[1, 1] = b * s2h2 + (p2 - p22)
     S[1, 2] = b * s2h3 + s2g
+    cv[0] = (p1 - p11) / p1
+    cv[1] = (p2 - p22) / p2
     rs[2] = -ev - gz0
     S[2, 0] = gz1
     S[2, 1] = gz2
     S[2, 2] = gz3
 
 
-cdef void _cascade_schur3(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs) noexcept nogil:
+cdef void _cascade_schur3(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs, double[::1] cv) noexcept nogil:
     """:func:`_cascade_schur` for J = 3 (ERR's four grades): its 35 sums in one pass over
     the ranks (independent chains, where one pass per sum waits on each sum's own)."""
     cdef double m[3]
@@ -325,16 +329,18 @@ cdef void _cascade_schur3(double b, double[::1] g, double[:, ::1] M, double[:, :
             S[k, i] = b * sh[k][i + 1] - pp[min(k, i)][max(k, i)]
         S[k, k] += ps[k]
         S[k, 3] = b * sh[k][4] + sg[k]
+        cv[k] = (ps[k] - pp[k][k]) / ps[k]
     rs[3] = -ev - gz[0]
     for i in range(4):
         S[3, i] = gz[i + 1]
 
 
-cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs) noexcept nogil:
+cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, double[:, ::1] HZ, double[:, ::1] Z, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] S, double[::1] rs, double[::1] cv) noexcept nogil:
     """The (J+1) x (J+1) system of the multiplier steps of :func:`_cascade_step` into S, rs:
     count rows k = 1..J, rs = -F2_k + M_k . F1 - b M_k . HZ_0 and S[k-1, q-1] = b M_k . HZ_q
     (+ M_k . g for q = J+1, + C_kq = [k = q] sum_n p_n(k) - sum_n p_n(k) p_n(q) for q <= J);
-    the metric row, rs = -(E - v) - g . Z_0 and S[J, q-1] = g . Z_q."""
+    the metric row, rs = -(E - v) - g . Z_0 and S[J, q-1] = g . Z_q. cv[k-1] = C_kk / sum_n p_n(k),
+    the relative variance of grade k's count (:func:`_hold_pinned`)."""
     cdef Py_ssize_t Lc
     cdef double[::1] Mk
     cdef double cc
@@ -354,10 +360,29 @@ cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::
             cc = -_rsum_cx(P[k], P[jj], 0, n_len)
             if jj == k:
                 cc += _rsum(P[k], 0, n_len)
+                cv[k - 1] = cc / _rsum(P[k], 0, n_len)
             S[k - 1, jj - 1] += cc
     rs[J] = -ev - _rsum_cx(g, Z[0], 0, n_len)
     for q in range(1, nr):
         S[J, q - 1] = _rsum_cx(g, Z[q], 0, n_len)
+
+
+cdef void _hold_pinned(double[:, ::1] S, double[::1] rs, double[::1] cv, Py_ssize_t J) noexcept nogil:
+    """Hold the multiplier of every grade whose count cannot move: where every p_n(k) is 0 or 1
+    to rounding (relative variance cv[k] = sum_n p_n(k) (1 - p_n(k)) / sum_n p_n(k) <=
+    _PIN_REL), theta_k changes no probability, so its row and column of the multiplier system
+    are zero or rounding noise (times |b|, which is ~1e10 near the maximum of ERR) and the
+    system is singular. Its step is set to 0: row and column cleared, unit diagonal, rs = 0.
+    The other multipliers then solve the system without it."""
+    cdef Py_ssize_t i
+    cdef Py_ssize_t k
+    for k in range(J):
+        if cv[k] <= _PIN_REL:
+            for i in range(J + 1):
+                S[k, i] = 0.0
+                S[i, k] = 0.0
+            S[k, k] = 1.0
+            rs[k] = 0.0
 
 
 cdef (double, double, double, double) _cascade_eval(double[:, ::1] TH, double[:, ::1] Yv, double b, Py_ssize_t k, double[::1] sp, double[::1] s, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] c, double[:, :, ::1] PP, double[:, :, ::1] V, double[:, :, ::1] MM, double[:, ::1] FF2, double[::1] Kp, double v, double[::1] pm, SoftmaxScratch sws) noexcept nogil:
@@ -479,7 +504,7 @@ cdef (bint, Py_ssize_t, double, double, double) _cascade_newton(double[:, ::1] P
         nit += 1
         Vc = V[cur]
         if not _cascade_step(b, Vc[1], Vc[2], Vc[3], Vc[4], Vc[5], MM[cur], PP[cur], Vc[6], FF2[cur], E - v,
-                             J, n_len, AB, X, Z, HZ, S, rs, dy, Sc):
+                             J, n_len, AB, X, Z, HZ, S, rs, cws.cv, dy, Sc):
             break
         db = rs[J]
         # ---- Armijo on the squared residual, the trial in the other slot

@@ -74,7 +74,7 @@ cdef class CascadeWorkspace:
     <= N: allocated once per batch (again only when J changes), not cleared. The iterate and
     the trial point live in the two slots of each state array."""
     cdef Py_ssize_t J
-    cdef double[::1] sp, pm, rs, dy
+    cdef double[::1] sp, pm, rs, cv, dy
     cdef double[:, ::1] TH, Yv, FF2, AB, X, Sc, Z, HZ, S
     cdef double[:, :, ::1] PP, V, MM
     cdef SoftmaxScratch sws
@@ -98,6 +98,7 @@ cdef class CascadeWorkspace:
         self.HZ = np.empty((nr, N))
         self.S = np.empty((J + 1, J + 1))
         self.rs = np.empty(J + 1)
+        self.cv = np.empty(max(J, 1))
         self.dy = np.empty(N)
 
 
