@@ -403,6 +403,33 @@ def test_three_category_softmax_pass_against_the_row_passes_and_numpy():
             assert (P3[:, :40] == 1.0 / 3.0).all()
 
 
+@pytest.mark.parametrize("N", [40, 200, 1000])
+def test_log_partition_over_blocks_of_ranks_against_numpy(N):
+    """A coarse subproblem's columns stand for blocks of ranks (weights c_n = block sizes of
+    _rank_blocks: 1 for the first ranks, then 2, 4, ...): sum_n c_n lse_n, whose terms with
+    c_n != 1 take their logarithms chunk by chunk, against numpy's log-sum-exp (1e-13), for
+    the three-category pass, the row passes (four categories) and an all-ones c."""
+    from maxent.solver import _engine as C
+
+    rng = np.random.default_rng(N)
+    bnd = np.zeros(N + 1, dtype=np.int64)
+    M = C._rank_blocks(N, 16, bnd)
+    c = np.diff(bnd[:M + 1]).astype(float)
+    assert (c[:min(M, 32)] == 1).all() and (M <= 32 or c.max() > 1)
+    none = np.full(8, -1.0)
+    for L in (3, 4):
+        W = rng.normal(size=(L, M)).cumsum(axis=1) / 10.0
+        for b in (0.4, -6.0, 300.0):
+            th = np.append(rng.normal(size=L), b)
+            th[0] = 0.0
+            for cc in (c, np.ones(M)):
+                P = np.empty((L, M))
+                s, _ = C._softmax(W, cc, L, M, np.ones(L, dtype=np.uint8), th, P, np.empty(M), np.empty(M), none)
+                x = th[:L, None] + b * W
+                lse = x.max(axis=0) + np.log(np.exp(x - x.max(axis=0)).sum(axis=0))
+                assert s == pytest.approx(np.dot(cc, lse), rel=1e-13, abs=1e-13)
+
+
 @pytest.mark.parametrize("n_len", [0, 1, 5, 15, 16, 17, 19, 100, 1000, 1003])
 def test_scan_and_sum_helpers(n_len):
     """Oracles: numpy's cumsum / sum / max (and math.fsum for the compensated sums) for the

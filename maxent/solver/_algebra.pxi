@@ -428,18 +428,30 @@ cpdef void _suffix_excl_xy(double[::1] x, double[::1] y, Py_ssize_t n_len, doubl
 cdef double _sum_log(double[::1] Z, double[::1] c, Py_ssize_t n_len, Py_ssize_t blk) noexcept nogil:
     """sum_n c_n ln Z_n: the logarithm of products over blocks of ``blk`` ranks (whose
     product cannot overflow or underflow: one log per block instead of one per rank);
-    columns with c_n != 1, c_n ln Z_n."""
+    columns with c_n != 1 (a coarse subproblem's blocks of ranks), c_n ln Z_n in rank order,
+    the logarithms by :func:`_log_rows` over chunks of 64 columns that have any (the callers'
+    Z_n are partitions whose largest term is 1: positive normal numbers)."""
+    cdef double lg[64]
     cdef double lz
+    cdef bint mixed
     cdef Py_ssize_t n
     cdef Py_ssize_t n0
+    cdef Py_ssize_t n1
     cdef Py_ssize_t _blk
     lz = 0.0
     for _blk in range((n_len + blk - 1) // blk):
         n0 = _blk * blk
         lz += log(_rprod(Z, c, n0, min(n0 + blk, n_len)))
-    for n in range(n_len):
-        if c[n] != 1.0:
-            lz += c[n] * log(Z[n])
+    for n0 in range(0, n_len, 64):
+        n1 = min(n0 + 64, n_len)
+        mixed = False
+        for n in range(n0, n1):
+            mixed = mixed | (c[n] != 1.0)
+        if mixed:
+            _log_rows(&Z[n0], n1 - n0, lg)
+            for n in range(n0, n1):
+                if c[n] != 1.0:
+                    lz += c[n] * lg[n - n0]
     return lz
 
 
