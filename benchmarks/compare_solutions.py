@@ -8,6 +8,7 @@ certificate's residual tolerance, 1e-10, is worth |b| 1e-10 nats), and how many 
 entropy by more than that allowance.
 
     python benchmarks/compare_solutions.py OLD.csv NEW.csv [--out results/.../solutions.csv]
+        [--changed results/.../changed.csv]    # with --out: the problems whose status changed
 
 Two ``instances.csv`` of ``python -m analysis.maxent`` (rows per run, topic, metric, threshold;
 entropies printed to 10 digits) are compared the same way, per metric and threshold, with the
@@ -66,6 +67,8 @@ def main(argv=None) -> int:
     ap.add_argument("old")
     ap.add_argument("new")
     ap.add_argument("--out", default=None, help="write the summary CSV here")
+    ap.add_argument("--changed", default=None,
+                    help="write the problems whose status changed here, both sides' rows (problem files)")
     args = ap.parse_args(argv)
     old, new = pd.read_csv(args.old), pd.read_csv(args.new)
     out = compare_instances(old, new) if "run" in old.columns else compare(old, new)
@@ -81,6 +84,12 @@ def main(argv=None) -> int:
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.out, index=False, float_format="%.3g")
+        if args.changed and "i" in old.columns:
+            key = ["collection", "count", "metric", "i"]
+            m = old.merge(new, on=key, suffixes=("_old", "_new"))
+            cols = key + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
+                          for s in ("old", "new")]
+            m.loc[m.status_old != m.status_new, cols].to_csv(args.changed, index=False, float_format="%.10g")
         write_provenance(Path(args.out).parent, "python benchmarks/compare_solutions.py " +
                          " ".join(sys.argv[1:] if argv is None else argv), time.time(),
                          extra={"old": args.old, "new": args.new})
