@@ -140,6 +140,26 @@ def test_cascade_state_and_hessian_system_against_dense():
         np.testing.assert_allclose(Xt, X, rtol=1e-9, atol=1e-12 * np.abs(X).max())
 
 
+def _kernel_and_dense_steps(F, x0, J, N, v):
+    """The kernel's Newton step (:func:`_cascade_step`: rs, dy) at x0 and the dense step
+    on the Jacobian of the residual F (x -> (F(x), E, state, F1, F2)) by central differences."""
+    F0, E, st, F1, F2 = F(x0)
+    Jm = np.zeros((len(x0), len(x0)))
+    for k in range(len(x0)):
+        h = 1e-6 * max(1.0, abs(x0[k]))
+        xp, xm = x0.copy(), x0.copy()
+        xp[k] += h
+        xm[k] -= h
+        Jm[:, k] = (F(xp)[0] - F(xm)[0]) / (2 * h)
+    want = np.linalg.solve(Jm, -F0)
+    AB, X = np.zeros((2 * N, 7)), np.zeros((2 * N, J + 2))
+    Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
+    S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
+    assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
+                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, np.zeros(J), dy, np.zeros((5, N)))
+    return want, rs, dy
+
+
 @pytest.mark.parametrize("s, K", [([0.0, 0.5], [22.0, 8.0]),
                                   ([0.0, 0.25, 0.75], [20.0, 6.0, 4.0]),
                                   ([0.0, 0.125, 0.375, 0.875], [15.0, 7.0, 5.0, 3.0]),
@@ -167,20 +187,7 @@ def test_newton_step_against_finite_difference_jacobian(s, K):
         return np.concatenate((F1, F2[1:], [E - v])), E, st, F1, F2
 
     x0 = np.concatenate((np.linspace(-1.2, -1.8, J), rng.normal(size=N), [2.5]))
-    F0, E, st, F1, F2 = F(x0)
-    Jm = np.zeros((len(x0), len(x0)))
-    for k in range(len(x0)):
-        h = 1e-6 * max(1.0, abs(x0[k]))
-        xp, xm = x0.copy(), x0.copy()
-        xp[k] += h
-        xm[k] -= h
-        Jm[:, k] = (F(xp)[0] - F(xm)[0]) / (2 * h)
-    want = np.linalg.solve(Jm, -F0)
-    AB, X = np.zeros((2 * N, 7)), np.zeros((2 * N, J + 2))
-    Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
-    S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
-    assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
-                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, np.zeros(J), dy, np.zeros((5, N)))
+    want, rs, dy = _kernel_and_dense_steps(F, x0, J, N, v)
     got = np.concatenate((rs[:J], dy, [rs[J]]))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * np.abs(want).max())
 
@@ -219,21 +226,8 @@ def test_newton_step_holds_the_multiplier_of_a_grade_whose_count_cannot_move(s):
         nb._cascade_residual(st["P"], y, b, st["g"], J + 1, N, K, E, v, sp, F1, F2)
         return np.concatenate((F1, F2[1:J], [E - v])), E, st, F1, F2
 
-    F0, E, st, F1, F2 = F(x0)
-    assert F2[J] == 0.0
-    Jm = np.zeros((len(x0), len(x0)))
-    for k in range(len(x0)):
-        h = 1e-6 * max(1.0, abs(x0[k]))
-        xp, xm = x0.copy(), x0.copy()
-        xp[k] += h
-        xm[k] -= h
-        Jm[:, k] = (F(xp)[0] - F(xm)[0]) / (2 * h)
-    want = np.linalg.solve(Jm, -F0)
-    AB, X = np.zeros((2 * N, 7)), np.zeros((2 * N, J + 2))
-    Z, HZ = np.zeros((J + 2, N)), np.zeros((J + 2, N))
-    S, rs, dy = np.zeros((J + 1, J + 1)), np.zeros(J + 1), np.zeros(N)
-    assert nb._cascade_step(x0[-1], st["A"], st["e"], st["g"], st["D"], st["OM"], st["M"], st["P"],
-                            F1, F2, E - v, J, N, AB, X, Z, HZ, S, rs, np.zeros(J), dy, np.zeros((5, N)))
+    assert F(x0)[4][J] == 0.0                         # its count is met
+    want, rs, dy = _kernel_and_dense_steps(F, x0, J, N, v)
     assert rs[J - 1] == 0.0
     got = np.concatenate((rs[:J - 1], dy, [rs[J]]))
     # the step is ~1e7 (the top ranks' y of 4000 are far from b dE/dr): the differences'
