@@ -368,12 +368,12 @@ cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::
 
 
 cdef void _hold_pinned(double[:, ::1] S, double[::1] rs, double[::1] cv, Py_ssize_t J) noexcept nogil:
-    """Hold the multiplier of every grade whose count cannot move: where every p_n(k) is 0 or 1
-    to rounding (relative variance cv[k] = sum_n p_n(k) (1 - p_n(k)) / sum_n p_n(k) <=
-    _PIN_REL), theta_k changes no probability, so its row and column of the multiplier system
-    are zero or rounding noise (times |b|, which is ~1e10 near the maximum of ERR) and the
-    system is singular. Its step is set to 0: row and column cleared, unit diagonal, rs = 0.
-    The other multipliers then solve the system without it."""
+    """Hold the multiplier of every grade k = 1..J whose count cannot move: where every p_n(k)
+    is 0 or 1 to rounding (relative variance cv[k - 1] = sum_n p_n(k) (1 - p_n(k)) /
+    sum_n p_n(k) <= _PIN_REL), theta_k changes no probability, so its row and column of the
+    multiplier system are zero or rounding noise (times |b|, which is ~1e10 near the maximum
+    of ERR) and the system is singular. Its step is set to 0: row and column cleared, unit
+    diagonal, rs = 0. The other multipliers then solve the system without it."""
     cdef Py_ssize_t i
     cdef Py_ssize_t k
     for k in range(J):
