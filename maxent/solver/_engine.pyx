@@ -30,11 +30,10 @@ Every kernel is ``noexcept nogil``: a float division by 0 gives inf or NaN (C se
 include "_kernels.pxi"
 
 # Dispatch by CPU, as numpy dispatches its SIMD kernels: on x86-64 the same source is also
-# built as maxent.solver._engine_avx2 (-mavx2: four doubles per vector instruction) and
-# maxent.solver._engine_avx512 (AVX-512 with fused multiply-adds); this module's functions are
-# those of the widest build the CPU can run. The AVX2 build rounds every operation as the
-# baseline build does, so their results are the same bit for bit; the AVX-512 build fuses
-# multiply-adds and agrees with them to rounding (docs/design/solver.md, "Build"). The baseline
+# built as maxent.solver._engine_avx2 (AVX2 and FMA: four doubles per vector instruction) and
+# maxent.solver._engine_avx512 (AVX-512 and FMA: eight); this module's functions are those of
+# the widest build the CPU can run. Both fuse multiply-adds, so their results agree with the
+# baseline build's to rounding, not bit for bit (docs/design/solver.md, "Build"). The baseline
 # build runs on any CPU of its architecture, so a wheel built here never crashes a machine
 # without AVX2 (Dask workers that share a wheel cache), and this module is the one every caller
 # imports.
