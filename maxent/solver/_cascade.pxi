@@ -347,6 +347,7 @@ cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::
     cdef Py_ssize_t jj
     cdef Py_ssize_t k
     cdef Py_ssize_t nr
+    cdef double psum
     cdef Py_ssize_t q
     Lc = J + 1
     nr = J + 2
@@ -359,8 +360,9 @@ cdef void _cascade_schur(double b, double[::1] g, double[:, ::1] M, double[:, ::
         for jj in range(1, Lc):
             cc = -_rsum_cx(P[k], P[jj], 0, n_len)
             if jj == k:
-                cc += _rsum(P[k], 0, n_len)
-                cv[k - 1] = cc / _rsum(P[k], 0, n_len)
+                psum = _rsum(P[k], 0, n_len)
+                cc += psum
+                cv[k - 1] = cc / psum
             S[k - 1, jj - 1] += cc
     rs[J] = -ev - _rsum_cx(g, Z[0], 0, n_len)
     for q in range(1, nr):

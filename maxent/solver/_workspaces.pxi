@@ -98,7 +98,7 @@ cdef class CascadeWorkspace:
         self.HZ = np.empty((nr, N))
         self.S = np.empty((J + 1, J + 1))
         self.rs = np.empty(J + 1)
-        self.cv = np.empty(max(J, 1))
+        self.cv = np.empty(J)
         self.dy = np.empty(N)
 
 
