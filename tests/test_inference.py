@@ -1,4 +1,6 @@
 """Inferred PR curves and their errors (maxent.inference; docs/method.md)."""
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -8,6 +10,7 @@ from maxent.inference import (
     threshold_probabilities,
 )
 from maxent.ranked import RankedLists
+from maxent.errors import ParameterError
 
 
 def _lists(grades, rel_counts):
@@ -100,3 +103,34 @@ def test_pr_curves_hand_values():
     erec, eprec = expected_pr_curve(np.array([[0.5, 0.5, 1.0]]), [4])
     np.testing.assert_allclose(erec, [[0.125, 0.25, 0.5]])
     np.testing.assert_allclose(eprec, [[0.5, 0.5, 2 / 3]])
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_kendall_tau_against_scipy(seed):
+    """tau-b with ties in either ranking and NaN pairs dropped, as scipy.stats.kendalltau;
+    the blocks of rows (long inputs) give the same value as one block."""
+    from scipy import stats
+
+    rng = np.random.default_rng(seed)
+    n = [2, 5, 30, 200, 1500, 3001][seed]
+    a = rng.integers(0, max(2, n // 4), n).astype(float)       # many ties
+    b = a + rng.normal(0, 2, n).round(1) * (seed % 2)            # ties in b too when seed is even
+    a[rng.random(n) < 0.05] = np.nan
+    ok = np.isfinite(a) & np.isfinite(b)
+    with warnings.catch_warnings():             # scipy warns where it returns NaN (too few pairs)
+        warnings.simplefilter("ignore")
+        expected = stats.kendalltau(a[ok], b[ok]).statistic
+    got = kendall_tau(a, b)
+    if np.isnan(expected):
+        assert np.isnan(got)
+    else:
+        assert got == pytest.approx(expected, rel=1e-12, abs=1e-15)
+    assert kendall_tau(a[ok], -b[ok]) == pytest.approx(-got, rel=1e-12, abs=1e-15) or np.isnan(got)
+
+
+def test_kendall_tau_degenerate_inputs():
+    assert np.isnan(kendall_tau([1.0], [2.0]))                 # one pair-less point
+    assert np.isnan(kendall_tau([1, 1, 1], [1, 2, 3]))         # every pair tied in a
+    assert np.isnan(kendall_tau([np.nan, 1], [1, 2]))
+    with pytest.raises(ParameterError):
+        kendall_tau([1, 2, 3], [1, 2])
