@@ -65,6 +65,18 @@ def test_api_shapes_and_frame():
     assert Status.OPTIMAL == "optimal" and Status.INFEASIBLE in NO_SOLUTION
 
 
+def test_entropy_of_a_batch_against_scipy_xlogy():
+    """The batch entropy (0 log 0 = 0) against scipy's xlogy, with zeros and ones in P."""
+    from maxent.solver._problem import entropy
+
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.ones(3), size=(4, 50)).transpose(0, 2, 1)    # (B, L, N)
+    P[0, :, :10] = 0.0
+    P[0, 0, :10] = 1.0
+    P[1, 1, 5] = 0.0
+    np.testing.assert_allclose(entropy(P), -xlogy(P, P).sum(axis=(1, 2)), rtol=1e-14, atol=0)
+
+
 def test_bad_arguments_raise_value_errors():
     lists = _lists([[1, 0, 1, 0]], [[3, 2]])
     ap, ndcg = parse_measure("AP"), parse_measure("nDCG")

@@ -14,7 +14,6 @@ The optimum has the exponential form ``p_n(z) = softmax_z(a_z + b W_n(z))`` with
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import xlogy
 
 from maxent.errors import ParameterError
 from maxent.ranked import RankedLists
@@ -246,5 +245,8 @@ class Batch:
 
 
 def entropy(PT: np.ndarray) -> np.ndarray:
-    """Entropy in nats of a categorical product distribution (B, L, N) -> (B,)."""
-    return -xlogy(PT, PT).sum(axis=(1, 2))
+    """Entropy in nats of a categorical product distribution (B, L, N) -> (B,); 0 log 0 = 0."""
+    PT = np.asarray(PT, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plogp = PT * np.log(PT)
+    return -np.where(PT == 0, 0.0, plogp).sum(axis=(1, 2))
