@@ -1,4 +1,4 @@
-# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, infer_types=True
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True, initializedcheck=False, infer_types=True, auto_pickle=False
 """The maximum-entropy solver's compiled engine: the whole solve of each problem of a batch.
 
 One extension module, built at install (setuptools + Cython), in files by concept that this
