@@ -308,8 +308,24 @@ def bench_startup(results: Path) -> str:
     this = mj[mj["checkout"] == "this"]["seconds"]
     rows.append(["`python -m analysis.maxent` on the bundled sample, wall time (s)",
                  f"{this.min():.1f}-{this.max():.1f} over {len(this)} runs"])
+    other = mj[mj["checkout"] == "against"]["seconds"]
+    if len(other):
+        rows.append(["the same job of the former numba engine's checkout, runs alternating (s)",
+                     f"{other.min():.1f}-{other.max():.1f} over {len(other)} runs"])
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
             + _md(["what", "measured"], rows))
+
+
+def bench_build(results: Path) -> str:
+    """``pip install --no-deps`` of the checkout into a fresh venv, against another checkout."""
+    t = _read(results, "benchmarks", "install", "build.csv")
+    rows = []
+    for label, g in t.groupby("checkout", sort=False):
+        name = "this commit" if label == "this" else "the checkout compared, runs alternating"
+        rows.append([name, f"{g['seconds'].min():.0f}-{g['seconds'].max():.0f}",
+                     f"{g['cpu_seconds'].min():.0f}-{g['cpu_seconds'].max():.0f}", len(g)])
+    return (f"Machine: {_machine(results, 'benchmarks', 'install')}.\n\n"
+            + _md(["build of", "wall s", "CPU s", "runs"], rows))
 
 
 def bench_scale(results: Path) -> str:
@@ -339,7 +355,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
     "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
     "bench_throughput": bench_throughput, "bench_engines": bench_engines, "bench_startup": bench_startup,
-    "bench_scale": bench_scale, "mutation": mutation,
+    "bench_build": bench_build, "bench_scale": bench_scale, "mutation": mutation,
 }
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 

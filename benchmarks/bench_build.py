@@ -1,0 +1,82 @@
+"""Wall time of building and installing the package itself, ``pip install --no-deps .`` into a
+fresh virtual environment, as README's install does it (build isolation: pip fetches setuptools
+and Cython, from its cache after the first run; then Cython and the C compiler build the TREC
+reader and the three builds of the solver's engine). The dependencies are not installed: this
+is the part of the install the project's own build decides (the target: the whole
+``pip install -e ".[test]"`` in under 2 minutes on a 2-core machine).
+
+``--against DIR`` alternates each run with a build of another checkout (e.g. an earlier
+commit's ``git worktree``). ``--evidence`` writes the rows to
+``results/benchmarks/install/build.csv`` with its ``PROVENANCE.json``.
+
+    python benchmarks/bench_build.py [--runs 2] [--against /tmp/start] [--evidence]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def build_once(where: Path) -> tuple[float, float]:
+    """(wall, CPU of the child processes) seconds of ``pip install --no-deps`` of ``where`` into
+    a new venv."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env_dir = Path(tmp) / "venv"
+        venv.EnvBuilder(with_pip=True).create(env_dir)
+        env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        res = subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(where)],
+                             cwd=tmp, env=env, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if res.returncode:
+        raise SystemExit(f"the build of {where} failed:\n{res.stderr[-3000:]}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return wall, cpu
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--evidence", action="store_true")
+    ap.add_argument("--against", default=None, help="another checkout, built alternately")
+    args = ap.parse_args(argv)
+    started = time.time()
+    checkouts = [("this", ROOT)] + ([("against", Path(args.against).resolve())] if args.against else [])
+    rows = []
+    for k in range(args.runs):
+        for label, where in checkouts:
+            wall, cpu = build_once(where)
+            load = os.getloadavg()[0]
+            print(f"{label} ({where}) run {k + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU "
+                  f"(load average {load:.1f})", file=sys.stderr, flush=True)
+            rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, cpu_seconds=cpu,
+                             load_average=load))
+    if args.evidence:
+        import pandas as pd
+
+        sys.path.insert(0, str(ROOT))
+        from analysis._provenance import write_provenance
+
+        folder = ROOT / "results" / "benchmarks" / "install"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "build.csv"
+        pd.DataFrame(rows).to_csv(path.with_suffix(".tmp"), index=False, float_format="%.4g")
+        path.with_suffix(".tmp").replace(path)
+        write_provenance(folder, "python benchmarks/bench_build.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                         started, extra={"against": args.against})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
