@@ -175,7 +175,8 @@ def kendall_tau(a, b) -> float:
     tau-b = S / sqrt(T_a T_b) over the pairs i < j, with S the sum of
     sign(a_i - a_j) sign(b_i - b_j) and T_a, T_b the pairs not tied in a and in b
     (Kendall 1945); NaN when every pair is tied in a or in b, as ``scipy.stats.kendalltau``.
-    The pairs are counted in blocks of rows, so memory stays bounded for long inputs.
+    All n (n - 1) / 2 pairs are counted, in blocks of rows so that memory stays bounded:
+    O(n^2) time, meant for rankings of systems (tens to a few thousand scores).
     """
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1:

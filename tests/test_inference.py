@@ -5,12 +5,12 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
+from maxent.errors import ParameterError
 from maxent.inference import (
     _batched_searchsorted, inferred_pr_at, kendall_tau, pr_errors, real_pr_points, rms,
     threshold_probabilities,
 )
 from maxent.ranked import RankedLists
-from maxent.errors import ParameterError
 
 
 def _lists(grades, rel_counts):
