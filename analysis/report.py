@@ -294,7 +294,8 @@ def bench_engines(results: Path) -> str:
 
 
 def bench_startup(results: Path) -> str:
-    """Import and first solve in a fresh process; single and batched solves against cvxpy; the main job."""
+    """Import and first solve in a fresh process; single and batched solves against cvxpy; the main
+    job and single calls against the numba engine's checkout."""
     st = _read(results, "benchmarks", "solver", "bench_solver", "startup.csv")
     ps = _read(results, "benchmarks", "solver", "bench_solver", "per_solve.csv")
     mj = _read(results, "benchmarks", "solver", "main_job", "main_job.csv")
@@ -312,6 +313,14 @@ def bench_startup(results: Path) -> str:
     if len(other):
         rows.append(["the same job of the former numba engine's checkout, runs alternating (s)",
                      f"{other.min():.1f}-{other.max():.1f} over {len(other)} runs"])
+    sc = _read(results, "benchmarks", "solver", "single_call", "single_call.csv")
+    for (metric, N), g in sc.groupby(["metric", "N"], sort=False):
+        this, other = g[g["checkout"] == "this"]["median_ms"], g[g["checkout"] == "against"]["median_ms"]
+        rows.append([f"{metric} at N = {int(N)}, one list per call, the whole solver in a fresh process "
+                     f"(median over {int(g['problems'].iloc[0])} lists, ms): this checkout; the numba "
+                     "engine's checkout, runs alternating",
+                     f"{this.min():.3f}-{this.max():.3f}; {other.min():.3f}-{other.max():.3f} "
+                     f"over {len(this)} runs"])
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
             + _md(["what", "measured"], rows))
 

@@ -1,0 +1,102 @@
+"""One problem per call: ``maxent.solver.solve`` of a single list, this checkout against another
+checkout's whole solver (its Python path and its kernels), each in its own process, runs
+alternating. A single call pays the solver's Python path (classification, features,
+certification, the result) as much as its kernel; batched throughput is ``bench_solver.py``'s.
+
+Each run solves the same lists (trec_covid_r1, the first ``--problems`` of length >= N, cut at
+N) in a fresh process per checkout: per list, the fastest of ``--repeat`` calls after one
+warm-up call; the run reports the median over the lists. ``--evidence`` writes the rows to
+``results/benchmarks/solver/single_call/single_call.csv`` with its ``PROVENANCE.json``.
+
+    python benchmarks/bench_single_call.py --against /tmp/start [--runs 3] [--evidence]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "trec_covid_r1"
+
+_SNIPPET = """
+import json, sys, time, warnings
+import numpy as np
+from maxent import rank_runs, read_qrels, read_runs
+from maxent.metrics import parse_measure
+from maxent.solver import solve
+data, N, problems, repeat, metrics = {data!r}, {N}, {problems}, {repeat}, {metrics!r}
+from pathlib import Path
+folder = Path(data)
+lists = rank_runs(read_runs(folder / "runs"), read_qrels(sorted((folder / "qrels").iterdir())[0]))
+lists = lists.take(np.flatnonzero(lists.lengths >= N)[:problems]).truncate(N)
+out = {{}}
+for name in metrics:
+    m = parse_measure(name)
+    times = []
+    for i in range(len(lists)):
+        one = lists.take([i])
+        v = m.value(one)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            solve(m, v, one)
+            best = float("inf")
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                solve(m, v, one)
+                best = min(best, time.perf_counter() - t0)
+        times.append(1e3 * best)
+    out[name] = float(np.median(times))
+print(json.dumps(out))
+"""
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--against", required=True, help="another checkout, run alternately")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--problems", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=20)
+    ap.add_argument("--N", type=int, default=1000)
+    ap.add_argument("--metrics", default="nDCG,P@10")
+    ap.add_argument("--evidence", action="store_true")
+    args = ap.parse_args(argv)
+    if not DATA.is_dir():
+        raise SystemExit(f"no data at {DATA} (../shared/data/trec_covid_r1)")
+    started = time.time()
+    code = _SNIPPET.format(data=str(DATA), N=args.N, problems=args.problems, repeat=args.repeat,
+                           metrics=args.metrics.split(","))
+    rows = []
+    for k in range(args.runs):
+        for label, where in (("this", ROOT), ("against", Path(args.against).resolve())):
+            env = dict(os.environ, PYTHONPATH=str(where))
+            res = subprocess.run([sys.executable, "-c", code], cwd=where, env=env, capture_output=True, text=True)
+            if res.returncode:
+                raise SystemExit(f"{where}: {res.stderr[-2000:]}")
+            for metric, ms in json.loads(res.stdout.strip().splitlines()[-1]).items():
+                rows.append(dict(checkout=label, path=str(where), run=k + 1, metric=metric, N=args.N,
+                                 problems=args.problems, median_ms=ms))
+                print(f"{label} ({where}) run {k + 1}: {metric} N = {args.N}: {ms:.3f} ms per call "
+                      f"(median of {args.problems} lists)", file=sys.stderr, flush=True)
+    if args.evidence:
+        import pandas as pd
+
+        sys.path.insert(0, str(ROOT))
+        from analysis._provenance import write_provenance
+
+        folder = ROOT / "results" / "benchmarks" / "solver" / "single_call"
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "single_call.csv"
+        pd.DataFrame(rows).to_csv(path.with_suffix(".tmp"), index=False, float_format="%.4g")
+        path.with_suffix(".tmp").replace(path)
+        write_provenance(folder, "python benchmarks/bench_single_call.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                         started, extra={"against": args.against})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
