@@ -9,7 +9,8 @@ With GCC the engine's builds are compiled with link-time optimisation (-flto at 
 -flto=N at link, N the number of cores): each build is one translation unit, whose code
 generation GCC then splits over every core at the link. Three builds on two cores otherwise
 leave one core idle while the third compiles alone. It is the same optimisation of the same
-unit (-O3, inlining decided over the whole unit), and the results are the same bit for bit."""
+unit (-O3, inlining decided over the whole unit), and the results are the same bit for bit.
+Cython translates the .pyx sources to C beforehand, in parallel processes."""
 import os
 import shutil
 import subprocess
@@ -59,6 +60,13 @@ class BuildExt(build_ext):
                     ext.extra_compile_args = [*ext.extra_compile_args, "-flto"]
         if not self.parallel:
             self.parallel = os.cpu_count() or 1
+        # Cython translates the .pyx sources first, in parallel processes: translated in the
+        # extension threads, they took turns on the interpreter's lock
+        from Cython.Build import cythonize
+
+        translated = cythonize(self.extensions, nthreads=self.parallel, quiet=True)
+        for ext, new in zip(self.extensions, translated):
+            ext.sources = new.sources
         super().build_extensions()
 
 
