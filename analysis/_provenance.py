@@ -83,3 +83,19 @@ def write_provenance(folder: str | Path, command: str, started: float, *, extra:
     tmp.write_text(json.dumps(record, indent=2) + "\n")
     os.replace(tmp, path)
     return path
+
+
+def write_rows(folder: str | Path, name: str, rows: list[dict], command: str, started: float, *,
+               extra: dict | None = None) -> Path:
+    """Write ``rows`` as ``folder/name`` (CSV, four significant digits, atomically) and its
+    ``PROVENANCE.json`` (:func:`write_provenance`): a benchmark's evidence in one call."""
+    import pandas as pd
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    tmp = path.with_name(path.name + ".tmp")
+    pd.DataFrame(rows).to_csv(tmp, index=False, float_format="%.4g")
+    os.replace(tmp, path)
+    write_provenance(folder, command, started, extra=extra)
+    return path

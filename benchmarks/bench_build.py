@@ -63,18 +63,12 @@ def main(argv=None) -> int:
             rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, cpu_seconds=cpu,
                              load_average=load))
     if args.evidence:
-        import pandas as pd
-
         sys.path.insert(0, str(ROOT))
-        from analysis._provenance import write_provenance
+        from analysis._provenance import write_rows
 
-        folder = ROOT / "results" / "benchmarks" / "install"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "build.csv"
-        pd.DataFrame(rows).to_csv(path.with_suffix(".tmp"), index=False, float_format="%.4g")
-        path.with_suffix(".tmp").replace(path)
-        write_provenance(folder, "python benchmarks/bench_build.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                         started, extra={"against": args.against})
+        write_rows(ROOT / "results" / "benchmarks" / "install", "build.csv", rows,
+                   "python benchmarks/bench_build.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                   started, extra={"against": args.against})
     return 0
 
 

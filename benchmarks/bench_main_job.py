@@ -45,19 +45,12 @@ def main(argv=None) -> int:
             print(f"{label} ({where}) run {k + 1}: {wall:.1f} s (load average {load:.1f})", flush=True)
             rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, load_average=load))
     if args.evidence:
-        import pandas as pd
-
         sys.path.insert(0, str(ROOT))
-        from analysis._provenance import write_provenance
+        from analysis._provenance import write_rows
 
-        folder = ROOT / "results" / "benchmarks" / "solver" / "main_job"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "main_job.csv"
-        df = pd.DataFrame(rows)
-        df.to_csv(path.with_suffix(".tmp"), index=False, float_format="%.4g")
-        path.with_suffix(".tmp").replace(path)
-        write_provenance(folder, "python benchmarks/bench_main_job.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                         started, extra={"against": args.against})
+        write_rows(ROOT / "results" / "benchmarks" / "solver" / "main_job", "main_job.csv", rows,
+                   "python benchmarks/bench_main_job.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                   started, extra={"against": args.against})
     return 0
 
 

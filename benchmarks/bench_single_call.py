@@ -83,18 +83,12 @@ def main(argv=None) -> int:
                 print(f"{label} ({where}) run {k + 1}: {metric} N = {args.N}: {ms:.3f} ms per call "
                       f"(median of {args.problems} lists)", file=sys.stderr, flush=True)
     if args.evidence:
-        import pandas as pd
-
         sys.path.insert(0, str(ROOT))
-        from analysis._provenance import write_provenance
+        from analysis._provenance import write_rows
 
-        folder = ROOT / "results" / "benchmarks" / "solver" / "single_call"
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "single_call.csv"
-        pd.DataFrame(rows).to_csv(path.with_suffix(".tmp"), index=False, float_format="%.4g")
-        path.with_suffix(".tmp").replace(path)
-        write_provenance(folder, "python benchmarks/bench_single_call.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                         started, extra={"against": args.against})
+        write_rows(ROOT / "results" / "benchmarks" / "solver" / "single_call", "single_call.csv", rows,
+                   "python benchmarks/bench_single_call.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                   started, extra={"against": args.against})
     return 0
 
 

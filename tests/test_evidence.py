@@ -56,6 +56,25 @@ def test_run_job_copies_the_files_and_writes_provenance(tmp_path, monkeypatch):
         evidence.run_job(bad, resume=False)
 
 
+def test_write_rows_writes_the_table_and_its_provenance(tmp_path):
+    """A benchmark's evidence in one call: the rows as CSV, nothing left half-written, and the
+    provenance with the command and the extra fields."""
+    import time
+
+    from analysis._provenance import write_rows
+
+    rows = [dict(checkout="this", run=1, seconds=1.23456), dict(checkout="against", run=1, seconds=2.5)]
+    path = write_rows(tmp_path / "bench", "t.csv", rows, "python benchmarks/x.py --runs 1", time.time() - 1,
+                      extra={"against": "/tmp/start"})
+    assert path == tmp_path / "bench" / "t.csv" and sorted(p.name for p in path.parent.iterdir()) == [
+        "PROVENANCE.json", "t.csv"]
+    back = pd.read_csv(path)
+    assert back["checkout"].tolist() == ["this", "against"] and back["seconds"].tolist() == [1.235, 2.5]
+    prov = json.loads((path.parent / "PROVENANCE.json").read_text())
+    assert prov["command"] == "python benchmarks/x.py --runs 1" and prov["against"] == "/tmp/start"
+    assert prov["wall_time_s"] >= 1
+
+
 def test_topic_scaled_values_average_to_the_list_mean():
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"topic": rng.choice(list("abcde"), 40), "v": rng.random(40)})
