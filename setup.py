@@ -55,7 +55,8 @@ class BuildExt(build_ext):
             for ext in self.extensions:
                 if ext.name.startswith("maxent.solver._engine"):
                     # the link takes the compile's flags too, so that code generation, which
-                    # happens there, sees every one of them
+                    # happens there, sees every one of them. GCC runs the partitions through
+                    # make; without make it warns and compiles them one after another.
                     ext.extra_link_args = [*ext.extra_compile_args, f"-flto={os.cpu_count() or 1}"]
                     ext.extra_compile_args = [*ext.extra_compile_args, "-flto"]
         if not self.parallel:
