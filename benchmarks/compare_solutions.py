@@ -26,12 +26,13 @@ import pandas as pd
 
 
 def _summary(old: pd.DataFrame, new: pd.DataFrame, key: list, group: list, what: str, allow,
-             derive=None, **extra) -> pd.DataFrame:
+             derive=None, **extra) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Rows of ``old`` and ``new`` matched on ``key``, summarised per ``group``: status changes,
     not_converged on each side, the largest relative entropy change of the rows optimal on
     both sides, and how many move by more than ``allow(m)`` (m: the merged rows) or to a lower
     entropy by more than it. ``derive(m)``: more columns (a dict), which ``extra`` aggregates,
-    name=(column, function)."""
+    name=(column, function). Returns the summary and the matched rows (``_old``/``_new``
+    columns, ``changed``: the status changed)."""
     m = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
     if len(m) != len(old) or len(m) != len(new):
         raise SystemExit(f"error: the files hold different {what} ({len(old)} vs {len(new)}, {len(m)} shared)")
@@ -42,19 +43,20 @@ def _summary(old: pd.DataFrame, new: pd.DataFrame, key: list, group: list, what:
                  over=both & (dH.abs() > allowance), lower=both & (dH < -allowance),
                  nc_old=m.status_old == "not_converged", nc_new=m.status_new == "not_converged",
                  nit_diff=m.nit_old != m.nit_new, **(derive(m) if derive else {}))
-    return m.groupby(group, sort=False).agg(
+    summary = m.groupby(group, sort=False).agg(
         problems=(key[-1], "size"), status_changed=("changed", "sum"), not_converged_old=("nc_old", "sum"),
         not_converged_new=("nc_new", "sum"), max_rel_dH=("rel", "max"), over_allowance=("over", "sum"),
         lower_entropy=("lower", "sum"), nit_changed=("nit_diff", "sum"), **extra).reset_index()
+    return summary, m
 
 
-def compare(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+def compare(old: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return _summary(old, new, ["collection", "count", "metric", "i"], ["collection", "count", "metric"], "problems",
                     lambda m: np.maximum(1e-10 * np.maximum(1.0, m.entropy_old.abs()),
                                          1e-10 * m.b_old.abs().fillna(0.0)))
 
 
-def compare_instances(old: pd.DataFrame, new: pd.DataFrame) -> pd.DataFrame:
+def compare_instances(old: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return _summary(old, new, ["run", "topic", "metric", "threshold"], ["metric", "threshold"], "instances",
                     lambda m: 1e-9 * np.maximum(1.0, m.entropy_old.abs()),       # 10 printed digits
                     derive=lambda m: {"dpred": (m["pred P@10_new"] - m["pred P@10_old"]).abs(),
@@ -68,10 +70,10 @@ def main(argv=None) -> int:
     ap.add_argument("new")
     ap.add_argument("--out", default=None, help="write the summary CSV here")
     ap.add_argument("--changed", default=None,
-                    help="write the problems whose status changed here, both sides' rows (problem files)")
+                    help="with --out: write the rows whose status changed here, both sides' columns")
     args = ap.parse_args(argv)
     old, new = pd.read_csv(args.old), pd.read_csv(args.new)
-    out = compare_instances(old, new) if "run" in old.columns else compare(old, new)
+    out, matched = compare_instances(old, new) if "run" in old.columns else compare(old, new)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(out.to_string(index=False))
     tot = out[["problems", "status_changed", "not_converged_new", "over_allowance", "lower_entropy"]].sum()
@@ -84,12 +86,11 @@ def main(argv=None) -> int:
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.out, index=False, float_format="%.3g")
-        if args.changed and "i" in old.columns:
-            key = ["collection", "count", "metric", "i"]
-            m = old.merge(new, on=key, suffixes=("_old", "_new"))
+        if args.changed:
+            key = [c for c in old.columns if c in new.columns and c in matched.columns]   # the match key
             cols = key + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
-                          for s in ("old", "new")]
-            m.loc[m.status_old != m.status_new, cols].to_csv(args.changed, index=False, float_format="%.10g")
+                          for s in ("old", "new") if f"{c}_{s}" in matched.columns]
+            matched.loc[matched.changed, cols].to_csv(args.changed, index=False, float_format="%.10g")
         write_provenance(Path(args.out).parent, "python benchmarks/compare_solutions.py " +
                          " ".join(sys.argv[1:] if argv is None else argv), time.time(),
                          extra={"old": args.old, "new": args.new})
