@@ -315,12 +315,12 @@ def bench_startup(results: Path) -> str:
                      f"{other.min():.1f}-{other.max():.1f} over {len(other)} runs"])
     sc = _read(results, "benchmarks", "solver", "single_call", "single_call.csv")
     for (metric, N), g in sc.groupby(["metric", "N"], sort=False):
-        this, other = g[g["checkout"] == "this"]["median_ms"], g[g["checkout"] == "against"]["median_ms"]
+        ours, numba = g[g["checkout"] == "this"]["median_ms"], g[g["checkout"] == "against"]["median_ms"]
         rows.append([f"{metric} at N = {int(N)}, one list per call, the whole solver in a fresh process "
                      f"(median over {int(g['problems'].iloc[0])} lists, ms): this checkout; the numba "
                      "engine's checkout, runs alternating",
-                     f"{this.min():.3f}-{this.max():.3f}; {other.min():.3f}-{other.max():.3f} "
-                     f"over {len(this)} runs"])
+                     f"{ours.min():.3f}-{ours.max():.3f}; {numba.min():.3f}-{numba.max():.3f} "
+                     f"over {len(ours)} runs"])
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
             + _md(["what", "measured"], rows))
 
