@@ -47,6 +47,7 @@ from __future__ import annotations
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import numpy as np
 
@@ -58,6 +59,11 @@ from maxent.solver.classify import KernelInput, Target, classify, on_end, one_po
 from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
+
+# the kernels' status codes as plain ints (as classify.Target): numpy compares an array with an
+# enum member through the enum class's attribute lookups
+_CODE = SimpleNamespace(**{c.name: int(c) for c in _engine.kernel_code})
+_HAS_SOLUTION = frozenset(s.value for s in HAS_SOLUTION)
 
 METHODS = ("auto", "newton-dual", "newton-kkt", "linearize", "cvxpy")
 
@@ -218,9 +224,9 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
     if n_nc:
         warnings.warn(f"{metric}: {n_nc} of {B} maximum-entropy problems did not converge "
                       f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=2)
-    has = np.array([s.value for s in HAS_SOLUTION], dtype=object)
     return MaxEntResult(
-        p=out["P"], status=status, success=np.isin(status, has), message=out["message"],
+        p=out["P"], status=status, success=np.fromiter((x in _HAS_SOLUTION for x in status), bool, B),
+        message=out["message"],
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
         entropy=out["entropy"], multipliers=out["mult"], target=target,
         attained=out["attained"], K=counts, method=method,
@@ -258,7 +264,7 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         _solve_reference(batch, interior, out, s)
         return
     code, nit = _kernel(kin, batch, cls == Target.INTERIOR, lo, hi, method, tol, kkt_tol, max_iter, out, s)
-    C = _engine.kernel_code
+    C = _CODE
     left = np.flatnonzero(code == C.CODE_NOT_CERTIFIED)
     if len(left) and kin.form == "cascade":
         # second run: successive linearisation with 10 x max_iter steps
@@ -311,7 +317,7 @@ def _kernel(kin: KernelInput, batch: Batch, solve_me, lo, hi, method, tol, kkt_t
     g = s + i
     out["nit"][g] = nit[i]
     out["residual"][g] = resid[i]
-    out["stationarity"][g] = np.where(code[i] == _engine.kernel_code.CODE_NOT_CERTIFIED, 0.0, stat[i])
+    out["stationarity"][g] = np.where(code[i] == _CODE.CODE_NOT_CERTIFIED, 0.0, stat[i])
     out["entropy"][g] = ent[i]
     out["attained"][g] = att[i]
     out["mult"][g] = _multipliers(theta[i], batch.grade_ok[i], batch.ref[i])

@@ -18,8 +18,6 @@ every metric form: ``linear`` (E = <W, p>), ``prefix`` (AP, GAP) and ``cascade``
 """
 from __future__ import annotations
 
-from enum import IntEnum
-
 import numpy as np
 
 from maxent.errors import ParameterError
@@ -27,8 +25,10 @@ from maxent.solver import _engine
 from maxent.solver._problem import BOUNDARY_RTOL, Batch, cascade_lower_bound, certified_ends
 
 
-class Target(IntEnum):
-    """The class of a target (one per problem)."""
+class Target:
+    """The class of a target: the int8 codes of :func:`classify`'s array. Plain ints, not an
+    enum: numpy compares an array with an enum member through the enum class's attribute
+    lookups, a cost a single-list solve would pay at each of its comparisons."""
     INTERIOR = 0
     UNDEFINED = 1
     AT_MAX = 2
