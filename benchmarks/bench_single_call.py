@@ -5,7 +5,8 @@ certification, the result) as much as its kernel; batched throughput is ``bench_
 
 Each run solves the same lists (trec_covid_r1, the first ``--problems`` of length >= N, cut at
 N) in a fresh process per checkout: per list, the fastest of ``--repeat`` calls after one
-warm-up call; the run reports the median over the lists. ``--evidence`` writes the rows to
+warm-up call, taken in ``--repeat`` passes over the lists so that a slow spell of a shared
+machine does not fall on one list's calls; the run reports the median over the lists. ``--evidence`` writes the rows to
 ``results/benchmarks/solver/single_call/single_call.csv`` with its ``PROVENANCE.json``.
 
     python benchmarks/bench_single_call.py --against /tmp/start [--runs 3] [--evidence]
@@ -38,22 +39,20 @@ folder = Path(data)
 lists = rank_runs(read_runs(folder / "runs"), read_qrels(sorted((folder / "qrels").iterdir())[0]))
 lists = lists.take(np.flatnonzero(lists.lengths >= N)[:problems]).truncate(N)
 out = {{}}
+warnings.simplefilter("ignore")
 for name in metrics:
     m = parse_measure(name)
-    times = []
-    for i in range(len(lists)):
-        one = lists.take([i])
-        v = m.value(one)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
+    ones = [lists.take([i]) for i in range(len(lists))]
+    values = [m.value(one) for one in ones]
+    for one, v in zip(ones, values):
+        solve(m, v, one)
+    best = [float("inf")] * len(ones)
+    for _ in range(repeat):     # passes over the lists: each list's calls spread over the run
+        for i, (one, v) in enumerate(zip(ones, values)):
+            t0 = time.perf_counter()
             solve(m, v, one)
-            best = float("inf")
-            for _ in range(repeat):
-                t0 = time.perf_counter()
-                solve(m, v, one)
-                best = min(best, time.perf_counter() - t0)
-        times.append(1e3 * best)
-    out[name] = float(np.median(times))
+            best[i] = min(best[i], time.perf_counter() - t0)
+    out[name] = float(np.median([1e3 * t for t in best]))
 print(json.dumps(out))
 """
 
