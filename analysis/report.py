@@ -319,8 +319,8 @@ def bench_startup(results: Path) -> str:
         rows.append([f"{metric} at N = {int(N)}, one list per call, the whole solver in a fresh process "
                      f"(median over {int(g['problems'].iloc[0])} lists, ms): this checkout; the numba "
                      "engine's checkout, runs alternating",
-                     f"{ours.min():.3f}-{ours.max():.3f}; {numba.min():.3f}-{numba.max():.3f} "
-                     f"over {len(ours)} runs"])
+                     f"{ours.min():.3f}-{ours.max():.3f} (median {ours.median():.3f}); "
+                     f"{numba.min():.3f}-{numba.max():.3f} (median {numba.median():.3f}) over {len(ours)} runs"])
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
             + _md(["what", "measured"], rows))
 
@@ -335,6 +335,18 @@ def bench_build(results: Path) -> str:
                      f"{g['cpu_seconds'].min():.0f}-{g['cpu_seconds'].max():.0f}", len(g)])
     return (f"Machine: {_machine(results, 'benchmarks', 'install')}.\n\n"
             + _md(["build of", "wall s", "CPU s", "runs"], rows))
+
+
+def bench_install(results: Path) -> str:
+    """README's install (``pip install -e ".[test]"``, dependencies included, empty pip cache) of
+    a fresh clone, against another checkout's."""
+    t = _read(results, "benchmarks", "install", "readme", "install.csv")
+    this = t[t["checkout"] == "this"].reset_index(drop=True)
+    other = t[t["checkout"] == "against"].reset_index(drop=True)
+    rows = [[int(a["run"]), f"{a['seconds']:.0f}", f"{b['seconds']:.0f}", f"{a['seconds'] / b['seconds']:.2f}"]
+            for a, b in zip(this.to_dict("records"), other.to_dict("records"))]
+    return (f"Machine: {_machine(results, 'benchmarks', 'install', 'readme')}.\n\n"
+            + _md(["run", "this commit, wall s", "the checkout compared, wall s", "ratio"], rows))
 
 
 def bench_scale(results: Path) -> str:
@@ -364,7 +376,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
     "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
     "bench_throughput": bench_throughput, "bench_engines": bench_engines, "bench_startup": bench_startup,
-    "bench_build": bench_build, "bench_scale": bench_scale, "mutation": mutation,
+    "bench_build": bench_build, "bench_install": bench_install, "bench_scale": bench_scale, "mutation": mutation,
 }
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 
