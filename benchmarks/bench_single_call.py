@@ -6,8 +6,9 @@ certification, the result) as much as its kernel; batched throughput is ``bench_
 Each run solves the same lists (trec_covid_r1, the first ``--problems`` of length >= N, cut at
 N) in a fresh process per checkout: per list, the fastest of ``--repeat`` calls after one
 warm-up call, taken in ``--repeat`` passes over the lists so that a slow spell of a shared
-machine does not fall on one list's calls; the run reports the median over the lists. ``--evidence`` writes the rows to
-``results/benchmarks/solver/single_call/single_call.csv`` with its ``PROVENANCE.json``.
+machine does not fall on one list's calls; the run reports the median over the lists.
+``--evidence`` writes the rows to ``results/benchmarks/solver/single_call/single_call.csv``
+with its ``PROVENANCE.json``.
 
     python benchmarks/bench_single_call.py --against /tmp/start [--runs 3] [--evidence]
 """
