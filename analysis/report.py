@@ -273,14 +273,16 @@ def bench_throughput(results: Path) -> str:
              f"{r['ms_per_problem']:.3f}", f"{r['ratio_to_nDCG']:.2f}", f"{r['paired_ratio_to_nDCG']:.2f}",
              f"{r['mean_nit']:.2f}", r["method"], int(r["not_converged"])] for r in t.to_dict("records")]
     key = ["collection", "N", "threads", "metric"]
-    runs = t[t["metric"] != "nDCG"].groupby(key, sort=False)["paired_ratio_to_nDCG"].agg(["min", "max", "size"])
-    summary = [[c, int(n), m, int(w), f"{r['min']:.2f}-{r['max']:.2f}", int(r["size"])]
+    runs = t[t["metric"] != "nDCG"].groupby(key, sort=False)["paired_ratio_to_nDCG"].agg(
+        ["min", "median", "max", "size"])
+    summary = [[c, int(n), m, int(w), f"{r['min']:.2f}-{r['max']:.2f}", f"{r['median']:.2f}", int(r["size"])]
                for (c, n, w, m), r in runs.sort_index().iterrows()]
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
             + _md(["lists from", "N", "metric", "threads", "problems", "ms / problem", "x nDCG",
                    "x nDCG, paired", "mean iterations", "method", "not converged"], rows)
             + "\n\nThe paired ratios over the runs:\n\n"
-            + _md(["lists from", "N", "metric", "threads", "x nDCG, paired", "runs"], summary))
+            + _md(["lists from", "N", "metric", "threads", "x nDCG, paired: range over the runs", "median",
+                   "runs"], summary))
 
 
 def bench_engines(results: Path) -> str:

@@ -139,7 +139,7 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
     metrics = {name: parse_measure(name) for name in names}
     targets = {name: m.value(batch) for name, m in metrics.items()}
     for w in workers:
-        total = 0.0          # the issue's "all three": AP, nDCG and GAP
+        total = 0.0          # AP + nDCG + GAP: the throughput target is their sum
         per = {name: float("inf") for name in names}
         passes = {name: [] for name in names}     # every pass's time, for the paired ratios
         last = {}
@@ -279,7 +279,7 @@ def main(argv=None) -> int:
                     help="append the rows to results/benchmarks/solver/bench_solver/*.csv (with PROVENANCE.json)")
     ap.add_argument("--label", default="final", help="the rows' label in the evidence (e.g. start, final)")
     ap.add_argument("--metrics", default="AP,nDCG,GAP,RR,ERR",
-                    help="metrics of the batched throughput (AP, nDCG and GAP make the issue's total)")
+                    help="metrics of the batched throughput (AP, nDCG and GAP make the total that is compared)")
     ap.add_argument("--batch-repeat", type=int, default=REPEAT,
                     help="timed passes of each batched solve, the fastest reported (1: a single pass)")
     args = ap.parse_args(argv)
