@@ -51,11 +51,16 @@ def machine() -> dict:
             "platform": platform.platform(), "python": platform.python_version()}
 
 
-def command_line(argv: list[str] | None = None, module: str | None = None) -> str:
-    """The command as a user would type it: ``python -m MODULE ARGS`` when ``module`` is given."""
+def command_line(argv: list[str] | None = None, module: str | None = None, script: str | None = None) -> str:
+    """The command as a user would type it: ``python -m MODULE ARGS`` when ``module`` is given,
+    ``python SCRIPT ARGS`` when ``script`` is (a file of the project, e.g. a benchmark's
+    ``__file__``, written relative to the project root). ``argv``: the command line, program
+    first (default ``sys.argv``)."""
     argv = list(sys.argv if argv is None else argv)
     if module is not None:
         return shlex.join(["python", "-m", module, *argv[1:]])
+    if script is not None:
+        return shlex.join(["python", Path(os.path.relpath(Path(script).resolve(), ROOT)).as_posix(), *argv[1:]])
     return shlex.join(["python", *argv])
 
 
@@ -86,16 +91,17 @@ def write_provenance(folder: str | Path, command: str, started: float, *, extra:
 
 
 def write_rows(folder: str | Path, name: str, rows: list[dict], command: str, started: float, *,
-               extra: dict | None = None) -> Path:
-    """Write ``rows`` as ``folder/name`` (CSV, four significant digits, atomically) and its
-    ``PROVENANCE.json`` (:func:`write_provenance`): a benchmark's evidence in one call."""
+               extra: dict | None = None, float_format: str = "%.4g") -> Path:
+    """Write ``rows`` as ``folder/name`` (CSV, four significant digits unless ``float_format``
+    says otherwise, atomically) and its ``PROVENANCE.json`` (:func:`write_provenance`): a
+    benchmark's evidence in one call."""
     import pandas as pd
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     tmp = path.with_name(path.name + ".tmp")
-    pd.DataFrame(rows).to_csv(tmp, index=False, float_format="%.4g")
+    pd.DataFrame(rows).to_csv(tmp, index=False, float_format=float_format)
     os.replace(tmp, path)
     write_provenance(folder, command, started, extra=extra)
     return path

@@ -77,12 +77,12 @@ def main(argv=None) -> int:
                              load_average=load))
     if args.evidence:
         sys.path.insert(0, str(ROOT))
-        from analysis._provenance import write_rows
+        from analysis._provenance import command_line, write_rows
 
         folder = ROOT / "results" / "benchmarks" / "install"
         folder, name = (folder / "readme", "install.csv") if args.readme else (folder, "build.csv")
         write_rows(folder, name, rows,
-                   "python benchmarks/bench_build.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                   command_line(None if argv is None else ["", *argv], script=__file__),
                    started, extra={"against": args.against})
     return 0
 

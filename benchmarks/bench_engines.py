@@ -127,17 +127,11 @@ def main(argv=None) -> int:
                           f"x{best[k][0] / best['numba'][0]:4.2f}" for k in best if k != "numba")
                       + f"  same statuses {same}  (load {os.getloadavg()[0]:.1f})", flush=True)
     if args.evidence:
-        import pandas as pd
+        from analysis._provenance import command_line, write_rows
 
-        from analysis._provenance import write_provenance
-
-        folder = ROOT / "results" / "benchmarks" / "solver" / "engines"
-        folder.mkdir(parents=True, exist_ok=True)
-        df = pd.DataFrame(rows)
-        df.to_csv(folder / "engines.tmp", index=False, float_format="%.5g")
-        (folder / "engines.tmp").replace(folder / "engines.csv")
-        write_provenance(folder, "python benchmarks/bench_engines.py " + " ".join(sys.argv[1:] if argv is None else argv),
-                         started, extra={"against": args.against})
+        write_rows(ROOT / "results" / "benchmarks" / "solver" / "engines", "engines.csv", rows,
+                   command_line(None if argv is None else ["", *argv], script=__file__), started,
+                   extra={"against": args.against}, float_format="%.5g")
     return 0
 
 

@@ -46,10 +46,10 @@ def main(argv=None) -> int:
             rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, load_average=load))
     if args.evidence:
         sys.path.insert(0, str(ROOT))
-        from analysis._provenance import write_rows
+        from analysis._provenance import command_line, write_rows
 
         write_rows(ROOT / "results" / "benchmarks" / "solver" / "main_job", "main_job.csv", rows,
-                   "python benchmarks/bench_main_job.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                   command_line(None if argv is None else ["", *argv], script=__file__),
                    started, extra={"against": args.against})
     return 0
 

@@ -87,10 +87,10 @@ def main(argv=None) -> int:
                       f"(median of {args.problems} lists)", file=sys.stderr, flush=True)
     if args.evidence:
         sys.path.insert(0, str(ROOT))
-        from analysis._provenance import write_rows
+        from analysis._provenance import command_line, write_rows
 
         write_rows(ROOT / "results" / "benchmarks" / "solver" / "single_call", "single_call.csv", rows,
-                   "python benchmarks/bench_single_call.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                   command_line(None if argv is None else ["", *argv], script=__file__),
                    started, extra={"against": args.against})
     return 0
 

@@ -238,7 +238,7 @@ def write_evidence(argv, started):
     import pandas as pd
 
     sys.path.insert(0, str(ROOT))
-    from analysis._provenance import write_provenance
+    from analysis._provenance import command_line, write_provenance
 
     folder = ROOT / "results" / "benchmarks" / "solver" / "bench_solver"
     folder.mkdir(parents=True, exist_ok=True)
@@ -252,7 +252,7 @@ def write_evidence(argv, started):
         tmp = path.with_suffix(".tmp")
         df.to_csv(tmp, index=False, float_format="%.6g")
         tmp.replace(path)
-    write_provenance(folder, "python benchmarks/bench_solver.py " + " ".join(argv), started,
+    write_provenance(folder, command_line(["", *argv], script=__file__), started,
                      extra={"maxent_root": sys.path[0] if os.environ.get("MAXENT_ROOT") else str(ROOT),
                             "label": LABEL})
 

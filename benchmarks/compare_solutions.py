@@ -82,7 +82,7 @@ def main(argv=None) -> int:
         import time
 
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from analysis._provenance import write_provenance
+        from analysis._provenance import command_line, write_provenance
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.out, index=False, float_format="%.3g")
@@ -91,8 +91,8 @@ def main(argv=None) -> int:
             cols = key + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
                           for s in ("old", "new") if f"{c}_{s}" in matched.columns]
             matched.loc[matched.changed, cols].to_csv(args.changed, index=False, float_format="%.10g")
-        write_provenance(Path(args.out).parent, "python benchmarks/compare_solutions.py " +
-                         " ".join(sys.argv[1:] if argv is None else argv), time.time(),
+        write_provenance(Path(args.out).parent,
+                         command_line(None if argv is None else ["", *argv], script=__file__), time.time(),
                          extra={"old": args.old, "new": args.new})
     return 0 if tot.status_changed == 0 and tot.not_converged_new == 0 and tot.lower_entropy == 0 else 1
 

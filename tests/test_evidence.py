@@ -75,6 +75,18 @@ def test_write_rows_writes_the_table_and_its_provenance(tmp_path):
     assert prov["wall_time_s"] >= 1
 
 
+def test_command_line_of_a_script_and_of_a_module():
+    """Commands as a user types them from the project root: a benchmark script by its path
+    relative to the root (whatever the working directory), a module with -m; arguments quoted."""
+    from analysis._provenance import ROOT, command_line
+
+    script = ROOT / "benchmarks" / "bench_build.py"
+    assert command_line(["", "--runs", "2", "--against", "/tmp/a b"], script=str(script)) == (
+        "python benchmarks/bench_build.py --runs 2 --against '/tmp/a b'")
+    assert command_line(["prog", "--seed", "0"], module="analysis.maxent") == "python -m analysis.maxent --seed 0"
+    assert command_line(["x.py", "--n", "1"]) == "python x.py --n 1"
+
+
 def test_topic_scaled_values_average_to_the_list_mean():
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"topic": rng.choice(list("abcde"), 40), "v": rng.random(40)})

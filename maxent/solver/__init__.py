@@ -264,22 +264,21 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         _solve_reference(batch, interior, out, s)
         return
     code, nit = _kernel(kin, batch, cls == Target.INTERIOR, lo, hi, method, tol, kkt_tol, max_iter, out, s)
-    C = _CODE
-    left = np.flatnonzero(code == C.CODE_NOT_CERTIFIED)
+    left = np.flatnonzero(code == _CODE.CODE_NOT_CERTIFIED)
     if len(left) and kin.form == "cascade":
         # second run: successive linearisation with 10 x max_iter steps
         again = np.zeros(len(batch), dtype=bool)
         again[left] = True
         code2, nit2 = _kernel(kin, batch, again, lo, hi, "linearize", tol, kkt_tol,
                               _SECOND_RUN * max_iter, out, s)
-        code[left] = np.where(code2[left] == C.CODE_OPTIMAL, C.CODE_SECOND_RUN, code2[left])
+        code[left] = np.where(code2[left] == _CODE.CODE_OPTIMAL, _CODE.CODE_SECOND_RUN, code2[left])
         out["nit"][s + left] += nit[left]
-        left = np.flatnonzero(code == C.CODE_NOT_CERTIFIED)
-    ok = np.flatnonzero((code == C.CODE_OPTIMAL) | (code == C.CODE_SECOND_RUN))
+        left = np.flatnonzero(code == _CODE.CODE_NOT_CERTIFIED)
+    ok = np.flatnonzero((code == _CODE.CODE_OPTIMAL) | (code == _CODE.CODE_SECOND_RUN))
     out["status"][s + ok] = Status.OPTIMAL.value
     out["message"][s + ok] = "optimal (convex dual)" if method == "newton-dual" else "KKT point"
     if method != "linearize":
-        out["message"][s + np.flatnonzero(code == C.CODE_SECOND_RUN)] = _SECOND_RUN_MESSAGE
+        out["message"][s + np.flatnonzero(code == _CODE.CODE_SECOND_RUN)] = _SECOND_RUN_MESSAGE
     if len(left):
         _uncertified(batch, left, lo, hi, top_is_hi, tol, out, s)
 
