@@ -267,22 +267,24 @@ def _machine(results: Path, *parts: str) -> str:
 
 
 def bench_throughput(results: Path) -> str:
-    """The compiled solver per problem, by metric, list length and threads, with its ratio to nDCG."""
+    """The compiled solver per problem, by metric, list length and threads, with its ratio to
+    nDCG: one row per configuration, over the benchmark's runs."""
     t = _read(results, "benchmarks", "solver", "bench_solver", "throughput.csv")
-    rows = [[r["collection"], int(r["N"]), r["metric"], int(r["threads"]), int(r["problems"]),
-             f"{r['ms_per_problem']:.3f}", f"{r['ratio_to_nDCG']:.2f}", f"{r['paired_ratio_to_nDCG']:.2f}",
-             f"{r['mean_nit']:.2f}", r["method"], int(r["not_converged"])] for r in t.to_dict("records")]
     key = ["collection", "N", "threads", "metric"]
-    runs = t[t["metric"] != "nDCG"].groupby(key, sort=False)["paired_ratio_to_nDCG"].agg(
-        ["min", "median", "max", "size"])
-    summary = [[c, int(n), m, int(w), f"{r['min']:.2f}-{r['max']:.2f}", f"{r['median']:.2f}", int(r["size"])]
-               for (c, n, w, m), r in runs.sort_index().iterrows()]
+    g = t.groupby(key, sort=False)
+    s = g.agg(problems=("problems", "max"), runs=("seconds", "size"), ms_lo=("ms_per_problem", "min"),
+              ms_hi=("ms_per_problem", "max"), fast=("ratio_to_nDCG", "median"),
+              paired=("paired_ratio_to_nDCG", "median"), paired_lo=("paired_ratio_to_nDCG", "min"),
+              paired_hi=("paired_ratio_to_nDCG", "max"), nit=("mean_nit", "median"),
+              method=("method", "last"), not_converged=("not_converged", "max"))
+    rows = [[c, int(n), m, int(w), int(r["problems"]), int(r["runs"]), f"{r['ms_lo']:.3f}-{r['ms_hi']:.3f}",
+             f"{r['fast']:.2f}", f"{r['paired']:.2f} ({r['paired_lo']:.2f}-{r['paired_hi']:.2f})",
+             f"{r['nit']:.2f}", r["method"], int(r["not_converged"])]
+            for (c, n, w, m), r in s.iterrows()]
     return (f"Machine: {_machine(results, 'benchmarks', 'solver', 'bench_solver')}.\n\n"
-            + _md(["lists from", "N", "metric", "threads", "problems", "ms / problem", "x nDCG",
-                   "x nDCG, paired", "mean iterations", "method", "not converged"], rows)
-            + "\n\nThe paired ratios over the runs:\n\n"
-            + _md(["lists from", "N", "metric", "threads", "x nDCG, paired: range over the runs", "median",
-                   "runs"], summary))
+            + _md(["lists from", "N", "metric", "threads", "problems", "runs", "ms / problem: range over the runs",
+                   "x nDCG: median", "x nDCG, paired: median (range)", "mean iterations", "method",
+                   "not converged (most in a run)"], rows))
 
 
 def bench_engines(results: Path) -> str:
