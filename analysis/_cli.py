@@ -120,13 +120,14 @@ def atomic_write_csv(path: Path, frame: pd.DataFrame) -> None:
     atomic_write_text(path, frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
 
 
-def save_figure(fig, path: Path) -> None:
-    """Save a matplotlib figure atomically as PNG."""
+def save_figure(fig, path: Path, *, tight: bool = True) -> None:
+    """Save a matplotlib figure atomically as PNG; ``tight``: cropped to what is drawn
+    (``bbox_inches="tight"``, which draws the figure once more to measure it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
     os.close(fd)
     try:
-        fig.savefig(tmp, dpi=110, bbox_inches="tight", metadata={"Software": None})
+        fig.savefig(tmp, dpi=110, bbox_inches="tight" if tight else None, metadata={"Software": None})
         os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:

@@ -41,14 +41,42 @@ ALL_PREDICT = list(_ALL_PREDICT)
 
 
 # ------------------------------------------------------------------ figures
+MARGINS = dict(left=0.75, right=0.25, bottom=0.55, between=0.8, above=0.1, panel_title=0.4)
+"""The figures' margins in inches: room for the tick labels and axis labels beside and below the
+panels, above the figure's title and, under it, for the panels' own titles. Set by hand because
+a layout engine (constrained, tight) or ``bbox_inches="tight"`` measures every text by drawing
+the figure once more before it is drawn for the file."""
+
+
+def _panels(k: int, width: float = 4.2, height: float = 4.2, *, title: str, fontsize=None,
+            panel_titles: bool = True):
+    """A row of ``k`` panels under ``title``, wrapped to the figure's width, with :data:`MARGINS`
+    (``panel_titles``: room for the panels' own titles)."""
+    import textwrap
+
+    import matplotlib.pyplot as plt
+    from matplotlib import rcParams
+    from matplotlib.font_manager import FontProperties
+
+    W, m = width * k, MARGINS
+    points = FontProperties(size=fontsize or rcParams["figure.titlesize"]).get_size_in_points()
+    # a character of the default sans-serif font is at most ~0.6 of its size wide
+    lines = textwrap.wrap(title, int((W - 0.2) * 72 / (0.6 * points)))
+    top = m["above"] + 1.3 * points / 72 * len(lines) + (m["panel_title"] if panel_titles else 0.15)
+    fig, axes = plt.subplots(1, k, figsize=(W, height), squeeze=False)
+    panel = (W - m["left"] - m["right"] - (k - 1) * m["between"]) / k
+    fig.subplots_adjust(left=m["left"] / W, right=1 - m["right"] / W, bottom=m["bottom"] / height,
+                        top=1 - top / height, wspace=m["between"] / panel)
+    fig.suptitle("\n".join(lines), y=1 - m["above"] / height, va="top", fontsize=fontsize)
+    return fig, axes
+
+
 def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     """The figures (with the CSV behind each), drawn with :mod:`maxent.plots`."""
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from maxent.plots import MetricScatterDisplay, PRCurveDisplay, PredictionDisplay, RMSDisplay
+    from maxent.plots import MetricScatterDisplay, PredictionDisplay, RMSDisplay
 
     written = []
     t0 = settings.thresholds[0]
@@ -58,29 +86,26 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     n = max(len(metrics), 1)
     ci = "95% bootstrap intervals over topics"
 
-    def panels(k, width=4.2, height=4.2):
-        return plt.subplots(1, k, figsize=(width * k, height), squeeze=False, layout="constrained")
-
     # Yilmaz & Robertson (2010), Table 1: mean PR-curve RMS per metric and threshold
-    fig, axes = panels(1, 1.6 + 1.2 * n)
+    fig, axes = _panels(1, 1.6 + 1.2 * n, title="PR curves inferred from each metric "
+                        f"(Yilmaz & Robertson 2010, Table 1; {ci})", fontsize=9, panel_titles=False)
     d = RMSDisplay.from_instances(inst, ax=axes[0][0])
     _cli.atomic_write_csv(out / "fig_rms_by_metric.csv", d.data)
-    fig.suptitle(f"PR curves inferred from each metric (Yilmaz & Robertson 2010, Table 1; {ci})", fontsize=9)
     written.append(_save(fig, out / "fig_rms_by_metric.png"))
 
     # Yilmaz & Robertson (2010), Fig. 3: inferred vs actual P@10, per-run means
-    fig, axes = panels(n)
+    fig, axes = _panels(n, title=f"{p10} inferred from each metric, per run (threshold {t0}; "
+                        f"Yilmaz & Robertson 2010, Fig. 3; {ci})")
     frames = []
     for ax, m in zip(axes[0], metrics):
         frames.append(PredictionDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data)
     _cli.atomic_write_csv(out / "fig_p10_inferred.csv", pd.concat(frames, ignore_index=True) if frames
                           else pd.DataFrame(columns=["metric", "threshold", "run"]))
-    fig.suptitle(f"{p10} inferred from each metric, per run (threshold {t0}; "
-                 f"Yilmaz & Robertson 2010, Fig. 3; {ci})")
     written.append(_save(fig, out / "fig_p10_inferred.png"))
 
     # Yilmaz & Robertson (2010), Fig. 1: P@10 against each metric, per run
-    fig, axes = panels(n)
+    fig, axes = _panels(n, title=f"{p10} against each metric, per run (threshold {t0}; "
+                        f"Yilmaz & Robertson 2010, Fig. 1; {ci})")
     frames = []
     for ax, m in zip(axes[0], metrics):
         frames.append(MetricScatterDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data
@@ -91,7 +116,6 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
                                                on="run")
     _cli.atomic_write_csv(out / "fig_p10_vs_metric.csv",
                           wide.rename(columns=lambda c: c.replace("target", p10)))
-    fig.suptitle(f"{p10} against each metric, per run (threshold {t0}; Yilmaz & Robertson 2010, Fig. 1; {ci})")
     written.append(_save(fig, out / "fig_p10_vs_metric.png"))
 
     # actual vs inferred PR curves for a few (run, topic) examples: quartiles of the first metric's RMS
@@ -113,12 +137,9 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
 
 def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title: str) -> Path:
     """One panel per (run, topic) example: :class:`maxent.plots.PRCurveDisplay`."""
-    import matplotlib.pyplot as plt
-
     from maxent.plots import PRCurveDisplay
 
-    fig, axes = plt.subplots(1, max(len(keys), 1), figsize=(4.2 * max(len(keys), 1), 4.2), squeeze=False,
-                             layout="constrained")
+    fig, axes = _panels(max(len(keys), 1), title=title)
     frames = []
     for ax, (r, tp) in zip(axes[0], keys):
         frames.append(PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(),
@@ -128,14 +149,13 @@ def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title:
     curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
     _cli.atomic_write_csv(path.with_suffix(".csv"), curves)
-    fig.suptitle(title)
     return _save(fig, path)
 
 
 def _save(fig, path: Path) -> Path:
     import matplotlib.pyplot as plt
 
-    _cli.save_figure(fig, path)
+    _cli.save_figure(fig, path, tight=False)      # laid out by _panels
     plt.close(fig)
     return path
 

@@ -73,6 +73,43 @@ def test_outputs_and_schema(full):
         assert (full / f"{f}.csv").exists()
 
 
+def test_figures_keep_every_text_on_the_canvas_and_apart(slice_dir, tmp_path, monkeypatch):
+    # the figures are laid out by hand (analysis.maxent.MARGINS, no layout engine, no cropping
+    # to the drawn extent): every text drawn must lie on the canvas and overlap no other
+    import matplotlib.text
+
+    from analysis import _cli
+
+    drawn, checked = [], []
+    draw_text, save_figure = matplotlib.text.Text.draw, _cli.save_figure
+
+    def record(self, renderer):
+        drawn.append(self)
+        return draw_text(self, renderer)
+
+    def check(fig, path, **kw):
+        drawn.clear()
+        fig.canvas.draw()
+        renderer = fig.canvas.get_renderer()
+        boxes = [(t.get_text(), t.get_window_extent(renderer)) for t in drawn
+                 if t.get_visible() and t.get_text().strip()]
+        assert len(boxes) > 10, path.name
+        for text, b in boxes:
+            assert (b.x0 >= -0.5 and b.y0 >= -0.5 and b.x1 <= fig.bbox.x1 + 0.5
+                    and b.y1 <= fig.bbox.y1 + 0.5), (path.name, text, b.bounds)
+        for i, (ta, a) in enumerate(boxes):
+            for tb, b in boxes[i + 1:]:
+                assert not a.overlaps(b), (path.name, ta, tb, a.bounds, b.bounds)
+        checked.append(path.name)
+        save_figure(fig, path, **kw)
+
+    monkeypatch.setattr(matplotlib.text.Text, "draw", record)
+    monkeypatch.setattr(_cli, "save_figure", check)
+    assert _run(slice_dir, tmp_path, "--graded-pr", "uniform") == 0
+    assert sorted(checked) == ["fig_graded_pr_examples.png", "fig_p10_inferred.png", "fig_p10_vs_metric.png",
+                               "fig_pr_examples.png", "fig_rms_by_metric.png"]
+
+
 def test_actual_p10_matches_library(full, slice_dir):
     from maxent import evaluate
 

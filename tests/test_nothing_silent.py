@@ -345,9 +345,9 @@ def test_metric_vs_p10_titles_state_a_correlation(small, tmp_path, monkeypatch):
     titles = {}
     real = _cli.save_figure
 
-    def keep_titles(fig, path):
+    def keep_titles(fig, path, **kw):
         titles[path.name] = [ax.get_title() for ax in fig.axes]
-        real(fig, path)
+        real(fig, path, **kw)
 
     monkeypatch.setattr(_cli, "save_figure", keep_titles)
     assert _analysis(small, tmp_path) == 0
