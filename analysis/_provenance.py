@@ -91,17 +91,20 @@ def write_provenance(folder: str | Path, command: str, started: float, *, extra:
 
 
 def write_rows(folder: str | Path, name: str, rows: list[dict], command: str, started: float, *,
-               extra: dict | None = None, float_format: str = "%.4g") -> Path:
+               extra: dict | None = None, float_format: str = "%.4g", append: bool = False) -> Path:
     """Write ``rows`` as ``folder/name`` (CSV, four significant digits unless ``float_format``
-    says otherwise, atomically) and its ``PROVENANCE.json`` (:func:`write_provenance`): a
-    benchmark's evidence in one call."""
+    says otherwise, atomically; ``append``: after the rows the file already holds) and its
+    ``PROVENANCE.json`` (:func:`write_provenance`): a benchmark's evidence in one call."""
     import pandas as pd
 
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / name
     tmp = path.with_name(path.name + ".tmp")
-    pd.DataFrame(rows).to_csv(tmp, index=False, float_format=float_format)
+    frame = pd.DataFrame(rows)
+    if append and path.exists():
+        frame = pd.concat([pd.read_csv(path), frame], ignore_index=True)
+    frame.to_csv(tmp, index=False, float_format=float_format)
     os.replace(tmp, path)
     write_provenance(folder, command, started, extra=extra)
     return path

@@ -235,26 +235,14 @@ def startup():
 
 def write_evidence(argv, started):
     """Append the rows to results/benchmarks/solver/bench_solver/<table>.csv and its PROVENANCE.json."""
-    import pandas as pd
-
     sys.path.insert(0, str(ROOT))
-    from analysis._provenance import command_line, write_provenance
+    from analysis._provenance import command_line, write_rows
 
-    folder = ROOT / "results" / "benchmarks" / "solver" / "bench_solver"
-    folder.mkdir(parents=True, exist_ok=True)
     for table, rows in ROWS.items():
-        if not rows:
-            continue
-        path = folder / f"{table}.csv"
-        df = pd.DataFrame(rows)
-        if path.exists():
-            df = pd.concat([pd.read_csv(path), df], ignore_index=True)
-        tmp = path.with_suffix(".tmp")
-        df.to_csv(tmp, index=False, float_format="%.6g")
-        tmp.replace(path)
-    write_provenance(folder, command_line(["", *argv], script=__file__), started,
-                     extra={"maxent_root": sys.path[0] if os.environ.get("MAXENT_ROOT") else str(ROOT),
-                            "label": LABEL})
+        if rows:
+            write_rows(ROOT / "results" / "benchmarks" / "solver" / "bench_solver", f"{table}.csv", rows,
+                       command_line(["", *argv], script=__file__), started, float_format="%.6g", append=True,
+                       extra={"maxent_root": os.environ.get("MAXENT_ROOT") or str(ROOT), "label": LABEL})
 
 
 def _isa() -> str:

@@ -75,6 +75,19 @@ def test_write_rows_writes_the_table_and_its_provenance(tmp_path):
     assert prov["wall_time_s"] >= 1
 
 
+def test_write_rows_appends_after_the_rows_already_written(tmp_path):
+    import time
+
+    from analysis._provenance import write_rows
+
+    started = time.time()
+    write_rows(tmp_path, "t.csv", [dict(run=1, seconds=1.0)], "python b.py", started, append=True)
+    path = write_rows(tmp_path, "t.csv", [dict(run=2, seconds=2.0)], "python b.py", started, append=True)
+    assert pd.read_csv(path)["run"].tolist() == [1, 2]
+    path = write_rows(tmp_path, "t.csv", [dict(run=3, seconds=3.0)], "python b.py", started)
+    assert pd.read_csv(path)["run"].tolist() == [3]
+
+
 def test_command_line_of_a_script_and_of_a_module():
     """Commands as a user types them from the project root: a benchmark script by its path
     relative to the root (whatever the working directory), a module with -m; arguments quoted."""

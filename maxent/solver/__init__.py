@@ -225,6 +225,8 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         warnings.warn(f"{metric}: {n_nc} of {B} maximum-entropy problems did not converge "
                       f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=2)
     return MaxEntResult(
+        # one set lookup per status: the statuses are Python strings, which np.isin also visits
+        # one by one, after building and sorting arrays that a single-list solve would pay for
         p=out["P"], status=status, success=np.fromiter((x in _HAS_SOLUTION for x in status), bool, B),
         message=out["message"],
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
