@@ -356,10 +356,14 @@ def bench_install(results: Path) -> str:
     t = _read(results, "benchmarks", "install", "readme", "install.csv")
     this = t[t["checkout"] == "this"].reset_index(drop=True)
     other = t[t["checkout"] == "against"].reset_index(drop=True)
-    rows = [[int(a["run"]), f"{a['seconds']:.0f}", f"{b['seconds']:.0f}", f"{a['seconds'] / b['seconds']:.2f}"]
+    def split(r):
+        return f"{r['seconds']:.0f} ({r['download_s']:.0f} / {r['build_s']:.0f} / {r['install_s']:.0f})"
+
+    rows = [[int(a["run"]), split(a), split(b), f"{a['seconds'] / b['seconds']:.2f}"]
             for a, b in zip(this.to_dict("records"), other.to_dict("records"))]
     return (f"Machine: {_machine(results, 'benchmarks', 'install', 'readme')}.\n\n"
-            + _md(["run", "this commit, wall s", "the checkout compared, wall s", "ratio"], rows))
+            + _md(["run", "this commit, wall s (download / build / install)",
+                   "the checkout compared, wall s (download / build / install)", "ratio"], rows))
 
 
 def bench_scale(results: Path) -> str:

@@ -8,7 +8,10 @@ is the part of the install the project's own build decides (the target: the whol
 ``--readme`` times README's install instead, dependencies included, as a new user meets it: a
 fresh clone of the checkout's committed HEAD, a new venv, ``pip install -e ".[test]"`` with an
 empty pip cache (so the time is comparable between checkouts on one machine, not between
-machines: pip's wheels may come from a local index).
+machines: pip's wheels may come from a local index). Its rows also split the time into pip's
+three phases, read from its verbose log: resolving and downloading, building the wheels (this
+package's, and those of dependencies published only as source), and installing every package
+(unpacking and byte-compiling).
 
 ``--against DIR`` alternates each run with another checkout (e.g. an earlier commit's
 ``git worktree``). ``--evidence`` writes the rows to ``results/benchmarks/install/build.csv``
@@ -31,15 +34,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def build_once(where: Path, readme: bool = False) -> tuple[float, float]:
+def pip_phases(log: list[tuple[float, str]], wall: float) -> dict[str, float]:
+    """Seconds of pip's phases from its ``-v`` log, each line with the time it was read:
+    resolving and downloading until "Building wheels for collected packages", building them until
+    "Installing collected packages", installing until the end (``wall``). Only unindented lines
+    count: pip's build environments print the same words indented."""
+    def first(prefix):
+        return next((t for t, line in log if line.startswith(prefix)), None)
+
+    install = first("Installing collected packages")
+    if install is None:
+        raise ValueError("pip's log has no 'Installing collected packages' line")
+    build = first("Building wheels for collected packages")
+    build = install if build is None else build
+    return dict(download_s=build, build_s=install - build, install_s=wall - install)
+
+
+def build_once(where: Path, readme: bool = False) -> tuple[float, float, dict]:
     """(wall, CPU of the child processes) seconds of ``pip install --no-deps`` of ``where`` into
-    a new venv; ``readme``: of ``pip install -e ".[test]"`` in a fresh clone of it, with an empty
-    pip cache."""
+    a new venv, and {} ; ``readme``: of ``pip install -e ".[test]"`` in a fresh clone of it, with
+    an empty pip cache, and its phases (:func:`pip_phases`)."""
     with tempfile.TemporaryDirectory() as tmp:
         env_dir = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env_dir)
         env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-        pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q"]
+        pip = [str(env_dir / "bin" / "python"), "-m", "pip", "install", "-v" if readme else "-q"]
         if readme:
             subprocess.run(["git", "clone", "-q", str(where), f"{tmp}/project"], check=True)
             cmd, cwd = [*pip, "-e", ".[test]"], f"{tmp}/project"
@@ -48,13 +67,18 @@ def build_once(where: Path, readme: bool = False) -> tuple[float, float]:
             cmd, cwd = [*pip, "--no-deps", str(where)], tmp
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t0 = time.perf_counter()
-        res = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+        log = []
+        with subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True) as proc:
+            for line in proc.stdout:
+                log.append((time.perf_counter() - t0, line))
         wall = time.perf_counter() - t0
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if res.returncode:
-        raise SystemExit(f"the build of {where} failed:\n{res.stderr[-3000:]}")
+    if proc.returncode:
+        tail = "".join(line for _, line in log)[-3000:]
+        raise SystemExit(f"the build of {where} failed:\n{tail}")
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu
+    return wall, cpu, pip_phases(log, wall) if readme else {}
 
 
 def main(argv=None) -> int:
@@ -69,12 +93,13 @@ def main(argv=None) -> int:
     rows = []
     for k in range(args.runs):
         for label, where in checkouts:
-            wall, cpu = build_once(where, args.readme)
+            wall, cpu, phases = build_once(where, args.readme)
             load = os.getloadavg()[0]
-            print(f"{label} ({where}) run {k + 1}: {wall:.1f} s wall, {cpu:.1f} s CPU "
+            split = "".join(f", {k[:-2]} {v:.1f} s" for k, v in phases.items())
+            print(f"{label} ({where}) run {k + 1}: {wall:.1f} s wall{split}, {cpu:.1f} s CPU "
                   f"(load average {load:.1f})", file=sys.stderr, flush=True)
-            rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, cpu_seconds=cpu,
-                             load_average=load))
+            rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, **phases,
+                             cpu_seconds=cpu, load_average=load))
     if args.evidence:
         sys.path.insert(0, str(ROOT))
         from analysis._provenance import command_line, write_rows

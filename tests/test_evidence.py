@@ -100,6 +100,30 @@ def test_command_line_of_a_script_and_of_a_module():
     assert command_line(["x.py", "--n", "1"]) == "python x.py --n 1"
 
 
+def test_pip_phases_skip_the_build_environments_lines():
+    """bench_build's split of README's install: pip's build environments print "Installing
+    collected packages" indented, before the top-level lines that end each phase."""
+    import importlib.util
+
+    from analysis._provenance import ROOT
+
+    spec = importlib.util.spec_from_file_location("bench_build", ROOT / "benchmarks" / "bench_build.py")
+    bench_build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench_build)
+    log = [(0.7, "  Installing build dependencies: started\n"),
+           (3.2, "  Installing collected packages: setuptools, Cython\n"),
+           (30.0, "Building wheels for collected packages: cwl-eval, maxent-ir\n"),
+           (96.0, "  Created wheel for maxent-ir\n"),
+           (97.5, "Installing collected packages: numpy, scipy\n"),
+           (149.0, "Successfully installed numpy scipy\n")]
+    assert bench_build.pip_phases(log, 150.0) == dict(download_s=30.0, build_s=67.5, install_s=52.5)
+    # nothing to build: the build phase is empty
+    no_build = [(3.2, log[1][1]), (20.0, log[4][1])]
+    assert bench_build.pip_phases(no_build, 60.0) == dict(download_s=20.0, build_s=0.0, install_s=40.0)
+    with pytest.raises(ValueError, match="Installing collected packages"):
+        bench_build.pip_phases(log[:4], 150.0)
+
+
 def test_topic_scaled_values_average_to_the_list_mean():
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"topic": rng.choice(list("abcde"), 40), "v": rng.random(40)})
