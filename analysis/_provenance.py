@@ -2,7 +2,7 @@
 file under ``results/<analysis>/<dataset>/`` beside a ``PROVENANCE.json`` that says how it was made.
 
 ``PROVENANCE.json`` holds the exact command, the commit (and whether the work tree had uncommitted
-changes), the UTC date, the wall time and the machine. :func:`write_provenance` writes it atomically.
+changes, other than in the folder being written), the UTC date, the wall time and the machine. :func:`write_provenance` writes it atomically.
 """
 from __future__ import annotations
 
@@ -72,7 +72,13 @@ def write_provenance(folder: str | Path, command: str, started: float, *, extra:
     """
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    # the files just written in the folder are the evidence itself, not a change to what made it
+    spec = ["--", "."]
+    try:
+        spec.append(f":(exclude){folder.resolve().relative_to(ROOT).as_posix()}")
+    except ValueError:              # a folder outside the project
+        pass
+    status = _git("status", "--porcelain", "--untracked-files=no", *spec)
     record = {
         "command": command,
         "commit": _git("rev-parse", "HEAD"),

@@ -75,6 +75,34 @@ def test_write_rows_writes_the_table_and_its_provenance(tmp_path):
     assert prov["wall_time_s"] >= 1
 
 
+def test_provenance_ignores_the_evidence_it_describes(tmp_path, monkeypatch):
+    """The evidence folder's own files, rewritten by the run, are not uncommitted changes to
+    what made them; a change anywhere else in the work tree is."""
+    import subprocess
+    import time
+
+    from analysis import _provenance
+
+    def git(*args):
+        subprocess.run(["git", *args], cwd=tmp_path, check=True, capture_output=True)
+
+    (tmp_path / "results" / "x").mkdir(parents=True)
+    (tmp_path / "results" / "x" / "a.csv").write_text("a\n1\n")
+    (tmp_path / "code.py").write_text("x = 1\n")
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "start")
+    monkeypatch.setattr(_provenance, "ROOT", tmp_path)
+
+    def uncommitted():
+        path = _provenance.write_rows(tmp_path / "results" / "x", "a.csv", [dict(a=2)], "python b.py", time.time())
+        return json.loads((path.parent / "PROVENANCE.json").read_text())["uncommitted_changes"]
+
+    assert uncommitted() is False
+    (tmp_path / "code.py").write_text("x = 2\n")
+    assert uncommitted() is True
+
+
 def test_write_rows_appends_after_the_rows_already_written(tmp_path):
     import time
 
