@@ -2,7 +2,8 @@
 file under ``results/<analysis>/<dataset>/`` beside a ``PROVENANCE.json`` that says how it was made.
 
 ``PROVENANCE.json`` holds the exact command, the commit (and whether the work tree had uncommitted
-changes, other than in the folder being written), the UTC date, the wall time and the machine. :func:`write_provenance` writes it atomically.
+changes, other than in the folder being written), the UTC date, the wall time and the machine.
+:func:`write_provenance` writes it atomically.
 """
 from __future__ import annotations
 

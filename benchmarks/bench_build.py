@@ -52,8 +52,8 @@ def pip_phases(log: list[tuple[float, str]], wall: float) -> dict[str, float]:
 
 def build_once(where: Path, readme: bool = False) -> tuple[float, float, dict]:
     """(wall, CPU of the child processes) seconds of ``pip install --no-deps`` of ``where`` into
-    a new venv, and {} ; ``readme``: of ``pip install -e ".[test]"`` in a fresh clone of it, with
-    an empty pip cache, and its phases (:func:`pip_phases`)."""
+    a new venv, and no phases ({}); ``readme``: of ``pip install -e ".[test]"`` in a fresh clone
+    of it, with an empty pip cache, and its phases (:func:`pip_phases`)."""
     with tempfile.TemporaryDirectory() as tmp:
         env_dir = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -95,7 +95,7 @@ def main(argv=None) -> int:
         for label, where in checkouts:
             wall, cpu, phases = build_once(where, args.readme)
             load = os.getloadavg()[0]
-            split = "".join(f", {k[:-2]} {v:.1f} s" for k, v in phases.items())
+            split = "".join(f", {name[:-2]} {s:.1f} s" for name, s in phases.items())
             print(f"{label} ({where}) run {k + 1}: {wall:.1f} s wall{split}, {cpu:.1f} s CPU "
                   f"(load average {load:.1f})", file=sys.stderr, flush=True)
             rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, **phases,
