@@ -50,14 +50,20 @@ def _summary(old: pd.DataFrame, new: pd.DataFrame, key: list, group: list, what:
     return summary, m
 
 
+PROBLEM_KEY = ["collection", "count", "metric", "i"]
+"""A problem of check_convergence.py --save: its list i among the collection's, per count and metric."""
+INSTANCE_KEY = ["run", "topic", "metric", "threshold"]
+"""An instance of the analyses' instances.csv."""
+
+
 def compare(old: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return _summary(old, new, ["collection", "count", "metric", "i"], ["collection", "count", "metric"], "problems",
+    return _summary(old, new, PROBLEM_KEY, ["collection", "count", "metric"], "problems",
                     lambda m: np.maximum(1e-10 * np.maximum(1.0, m.entropy_old.abs()),
                                          1e-10 * m.b_old.abs().fillna(0.0)))
 
 
 def compare_instances(old: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
-    return _summary(old, new, ["run", "topic", "metric", "threshold"], ["metric", "threshold"], "instances",
+    return _summary(old, new, INSTANCE_KEY, ["metric", "threshold"], "instances",
                     lambda m: 1e-9 * np.maximum(1.0, m.entropy_old.abs()),       # 10 printed digits
                     derive=lambda m: {"dpred": (m["pred P@10_new"] - m["pred P@10_old"]).abs(),
                                       "dres": (m["residual_new"] - m["residual_old"]).abs()},
@@ -73,7 +79,8 @@ def main(argv=None) -> int:
                     help="with --out: write the rows whose status changed here, both sides' columns")
     args = ap.parse_args(argv)
     old, new = pd.read_csv(args.old), pd.read_csv(args.new)
-    out, matched = compare_instances(old, new) if "run" in old.columns else compare(old, new)
+    instances = "run" in old.columns
+    out, matched = compare_instances(old, new) if instances else compare(old, new)
     with pd.option_context("display.width", 200, "display.max_rows", 500):
         print(out.to_string(index=False))
     tot = out[["problems", "status_changed", "not_converged_new", "over_allowance", "lower_entropy"]].sum()
@@ -87,8 +94,7 @@ def main(argv=None) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.out, index=False, float_format="%.3g")
         if args.changed:
-            key = [c for c in old.columns if c in new.columns and c in matched.columns]   # the match key
-            cols = key + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
+            cols = (INSTANCE_KEY if instances else PROBLEM_KEY) + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
                           for s in ("old", "new") if f"{c}_{s}" in matched.columns]
             matched.loc[matched.changed, cols].to_csv(args.changed, index=False, float_format="%.10g")
         write_provenance(Path(args.out).parent,

@@ -152,6 +152,32 @@ def test_pip_phases_skip_the_build_environments_lines():
         bench_build.pip_phases(log[:4], 150.0)
 
 
+def test_compare_solutions_writes_the_changed_problems_by_their_key(tmp_path):
+    """benchmarks/compare_solutions.py: a status change and a lower entropy are counted (exit 1),
+    and --changed lists the changed problem under its key, with both sides' columns."""
+    import importlib.util
+
+    from analysis._provenance import ROOT
+
+    spec = importlib.util.spec_from_file_location("compare_solutions", ROOT / "benchmarks" / "compare_solutions.py")
+    cs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cs)
+    old = pd.DataFrame(dict(collection="c", count="retrieved", metric="AP", i=[0, 1, 2],
+                            status=["optimal", "optimal", "optimal"], entropy=[10.0, 20.0, 30.0],
+                            nit=[5, 5, 5], residual=0.0, attained=0.1, b=1.0))
+    new = old.assign(status=["optimal", "not_converged", "optimal"], entropy=[10.0, 20.0, 29.0])
+    old.to_csv(tmp_path / "old.csv", index=False)
+    new.to_csv(tmp_path / "new.csv", index=False)
+    rc = cs.main([str(tmp_path / "old.csv"), str(tmp_path / "new.csv"), "--out", str(tmp_path / "s" / "sum.csv"),
+                  "--changed", str(tmp_path / "s" / "changed.csv")])
+    assert rc == 1
+    summary = pd.read_csv(tmp_path / "s" / "sum.csv")
+    assert summary[["status_changed", "not_converged_new", "lower_entropy"]].values.tolist() == [[1, 1, 1]]
+    changed = pd.read_csv(tmp_path / "s" / "changed.csv")
+    assert list(changed.columns[:6]) == [*cs.PROBLEM_KEY, "status_old", "status_new"]
+    assert changed["i"].tolist() == [1] and changed["status_new"].tolist() == ["not_converged"]
+
+
 def test_topic_scaled_values_average_to_the_list_mean():
     rng = np.random.default_rng(1)
     frame = pd.DataFrame({"topic": rng.choice(list("abcde"), 40), "v": rng.random(40)})
