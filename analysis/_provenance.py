@@ -76,7 +76,7 @@ def write_provenance(folder: str | Path, command: str, started: float, *, extra:
     # the files just written in the folder are the evidence itself, not a change to what made it
     spec = ["--", "."]
     try:
-        spec.append(f":(exclude){folder.resolve().relative_to(ROOT).as_posix()}")
+        spec.append(f":(exclude,literal){folder.resolve().relative_to(ROOT).as_posix()}")
     except ValueError:              # a folder outside the project
         pass
     status = _git("status", "--porcelain", "--untracked-files=no", *spec)
