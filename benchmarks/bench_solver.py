@@ -140,8 +140,7 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
     targets = {name: m.value(batch) for name, m in metrics.items()}
     for w in workers:
         total = 0.0          # AP + nDCG + GAP: the throughput target is their sum
-        per = {name: float("inf") for name in names}
-        passes = {name: [] for name in names}     # every pass's time, for the paired ratios
+        passes = {name: [] for name in names}     # every pass's time
         last = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -155,12 +154,12 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
                     t0 = time.perf_counter()
                     r = solve(m, targets[name], batch, workers=w)
                     passes[name].append(time.perf_counter() - t0)
-                    per[name] = min(per[name], passes[name][-1])
                     # what the rows report (the arrays themselves are freed: a result of
                     # N = 1000 holds 120 MB)
                     last[name] = (float(r.nit.mean()), r.method, r.counts(),
                                   int((r.status == "not_converged").sum()))
                     del r
+        per = {name: min(t) for name, t in passes.items()}     # the fastest pass
         for name, m in metrics.items():
             dt, (nit, method, counts, n_nc) = per[name], last[name]
             mem = ""
@@ -177,24 +176,21 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
             counts = ", ".join(f"{k}={c}" for k, c in counts.items() if c)
             print(f"{name:6} {engine:8} {w} thr {dt:7.2f} s  {1e3 * dt / problems:7.3f} ms/problem  "
                   f"{mem}mean nit {nit:5.1f}  method {method}  [{counts}]", flush=True)
-            ROWS["throughput"].append(dict(label=LABEL, collection=collection, N=N, metric=name,
-                                           engine=engine, threads=w, problems=problems, seconds=dt,
-                                           ms_per_problem=1e3 * dt / problems, mean_nit=nit,
-                                           method=method, not_converged=n_nc))
+            row = dict(label=LABEL, collection=collection, N=N, metric=name, engine=engine, threads=w,
+                       problems=problems, seconds=dt, ms_per_problem=1e3 * dt / problems, mean_nit=nit,
+                       method=method, not_converged=n_nc)
+            if "nDCG" in per:
+                row["ratio_to_nDCG"] = dt / per["nDCG"]
+                # each pass's time over nDCG's in the same pass, the median over passes: a slow
+                # spell of a shared machine falls on both terms of a ratio
+                row["paired_ratio_to_nDCG"] = float(np.median(np.divide(passes[name], passes["nDCG"])))
+            ROWS["throughput"].append(row)
         first = False
         line = f"{engine}, {w} thread(s): AP + nDCG + GAP {total:.2f} s"
         if "nDCG" in per:
             line += "; per-problem time / nDCG's: " + ", ".join(
                 f"{k} {per[k] / per['nDCG']:.1f}x" for k in per if k != "nDCG")
         print(line, flush=True)
-        for k in per:
-            for row in ROWS["throughput"]:
-                if (row["label"], row["collection"], row["N"], row["metric"], row["threads"]) == (
-                        LABEL, collection, N, k, w) and "nDCG" in per:
-                    row["ratio_to_nDCG"] = per[k] / per["nDCG"]
-                    # each pass's time over nDCG's in the same pass, the median over passes:
-                    # a slow spell of a shared machine falls on both terms of a ratio
-                    row["paired_ratio_to_nDCG"] = float(np.median(np.divide(passes[k], passes["nDCG"])))
 
 
 _STARTUP = """

@@ -128,16 +128,22 @@ def test_command_line_of_a_script_and_of_a_module():
     assert command_line(["x.py", "--n", "1"]) == "python x.py --n 1"
 
 
-def test_pip_phases_skip_the_build_environments_lines():
-    """bench_build's split of README's install: pip's build environments print "Installing
-    collected packages" indented, before the top-level lines that end each phase."""
+def _benchmark(name):
+    """A script of benchmarks/ (not a package) imported as a module."""
     import importlib.util
 
     from analysis._provenance import ROOT
 
-    spec = importlib.util.spec_from_file_location("bench_build", ROOT / "benchmarks" / "bench_build.py")
-    bench_build = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench_build)
+    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_pip_phases_skip_the_build_environments_lines():
+    """bench_build's split of README's install: pip's build environments print "Installing
+    collected packages" indented, before the top-level lines that end each phase."""
+    bench_build = _benchmark("bench_build")
     log = [(0.7, "  Installing build dependencies: started\n"),
            (3.2, "  Installing collected packages: setuptools, Cython\n"),
            (30.0, "Building wheels for collected packages: cwl-eval, maxent-ir\n"),
@@ -155,13 +161,7 @@ def test_pip_phases_skip_the_build_environments_lines():
 def test_compare_solutions_writes_the_changed_problems_by_their_key(tmp_path):
     """benchmarks/compare_solutions.py: a status change and a lower entropy are counted (exit 1),
     and --changed lists the changed problem under its key, with both sides' columns."""
-    import importlib.util
-
-    from analysis._provenance import ROOT
-
-    spec = importlib.util.spec_from_file_location("compare_solutions", ROOT / "benchmarks" / "compare_solutions.py")
-    cs = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(cs)
+    cs = _benchmark("compare_solutions")
     old = pd.DataFrame(dict(collection="c", count="retrieved", metric="AP", i=[0, 1, 2],
                             status=["optimal", "optimal", "optimal"], entropy=[10.0, 20.0, 30.0],
                             nit=[5, 5, 5], residual=0.0, attained=0.1, b=1.0))
