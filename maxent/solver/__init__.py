@@ -91,7 +91,7 @@ def _check_metric(metric):
     if not isinstance(metric, Metric):
         raise ParameterError(f"expected a Metric object or a measure name, got "
                              f"{type(metric).__name__} {metric!r}")
-    if not getattr(metric, "HAS_EXPECTATION", False):
+    if not metric.HAS_EXPECTATION:
         raise ParameterError(f"{metric}: has no expectation under a product distribution; "
                              "it cannot be a maximum-entropy constraint")
     if metric.SOLVER_FORM not in ("linear", "prefix", "cascade"):
