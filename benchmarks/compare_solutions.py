@@ -9,6 +9,7 @@ entropy by more than that allowance.
 
     python benchmarks/compare_solutions.py OLD.csv NEW.csv [--out results/.../solutions.csv]
         [--changed results/.../changed.csv]    # with --out: the problems whose status changed
+        [--note "NEW.csv made under ..."]      # with --out: kept in PROVENANCE.json
 
 Two ``instances.csv`` of ``python -m analysis.maxent`` (rows per run, topic, metric, threshold;
 entropies printed to 10 digits) are compared the same way, per metric and threshold, with the
@@ -77,6 +78,9 @@ def main(argv=None) -> int:
     ap.add_argument("--out", default=None, help="write the summary CSV here")
     ap.add_argument("--changed", default=None,
                     help="with --out: write the rows whose status changed here, both sides' columns")
+    ap.add_argument("--note", default=None,
+                    help="with --out: how the files compared were made, when not on this machine "
+                         "(kept in PROVENANCE.json)")
     args = ap.parse_args(argv)
     old, new = pd.read_csv(args.old), pd.read_csv(args.new)
     instances = "run" in old.columns
@@ -99,7 +103,7 @@ def main(argv=None) -> int:
             matched.loc[matched.changed, cols].to_csv(args.changed, index=False, float_format="%.10g")
         write_provenance(Path(args.out).parent,
                          command_line(None if argv is None else ["", *argv], script=__file__), time.time(),
-                         extra={"old": args.old, "new": args.new})
+                         extra={"old": args.old, "new": args.new, **({"note": args.note} if args.note else {})})
     return 0 if tot.status_changed == 0 and tot.not_converged_new == 0 and tot.lower_entropy == 0 else 1
 
 

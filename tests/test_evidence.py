@@ -160,7 +160,8 @@ def test_pip_phases_skip_the_build_environments_lines():
 
 def test_compare_solutions_writes_the_changed_problems_by_their_key(tmp_path):
     """benchmarks/compare_solutions.py: a status change and a lower entropy are counted (exit 1),
-    and --changed lists the changed problem under its key, with both sides' columns."""
+    --changed lists the changed problem under its key, with both sides' columns, and --note
+    is kept in the provenance."""
     cs = _benchmark("compare_solutions")
     old = pd.DataFrame(dict(collection="c", count="retrieved", metric="AP", i=[0, 1, 2],
                             status=["optimal", "optimal", "optimal"], entropy=[10.0, 20.0, 30.0],
@@ -169,8 +170,9 @@ def test_compare_solutions_writes_the_changed_problems_by_their_key(tmp_path):
     old.to_csv(tmp_path / "old.csv", index=False)
     new.to_csv(tmp_path / "new.csv", index=False)
     rc = cs.main([str(tmp_path / "old.csv"), str(tmp_path / "new.csv"), "--out", str(tmp_path / "s" / "sum.csv"),
-                  "--changed", str(tmp_path / "s" / "changed.csv")])
+                  "--changed", str(tmp_path / "s" / "changed.csv"), "--note", "new.csv made elsewhere"])
     assert rc == 1
+    assert json.loads((tmp_path / "s" / "PROVENANCE.json").read_text())["note"] == "new.csv made elsewhere"
     summary = pd.read_csv(tmp_path / "s" / "sum.csv")
     assert summary[["status_changed", "not_converged_new", "lower_entropy"]].values.tolist() == [[1, 1, 1]]
     changed = pd.read_csv(tmp_path / "s" / "changed.csv")
