@@ -98,12 +98,13 @@ def main(argv=None) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.out, index=False, float_format="%.3g")
         if args.changed:
-            cols = (INSTANCE_KEY if instances else PROBLEM_KEY) + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
+            key = INSTANCE_KEY if instances else PROBLEM_KEY
+            cols = key + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
                           for s in ("old", "new") if f"{c}_{s}" in matched.columns]
             matched.loc[matched.changed, cols].to_csv(args.changed, index=False, float_format="%.10g")
         write_provenance(Path(args.out).parent,
                          command_line(None if argv is None else ["", *argv], script=__file__), time.time(),
-                         extra={"old": args.old, "new": args.new, **({"note": args.note} if args.note else {})})
+                         extra={"old": args.old, "new": args.new} | ({"note": args.note} if args.note else {}))
     return 0 if tot.status_changed == 0 and tot.not_converged_new == 0 and tot.lower_entropy == 0 else 1
 
 
