@@ -18,6 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
+from maxent._feedback import Counted
 from maxent.errors import MaxEntError, MaxEntWarning, ParameterError
 from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
@@ -70,7 +71,8 @@ def add_common(p: argparse.ArgumentParser, tool: str) -> None:
     p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
     p.add_argument("--workers", type=int, default=1, help="worker processes")
     p.add_argument("--resume", action="store_true", help="skip work whose results are already written")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar: a line on stderr every 30 s instead (as without a terminal)")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     add_scheduler(p)
 
@@ -172,12 +174,16 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     return chunks
 
 
-def progress(iterable, total: int, desc: str, disable: bool):
-    """A tqdm bar on stderr, off when stderr is not a terminal or when disabled."""
+def progress(total: int, desc: str, disable: bool):
+    """Progress over ``total`` items on stderr, for a ``with`` block that calls ``update(1)``
+    per item done: a tqdm bar on a terminal; otherwise (a pipe, a log file, or ``disable``:
+    --no-progress) a line after 2 s and every 30 s while the items run, and one when they end
+    (:class:`maxent._feedback.Counted`)."""
+    if disable or not sys.stderr.isatty():
+        return Counted(desc, total)
     from tqdm import tqdm
 
-    return tqdm(iterable, total=total, desc=desc, file=sys.stderr,
-                disable=disable or not sys.stderr.isatty(), leave=False)
+    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
 
 
 def resolve_data(args: argparse.Namespace) -> None:

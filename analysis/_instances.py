@@ -37,11 +37,10 @@ def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args
     todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
     _cli.report_resumed([r.name for r in runs if r not in todo], len(runs), "runs")
     jobs = [(r, qrels, settings) for r in todo]
-    bar = _cli.progress(None, len(runs), "runs", args.no_progress)
-    bar.update(len(runs) - len(todo))
-    for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
-        _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
-        bar.update(1)
-    bar.close()
+    with _cli.progress(len(runs), "runs", args.no_progress) as bar:
+        bar.update(len(runs) - len(todo))
+        for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
+            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+            bar.update(1)
     return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
                       for r in runs], ignore_index=True)

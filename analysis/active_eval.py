@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis import _cli
+from maxent._feedback import phase
 from maxent.errors import InputError, MaxEntError, ParameterError
 
 EXPERIMENTS = ("errors", "selection", "update", "sampling")
@@ -88,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
     p.add_argument("--resume", action="store_true",
                    help="skip experiments whose CSV was already written with the same settings")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--no-progress", action="store_true",
+                   help="no progress bar: a line on stderr every 30 s instead (as without a terminal)")
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
@@ -378,7 +380,8 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
     _cli.atomic_write_text(stamp, json.dumps(config, indent=1, sort_keys=True))
     done = lambda name: args.resume and same and (out / f"{name}.csv").exists()
 
-    pool, P = _letor(args, metrics) if args.letor else _trec(args)
+    with phase("reading the pool and fitting the relevance model"):
+        pool, P = _letor(args, metrics) if args.letor else _trec(args)
     names = list(pool.rankings)
     if args.rankers:
         want = [r.strip() for r in args.rankers.split(",") if r.strip()]
@@ -393,60 +396,58 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
         pairs = [pairs[i] for i in pick]
     steps = len(metrics) * (len(names) * (("errors" in experiments) + ("update" in experiments))
                             + len(pairs) * ("selection" in experiments))
-    bar = _cli.progress(range(steps), steps, "active_eval", args.no_progress)
-    tick = (lambda: bar.update(1)) if hasattr(bar, "update") else None
-    kw = dict(mix=args.mix, progress=tick)
-
     frames = {}
-    for exp in ("errors", "selection", "update"):
-        if exp not in experiments:
-            continue
-        path = out / f"{exp}.csv"
-        if done(exp):
-            frames[exp] = pd.read_csv(path)
-            continue
-        parts = []
-        for metric in metrics:
-            r = np.random.default_rng([args.seed, EXPERIMENTS.index(exp), metrics.index(metric)])
-            if exp == "errors":
-                parts.append(absolute_errors(metric, pool, P, names, budgets, args.repetitions, r, **kw))
-            elif exp == "selection":
-                if len(names) < 2:
-                    raise ParameterError("the selection experiment needs at least two rankers")
-                parts.append(selection_errors(metric, pool, P, pairs, budgets, args.repetitions, r, **kw))
-            else:
-                parts.append(update_errors(metric, pool, P, names, budgets, args.repetitions, r,
-                                           fraction=args.update_fraction, **kw))
-        frames[exp] = pd.concat(parts, ignore_index=True)
-        _cli.atomic_write_csv(path, frames[exp])
-    if hasattr(bar, "close"):
-        bar.close()
-    if "sampling" in experiments:
-        samp = pd.concat([sampling_table(m, pool, P, names[0], mix=args.mix) for m in metrics]
-                         + [sampling_table(m, pool, P, *pairs[0], mix=args.mix) for m in metrics if pairs],
-                         ignore_index=True)
-        _cli.atomic_write_csv(out / "sampling.csv", samp)
-        k = max((m.cutoff or pool.rankings[names[0]].shape[1]) for m in metrics)
-        tops = [pool.rankings[n][:, :k] for n in names]
-        costs = pd.DataFrame(dict(query=pool.queries, n_candidates=pool.valid.sum(axis=1),
-                                  n_labelled_union=_union_size(tops, pool.grades.shape[1]),
-                                  cost_union=query_costs(pool.doc_cost, *tops)))
-        _cli.atomic_write_csv(out / "costs.csv", costs)
-        _plot_sampling(samp, frames.get("errors"), out / "sampling.png")
-        _plot_costs(costs, out / "costs.png")
-    if "errors" in frames:
-        _plot_curves(frames["errors"], "ranker", "rmse", "rmse_se", "RMSE of the mean metric",
-                     f"estimation error of the mean metric ({CITE}, Fig. 2)", out / "errors.png")
-    if "selection" in frames:
-        _plot_curves(frames["selection"], "pair", "wrong_rate", "wrong_se", "model-selection error",
-                     f"choosing the better of two rankers ({CITE}, Fig. 3)", out / "selection.png")
-    if "update" in frames:
-        _plot_curves(frames["update"], "ranker", "rmse", "rmse_se", "RMSE of the difference",
-                     f"index update, {args.update_fraction:.0%} of each list removed ({CITE}, Fig. 4)", out / "update.png")
-    summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"), pool.n_queries)
+    with _cli.progress(steps, "active_eval", args.no_progress) as bar:
+        kw = dict(mix=args.mix, progress=lambda: bar.update(1))
+        for exp in ("errors", "selection", "update"):
+            if exp not in experiments:
+                continue
+            path = out / f"{exp}.csv"
+            if done(exp):
+                frames[exp] = pd.read_csv(path)
+                continue
+            parts = []
+            for metric in metrics:
+                r = np.random.default_rng([args.seed, EXPERIMENTS.index(exp), metrics.index(metric)])
+                if exp == "errors":
+                    parts.append(absolute_errors(metric, pool, P, names, budgets, args.repetitions, r, **kw))
+                elif exp == "selection":
+                    if len(names) < 2:
+                        raise ParameterError("the selection experiment needs at least two rankers")
+                    parts.append(selection_errors(metric, pool, P, pairs, budgets, args.repetitions, r, **kw))
+                else:
+                    parts.append(update_errors(metric, pool, P, names, budgets, args.repetitions, r,
+                                               fraction=args.update_fraction, **kw))
+            frames[exp] = pd.concat(parts, ignore_index=True)
+            _cli.atomic_write_csv(path, frames[exp])
+    with phase("writing the tables and figures"):
+        if "sampling" in experiments:
+            samp = pd.concat([sampling_table(m, pool, P, names[0], mix=args.mix) for m in metrics]
+                             + [sampling_table(m, pool, P, *pairs[0], mix=args.mix) for m in metrics if pairs],
+                             ignore_index=True)
+            _cli.atomic_write_csv(out / "sampling.csv", samp)
+            k = max((m.cutoff or pool.rankings[names[0]].shape[1]) for m in metrics)
+            tops = [pool.rankings[n][:, :k] for n in names]
+            costs = pd.DataFrame(dict(query=pool.queries, n_candidates=pool.valid.sum(axis=1),
+                                      n_labelled_union=_union_size(tops, pool.grades.shape[1]),
+                                      cost_union=query_costs(pool.doc_cost, *tops)))
+            _cli.atomic_write_csv(out / "costs.csv", costs)
+            _plot_sampling(samp, frames.get("errors"), out / "sampling.png")
+            _plot_costs(costs, out / "costs.png")
+        if "errors" in frames:
+            _plot_curves(frames["errors"], "ranker", "rmse", "rmse_se", "RMSE of the mean metric",
+                         f"estimation error of the mean metric ({CITE}, Fig. 2)", out / "errors.png")
+        if "selection" in frames:
+            _plot_curves(frames["selection"], "pair", "wrong_rate", "wrong_se", "model-selection error",
+                         f"choosing the better of two rankers ({CITE}, Fig. 3)", out / "selection.png")
+        if "update" in frames:
+            _plot_curves(frames["update"], "ranker", "rmse", "rmse_se", "RMSE of the difference",
+                         f"index update, {args.update_fraction:.0%} of each list removed ({CITE}, Fig. 4)", out / "update.png")
+        summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"), pool.n_queries)
+        if len(summary):
+            _cli.atomic_write_csv(out / "summary.csv", summary)
+            _plot_saved(summary, out / "saved.png")
     if len(summary):
-        _cli.atomic_write_csv(out / "summary.csv", summary)
-        _plot_saved(summary, out / "saved.png")
         cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "passive_budget",
                             "saved", "saved_side", "saved_lo", "saved_hi", "saved_uniD", "saved_uniC",
                             "wrong_active", "wrong_passive") if c in summary]

@@ -370,10 +370,17 @@ def test_run_main_turns_errors_into_one_line(capsys):
         _cli.run_main(fails, p, ["--debug"])
 
 
-def test_progress_is_off_without_a_terminal():
-    bar = _cli.progress(range(3), 3, "runs", disable=False)
-    assert bar.disable                  # stderr is captured here: no terminal
-    assert list(bar) == [0, 1, 2]
+def test_progress_without_a_terminal_is_counted_lines():
+    # stderr is captured here (no terminal): no bar, which could not redraw itself, but the
+    # counted lines of maxent._feedback; --no-progress (disable) gives them too
+    from maxent._feedback import Counted
+
+    for disable in (False, True):
+        with _cli.progress(3, "runs", disable=disable) as bar:
+            assert isinstance(bar, Counted)
+            for _ in range(3):
+                bar.update(1)
+        assert bar.n == 3 and bar.closed
 
 
 # ------------------------------------------------------------------ analysis._instances
@@ -447,6 +454,7 @@ def test_phases_are_named_on_stderr_without_a_terminal(tiny, tmp_path):
     for what in ("reading the qrels and runs", "solving the maximum-entropy problems of 2 runs",
                  "writing the tables and figures"):
         assert f"{what} ...\n" in done.stderr and f"{what}: done in " in done.stderr, done.stderr
+    assert "runs: 2/2 done in " in done.stderr, done.stderr     # the runs counted within the phase
 
 
 def test_other_warnings_keep_pythons_format(capsys):

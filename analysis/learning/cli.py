@@ -18,6 +18,7 @@ from analysis.learning.data import DEFAULT_PARTS, PARTS, ROOT, TRAINING_PARTS, _
 from analysis.learning.optimality import part_optimality, part_optimality001
 from analysis.learning.parts import part_anchor, part_approx_error, part_curves, part_pairs, part_sweep
 from analysis.learning.table import part_table
+from maxent._feedback import phase
 from maxent.errors import ParameterError
 from maxent.letor import default_data_root
 from maxent.ltr.train import check_objective
@@ -244,35 +245,42 @@ run, see own_output); the training records in runs/ are kept for --resume."""
 def _run_parts(args, out: Path, t0: float) -> int:
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
-    tr, va, te = _sets(args)
+    with phase("reading the data"):
+        tr, va, te = _sets(args)
     print(f"dataset {args.dataset}: train {tr.n_queries} queries / {tr.X.shape[0]} docs, "
           f"validation {va.n_queries}, test {te.n_queries}, {tr.X.shape[1]} features; model {args.model}")
     by_train = None
     need_table = any(p in args.parts for p in TRAINING_PARTS)   # the sweep reuses the table's learning rates
     if need_table:
-        by_train, text = part_table(args, out, runs_dir)
+        with phase("part table"):
+            by_train, text = part_table(args, out, runs_dir)
         if "table" in args.parts:
             print("\nTest metric (0-100) by training metric (Yilmaz & Robertson 2010 Tables 2-4):\n" + text)
     if "curves" in args.parts:
-        df = part_curves(args, out, by_train)
+        with phase("part curves"):
+            df = part_curves(args, out, by_train)
         if df is not None:
             last = df.groupby(["train", "test"], sort=False).last()
             print("\nLearning curves (curves.csv/png), last epoch:")
             print(last[["train_objective", "test_metric_on_train", "test_metric_on_valid"]].round(4).to_string())
     if "sweep" in args.parts:
-        df = part_sweep(args, out, runs_dir, by_train)
+        with phase("part sweep"):
+            df = part_sweep(args, out, runs_dir, by_train)
         print("\nTraining-set size x features (sweep.csv/png; Yilmaz & Robertson 2010 Fig. 4):")
         piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value", sort=False)
         print(piv.round(2).to_string())
-    if ("optimality" in args.parts and args.model != "lambdamart"
-            and (df := part_optimality(args, out, runs_dir, by_train)) is not None):
-        print("\nMonte-Carlo local optimality (optimality.csv; Yilmaz & Robertson 2010 Table 5): "
-              f"{args.mc_directions} directions x 10 steps")
-        piv = df.pivot_table(index=["train_metric", "test_metric", "weights"], columns="split",
-                             values=["improved", "improved_eps"], sort=False)
-        print(piv.to_string())
+    if "optimality" in args.parts and args.model != "lambdamart":
+        with phase("part optimality"):
+            df = part_optimality(args, out, runs_dir, by_train)
+        if df is not None:
+            print("\nMonte-Carlo local optimality (optimality.csv; Yilmaz & Robertson 2010 Table 5): "
+                  f"{args.mc_directions} directions x 10 steps")
+            piv = df.pivot_table(index=["train_metric", "test_metric", "weights"], columns="split",
+                                 values=["improved", "improved_eps"], sort=False)
+            print(piv.to_string())
     if "optimality001" in args.parts and args.model != "lambdamart":
-        df = part_optimality001(args, out, runs_dir, by_train)
+        with phase("part optimality001"):
+            df = part_optimality001(args, out, runs_dir, by_train)
         print("\nLocal optimality as Donmez et al. 2009 count it (optimality001_counts.csv, optimality001.png): "
               "random directions with A(w) <= A(w + eta r) for each model's own training metric on train, "
               "summed over seeds and folds, by step size")
@@ -280,11 +288,13 @@ def _run_parts(args, out: Path, t0: float) -> int:
                                                         values="not_worse", aggfunc="sum", sort=False)
         print(piv.to_string())
     if "pairs" in args.parts and args.model != "lambdamart":
-        df = part_pairs(args, out, runs_dir, by_train)
+        with phase("part pairs"):
+            df = part_pairs(args, out, runs_dir, by_train)
         print("\nEffective training pairs vs test (pairs.csv/png; Donmez et al. 2009 Fig. 5):")
         print(df.round(3).to_string(index=False))
     if "approx_error" in args.parts:
-        df = part_approx_error(args, out)
+        with phase("part approx_error"):
+            df = part_approx_error(args, out)
         print("\nApproxRank approximation error (approx_error.csv/png; Qin et al. 2010 Figs. 1-2): mean |approx - true| "
               f"over {int(df.n_lists.iloc[0])} run lists, by alpha")
         print(df.pivot_table(index=["metric", "beta"], columns="alpha", values="mean_abs_error", sort=False)
@@ -294,13 +304,15 @@ def _run_parts(args, out: Path, t0: float) -> int:
             print("approx skipped: it trains ApproxRank and LambdaRank nets (and LambdaMART itself); drop "
                   "--model lambdamart", file=sys.stderr)
         else:
-            df = part_approx(args, out, runs_dir)
+            with phase("part approx"):
+                df = part_approx(args, out, runs_dir)
             print("\nApproxAP / ApproxNDCG against LambdaRank and LambdaMART (approx_compare.csv; Qin et al. 2010; "
                   "alpha x restarts in approx_restarts.csv):")
             if len(df):
                 print(df[["claim", "approx", "other", "diff", "p_holm", "verdict"]].round(3).to_string(index=False))
     if "anchor" in args.parts:
-        df = part_anchor(args, out, by_train)
+        with phase("part anchor"):
+            df = part_anchor(args, out, by_train)
         if df is not None:
             print("\nSanity anchor (anchor.csv):")
             print(df.round(4).to_string(index=False))

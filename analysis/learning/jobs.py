@@ -105,14 +105,13 @@ def _run_all(fn, jobs, args, desc, on_result=None):
     finished work is saved before the next job starts, and --resume keeps it after a crash)."""
     if not jobs:
         return []
-    bar = progress(None, total=len(jobs), desc=desc, disable=args.no_progress)
     results = []
-    for r in parallel_map(fn, jobs, args):      # local, process pool or Dask (--scheduler)
-        if on_result is not None:
-            on_result(r)
-        results.append(r)
-        bar.update(1)
-    bar.close()
+    with progress(len(jobs), desc, args.no_progress) as bar:
+        for r in parallel_map(fn, jobs, args):      # local, process pool or Dask (--scheduler)
+            if on_result is not None:
+                on_result(r)
+            results.append(r)
+            bar.update(1)
     return results
 
 

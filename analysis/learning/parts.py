@@ -203,19 +203,18 @@ def part_approx_error(args, out: Path):
     rc = np.concatenate([x[4] for x in lists])
     rows = []
     names = ["nDCG", "nDCG@10", "P@10", "AP"]
-    bar = progress(None, total=len(names), desc="approx_error", disable=args.no_progress)
-    for name in names:
-        m = _metric(name, args)
-        true = m.value(RankedLists.from_grades(G, rc, lengths))
-        for beta in args.approx_beta:                  # every beta of the grid, not only the first
-            approx = approx_values(DeltaContext(m, rc), S, G, lengths, args.approx_alphas, beta=beta)
-            for a, alpha in enumerate(args.approx_alphas):
-                err = approx[a] - true
-                rows.append({"metric": name, "alpha": alpha, "beta": beta, "n_lists": len(true),
-                             "true_mean": true.mean(), "approx_mean": approx[a].mean(),
-                             "mean_abs_error": np.abs(err).mean(), "max_abs_error": np.abs(err).max()})
-        bar.update(1)
-    bar.close()
+    with progress(len(names), "approx_error", args.no_progress) as bar:
+        for name in names:
+            m = _metric(name, args)
+            true = m.value(RankedLists.from_grades(G, rc, lengths))
+            for beta in args.approx_beta:                  # every beta of the grid, not only the first
+                approx = approx_values(DeltaContext(m, rc), S, G, lengths, args.approx_alphas, beta=beta)
+                for a, alpha in enumerate(args.approx_alphas):
+                    err = approx[a] - true
+                    rows.append({"metric": name, "alpha": alpha, "beta": beta, "n_lists": len(true),
+                                 "true_mean": true.mean(), "approx_mean": approx[a].mean(),
+                                 "mean_abs_error": np.abs(err).mean(), "max_abs_error": np.abs(err).max()})
+            bar.update(1)
     df = pd.DataFrame(rows)
     atomic_write_csv(out / "approx_error.csv", df)
     import matplotlib

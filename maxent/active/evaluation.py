@@ -72,7 +72,8 @@ def absolute_errors(metric, pool: Pool, P_model: np.ndarray, rankers, budgets, r
     """Fig. 2: error of the estimated mean metric of each ranker vs the budget.
 
     Truth is the ranker's mean metric over the whole pool under the oracle grades. Every
-    method pays the real cost lambda(x) of the ranker's top k; eq. 16 picks q.
+    method pays the real cost lambda(x) of the ranker's top k; eq. 16 picks q. ``progress``, if
+    given, is called (no argument) as each ranker is done.
     """
     import pandas as pd
 
@@ -91,8 +92,8 @@ def absolute_errors(metric, pool: Pool, P_model: np.ndarray, rankers, budgets, r
             est = estimate(s.counts, q, truth_vals)
             for r in _summaries(est, truth_vals.mean(), budgets, s):
                 rows.append(dict(method=method, metric=str(metric), ranker=name, truth=truth_vals.mean(), **r))
-            if progress is not None:
-                progress()
+        if progress is not None:
+            progress()
     return _with_all(pd.DataFrame(rows), "ranker")
 
 
@@ -138,7 +139,8 @@ def selection_errors(metric, pool: Pool, P_model, pairs, budgets, repetitions, r
     """Fig. 3: how often the estimated difference picks the wrong ranker of each pair.
 
     Queries cost the union of both rankers' top k; eq. 17 picks q. A zero estimate counts as
-    half wrong (a coin flip). Pairs whose true difference is 0 are skipped.
+    half wrong (a coin flip). Pairs whose true difference is 0 are skipped. ``progress``, if
+    given, is called (no argument) as each pair is done.
     """
     import pandas as pd
 
@@ -170,7 +172,8 @@ def selection_errors(metric, pool: Pool, P_model, pairs, budgets, repetitions, r
 def update_errors(metric, pool: Pool, P_model, rankers, budgets, repetitions, rng, *, fraction: float = 0.1,
                   mix: float = 0.0, progress=None):
     """Fig. 4: error of the estimated difference between each ranker on an outdated index
-    (``fraction`` of every result list removed at random) and on the current one."""
+    (``fraction`` of every result list removed at random) and on the current one. ``progress``,
+    if given, is called (no argument) as each ranker is done."""
     import pandas as pd
 
     check_metric(metric)
