@@ -75,6 +75,22 @@ def test_outputs_have_the_promised_columns(small_run):
         assert g["q_active"].sum() == pytest.approx(1.0)
 
 
+def test_counted_progress_reaches_its_total(capsys, monkeypatch, tmp_path):
+    # without a terminal (stderr captured) the experiments are counted on stderr: every step
+    # made "long" (threshold 0), the closing line gives the count reached, which is the total:
+    # 3 rankers for errors and update, 3 pairs for selection, one metric
+    from maxent import _feedback
+
+    monkeypatch.setattr(_feedback, "AFTER", 0.0)
+    rc = active_eval.main([*SMALL, "--metric", "DCG@10", "--budgets", "3", "--out", str(tmp_path),
+                           "--experiments", "errors,selection,update"])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert "active_eval: 9/9 done in " in err, err
+    assert "reading the pool and fitting the relevance model: done in " in err
+    assert "writing the tables and figures: done in " in err
+
+
 def test_same_seed_same_results(small_run, tmp_path):
     rc = active_eval.main([*SMALL, "--metric", "DCG@10,ERR@10", "--budgets", "3,6", "--seed", "1",
                            "--out", str(tmp_path), "--experiments", "errors"])
