@@ -81,9 +81,9 @@ class _Timer:
     def stop(self, step: list | None) -> None:
         import signal
 
-        if step is None or step not in self.steps:
+        if step is None or not any(s is step for s in self.steps):
             return
-        self.steps.remove(step)
+        self.steps = [s for s in self.steps if s is not step]
         if self.steps:
             self._arm()
         else:
