@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import nullcontext
 
 __all__ = ["phase", "say", "Counted"]
 
@@ -113,52 +113,29 @@ class _Timer:
 _TIMER = _Timer()
 
 
-@contextmanager
-def phase(what: str, after: float | None = None, enabled: bool = True):
-    """Announce ``what`` on stderr if the ``with`` block runs longer than ``after`` seconds
-    (default :data:`AFTER`), and say how long it took when it ends (not when it raises: the
-    error is the next thing said)."""
-    if not enabled:
-        yield
-        return
-    after = AFTER if after is None else after
-    start = time.perf_counter()
-    said = []
+class _Step:
+    """A step of a command, used as a context manager: said on stderr (:meth:`running`) if it
+    runs longer than ``after`` seconds (default :data:`AFTER`), again every ``every`` seconds
+    (0: once), and (:meth:`ended`) when it ends after that long; not when it raises: the error
+    is the next thing said."""
 
-    def announce():
-        said.append(True)
-        say(f"{what} ...")
+    every = 0.0
 
-    step = _TIMER.start(after, 0.0, announce)
-    try:
-        yield
-    finally:
-        _TIMER.stop(step)
-    elapsed = time.perf_counter() - start
-    if said or elapsed > after:
-        say(f"{what}: done in {elapsed:.1f} s")
-
-
-class Counted:
-    """A step over ``total`` items, counted with :meth:`update`, for a stderr that is not a
-    terminal. Used as a context manager: after ``after`` seconds (default :data:`AFTER`) and
-    then every ``every`` seconds (default :data:`EVERY`) while it runs, a line
-    ``"{what}: k/total (p %) after t s"``; when it ends, if it took longer than ``after``,
-    ``"{what}: k/total done in t s"`` (not when the block raises). The interface is the part of a tqdm bar the commands
-    use (``update``, ``close``), so that either can stand in for the other."""
-
-    def __init__(self, what: str, total: int, after: float | None = None, every: float | None = None):
+    def __init__(self, what: str, after: float | None = None):
         self.what = what
-        self.total = total
-        self.n = 0
         self.after = AFTER if after is None else after
-        self.every = EVERY if every is None else every
         self.start = time.perf_counter()
         self.said = False
         self.step = None
         self.closed = False
 
-    def __enter__(self) -> "Counted":
+    def running(self) -> str:
+        return f"{self.what} ..."
+
+    def ended(self, elapsed: float) -> str:
+        return f"{self.what}: done in {elapsed:.1f} s"
+
+    def __enter__(self):
         self.start = time.perf_counter()
         self.step = _TIMER.start(self.after, self.every, self._announce)
         return self
@@ -166,16 +143,9 @@ class Counted:
     def __exit__(self, exc_type, exc, tb) -> None:
         self._end(exc_type is None)
 
-    def update(self, n: int = 1) -> None:
-        self.n += n
-
     def _announce(self) -> None:
         self.said = True
-        pct = f" ({100 * self.n / self.total:.0f} %)" if self.total else ""
-        say(f"{self.what}: {self.n}/{self.total}{pct} after {time.perf_counter() - self.start:.0f} s")
-
-    def close(self) -> None:
-        self._end(True)
+        say(self.running())
 
     def _end(self, done: bool) -> None:
         if self.closed:
@@ -184,4 +154,40 @@ class Counted:
         _TIMER.stop(self.step)
         elapsed = time.perf_counter() - self.start
         if done and (self.said or elapsed > self.after):
-            say(f"{self.what}: {self.n}/{self.total} done in {elapsed:.1f} s")
+            say(self.ended(elapsed))
+
+
+def phase(what: str, after: float | None = None, enabled: bool = True):
+    """Announce ``what`` on stderr if the ``with`` block runs longer than ``after`` seconds
+    (default :data:`AFTER`), and say how long it took when it ends (not when it raises: the
+    error is the next thing said)."""
+    return _Step(what, after) if enabled else nullcontext()
+
+
+class Counted(_Step):
+    """A step over ``total`` items, counted with :meth:`update`, for a stderr that is not a
+    terminal. Used as a context manager: after ``after`` seconds (default :data:`AFTER`) and
+    then every ``every`` seconds (default :data:`EVERY`) while it runs, a line
+    ``"{what}: k/total (p %) after t s"``; when it ends, if it took longer than ``after``,
+    ``"{what}: k/total done in t s"`` (not when the block raises). The interface is the part of
+    a tqdm bar the commands use (``update``, ``close``), so that either can stand in for the
+    other."""
+
+    def __init__(self, what: str, total: int, after: float | None = None, every: float | None = None):
+        super().__init__(what, after)
+        self.total = total
+        self.n = 0
+        self.every = EVERY if every is None else every
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+
+    def close(self) -> None:
+        self._end(True)
+
+    def running(self) -> str:
+        pct = f" ({100 * self.n / self.total:.0f} %)" if self.total else ""
+        return f"{self.what}: {self.n}/{self.total}{pct} after {time.perf_counter() - self.start:.0f} s"
+
+    def ended(self, elapsed: float) -> str:
+        return f"{self.what}: {self.n}/{self.total} done in {elapsed:.1f} s"

@@ -372,11 +372,11 @@ def test_run_main_turns_errors_into_one_line(capsys):
 
 def test_progress_without_a_terminal_is_counted_lines():
     # stderr is captured here (no terminal): no bar, which could not redraw itself, but the
-    # counted lines of maxent._feedback; --no-progress (disable) gives them too
+    # counted lines of maxent._feedback; --no-progress (no_bar) gives them too
     from maxent._feedback import Counted
 
-    for disable in (False, True):
-        with _cli.progress(3, "runs", disable=disable) as bar:
+    for no_bar in (False, True):
+        with _cli.progress(3, "runs", no_bar=no_bar) as bar:
             assert isinstance(bar, Counted)
             for _ in range(3):
                 bar.update(1)

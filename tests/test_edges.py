@@ -212,7 +212,10 @@ def test_counted_steps_say_how_far_they_are_and_nest_in_phases(monkeypatch):
     with pytest.raises(KeyError), _feedback.Counted("failing", 2, after=0.0) as c:
         time.sleep(0.05)
         raise KeyError("x")
-    assert "done" not in err.getvalue()
+    with pytest.raises(KeyError), _feedback.phase("failing phase", after=0.0):
+        time.sleep(0.05)
+        raise KeyError("x")
+    assert "failing phase ..." in err.getvalue() and "done" not in err.getvalue()
     assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
 
 
