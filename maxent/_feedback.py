@@ -124,10 +124,10 @@ class _Step:
     def __init__(self, what: str, after: float | None = None):
         self.what = what
         self.after = AFTER if after is None else after
-        self.start = time.perf_counter()
+        self.start = 0.0
         self.said = False
         self.step = None
-        self.closed = False
+        self.closed = False             # the block has ended
 
     def running(self) -> str:
         return f"{self.what} ..."
@@ -141,20 +141,15 @@ class _Step:
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:
-        self._end(exc_type is None)
+        _TIMER.stop(self.step)
+        self.closed = True
+        elapsed = time.perf_counter() - self.start
+        if exc_type is None and (self.said or elapsed > self.after):
+            say(self.ended(elapsed))
 
     def _announce(self) -> None:
         self.said = True
         say(self.running())
-
-    def _end(self, done: bool) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        _TIMER.stop(self.step)
-        elapsed = time.perf_counter() - self.start
-        if done and (self.said or elapsed > self.after):
-            say(self.ended(elapsed))
 
 
 def phase(what: str, after: float | None = None, enabled: bool = True):
@@ -170,8 +165,8 @@ class Counted(_Step):
     then every ``every`` seconds (default :data:`EVERY`) while it runs, a line
     ``"{what}: k/total (p %) after t s"``; when it ends, if it took longer than ``after``,
     ``"{what}: k/total done in t s"`` (not when the block raises). The interface is the part of
-    a tqdm bar the commands use (``update``, ``close``), so that either can stand in for the
-    other."""
+    a tqdm bar the commands use (a ``with`` block and ``update``), so that either can stand in
+    for the other."""
 
     def __init__(self, what: str, total: int, after: float | None = None, every: float | None = None):
         super().__init__(what, after)
@@ -181,9 +176,6 @@ class Counted(_Step):
 
     def update(self, n: int = 1) -> None:
         self.n += n
-
-    def close(self) -> None:
-        self._end(True)
 
     def running(self) -> str:
         pct = f" ({100 * self.n / self.total:.0f} %)" if self.total else ""
