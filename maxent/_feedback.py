@@ -127,7 +127,6 @@ class _Step:
         self.start = 0.0
         self.said = False
         self.step = None
-        self.closed = False             # the block has ended
 
     def running(self) -> str:
         return f"{self.what} ..."
@@ -142,7 +141,6 @@ class _Step:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         _TIMER.stop(self.step)
-        self.closed = True
         elapsed = time.perf_counter() - self.start
         if exc_type is None and (self.said or elapsed > self.after):
             say(self.ended(elapsed))
