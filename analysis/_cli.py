@@ -18,7 +18,7 @@ from typing import Callable
 
 import pandas as pd
 
-from maxent._feedback import Counted
+from maxent._feedback import EVERY, Counted
 from maxent.errors import MaxEntError, MaxEntWarning, ParameterError
 from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
@@ -65,14 +65,17 @@ def split_names(text: str) -> list[str]:
     return out
 
 
+NO_PROGRESS_HELP = f"no progress bar: a line on stderr every {EVERY:.0f} s instead (as without a terminal)"
+"""--no-progress's help, for every command line that has the option (:func:`progress`)."""
+
+
 def add_common(p: argparse.ArgumentParser, tool: str) -> None:
     p.add_argument("--out", type=Path, default=None,
                    help=f"output folder (default out/{tool}/<dataset>/)")
     p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
     p.add_argument("--workers", type=int, default=1, help="worker processes")
     p.add_argument("--resume", action="store_true", help="skip work whose results are already written")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress bar: a line on stderr every 30 s instead (as without a terminal)")
+    p.add_argument("--no-progress", action="store_true", help=NO_PROGRESS_HELP)
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     add_scheduler(p)
 

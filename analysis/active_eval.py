@@ -89,8 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dataset", default=None, help="dataset name used in the default output folder")
     p.add_argument("--resume", action="store_true",
                    help="skip experiments whose CSV was already written with the same settings")
-    p.add_argument("--no-progress", action="store_true",
-                   help="no progress bar: a line on stderr every 30 s instead (as without a terminal)")
+    p.add_argument("--no-progress", action="store_true", help=_cli.NO_PROGRESS_HELP)
     p.add_argument("--debug", action="store_true", help="show tracebacks on errors")
     return p
 
