@@ -180,7 +180,8 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
 def progress(total: int, desc: str, no_bar: bool):
     """Progress over ``total`` items on stderr, for a ``with`` block that calls ``update(1)``
     per item done: a tqdm bar on a terminal; otherwise (a pipe, a log file, or ``no_bar``:
-    --no-progress) a line after 2 s and every 30 s while the items run, and one when they end
+    --no-progress) a line after :data:`maxent._feedback.AFTER` seconds and every
+    :data:`~maxent._feedback.EVERY` seconds while the items run, and one when they end
     (:class:`maxent._feedback.Counted`)."""
     if no_bar or not sys.stderr.isatty():
         return Counted(desc, total)

@@ -156,9 +156,10 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
         last = {}
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            # warm; the largest result (per problem) sets the size of _settle's array
-            size = max(solve(m, targets[name][:4], batch.take(np.arange(4))).p.size
-                       for name, m in metrics.items()) // 4 * problems
+            # warm, on a few lists; the largest result per list sets the size of _settle's array
+            few = np.arange(4)
+            size = max(solve(m, targets[name][few], batch.take(few)).p.size
+                       for name, m in metrics.items()) // len(few) * problems
             # timed passes without tracemalloc (it slows numpy's allocations by about half),
             # the metrics in turn within each pass, so that a slower spell of a shared
             # machine falls on all of them and not on one metric's passes
