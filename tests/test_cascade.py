@@ -302,6 +302,47 @@ def test_err_near_its_maximum_is_certified_with_a_pinned_top_grade(monkeypatch):
     assert (np.diff(res.entropy) < 0).all() and res.entropy[-1] > 1.0, res.entropy
 
 
+@pytest.mark.parametrize("end", ["maximum", "minimum"])
+def test_err_near_an_end_starts_near_that_ends_list(monkeypatch, end):
+    """trec_dl19_passage list 9 under ERR, at targets 1e-3, 1e-4 and 1e-6 from an end of its
+    range (the value of its list sorted by grade, best or worst first): the linearisation
+    before Newton-KKT starts from a mixture of the count-only p and that end's deterministic
+    list (_cascade_edge_start), where |b| is within a few times its final value: at most 5
+    steps each near the maximum and 30 in all near the minimum, bounds that the count-only
+    start (one more rank held at the end's grade per subproblem) does not meet. Oracles:
+    the numpy solver's successive linearisation from the count-only p (the same entropy,
+    within the certificate's allowance |b| tol), the counts and E(p) recomputed in numpy,
+    and the kernel's own code (certified by Newton-KKT)."""
+    from tests._realdata import ranked
+
+    lists = ranked("trec_dl19_passage").take([9])
+    m = parse_measure("ERR")
+    n = lists.lengths[0]
+    g = lists.grades.copy()
+    g[0, :n] = np.sort(np.maximum(g[0, :n], 0))[::-1 if end == "maximum" else 1]
+    edge = m.value(type(lists).from_grades(g, lists.rel_counts, lists.lengths))[0]
+    gaps = np.array([1e-3, 1e-4, 1e-6])
+    v = edge - gaps if end == "maximum" else edge + gaps
+    same = lists.take(np.zeros(len(gaps), dtype=int))
+    codes = _kernel_codes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(m, v, same)
+        ref = solve_numpy(m, v, same)
+    assert codes == [0] * len(gaps), codes
+    assert (res.status == "optimal").all() and (ref.status == "optimal").all()
+    if end == "maximum":
+        assert (res.nit <= 5).all(), res.nit
+    else:
+        assert res.nit.sum() <= 30, res.nit
+    b = np.abs(res.multipliers[:, -1])
+    assert (b > 100).all(), b
+    allowance = 1e-9 * np.abs(ref.entropy) + 1e-10 * b
+    np.testing.assert_array_less(np.abs(res.entropy - ref.entropy), allowance)
+    K = count_constraints(m, lists, "retrieved")
+    np.testing.assert_allclose(res.p.sum(axis=1), np.repeat(K, len(gaps), axis=0), atol=1e-9)
+    np.testing.assert_allclose(m.expectation(res.p, same), v, rtol=0, atol=1e-10)
+
 def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     """trec_covid_r1 run BITEM_df, topic 10, under ERR: v within 1e-10 of its maximum,
     |b| ~ 3.8e10. Newton's fourth step reaches a certified point (stationarity 1.9e-9 ->

@@ -35,6 +35,7 @@ static const double _EARLY_RES = 1e-6;
 static const double _NEAR = 0.01;         /* a target within this fraction of the range's width from an end is near it */
 static const long _NEAR_NEWTON = 10;
 static const double _NEAR_SWITCH = 1e-3;
+static const double _EDGE_START = 0.01;   /* a cascade target within this fraction of the way from the count-only E to an end starts near that end */
 static const long _BLOCK = 64;            /* terms per reassociated block of a compensated sum */
 static const double _POW_RANGE = 300.0;
 static const long _POW_MAX = 16;
