@@ -343,6 +343,40 @@ def test_err_near_an_end_starts_near_that_ends_list(monkeypatch, end):
     np.testing.assert_allclose(res.p.sum(axis=1), np.repeat(K, len(gaps), axis=0), atol=1e-9)
     np.testing.assert_allclose(m.expectation(res.p, same), v, rtol=0, atol=1e-10)
 
+def test_a_grade_left_on_improbable_ranks_takes_its_step_in_log_space(monkeypatch):
+    """trec_dl19_passage run idst_bert_pr1, topic 1115776, cut at 100 ranks, under ERR at its
+    own value (4 grades, the top one's 2 documents at ranks 1 and 2): Newton-KKT starts where
+    those ranks hold the top grade with probability 1 to rounding, and the top grade's count
+    exceeds 2 by its mass on the other ranks, which is proportional to exp(theta_top). A
+    Newton step of -1 removes a factor e of that mass per step; the step in log space
+    (_leftover_steps) removes it at once, and the problem is certified in at most 8
+    iterations in all. Oracles: the numpy solver's successive linearisation (the same
+    entropy within the certificate's allowance), the counts and E(p) recomputed in numpy,
+    and the kernel's own code; and the Newton step without the log-space rule still agrees
+    with finite differences of the residual (test_newton_step_against_finite_difference_jacobian)."""
+    from tests._realdata import ranked
+
+    lists = ranked("trec_dl19_passage")
+    k = [i for i in range(len(lists.runs))
+         if lists.runs[i] == "dl-19-official-input.idst_bert_pr1" and str(lists.topics[i]) == "1115776"]
+    assert len(k) == 1
+    lists = lists.take(k).truncate(100)
+    m = parse_measure("ERR")
+    v = m.value(lists)
+    codes = _kernel_codes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(m, v, lists)
+        ref = solve_numpy(m, v, lists)
+    assert codes == [0], codes
+    assert res.status[0] == "optimal" and ref.status[0] == "optimal"
+    assert res.nit[0] <= 8, res.nit
+    b = abs(res.multipliers[0, -1])
+    assert abs(res.entropy[0] - ref.entropy[0]) <= 1e-9 * abs(ref.entropy[0]) + 1e-10 * b
+    K = count_constraints(m, lists, "retrieved")
+    np.testing.assert_allclose(res.p.sum(axis=1), K, atol=1e-9)
+    assert abs(m.expectation(res.p, lists)[0] - v[0]) <= 1e-10
+
 def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     """trec_covid_r1 run BITEM_df, topic 10, under ERR: v within 1e-10 of its maximum,
     |b| ~ 3.8e10. Newton's fourth step reaches a certified point (stationarity 1.9e-9 ->

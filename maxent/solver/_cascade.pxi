@@ -49,10 +49,11 @@ cpdef (double, double, double) _cascade_residual(double[:, ::1] P, double[::1] y
     return merit + ev * ev, smax * f1, max(res, abs(ev))
 
 
-cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[::1] OM, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] AB, double[:, ::1] X, double[:, ::1] Z, double[:, ::1] HZ, double[:, ::1] S, double[::1] rs, double[::1] cv, double[::1] dy, double[:, ::1] Sc) noexcept nogil:
+cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, double[::1] D, double[::1] OM, double[:, ::1] M, double[:, ::1] P, double[::1] F1, double[::1] F2, double ev, Py_ssize_t J, Py_ssize_t n_len, double[:, ::1] AB, double[:, ::1] X, double[:, ::1] Z, double[:, ::1] HZ, double[:, ::1] S, double[::1] rs, double[::1] cv, double[::1] dy, double[:, ::1] Sc, double tol = 0.0) noexcept nogil:
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N); cv (J) scratch. A grade whose count cannot move holds its multiplier
-    (:func:`_hold_pinned`). Returns False when a solve fails."""
+    (:func:`_hold_pinned`); with ``tol`` > 0, a grade whose count exceeds its target by a
+    leftover that decays like exp(theta) takes the step in log space (:func:`_leftover_steps`). Returns False when a solve fails."""
     cdef Py_ssize_t Lc
     cdef double a
     cdef double bd
@@ -148,6 +149,8 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     _hold_pinned(S, rs, cv, J)
     if not _solve_small(S, rs, J + 1):
         return False
+    if tol > 0.0:
+        _leftover_steps(rs, cv, F2, J, tol)
     db = rs[J]
     if J == 2:
         r0 = rs[0]
@@ -387,6 +390,21 @@ cdef void _hold_pinned(double[:, ::1] S, double[::1] rs, double[::1] cv, Py_ssiz
             rs[k] = 0.0
 
 
+cdef void _leftover_steps(double[::1] rs, double[::1] cv, double[::1] F2, Py_ssize_t J, double tol) noexcept nogil:
+    """The step of the multiplier of every grade k = 1..J whose count exceeds its target by a
+    mass left on ranks where the grade is improbable: its probabilities are near 0 or 1
+    (relative variance cv[k - 1] < _DECAY_CV) and its Newton step is about -1. Near ERR's
+    maximum the top grade's documents fill the first ranks with probability 1 to rounding,
+    and its count's residual F2_k is the grade's mass on the other ranks, proportional to
+    exp(theta_k); Newton's step on it is then -F2_k / var_k = -1, which removes a factor e of
+    the mass per step (linear convergence, some ten steps to the tolerance). The step is
+    taken in log space instead, ln(0.1 tol / F2_k): to a tenth of the tolerance at once."""
+    cdef Py_ssize_t k
+    for k in range(J):
+        if F2[k + 1] > tol and cv[k] < _DECAY_CV and -1.1 < rs[k] < -0.9:
+            rs[k] = log(0.1 * tol / F2[k + 1])
+
+
 cdef (double, double, double, double) _cascade_eval(double[:, ::1] TH, double[:, ::1] Yv, double b, Py_ssize_t k, double[::1] sp, double[::1] s, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] c, double[:, :, ::1] PP, double[:, :, ::1] V, double[:, :, ::1] MM, double[:, ::1] FF2, double[::1] Kp, double v, double[::1] pm, SoftmaxScratch sws) noexcept nogil:
     """State (:func:`_cascade_state`) and residual (:func:`_cascade_residual`) of the
     iterate in slot k of the two-slot arrays of :func:`_cascade_newton` (V[k] rows: r, A,
@@ -506,7 +524,7 @@ cdef (bint, Py_ssize_t, double, double, double) _cascade_newton(double[:, ::1] P
         nit += 1
         Vc = V[cur]
         if not _cascade_step(b, Vc[1], Vc[2], Vc[3], Vc[4], Vc[5], MM[cur], PP[cur], Vc[6], FF2[cur], E - v,
-                             J, n_len, AB, X, Z, HZ, S, rs, cws.cv, dy, Sc):
+                             J, n_len, AB, X, Z, HZ, S, rs, cws.cv, dy, Sc, tol):
             break
         db = rs[J]
         # ---- Armijo on the squared residual, the trial in the other slot

@@ -18,6 +18,7 @@ static const double _PINV_MAX = 1e12;
 static const double _MAX_EXP = 300.0;     /* cap of a Newton-KKT log-space step per probability */
 static const double _ELASTIC = 0.99;
 static const double _PIN_REL = 1e-12;    /* a grade's count whose relative variance is below this cannot move (_hold_pinned) */
+static const double _DECAY_CV = 1e-3;    /* a grade with a relative variance below this may take a log-space step (_leftover_steps) */
 static const double _START_TOL = 1e-8;
 static const double _COLD_RES = 10.0;     /* a failed subproblem, not an inexact one */
 static const long _COLD_ITER = 200;

@@ -10,7 +10,7 @@ cdef extern from "_constants.h":
     const double _RTOL, _ARMIJO, _EPS, _EPS64, _W_ULPS, _MIN_STEP, _P_FLOOR, _AT_FLOOR, _PINV_MAX
     const double _MAX_EXP, _ELASTIC, _START_TOL, _COLD_RES, _FAR_TOL, _CASCADE_FAR_TOL, _EXP_MIN
     const double _EARLY_RES, _NEAR, _NEAR_SWITCH, _POW_RANGE, _MIN_NORMAL, _MAX_FINITE, _PIN_REL
-    const double _EDGE_START
+    const double _EDGE_START, _DECAY_CV
     const int64_t _MANT_BITS, _ONE_BITS, _MAGIC_BITS
     const double _LOG2E, _LN2_HI, _LN2_LO, _SQRT2, _MAGIC_SUB, _ROUND_MAGIC
     const int64_t _ROUND_MAGIC_BITS
@@ -29,7 +29,7 @@ CONSTANTS = {
     "COLD_ITER": _COLD_ITER, "START_STEPS": _START_STEPS, "START_ITER": _START_ITER, "COARSE": _COARSE,
     "COARSE_STEPS": _COARSE_STEPS, "LS_STEPS": _LS_STEPS, "INNER_ITER": _INNER_ITER,
     "POLISH_ITER": _POLISH_ITER, "NEAR_NEWTON": _NEAR_NEWTON, "BLOCK": _BLOCK, "POW_MAX": _POW_MAX,
-    "PIN_REL": _PIN_REL, "EDGE_START": _EDGE_START,
+    "PIN_REL": _PIN_REL, "EDGE_START": _EDGE_START, "DECAY_CV": _DECAY_CV,
 }
 """The kernels' constants, from ``_constants.h`` (the numpy oracle in the tests reads them here)."""
 
