@@ -343,6 +343,7 @@ def test_err_near_an_end_starts_near_that_ends_list(monkeypatch, end):
     np.testing.assert_allclose(res.p.sum(axis=1), np.repeat(K, len(gaps), axis=0), atol=1e-9)
     np.testing.assert_allclose(m.expectation(res.p, same), v, rtol=0, atol=1e-10)
 
+
 def test_a_grade_left_on_improbable_ranks_takes_its_step_in_log_space(monkeypatch):
     """trec_dl19_passage run idst_bert_pr1, topic 1115776, cut at 100 ranks, under ERR at its
     own value (4 grades, the top one's 2 documents at ranks 1 and 2): Newton-KKT starts where
@@ -376,6 +377,7 @@ def test_a_grade_left_on_improbable_ranks_takes_its_step_in_log_space(monkeypatc
     K = count_constraints(m, lists, "retrieved")
     np.testing.assert_allclose(res.p.sum(axis=1), K, atol=1e-9)
     assert abs(m.expectation(res.p, lists)[0] - v[0]) <= 1e-10
+
 
 def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     """trec_covid_r1 run BITEM_df, topic 10, under ERR: v within 1e-10 of its maximum,

@@ -53,7 +53,8 @@ cpdef bint _cascade_step(double b, double[::1] A, double[::1] e, double[::1] g, 
     """The Newton-KKT step of :func:`_cascade_newton` at its iterate: rs[:J] = dtheta_1..J,
     rs[J] = db, dy (N); cv (J) scratch. A grade whose count cannot move holds its multiplier
     (:func:`_hold_pinned`); with ``tol`` > 0, a grade whose count exceeds its target by a
-    leftover that decays like exp(theta) takes the step in log space (:func:`_leftover_steps`). Returns False when a solve fails."""
+    leftover that decays like exp(theta) takes the step in log space
+    (:func:`_leftover_steps`). Returns False when a solve fails."""
     cdef Py_ssize_t Lc
     cdef double a
     cdef double bd
