@@ -36,6 +36,27 @@ def _kernel_codes(monkeypatch):
     return codes
 
 
+def _solve_quietly(monkeypatch, m, v, lists, oracle=False):
+    """solve (and with ``oracle`` the numpy solver) with ConvergenceWarning silenced: (result,
+    the numpy solver's or None, the codes of :func:`_kernel_codes`)."""
+    codes = _kernel_codes(monkeypatch)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(m, v, lists)
+        ref = solve_numpy(m, v, lists) if oracle else None
+    return res, ref, codes
+
+
+def _run_topic(collection, run, topic):
+    """The list of ``run`` for ``topic`` in a shared collection (skipped when it is absent)."""
+    from tests._realdata import ranked
+
+    lists = ranked(collection)
+    k = [i for i in range(len(lists.runs)) if lists.runs[i] == run and str(lists.topics[i]) == topic]
+    assert len(k) == 1
+    return lists.take(k)
+
+
 def _dense_from_band(AB, n, kl, ku):
     A = np.zeros((n, n))
     for i in range(n):
@@ -324,11 +345,7 @@ def test_err_near_an_end_starts_near_that_ends_list(monkeypatch, end):
     gaps = np.array([1e-3, 1e-4, 1e-6])
     v = edge - gaps if end == "maximum" else edge + gaps
     same = lists.take(np.zeros(len(gaps), dtype=int))
-    codes = _kernel_codes(monkeypatch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        res = solve(m, v, same)
-        ref = solve_numpy(m, v, same)
+    res, ref, codes = _solve_quietly(monkeypatch, m, v, same, oracle=True)
     assert codes == [0] * len(gaps), codes
     assert (res.status == "optimal").all() and (ref.status == "optimal").all()
     if end == "maximum":
@@ -355,20 +372,10 @@ def test_a_grade_left_on_improbable_ranks_takes_its_step_in_log_space(monkeypatc
     entropy within the certificate's allowance), the counts and E(p) recomputed in numpy,
     and the kernel's own code; and the Newton step without the log-space rule still agrees
     with finite differences of the residual (test_newton_step_against_finite_difference_jacobian)."""
-    from tests._realdata import ranked
-
-    lists = ranked("trec_dl19_passage")
-    k = [i for i in range(len(lists.runs))
-         if lists.runs[i] == "dl-19-official-input.idst_bert_pr1" and str(lists.topics[i]) == "1115776"]
-    assert len(k) == 1
-    lists = lists.take(k).truncate(100)
+    lists = _run_topic("trec_dl19_passage", "dl-19-official-input.idst_bert_pr1", "1115776").truncate(100)
     m = parse_measure("ERR")
     v = m.value(lists)
-    codes = _kernel_codes(monkeypatch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        res = solve(m, v, lists)
-        ref = solve_numpy(m, v, lists)
+    res, ref, codes = _solve_quietly(monkeypatch, m, v, lists, oracle=True)
     assert codes == [0], codes
     assert res.status[0] == "optimal" and ref.status[0] == "optimal"
     assert res.nit[0] <= 8, res.nit
@@ -387,18 +394,10 @@ def test_certified_trial_is_taken_when_the_merit_is_rounding_noise(monkeypatch):
     every trial, and 2200 linearisation steps end "boundary" with entropy 0. A trial meeting
     the certificate is taken. Oracles: the kernels' own code (0: certified by them), the
     counts and E(p) = v recomputed in numpy."""
-    from tests._realdata import ranked
-
-    lists = ranked("trec_covid_r1")
-    k = [i for i in range(len(lists.runs)) if lists.runs[i] == "BITEM_df" and str(lists.topics[i]) == "10"]
-    assert len(k) == 1
-    lists = lists.take(k)
+    lists = _run_topic("trec_covid_r1", "BITEM_df", "10")
     m = parse_measure("ERR")
     v = m.value(lists)
-    codes = _kernel_codes(monkeypatch)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        new = solve(m, v, lists)
+    new, _, codes = _solve_quietly(monkeypatch, m, v, lists)
     assert codes == [0], codes
     assert new.status[0] == "optimal" and abs(new.multipliers[0, -1]) > 1e10
     assert new.residual[0] <= 1e-10 and new.stationarity[0] <= 1e-9
