@@ -22,70 +22,46 @@ cdef (double, double, double) _linearised_certificate(double[:, ::1] Pt, double[
     return abs(b) * dmax, max(res, abs(E - v)), abs(b) * max(dmax - _W_ULPS * _EPS * wmax, 0.0)
 
 
-cdef double _cascade_mix_E(double u, double r0, double[::1] r_end, double[::1] c, Py_ssize_t n_len) noexcept nogil:
-    """E of a cascade metric (sum_n c_n r_n prod_{m<n} (1 - r_m)) at p = u p_counts + (1 - u)
-    p_end, whose satisfaction at rank n is u r0 + (1 - u) r_end[n]: O(N), from the ranks'
-    satisfactions alone."""
-    cdef double E = 0.0
-    cdef double rn
-    cdef double reach = 1.0
-    cdef Py_ssize_t n
-    for n in range(n_len):
-        rn = u * r0 + (1.0 - u) * r_end[n]
-        E += c[n] * rn * reach
-        reach *= 1.0 - rn
-    return E
-
-
-cdef bint _cascade_edge_start(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] Kp, double[::1] s, double[::1] c, double v, double E, double[:, ::1] X, double[::1] r_end) noexcept nogil:
+cdef bint _cascade_edge_start(double[:, ::1] P, Py_ssize_t Lc, Py_ssize_t n_len, double[::1] Kp, double[::1] s, double[::1] c, double v, double E, double[:, ::1] X, double[:, ::1] Pu, double[:, ::1] W, double[:, ::1] Sc) noexcept nogil:
     """The start of a cascade metric's linearisation before Newton-KKT, near an end of its
     range: when the target v lies within _EDGE_START of the way from E (the count-only p in
-    P) to E at the deterministic list of that end (highest category first above E, lowest
-    first below), P becomes u P + (1 - u) p_end, with u the smallest on a grid of ln u in
-    [-40, 0] (spacing 40 / 2^12) whose E is not past v. Returns whether P moved.
+    P) to E at the deterministic list of that end (:func:`_extreme_list`, highest category
+    first above E, lowest first below), P becomes u P + (1 - u) p_end, with u the smallest on
+    a grid of ln u in [-40, 0] (spacing 40 / 2^12) whose E is not past v. Returns whether P
+    moved.
 
     Near ERR's maximum the solution holds the top ranks at the highest grade, and |b| grows
     with each rank held (about 1 / (1 - s) per rank: 1e7-1e10 on TREC lists). From the
     count-only p each linearised subproblem holds about one rank more, so |b| grows only a
     few times per step; from this start the first subproblem's |b| is within a few times
-    its final value. X (Lc, >= n_len) and r_end (>= n_len): scratch."""
+    its final value. X, Pu (Lc, >= n_len), W and Sc (:func:`_cascade_E_W`'s): scratch."""
     cdef double E_end
-    cdef double Ksum = 0.0
     cdef double hi = 0.0
-    cdef Py_ssize_t i
     cdef double lo = -40.0
-    cdef Py_ssize_t k
     cdef double mid
-    cdef Py_ssize_t n
-    cdef double r0 = 0.0
-    cdef double u
     cdef bint up = v > E
-    for i in range(Lc):
-        Ksum += Kp[i]
-        r0 += s[i] * Kp[i]
-    r0 /= Ksum
-    n = 0                                   # the end's list (:func:`_extreme_list`)
-    for k in range(Lc):
-        i = Lc - 1 - k if up else k
-        for _ in range(<Py_ssize_t>(Kp[i] + 0.5)):
-            if n < n_len:
-                r_end[n] = s[i]
-            n += 1
-    E_end = _cascade_mix_E(0.0, r0, r_end, c, n_len)
+    _extreme_list(X, Lc - 1, n_len, Kp, up)
+    E_end = _cascade_E_W(X, Lc, n_len, s, c, W, False, Sc)
     if not ((E_end - v) * (v - E) > 0.0 and abs(E_end - v) < _EDGE_START * abs(E_end - E)):
         return False
     for _ in range(12):
         mid = 0.5 * (lo + hi)
-        if (_cascade_mix_E(exp(mid), r0, r_end, c, n_len) - v) * (E_end - E) > 0.0:
+        _blend(P, X, exp(mid), Lc, n_len, Pu)
+        if (_cascade_E_W(Pu, Lc, n_len, s, c, W, False, Sc) - v) * (E_end - E) > 0.0:
             lo = mid                        # past v: more of the counts
         else:
             hi = mid
-    u = exp(hi)
-    _extreme_list(X, Lc - 1, n_len, Kp, up)
+    _blend(P, X, exp(hi), Lc, n_len, P)
+    return True
+
+
+cdef void _blend(double[:, ::1] A, double[:, ::1] B, double u, Py_ssize_t Lc, Py_ssize_t n_len, double[:, ::1] out) noexcept nogil:
+    """out = u A + (1 - u) B over Lc rows and n_len ranks (out may be A)."""
+    cdef Py_ssize_t i
+    cdef Py_ssize_t n
     for i in range(Lc):
         for n in range(n_len):
-            P[i, n] = u * P[i, n] + (1.0 - u) * X[i, n]
-    return True
+            out[i, n] = u * A[i, n] + (1.0 - u) * B[i, n]
 
 
 cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, Py_ssize_t J, Py_ssize_t n_len, double[::1] Kp, double[::1] kap, double[::1] f, double c0, double v, double tol, double kkt_tol, Py_ssize_t steps, double far_tol, double[:, ::1] P, double[:, ::1] Pt, double[::1] th, double[:, ::1] W0, double[:, ::1] W1, double[:, ::1] G, double[:, ::1] Gt, double[:, ::1] Q, Py_ssize_t inner_iter = _INNER_ITER, Py_ssize_t kind = 0, double switch = 0.0, Py_ssize_t coarse = 0) noexcept nogil:
@@ -232,7 +208,7 @@ cdef (bint, Py_ssize_t, double, double, double) _linearize_run(LinScratch lsc, P
     for i in range(Lc):
         q = Kp[i] / Ksum
         Hc -= n_len * q * log(q)
-    if kind == 1 and switch > 0.0 and _cascade_edge_start(P, Lc, n_len, Kp, kap, f, v, E, W1, Zf):
+    if kind == 1 and switch > 0.0 and _cascade_edge_start(P, Lc, n_len, Kp, kap, f, v, E, W1, Pt, W0, Sc):
         E = _cascade_E_W(P, Lc, n_len, kap, f, W0, True, Sc)
         Hc = _entropy(P, Lc, n_len)
     mu = 1.0
