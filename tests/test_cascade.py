@@ -52,7 +52,7 @@ def _run_topic(collection, run, topic):
     from tests._realdata import ranked
 
     lists = ranked(collection)
-    k = [i for i in range(len(lists.runs)) if lists.runs[i] == run and str(lists.topics[i]) == topic]
+    k = np.flatnonzero((lists.runs == run) & (lists.topics.astype(str) == topic))
     assert len(k) == 1
     return lists.take(k)
 
