@@ -1,0 +1,4 @@
+"""``python -m maxent.compare``: the ``maxent compare`` command."""
+from maxent.compare import main
+
+raise SystemExit(main())
