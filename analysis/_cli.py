@@ -18,9 +18,9 @@ from typing import Callable
 
 import pandas as pd
 
-from maxent._feedback import EVERY, Counted
+from maxent.cli._common import HelpFormatter, plain_text  # one --help style for every command
+from maxent.cli.progress import EVERY, progress
 from maxent.errors import MaxEntError, MaxEntWarning, ParameterError
-from maxent.evaluate import HelpFormatter  # one --help formatter for every command line
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRATCH = Path("out")
@@ -177,19 +177,6 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
     return chunks
 
 
-def progress(total: int, desc: str, no_bar: bool):
-    """Progress over ``total`` items on stderr, for a ``with`` block that calls ``update(1)``
-    per item done: a tqdm bar on a terminal; otherwise (a pipe, a log file, or ``no_bar``:
-    --no-progress) a line after :data:`maxent._feedback.AFTER` seconds and every
-    :data:`~maxent._feedback.EVERY` seconds while the items run, and one when they end
-    (:class:`maxent._feedback.Counted`)."""
-    if no_bar or not sys.stderr.isatty():
-        return Counted(desc, total)
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=desc, file=sys.stderr, leave=False)
-
-
 def resolve_data(args: argparse.Namespace) -> None:
     """Fill in --runs and --qrels: both given, or neither (the bundled sample). Runs scored
     against another collection's qrels would give a table of NaN, so one without the other
@@ -283,8 +270,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 # ------------------------------------------------------------ help, output folder ownership
 def describe(doc: str) -> str:
     """A module or class docstring as plain text for ``--help`` (no reStructuredText)."""
-    from maxent.evaluate import plain_text
-
     return plain_text(doc)
 
 

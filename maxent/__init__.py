@@ -5,21 +5,6 @@ The public API is exactly the names in ``__all__`` (``analysis/`` imports nothin
 """
 from __future__ import annotations
 
-import warnings as _warnings
-
-from maxent import _startup
-
-_startup.prepare()  # before numpy loads: `python -m maxent.evaluate` skips the BLAS thread pool
-
-# ``python -m maxent.evaluate`` runs a module that this package has already imported (for
-# the ``evaluate`` function below); runpy then warns. The warning concerns only that module.
-_warnings.filterwarnings(
-    "ignore", message=r"'maxent\.evaluate' found in sys\.modules", category=RuntimeWarning
-)
-_warnings.filterwarnings(  # the same for ``python -m maxent.compare``
-    "ignore", message=r"'maxent\.compare' found in sys\.modules", category=RuntimeWarning
-)
-
 from maxent.errors import (
     ConvergenceWarning,
     InputError,
@@ -30,24 +15,18 @@ from maxent.errors import (
     TopicMismatchError,
     TopicWarning,
 )
-# eager: the function ``evaluate`` must shadow the submodule of the same name (a lazy
-# attribute would be replaced by the module as soon as ``maxent.evaluate`` is imported);
-# maxent.evaluate itself imports only numpy and the metric classes.
+# eager: each function must shadow the subpackage or module of its name (a lazy attribute
+# would be replaced by the module as soon as that is imported); none of them imports pandas
 from maxent.evaluate import aggregate, evaluate
-# eager for the same reason (the function ``compare`` and the submodule maxent.compare);
-# maxent.compare imports pandas only where a frame is built
 from maxent.compare import Comparison, compare
-# eager for the same reason (the analyses' functions and their submodules share names); both
-# modules import only numpy and the metric classes at import
-from maxent.gap_thresholds import gap_thresholds
 from maxent.informativeness import informativeness
 
 # Everything else loads on first use (module-level __getattr__, PEP 562), so that
-# ``python -m maxent.evaluate`` does not pay for pandas, scipy and the solver at start-up.
+# ``maxent evaluate`` does not pay for pandas, scipy and the solver at start-up.
 _LAZY = {
     "METRICS": "maxent.metrics", "parse_measure": "maxent.metrics", "parse_measures": "maxent.metrics",
     "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
-    "discriminative_power": "maxent.bootstrap", "paired_bootstrap_asl": "maxent.bootstrap",
+    "discriminative_power": "maxent.stats", "paired_bootstrap_asl": "maxent.stats",
     "pr_errors": "maxent.inference", "real_pr_points": "maxent.inference",
     "expected_pr_curve": "maxent.inference", "real_pr_curve": "maxent.inference",
     "threshold_probabilities": "maxent.inference", "graded_pr_errors": "maxent.inference",
@@ -57,14 +36,11 @@ _LAZY = {
     "HAS_SOLUTION": "maxent.solver", "NO_SOLUTION": "maxent.solver", "MaxEntResult": "maxent.solver",
     "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
     "Qrels": "maxent.trec", "Run": "maxent.trec", "read_qrels": "maxent.trec", "read_run": "maxent.trec",
-    "read_runs": "maxent.trec", "run_from_frame": "maxent.trec",
+    "read_runs": "maxent.trec", "run_from_frame": "maxent.inputs",
     "as_qrels": "maxent.inputs", "as_runs": "maxent.inputs", "as_run": "maxent.inputs",
-    "as_measure": "maxent.inputs", "qrels_frame": "maxent.inputs", "run_frame": "maxent.inputs",
+    "as_measure": "maxent.metrics.names", "qrels_frame": "maxent.inputs", "run_frame": "maxent.inputs",
     "qrels_dict": "maxent.inputs", "run_dict": "maxent.inputs",
-    "Informativeness": "maxent.informativeness", "GapThresholds": "maxent.gap_thresholds",
-    "PRCurveDisplay": "maxent.plots", "PredictionDisplay": "maxent.plots",
-    "MetricScatterDisplay": "maxent.plots", "RMSDisplay": "maxent.plots", "GSweepDisplay": "maxent.plots",
-    "ASLDisplay": "maxent.plots",
+    "Informativeness": "maxent.informativeness",
 }
 
 
@@ -96,9 +72,8 @@ __all__ = [
     "solve", "value_range", "MaxEntResult", "Status", "HAS_SOLUTION", "NO_SOLUTION",
     "threshold_probabilities", "real_pr_points", "real_pr_curve", "expected_pr_curve", "pr_errors",
     "graded_pr_points", "inferred_graded_pr", "inferred_graded_pr_curve", "graded_pr_errors",
-    # the analyses as functions returning frames, and their plots (maxent.plots)
-    "informativeness", "Informativeness", "gap_thresholds", "GapThresholds",
-    "PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay", "ASLDisplay",
+    # how informative a metric is: the inference scored on your runs (maxent.informativeness)
+    "informativeness", "Informativeness",
     # discriminative power, learning-to-rank data (trainer: maxent.ltr)
     "paired_bootstrap_asl", "discriminative_power", "read_letor", "RankingData",
     # errors and warnings

@@ -79,9 +79,9 @@ def test_counted_progress_reaches_its_total(capsys, monkeypatch, tmp_path):
     # without a terminal (stderr captured) the experiments are counted on stderr: every step
     # made "long" (threshold 0), the closing line gives the count reached, which is the total:
     # 3 rankers for errors and update, 3 pairs for selection, one metric
-    from maxent import _feedback
+    from maxent.cli import progress
 
-    monkeypatch.setattr(_feedback, "AFTER", 0.0)
+    monkeypatch.setattr(progress, "AFTER", 0.0)
     rc = active_eval.main([*SMALL, "--metric", "DCG@10", "--budgets", "3", "--out", str(tmp_path),
                            "--experiments", "errors,selection,update"])
     assert rc == 0

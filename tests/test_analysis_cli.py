@@ -370,21 +370,6 @@ def test_run_main_turns_errors_into_one_line(capsys):
         _cli.run_main(fails, p, ["--debug"])
 
 
-def test_progress_without_a_terminal_is_counted_lines():
-    # stderr is captured here (no terminal): no bar, which could not redraw itself, but the
-    # counted lines of maxent._feedback; --no-progress (no_bar) gives them too
-    from maxent._feedback import _TIMER, Counted
-
-    for no_bar in (False, True):
-        with _cli.progress(3, "runs", no_bar=no_bar) as bar:
-            assert isinstance(bar, Counted)
-            for _ in range(3):
-                bar.update(1)
-        # the count reached, and the step has left the timer (the block ended it)
-        assert bar.n == 3 and bar.step is not None and not any(s is bar.step for s in _TIMER.steps)
-
-
-# ------------------------------------------------------------------ analysis._instances
 def test_instances_helpers():
     assert _instances.at_threshold(parse_measure("AP"), 2) == parse_measure("AP(rel=2)")
     assert _instances.at_threshold(parse_measure("nDCG"), 2) == parse_measure("nDCG")
@@ -446,7 +431,7 @@ def test_phases_are_named_on_stderr_without_a_terminal(tiny, tmp_path):
     import subprocess
     import sys
 
-    code = ("import sys; from maxent import _feedback; _feedback.AFTER = 0.0\n"
+    code = ("import sys; from maxent.cli import progress; progress.AFTER = 0.0\n"
             "from analysis.maxent import main; sys.exit(main(sys.argv[1:]))\n")
     done = subprocess.run([sys.executable, "-c", code, "--runs", str(tiny / "runs"), "--qrels",
                            str(tiny / "qrels.txt"), "--out", str(tmp_path), "--metrics", "AP", "--depth", "30"],

@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 from maxent import MeasureNameError, parse_measure, rank_runs, read_qrels, read_runs
-from maxent.evaluate import main, resolve_measures
+from maxent.cli.evaluate import main
+from maxent.evaluate import resolve_measures
 from maxent.metrics import DCG, ERR, GAP, METRICS, NDCG
 from maxent.ranked import RankedLists
 

@@ -19,7 +19,8 @@ import pytest
 
 from maxent import evaluate, parse_measure, read_qrels, read_run, solve
 from maxent.errors import InputError, MaxEntError, MeasureNameError, ParameterError
-from maxent.evaluate import evaluate_lists, main, resolve_measures
+from maxent.cli.evaluate import main
+from maxent.evaluate import evaluate_lists, resolve_measures
 from maxent.ranked import rank_runs
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -147,7 +148,7 @@ def test_csv_is_pandas_to_csv_text_without_pandas(tmp_path):
 @pytest.mark.parametrize("fmt", ["trec", "csv"])
 def test_no_output_format_imports_pandas(fmt):
     code = ("import sys, runpy; sys.argv = ['x', %r, %r, '-m', 'map', '--format', %r]\n"
-            "from maxent.evaluate import main\nmain(sys.argv[1:])\n"
+            "from maxent.cli.evaluate import main\nmain(sys.argv[1:])\n"
             "assert 'pandas' not in sys.modules, 'pandas imported'\n"
             "assert 'scipy' not in sys.modules, 'scipy imported'\n") % (str(QRELS), str(RUNS[0]), fmt)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
@@ -157,74 +158,12 @@ def test_no_output_format_imports_pandas(fmt):
 
 
 # ---------------------------------------------------------------------- feedback on stderr
-def test_long_phases_are_announced_without_a_terminal(monkeypatch):
-    # a non-terminal stderr (a pipe): a phase over AFTER seconds prints one line when it is
-    # still running and one when it ends; a short phase prints nothing
-    import time
-
-    from maxent import _feedback
-
-    err = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
-    with _feedback.phase("quick step", after=5.0):
-        pass
-    assert err.getvalue() == ""
-    with _feedback.phase("reading qrels big.txt", after=0.05):
-        time.sleep(0.3)
-    lines = err.getvalue().splitlines()
-    assert lines[0] == "reading qrels big.txt ..."
-    assert lines[1].startswith("reading qrels big.txt: done in ") and lines[1].endswith(" s")
-    assert len(lines) == 2
-
-
-def test_counted_steps_say_how_far_they_are_and_nest_in_phases(monkeypatch):
-    # a step over items: a line after `after` s and every `every` s while it runs, with the
-    # count reached; a phase around it is announced at its own time, before the step's lines;
-    # afterwards the timer is off and the previous SIGALRM handler is back
-    import signal
-    import time
-
-    from maxent import _feedback
-
-    err = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", err)
-    before = signal.getsignal(signal.SIGALRM)
-    with _feedback.Counted("quick items", 3) as c:
-        c.update(3)
-    assert err.getvalue() == ""
-    with _feedback.phase("solving", after=0.05):
-        with _feedback.Counted("runs", 4, after=0.1, every=0.2) as c:
-            for _ in range(4):
-                time.sleep(0.15)
-                c.update(1)
-    lines = err.getvalue().splitlines()
-    assert lines[0] == "solving ..."
-    counts = [l for l in lines if l.startswith("runs: ") and " after " in l]
-    assert len(counts) >= 2 and counts[0].startswith(("runs: 0/4 (0 %) after", "runs: 1/4 (25 %) after"))
-    reached = [int(l.split()[1].split("/")[0]) for l in counts]
-    assert reached == sorted(reached) and reached[-1] >= 2
-    assert lines[-2].startswith("runs: 4/4 done in ") and lines[-1].startswith("solving: done in ")
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-    assert signal.getsignal(signal.SIGALRM) == before
-    # an error inside the step: no "done" line, the timer released all the same
-    err.truncate(0)
-    err.seek(0)
-    with pytest.raises(KeyError), _feedback.Counted("failing", 2, after=0.0) as c:
-        time.sleep(0.05)
-        raise KeyError("x")
-    with pytest.raises(KeyError), _feedback.phase("failing phase", after=0.0):
-        time.sleep(0.05)
-        raise KeyError("x")
-    assert "failing phase ..." in err.getvalue() and "done" not in err.getvalue()
-    assert signal.getitimer(signal.ITIMER_REAL) == (0.0, 0.0)
-
-
 def test_evaluate_command_says_what_it_does_in_a_pipe(tmp_path):
     # the command line in a subprocess with stderr a pipe (not a terminal), its phases made
     # "long" by a tiny threshold: each phase is named on stderr; stdout is unchanged
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    code = ("import sys; from maxent import _feedback; _feedback.AFTER = 0.0\n"
-            "from maxent.evaluate import main\n"
+    code = ("import sys; from maxent.cli import progress; progress.AFTER = 0.0\n"
+            "from maxent.cli.evaluate import main\n"
             "sys.exit(main(sys.argv[1:]))\n")
     done = subprocess.run([sys.executable, "-c", code, str(QRELS), str(RUNS[0]), "-m", "map"],
                           capture_output=True, text=True, cwd=ROOT, env=env)

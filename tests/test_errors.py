@@ -12,7 +12,7 @@ import pytest
 
 from maxent import (InputError, MaxEntError, MeasureNameError, ParameterError, TopicMismatchError,
                     parse_measure, rank_runs, read_qrels, read_run, read_runs, run_from_frame)
-from maxent.evaluate import main
+from maxent.cli.evaluate import main
 
 BAD = Path(__file__).resolve().parent / "data" / "bad"
 

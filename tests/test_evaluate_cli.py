@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from maxent import aggregate, evaluate, read_qrels, read_run
-from maxent.evaluate import main
+from maxent.cli.evaluate import main
 
 
 @pytest.fixture

@@ -13,9 +13,9 @@ SMALL = ["--dataset", "artificial", "--n-queries", "60", "--docs-per-query", "8"
 
 
 def test_all_parts_and_resume(tmp_path, capsys, monkeypatch):
-    from maxent import _feedback
+    from maxent.cli import progress
 
-    monkeypatch.setattr(_feedback, "AFTER", 0.0)      # every step "long": each is said on stderr
+    monkeypatch.setattr(progress, "AFTER", 0.0)      # every step "long": each is said on stderr
     out = tmp_path / "res"
     figs = tmp_path / "figs"
     assert main(SMALL + ["--out", str(out), "--figures-dir", str(figs)]) == 0

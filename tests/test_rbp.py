@@ -17,7 +17,7 @@ import pytest
 from maxent import rank_runs, read_qrels, read_run
 
 from maxent.errors import MeasureNameError
-from maxent.evaluate import main as evaluate_main
+from maxent.cli.evaluate import main as evaluate_main
 from maxent.ltr.approx import approx_metric
 from maxent.ltr.lambdas import DeltaContext, lambda_gradients, rank_by_score
 from maxent.ltr.softrank import soft_metric

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from maxent.evaluate import _trec_key
+from maxent.cli.evaluate import _trec_key
 from maxent.metrics import METRICS, parse_measure
 from maxent.metrics.names import aliases, trec_names
 from maxent.solver._problem import certified_ends

@@ -17,7 +17,8 @@ import numpy as np
 import pytest
 
 from maxent import rank_runs, read_qrels, read_runs
-from maxent.evaluate import _fmt, _run_summary, main, resolve_measures
+from maxent.cli.evaluate import _fmt, main
+from maxent.evaluate import resolve_measures, run_summary as _run_summary
 
 MEASURES = ["map", "P.5,10,20", "Rprec", "recip_rank", "ndcg", "ndcg_cut.10,20", "bpref",
             "recall.100,1000", "num_rel_ret", "num_ret", "num_rel"]

@@ -1,4 +1,4 @@
 """``python -m maxent.compare``: the ``maxent compare`` command."""
-from maxent.compare import main
+from maxent.cli.compare import main
 
-raise SystemExit(main())
+raise SystemExit(main(prog="python -m maxent.compare"))

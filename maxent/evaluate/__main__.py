@@ -1,4 +1,4 @@
 """``python -m maxent.evaluate``: the ``maxent evaluate`` command."""
-from maxent.evaluate import exit_now, main
+from maxent.cli.evaluate import main
 
-exit_now(main())
+raise SystemExit(main(prog="python -m maxent.evaluate"))

@@ -1,0 +1,4 @@
+"""``python -m maxent``: the ``maxent`` command."""
+from maxent.cli import main
+
+raise SystemExit(main())

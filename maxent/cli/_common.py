@@ -1,0 +1,79 @@
+"""What every command shares: the --help formatter, docstrings as plain text, error exits."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+from typing import Callable
+
+from maxent.errors import MaxEntError
+
+SCORE_PRECISION_HELP = ("how run scores are compared when ranking: single = as C floats, as "
+                        "trec_eval 9.x, pytrec_eval and the official TREC result files (default); "
+                        "double = as C doubles, as trec_eval 10.0")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the epilog's lines; appends "(default: X)" only where the help does not
+    already state a default and the default is a value (not None or a False flag)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        d = action.default
+        if ("default" in text or d is None or d is False or d is argparse.SUPPRESS
+                or not action.option_strings):
+            return text
+        return text + " (default: %(default)s)"
+
+
+_TEX = (
+    (r"\\Big", ""), (r"\\big", ""), (r"\\left", ""), (r"\\right", ""), (r"\\,", " "),
+    (r"\\partial", "d"), (r"\\delta", "delta"), (r"\\exp", "exp"), (r"\\ln", "ln"),
+    (r"\\log", "log"), (r"\\max", "max"), (r"\\min", "min"), (r"\\sum", "sum"),
+    (r"\\prod", "prod"), (r"\\le", "<="), (r"\\ge", ">="), (r"\\cdot", "*"),
+    (r"\\infty", "inf"), (r"\\mathrm", ""), (r"\\text", ""),
+)
+
+
+def plain_text(doc: str) -> str:
+    """A numpydoc/reStructuredText docstring as plain terminal text: ``.. math::`` blocks
+    become indented formulas, roles and literals lose their markup, LaTeX becomes readable
+    (``\\frac{a}{b}`` -> ``(a)/(b)``, ``\\sum_{n\\le k}`` -> ``sum_(n<=k)``)."""
+    import inspect
+
+    text = inspect.cleandoc(doc or "")
+    text = re.sub(r"^(\s*)\.\. math::\s*(.*)$", lambda m: m.group(1) + "    " + m.group(2), text, flags=re.M)
+    text = re.sub(r":(?:math|func|class|meth|data|attr|mod):`~?([^`]*)`", r"\1", text)
+    text = re.sub(r"``([^`]*)``", r"\1", text)
+    text = re.sub(r"`([^`]*)`", r"\1", text)
+    text = re.sub(r"(?<=[A-Za-z0-9)\]])\\(sum|prod|exp|ln|log|max|min|delta|partial)(?![A-Za-z])",
+                  r" \\\1", text)                          # keep a space before words
+    for tex, plain in _TEX:
+        text = re.sub(tex + r"(?![A-Za-z])", plain, text)
+    for _ in range(3):                                      # innermost braces first
+        text = re.sub(r"_\{([^{}]*)\}", r"_(\1)", text)
+        text = re.sub(r"\^\{([^{}]*)\}", r"^(\1)", text)
+    text = re.sub(r"\\frac\s*([A-Za-z0-9])\s*([A-Za-z0-9])", r"\1/\2 ", text)  # \frac1R
+    text = re.sub(r"\\frac\s*([A-Za-z0-9])\s*\{", r"\1/{", text)
+    for _ in range(3):
+        text = re.sub(r"\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1) / (\2)", text)
+    text = text.replace("{", "(").replace("}", ")").replace("\\", "")
+    return re.sub(r"(?<=\S)  +(?=\S)", " ", text)             # spaces left by removed macros
+
+
+def run_command(body: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """``body(args)``'s exit code; a MaxEntError is one line ``error: ...`` and exit 1
+    (``--debug``: the traceback); a reader that went away (``... | head -1``) ends it
+    quietly with 141, as trec_eval on SIGPIPE."""
+    try:
+        return body(args)
+    except MaxEntError as e:
+        if args.debug:
+            raise
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())   # no second error when Python flushes stdout at exit
+        return 141
