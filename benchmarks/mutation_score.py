@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-FILES = ("maxent/compare.py", "maxent/evaluate.py", "analysis/_instances.py", "analysis/_cli.py")
+FILES = ("maxent/compare/__init__.py", "maxent/cli/compare.py", "maxent/evaluate/__init__.py",
+         "maxent/cli/evaluate.py", "analysis/_instances.py", "analysis/_cli.py")
 KILLED, SURVIVED, UNTESTED = {1, 3}, {0}, {5, 33}     # as mutmut.stats.status_by_exit_code
 TIMEOUT = {-24, 24, 36, 152, 255}
 
