@@ -9,6 +9,7 @@ multipliers).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import subprocess
 import sys
@@ -18,7 +19,7 @@ import numpy as np
 import pytest
 
 from maxent.errors import ConvergenceWarning, ParameterError
-from maxent.metrics import parse_measure
+from maxent.metrics import METRICS, parse_measure
 from maxent.ranked import RankedLists
 from maxent.solver import count_constraints, solve
 from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
@@ -683,17 +684,34 @@ def test_a_trial_point_whose_p_underflows_is_rejected_not_an_error():
     np.testing.assert_array_equal(LR, want)
 
 
-def test_solver_form_is_declared_with_the_structure_it_names():
-    """``SOLVER_FORM`` (which compiled solve a metric gets) agrees with the methods the solve
-    calls, for every registered metric: linear = LINEAR_IN_P, prefix = prefix_hessian,
-    cascade = cascade_form."""
-    from maxent.metrics import METRICS
+@pytest.mark.parametrize("name", [c.NAME for c in METRICS])
+def test_solver_form_is_declared_with_the_structure_it_names(name):
+    """Every metric with an expectation declares a compiled form (there is no other solve
+    path), the form agrees with the methods its kernel calls, and a solve through it at the
+    middle of each list's range ends in a certified optimum (a boundary where the range is a
+    point) whose E[M] is the target."""
+    from maxent.solver import solve, value_range
 
-    for cls in METRICS:
-        form = cls.SOLVER_FORM
-        assert (form == "linear") == bool(cls.LINEAR_IN_P), cls
-        assert (form == "prefix") == callable(getattr(cls, "prefix_hessian", None)), cls
-        assert (form == "cascade") == callable(getattr(cls, "cascade_form", None)), cls
+    cls = next(c for c in METRICS if c.NAME == name)
+    form = cls.SOLVER_FORM
+    if not cls.HAS_EXPECTATION:
+        assert form is None
+        return
+    assert form in ("linear", "prefix", "cascade")
+    assert (form == "linear") == bool(cls.LINEAR_IN_P)
+    assert (form == "prefix") == callable(getattr(cls, "prefix_hessian", None))
+    assert (form == "cascade") == callable(getattr(cls, "cascade_form", None))
+    m = cls()
+    if m.AT_PARAM:                          # a cutoff inside the lists, so that ranges are not points
+        m = dataclasses.replace(m, **{m.AT_PARAM: 20})
+    rng = np.random.default_rng(7)
+    g = np.where(rng.random((4, 40)) < 0.2, rng.integers(1, 3, (4, 40)), 0)
+    lists = RankedLists.from_grades(g, np.tile([60, 12, 6], (4, 1)))
+    lo, hi = value_range(m, lists).T
+    res = solve(m, (lo + hi) / 2, lists)
+    want = np.where(hi - lo > 1e-12, "optimal", "boundary")    # a point range is its boundary
+    assert list(res.status) == list(want) and (want == "optimal").any(), (res.status, lo, hi)
+    np.testing.assert_allclose(m.expectation(res.p, lists), (lo + hi) / 2, rtol=1e-7, atol=1e-9)
 
 
 def test_numpy_solver_reads_the_kernels_constants():
