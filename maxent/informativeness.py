@@ -391,7 +391,7 @@ class Informativeness:
 
 
 def _names(value, argument: str) -> tuple[str, ...]:
-    from maxent.inputs import as_measure
+    from maxent.metrics.names import as_measure
 
     items = [value] if isinstance(value, (str, Metric)) or hasattr(value, "params") else list(value)
     if not items:

@@ -24,26 +24,25 @@ trec_eval's ``atol`` reads the grade column: the integer part (1.7 is 1, -0.5 is
 missing or non-numeric grade is refused. Scores must be finite numbers; the ``rank``
 column is ignored, as trec_eval ignores it (documents are ranked by score, then docno).
 
-:func:`as_measure` maps ir_measures measure objects (``ir_measures.nDCG@10``,
-``AP(rel=2)``) to our metrics; names and our metric objects pass through.
+The readers (:mod:`maxent.trec`) know files only; this module calls them, never the reverse.
+ir_measures measure objects are mapped by :func:`maxent.metrics.names.as_measure`.
 """
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Iterable
 
 import numpy as np
 
-from maxent.errors import InputError, MeasureNameError, ParameterError
-from maxent.trec import Qrels, Run, build_qrels, build_run, read_qrels, read_runs
+from maxent.errors import InputError, ParameterError
+from maxent.trec import (_SURROGATE_WIDTH, LONG_TOKEN, Qrels, Run, build_qrels, build_run, compact_long,
+                         read_qrels, read_run, read_runs, shown)
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from maxent.metrics import Metric
-
-__all__ = ["as_qrels", "as_runs", "as_run", "as_measure", "qrels_frame", "run_frame",
+__all__ = ["as_qrels", "as_runs", "as_run", "run_from_frame", "qrels_frame", "run_frame",
            "qrels_dict", "run_dict", "QRELS_COLUMNS", "RUN_COLUMNS", "RUN_NAME_COLUMNS"]
 
 QRELS_COLUMNS = {"PyTerrier": ("qid", "docno", "label"), "ir_datasets": ("query_id", "doc_id", "relevance")}
@@ -84,8 +83,6 @@ def _columns(frame, conventions: dict, what: str, where: str) -> tuple[str, str,
 
 def _ids(values, column: str, where: str) -> np.ndarray:
     """Identifiers as bytes, as trec_eval reads them from text (see the module docstring)."""
-    from maxent.trec import LONG_TOKEN, compact_long
-
     a = np.asarray(values)
     if a.dtype.kind == "f":
         raise InputError(where, None, f"column {column!r} holds floats (e.g. {_shown(a[0])!r}); identifiers are "
@@ -231,8 +228,6 @@ def as_run(run, name: str | None = None) -> Run:
     if isinstance(run, Run):
         return run
     if _is_path(run):
-        from maxent.trec import read_run
-
         return read_run(run, name)
     if _ranx(run):
         name = name or getattr(run, "name", None) or "run"
@@ -259,6 +254,16 @@ def as_run(run, name: str | None = None) -> Run:
     if len(score) == 0:
         raise InputError(where, None, f"run {name!r} is empty")
     return build_run(name, _ids(qid, "qid", where), _ids(docno, "docno", where), _scores(score, where))
+
+
+def run_from_frame(frame, name: str = "run") -> Run:
+    """A :class:`Run` from an in-memory table: a pandas frame with PyTerrier's (``qid, docno,
+    score``) or ir_datasets' (``query_id, doc_id, score``) columns, or a mapping
+    ``{qid: {docno: score}}`` (pytrec_eval's form); see :func:`as_run`.
+    Raises InputError (line = 1-based row) for an empty run, a non-finite score or a
+    duplicate (qid, docno).
+    """
+    return as_run(frame, name=name)
 
 
 def _is_run_dict(d: Mapping) -> bool:
@@ -342,8 +347,6 @@ def _frame_runs(frame) -> list[Run]:
 # ------------------------------------------------------------------- back to frames and dicts
 def _text(a: np.ndarray) -> np.ndarray:
     """Identifiers (bytes) as text; a long token's surrogate shows its prefix and ``...``."""
-    from maxent.trec import _SURROGATE_WIDTH, shown
-
     if len(a) == 0:
         return np.zeros(0, dtype=object)
     try:
@@ -404,89 +407,5 @@ def run_dict(run) -> dict[str, dict[str, float]]:
 
 def _convention(table: dict, convention: str) -> tuple:
     if convention not in table:
-        from maxent.errors import ParameterError
-
         raise ParameterError(f"convention must be one of {', '.join(table)}, got {convention!r}")
     return table[convention]
-
-
-# ---------------------------------------------------------------------------------- measures
-# ir_measures measure name -> (our name, {their parameter: our parameter})
-_IRM = {
-    "AP": ("AP", {"cutoff": "cutoff", "rel": "rel"}),
-    "P": ("P", {"cutoff": "cutoff", "rel": "rel"}),
-    "R": ("R", {"cutoff": "cutoff", "rel": "rel"}),
-    "RR": ("RR", {"cutoff": "cutoff", "rel": "rel"}),
-    "Rprec": ("R-prec", {"rel": "rel"}),
-    "Success": ("Success", {"cutoff": "cutoff", "rel": "rel"}),
-    "Bpref": ("Bpref", {"rel": "rel"}),
-    "SetP": ("SetP", {"rel": "rel"}),
-    "SetR": ("SetR", {"rel": "rel"}),
-    "NumRel": ("NumRel", {"rel": "rel"}),
-    "IPrec": ("IPrec", {"recall": "cutoff", "rel": "rel"}),
-    "nDCG": ("nDCG", {"cutoff": "cutoff"}),
-    "ERR": ("ERR", {"cutoff": "cutoff"}),
-    "RBP": ("RBP", {"cutoff": "cutoff", "p": "p", "rel": "rel"}),
-    "NumRet": ("NumRet", {}),
-}
-IR_MEASURES_NAMES = tuple(_IRM)
-"""ir_measures measures with an equivalent here (:func:`as_measure`)."""
-
-
-def as_measure(measure) -> "Metric | str":
-    """A metric from an ir_measures measure object; names and metric objects pass through.
-
-    ir_measures' parameters map to ours: ``IPrec@r`` is ``IPrec@r``; ``nDCG(dcg='exp-log2')``
-    is ``nDCG(gain=exp)`` and ``nDCG(gains={0: 0, 1: 1, 2: 3})`` a gain map;
-    ``NumRet(rel=r)`` is ``NumRelRet(rel=r)``; ``ERR@k`` is gdeval's (which ir_measures runs):
-    exponential gains over a fixed top grade 4, ``ERR(max_grade=4)@k``. ``judged_only=True``,
-    ``SetP(relative=True)``, RBP without ``rel`` and measures with no equivalent raise
-    :class:`~maxent.errors.MeasureNameError`.
-    """
-    from maxent.metrics import Metric
-
-    if isinstance(measure, (str, Metric)):
-        return measure
-    name = getattr(measure, "NAME", None)
-    params = getattr(measure, "params", None)
-    if name is None or not isinstance(params, dict):
-        raise MeasureNameError(f"measure {measure!r}: expected a name, a metric or an ir_measures measure")
-    if name not in _IRM:
-        raise MeasureNameError(f"ir_measures measure {measure} has no equivalent here; measures mapped: "
-                               + ", ".join(IR_MEASURES_NAMES))
-    ours, rename = _IRM[name]
-    kwargs: dict[str, Any] = {}
-    for k, v in params.items():
-        if k == "judged_only":
-            if v:
-                raise MeasureNameError(f"{measure}: judged_only=True is not supported (unjudged documents "
-                                       "count as non-relevant, as trec_eval without -J)")
-        elif k == "relative" and name == "SetP":
-            if v:
-                raise MeasureNameError(f"{measure}: SetP(relative=True) is not supported")
-        elif name == "nDCG" and k == "dcg":
-            if v == "exp-log2":
-                kwargs["gain"] = "exp"
-            elif v != "log2":
-                raise MeasureNameError(f"{measure}: dcg={v!r} is not supported (log2 or exp-log2)")
-        elif name == "nDCG" and k == "gains":
-            kwargs["gain"] = tuple(sorted((int(a), float(b)) for a, b in dict(v).items()))
-        elif name == "NumRet" and k == "rel":
-            ours, kwargs["rel"] = "NumRelRet", int(v)
-        elif k in rename:
-            kwargs[rename[k]] = v
-        else:
-            raise MeasureNameError(f"{measure}: parameter {k!r} has no equivalent here")
-    if name == "RBP" and "rel" not in params:
-        raise MeasureNameError(f"{measure}: graded RBP (no rel) has no fixed gain scale in ir_measures; "
-                               "give rel, e.g. RBP(rel=1), or use our RBP(gain=...)")
-    if name == "ERR":
-        kwargs["max_grade"] = 4   # gdeval's ERR, which ir_measures runs: r = (2^g - 1) / 2^4
-    if name == "nDCG" and isinstance(kwargs.get("gain"), tuple) and "exp" in str(params.get("dcg", "")):
-        raise MeasureNameError(f"{measure}: dcg='exp-log2' with a gains map is ambiguous")
-    from maxent.metrics.names import aliases
-
-    try:
-        return aliases()[ours](**kwargs)
-    except ParameterError as e:
-        raise MeasureNameError(f"{measure}: {e}") from None

@@ -18,6 +18,7 @@ from typing import Sequence
 import numpy as np
 
 from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
+from maxent.inputs import as_qrels, as_runs
 from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes, topic_keys
 
 __all__ = ["RankedLists", "rank_runs", "rank_setup", "check_depth", "rank_one", "assemble", "RankSetup", "UNJUDGED"]
@@ -257,8 +258,6 @@ def rank_runs(
     index of the qrels built once per :class:`Qrels`.
     """
     if not isinstance(qrels, Qrels) or not (isinstance(runs, (list, tuple)) and all(isinstance(r, Run) for r in runs)):
-        from maxent.inputs import as_qrels, as_runs   # paths, frames, dicts (maxent.inputs)
-
         qrels, runs = as_qrels(qrels), as_runs(runs)
     setup = rank_setup(qrels, depth=depth, complete=complete, levels=levels,
                        precision=precision if score_precision is None else score_precision)

@@ -19,12 +19,15 @@ so drops that line; an :class:`~maxent.errors.InputWarning` says so. A UTF-16 fi
 refused with a hint to convert it; a line with the other kind of file's columns (a run read
 as qrels, or qrels as a run) gets a hint that the arguments may be swapped.
 
-gzip files are decompressed by :func:`maxent._rawread.inflate_engine` (ISA-L with the
-optional ``fast`` extra, else zlib: the same bytes). No Python object is made per line:
+gzip files are decompressed by :func:`inflate_engine` (ISA-L with the optional ``fast``
+extra, else the standard library: the same bytes). No Python object is made per line:
 token boundaries, the columns gathered into fixed-width byte arrays and the scores come from
 the C loops of :mod:`maxent._ctrec`, built at install (``tests/_trec_numpy.py`` holds the same
 steps vectorised in numpy, the oracle the C reader is tested against). Every problem raises
 :class:`~maxent.errors.InputError` naming the file, the line and the reason.
+
+This module reads files only: frames and dicts are adapted in :mod:`maxent.inputs`, which
+calls these readers.
 """
 from __future__ import annotations
 
@@ -39,17 +42,20 @@ from typing import Iterable, Mapping
 
 import numpy as np
 
-from maxent._rawread import GZIP_MAGIC, inflate_engine, read_raw
 from maxent.errors import InputError, InputWarning
 
 from maxent import _ctrec  # the per-byte loops in C (maxent/_ctrec.c), built at install
 
-__all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "run_from_frame", "build_run", "build_qrels",
-           "hash_strings", "topic_keys", "topic_codes", "inflate_engine", "MAX_GRADE"]
+__all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "build_run", "build_qrels",
+           "hash_strings", "topic_keys", "topic_codes", "inflate_engine", "read_raw", "MAX_GRADE",
+           "GZIP_MAGIC"]
 
 MAX_GRADE = 255
 """Largest qrels grade accepted (see the module docstring)."""
 _BOM = b"\xef\xbb\xbf"
+GZIP_MAGIC = b"\x1f\x8b"
+"""The first two bytes of every gzip file."""
+_GZIP = None     # (module, the exceptions its decompress raises on bad data), once chosen
 
 LONG_TOKEN = 128
 """Docnos (and qids) longer than this many bytes are stored as a fixed-width surrogate:
@@ -254,20 +260,48 @@ class _KeyIndex:
         return np.frombuffer(_ctrec.key_probe(self.keys, self._table, self._bits, query), dtype=np.int64)
 
 
+def inflate_engine():
+    """The module whose ``decompress`` reads gzip files (every member, trailing zero padding
+    allowed): ISA-L's ``isal.igzip`` when the optional ``fast`` extra is installed
+    (``pip install -e ".[fast]"``; the same bytes, about twice as fast), else the standard
+    library's ``gzip``. Imported on the first gzip file, so plain-text reads never load it."""
+    global _GZIP
+    if _GZIP is None:
+        try:
+            from isal import igzip as engine, isal_zlib
+            errors = (EOFError, OSError, zlib.error, isal_zlib.error)
+        except ImportError:
+            import gzip as engine
+            errors = (EOFError, OSError, zlib.error)
+        _GZIP = engine, errors
+    return _GZIP[0]
+
+
+def read_raw(path) -> bytes:
+    """The bytes of a file, decompressed if they start with :data:`GZIP_MAGIC`.
+
+    Raises OSError (reading) or InputError (a truncated or corrupt gzip file)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:2] != GZIP_MAGIC:
+        return data
+    engine = inflate_engine()
+    try:
+        return engine.decompress(data)
+    except _GZIP[1] as e:      # EOFError: truncated; the rest: a bad header, data or checksum
+        raise InputError(path, None, f"corrupt gzip data ({e})") from None
+
+
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes (gunzipped; see :mod:`maxent._rawread`), a UTF-8 byte-order mark
-    removed; InputError naming the file when it cannot be read."""
+    """The file's bytes (gunzipped; see :func:`read_raw`), a UTF-8 byte-order mark removed;
+    InputError naming the file when it cannot be read."""
     try:
         data = read_raw(path)
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a directory, expected a file") from None
-    except (EOFError, zlib.error, inflate_engine().error) as e:
-        raise InputError(path, None, f"corrupt gzip data ({e})") from None
     except OSError as e:
-        if _is_gzip(path):                 # an engine may report a bad header as OSError
-            raise InputError(path, None, f"corrupt gzip data ({e})") from None
         raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
     if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
         data = data[len(_BOM):]
@@ -275,14 +309,6 @@ def _read_bytes(path: Path) -> bytes:
                       "drops this line (the mark becomes part of its qid), so its numbers may differ",
                       InputWarning, stacklevel=3)
     return data
-
-
-def _is_gzip(path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            return f.read(2) == GZIP_MAGIC
-    except OSError:
-        return False
 
 
 class _Table:
@@ -576,18 +602,6 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     )
     object.__setattr__(run, "docno_hash", h)  # fill the cached property
     return run
-
-
-def run_from_frame(frame, name: str = "run") -> Run:
-    """Build a :class:`Run` from an in-memory table: a pandas frame with PyTerrier's
-    (``qid, docno, score``) or ir_datasets' (``query_id, doc_id, score``) columns, or a
-    mapping ``{qid: {docno: score}}`` (pytrec_eval's form); see :func:`maxent.inputs.as_run`.
-    Raises InputError (line = 1-based row) for an empty run, a non-finite score or a
-    duplicate (qid, docno).
-    """
-    from maxent.inputs import as_run
-
-    return as_run(frame, name=name)
 
 
 def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> Run:

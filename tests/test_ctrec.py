@@ -160,7 +160,7 @@ def test_tokenizer_reports_the_first_bad_line():
 def test_wide_offsets_are_the_same_numbers():
     # files of 2 GiB or more get int64 offsets: forced here on the bundled runs, the same
     # values as the int32 ones, and parse_floats / gather read either
-    from maxent._rawread import read_raw
+    from maxent.trec import read_raw
     data = read_raw(sorted((ROOT / "trec_runs" / "runs").iterdir())[0])
     narrow = ctrec.tokenize(data, 6, False, (0, 2, 4))
     wide = ctrec.tokenize(data, 6, False, (0, 2, 4), True)

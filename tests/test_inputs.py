@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 import maxent
 from maxent import InputError, MeasureNameError
 from maxent.errors import ParameterError
-from maxent.inputs import (as_measure, as_qrels, as_run, as_runs, qrels_dict, qrels_frame, run_dict,
-                           run_frame)
+from maxent.inputs import as_qrels, as_run, as_runs, qrels_dict, qrels_frame, run_dict, run_frame
+from maxent.metrics.names import as_measure
 
 ROOT = Path(__file__).resolve().parents[1]
 QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"

@@ -428,19 +428,6 @@ def test_analysis_reports_run_topics_it_ignores(tmp_path, capsys):
     assert "warning: run run.txt: 1 topic(s) not in the qrels, ignored: 7" in capsys.readouterr().err
 
 
-def test_gzip_without_the_gzip_module(tmp_path):
-    # the reader decompresses with zlib alone (start-up); gzip's own writer is the oracle,
-    # including a multi-member file (two runs concatenated with cat) and a truncated one
-    import gzip
-
-    path = tmp_path / "run.gz"
-    path.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 r\n") + gzip.compress(b"1 Q0 d2 2 1.0 r\n"))
-    assert read_run(path).docno.tolist() == [b"d1", b"d2"]
-    path.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 1000)[:-20])
-    with pytest.raises(InputError, match="corrupt gzip data"):
-        read_run(path)
-
-
 def test_long_duplicate_docno_is_reported_readably(tmp_path):
     path = tmp_path / "run.txt"
     long = "u" * 300

@@ -165,3 +165,41 @@ def test_retrieved_counts_against_counting_by_hand(rng):
         want = [[sum(1 for g in grades[b, :lengths[b]] if max(int(g), 0) == z) for z in range(L)]
                 for b in range(B)]
         assert lists.retrieved_counts().tolist() == want, L
+
+
+# ------------------------------------------------------------------ ranking's O(n) path
+# oracle: Python's sort by trec_eval's key
+@pytest.mark.parametrize("layout", ["sorted_blocks", "unsorted_block", "split_topic"])
+def test_trec_order_equals_a_python_sort(layout):
+    # oracle: Python's sort by (topic code, score descending, docno descending), trec_eval's
+    # order; blocks of topics in shuffled order (the O(n) path: a run in 1, 2, ..., 10 order
+    # against qrels in 1, 10, 2, ... order), one block unsorted or one topic in two blocks
+    # (the sorting path)
+    from maxent.ranked import _trec_order
+
+    rng = np.random.default_rng(["sorted_blocks", "unsorted_block", "split_topic"].index(layout))
+    for trial in range(30):
+        topics = rng.permutation(int(rng.integers(1, 8)))
+        code, score, docno = [], [], []
+        for t in topics:
+            k = int(rng.integers(1, 60))
+            s = np.sort(rng.integers(0, 8, k).astype(np.float32) / 4)[::-1]  # ties
+            code += [t] * k
+            score += s.tolist()
+            docno += [f"d{rng.integers(0, 10**int(rng.integers(1, 4)))}".encode() for _ in range(k)]
+        code, score = np.array(code, dtype=np.int64), np.array(score, dtype=np.float32)
+        docno = np.array(docno, dtype=bytes)
+        _, keep = np.unique(np.stack([code.astype(str), docno.astype(str)]), axis=1, return_index=True)
+        keep = np.sort(keep)                               # a docno once per topic
+        code, score, docno = code[keep], score[keep], docno[keep]
+        if layout == "unsorted_block" and len(score) > 2:
+            score[-1], score[0] = score[0], score[-1] - 1
+        if layout == "split_topic" and len(score) > 2 and code[-1] != code[0]:
+            code[-1], docno[-1] = code[0], b"e"            # a docno no other line has
+        expected = sorted(range(len(score)), key=lambda i: (code[i], -score[i], _desc(docno[i])))
+        assert _trec_order(score, code, docno).tolist() == expected
+
+
+def _desc(b: bytes):
+    # sort key for bytes descending (strcmp order, reversed), as a tuple of negated bytes
+    return tuple(-x for x in b) + (1,)

@@ -2,12 +2,18 @@
 from __future__ import annotations
 
 import gzip
+import zlib
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 
-from maxent import Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
-from maxent.trec import hash_strings
+from maxent import InputError, Qrels, Run, read_qrels, read_run, read_runs, run_from_frame
+from maxent import trec
+from maxent.trec import _KeyIndex, hash_strings, inflate_engine
+
+RUNS = sorted((Path(__file__).resolve().parents[1] / "trec_runs" / "runs").iterdir())
 
 
 def _python_parse(text: str):
@@ -150,3 +156,67 @@ def test_qrels_object_and_membership(shared_data):
     assert isinstance(q, Qrels) and "302" in q and "301" not in q
     assert q.level_counts("999", 3).tolist() == [0, 0, 0]
     assert isinstance(read_run(shared_data / "trec_eval_test" / "results-302.test"), Run)
+
+
+# ------------------------------------------------------------------ gzip engines
+# oracle: zlib (the standard library) for the optional ISA-L engine and for the standard gzip
+def _gzip_engines():
+    engines = [pytest.param(gzip, id="gzip")]
+    try:
+        from isal import igzip
+        engines.append(pytest.param(igzip, id="isal"))
+    except ImportError:
+        engines.append(pytest.param(None, id="isal", marks=pytest.mark.skip(
+            reason="isal not installed (pip install -e '.[fast]')")))
+    return engines
+
+
+@pytest.mark.parametrize("engine", _gzip_engines())
+def test_gzip_engines_give_zlibs_bytes(engine, tmp_path, monkeypatch):
+    # every bundled run, a multi-member file with zero padding, a truncated and a corrupt file
+    for path in RUNS[:4]:
+        raw = path.read_bytes()
+        assert engine.decompress(raw) == zlib.decompressobj(wbits=31).decompress(raw)
+    two = gzip.compress(b"1 Q0 d1 1 2.0 r\n") + gzip.compress(b"1 Q0 d2 2 1.0 r\n") + b"\0\0\0"
+    assert engine.decompress(two) == b"1 Q0 d1 1 2.0 r\n1 Q0 d2 2 1.0 r\n"
+    inflate_engine()                                   # the errors of the installed engines
+    monkeypatch.setattr(trec, "_GZIP", (engine, trec._GZIP[1]))   # read_run through this engine
+    path = tmp_path / "run.gz"
+    path.write_bytes(two)
+    assert read_run(path).docno.tolist() == [b"d1", b"d2"]
+    path.write_bytes(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 1000)[:-20])
+    with pytest.raises(InputError, match="corrupt gzip data"):
+        read_run(path)
+    data = bytearray(gzip.compress(b"1 Q0 d1 1 2.0 r\n" * 1000))
+    data[12:20] = b"\xff" * 8
+    path.write_bytes(bytes(data))
+    with pytest.raises(InputError, match="corrupt gzip data"):
+        read_run(path)
+
+
+def test_inflate_engine_is_isal_when_installed():
+    try:
+        from isal import igzip
+    except ImportError:
+        pytest.skip("isal not installed (pip install -e '.[fast]')")
+    assert inflate_engine() is igzip
+
+
+# ------------------------------------------------------------------ the hash index (oracle: a dict)
+@pytest.mark.parametrize("n", [0, 1, 5, 1000, 20000])
+def test_key_index_equals_a_dict(n):
+    rng = np.random.default_rng(n)
+    keys = rng.integers(0, 2**64, n, dtype=np.uint64, endpoint=False)
+    query = np.concatenate([keys, rng.integers(0, 2**64, 500, dtype=np.uint64)])
+    rng.shuffle(query)
+    where = {int(k): i for i, k in enumerate(keys)}
+    expected = [where.get(int(k), -1) for k in query]
+    assert _KeyIndex(keys).get_indexer(query).tolist() == expected
+
+
+def test_key_index_with_keys_that_are_not_hashes():
+    # keys sharing their top bits (small integers, not hashes) are found all the same
+    keys = np.arange(50, dtype=np.uint64)[::-1].copy()
+    query = np.arange(100, dtype=np.uint64)
+    expected = [49 - int(q) if q < 50 else -1 for q in query]
+    assert _KeyIndex(keys).get_indexer(query).tolist() == expected

@@ -8,7 +8,8 @@ import pandas as pd
 import pytest
 
 from maxent.errors import InputError
-from maxent.trec import read_qrels, read_runs, run_from_frame
+from maxent.inputs import run_from_frame
+from maxent.trec import read_qrels, read_runs
 from maxent.trecltr import feature_names, learning_set_from_runs
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"

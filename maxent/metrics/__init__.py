@@ -1,5 +1,5 @@
-"""The metric table (as trec_eval's measures.c): every metric class, in trec_eval output order,
-plus the named measure sets used by ``python -m maxent.evaluate``.
+"""The metrics: every metric class, the registry (:data:`METRICS`, :data:`MEASURE_SETS`, held
+by :mod:`maxent.metrics.registry`) and the name parser (:mod:`maxent.metrics.names`).
 """
 from __future__ import annotations
 
@@ -10,32 +10,14 @@ from maxent.metrics.counts import NumRel, NumRelRet, NumRet
 from maxent.metrics.dcg import DCG, NDCG
 from maxent.metrics.err import ERR
 from maxent.metrics.gap import GAP, gap_pivot
-from maxent.metrics.names import parse_measure, parse_measures
+from maxent.metrics.names import as_measure, parse_measure, parse_measures
 from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
 from maxent.metrics.rbp import RBP
+from maxent.metrics.registry import MEASURE_SETS, METRICS
 from maxent.metrics.rr import RR
 
 __all__ = [
-    "Metric", "Param", "METRICS", "MEASURE_SETS", "parse_measure", "parse_measures",
+    "Metric", "Param", "METRICS", "MEASURE_SETS", "parse_measure", "parse_measures", "as_measure",
     "AP", "GMAP", "Bpref", "SetP", "SetR", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG", "ERR", "GAP",
     "RBP", "NumRet", "NumRel", "NumRelRet", "gap_pivot",
 ]
-
-METRICS: tuple[type[Metric], ...] = (
-    NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
-    SetP, SetR, DCG, ERR, GAP, RBP,
-)
-"""Every metric class, in trec_eval's output order (ours last)."""
-
-_CUTS = "5,10,15,20,30,100,200,500,1000"
-_RECALL_LEVELS = ",".join(f"{x / 10:.2f}" for x in range(11))
-
-MEASURE_SETS: dict[str, list[str]] = {
-    # trec_eval's default ("official") measures that this library implements
-    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}"],
-    # trec_eval's all_trec measures that this library implements
-    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "ndcg",
-                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", "success.1,5,10", "set_P", "set_recall"],
-}

@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from maxent.errors import ParameterError
 from maxent.metrics._deltas import DeltaSide, check_delta_args, symmetric_from_upper, valid_ranks
-from maxent.ranked import RankedLists
+
+if TYPE_CHECKING:
+    from maxent.ranked import RankedLists
 
 __all__ = ["Metric", "Param", "format_value"]
 

@@ -3,33 +3,32 @@ style (``map``, ``P_10``, ``P.5,10``, ``ndcg_cut.10,20``, ``ndcg.1=3,2=9``), bot
 the same metric objects. An unknown name raises MeasureNameError with close matches.
 
 Both name tables are derived from class attributes of the registered metrics
-(``maxent.metrics.METRICS``): ``NAME`` and ``ALIASES``; ``TREC_NAME``, ``TREC_SUFFIX`` and
-``TREC_CUT_NAME``. A new metric is one file plus one row of that table.
+(:data:`maxent.metrics.registry.METRICS`): ``NAME`` and ``ALIASES``; ``TREC_NAME``,
+``TREC_SUFFIX`` and ``TREC_CUT_NAME``. A new metric is one file plus one row of that table.
+
+:func:`as_measure` maps ir_measures measure objects (``ir_measures.nDCG@10``, ``AP(rel=2)``)
+to our metrics; names and our metric objects pass through.
 """
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from typing import Any, Iterable
 
 from maxent.errors import MeasureNameError, ParameterError
 from maxent.metrics.base import Metric
+from maxent.metrics.registry import METRICS
 
-__all__ = ["parse_measure", "parse_measures", "ALIASES", "TREC_NAMES", "aliases", "trec_names"]
+__all__ = ["parse_measure", "parse_measures", "as_measure", "ALIASES", "TREC_NAMES", "aliases", "trec_names",
+           "IR_MEASURES_NAMES"]
 
 _CACHE: dict[str, dict] = {}
-
-
-def _registry():
-    from maxent.metrics import METRICS   # the one table; imported here (it imports this module)
-
-    return METRICS
 
 
 def aliases() -> dict[str, type[Metric]]:
     """ir_measures-style name -> class, from each registered class's ``NAME`` and ``ALIASES``."""
     if "aliases" not in _CACHE:
         out: dict[str, type[Metric]] = {}
-        for cls in _registry():
+        for cls in METRICS:
             for name in (cls.NAME, *cls.ALIASES):
                 if name in out and out[name] is not cls:
                     raise AssertionError(f"name {name!r} registered by {out[name].__name__} and {cls.__name__}")
@@ -43,7 +42,7 @@ def trec_names() -> dict[str, tuple[type[Metric], dict, str | None]]:
     registered class's ``TREC_NAME`` / ``TREC_SUFFIX`` and ``TREC_CUT_NAME`` (suffix: cutoff)."""
     if "trec" not in _CACHE:
         out: dict = {}
-        for cls in _registry():
+        for cls in METRICS:
             if cls.TREC_NAME is not None:
                 out[cls.TREC_NAME] = (cls, {}, cls.TREC_SUFFIX)
             if cls.TREC_CUT_NAME is not None:
@@ -223,3 +222,81 @@ def parse_measure(name: str | Metric) -> Metric:
     if len(got) != 1:
         raise MeasureNameError(f"{name!r} names {len(got)} measures; use parse_measures")
     return got[0]
+
+
+# ------------------------------------------------------------------ ir_measures objects
+# ir_measures measure name -> (our name, {their parameter: our parameter})
+_IR_MEASURES = {
+    "AP": ("AP", {"cutoff": "cutoff", "rel": "rel"}),
+    "P": ("P", {"cutoff": "cutoff", "rel": "rel"}),
+    "R": ("R", {"cutoff": "cutoff", "rel": "rel"}),
+    "RR": ("RR", {"cutoff": "cutoff", "rel": "rel"}),
+    "Rprec": ("R-prec", {"rel": "rel"}),
+    "Success": ("Success", {"cutoff": "cutoff", "rel": "rel"}),
+    "Bpref": ("Bpref", {"rel": "rel"}),
+    "SetP": ("SetP", {"rel": "rel"}),
+    "SetR": ("SetR", {"rel": "rel"}),
+    "NumRel": ("NumRel", {"rel": "rel"}),
+    "IPrec": ("IPrec", {"recall": "cutoff", "rel": "rel"}),
+    "nDCG": ("nDCG", {"cutoff": "cutoff"}),
+    "ERR": ("ERR", {"cutoff": "cutoff"}),
+    "RBP": ("RBP", {"cutoff": "cutoff", "p": "p", "rel": "rel"}),
+    "NumRet": ("NumRet", {}),
+}
+IR_MEASURES_NAMES = tuple(_IR_MEASURES)
+"""ir_measures measures with an equivalent here (:func:`as_measure`)."""
+
+
+def as_measure(measure) -> Metric | str:
+    """A metric from an ir_measures measure object; names and metric objects pass through.
+
+    ir_measures' parameters map to ours: ``IPrec@r`` is ``IPrec@r``; ``nDCG(dcg='exp-log2')``
+    is ``nDCG(gain=exp)`` and ``nDCG(gains={0: 0, 1: 1, 2: 3})`` a gain map;
+    ``NumRet(rel=r)`` is ``NumRelRet(rel=r)``; ``ERR@k`` is gdeval's (which ir_measures runs):
+    exponential gains over a fixed top grade 4, ``ERR(max_grade=4)@k``. ``judged_only=True``,
+    ``SetP(relative=True)``, RBP without ``rel`` and measures with no equivalent raise
+    :class:`~maxent.errors.MeasureNameError`.
+    """
+    if isinstance(measure, (str, Metric)):
+        return measure
+    name = getattr(measure, "NAME", None)
+    params = getattr(measure, "params", None)
+    if name is None or not isinstance(params, dict):
+        raise MeasureNameError(f"measure {measure!r}: expected a name, a metric or an ir_measures measure")
+    if name not in _IR_MEASURES:
+        raise MeasureNameError(f"ir_measures measure {measure} has no equivalent here; measures mapped: "
+                               + ", ".join(IR_MEASURES_NAMES))
+    ours, rename = _IR_MEASURES[name]
+    kwargs: dict[str, Any] = {}
+    for k, v in params.items():
+        if k == "judged_only":
+            if v:
+                raise MeasureNameError(f"{measure}: judged_only=True is not supported (unjudged documents "
+                                       "count as non-relevant, as trec_eval without -J)")
+        elif k == "relative" and name == "SetP":
+            if v:
+                raise MeasureNameError(f"{measure}: SetP(relative=True) is not supported")
+        elif name == "nDCG" and k == "dcg":
+            if v == "exp-log2":
+                kwargs["gain"] = "exp"
+            elif v != "log2":
+                raise MeasureNameError(f"{measure}: dcg={v!r} is not supported (log2 or exp-log2)")
+        elif name == "nDCG" and k == "gains":
+            kwargs["gain"] = tuple(sorted((int(a), float(b)) for a, b in dict(v).items()))
+        elif name == "NumRet" and k == "rel":
+            ours, kwargs["rel"] = "NumRelRet", int(v)
+        elif k in rename:
+            kwargs[rename[k]] = v
+        else:
+            raise MeasureNameError(f"{measure}: parameter {k!r} has no equivalent here")
+    if name == "RBP" and "rel" not in params:
+        raise MeasureNameError(f"{measure}: graded RBP (no rel) has no fixed gain scale in ir_measures; "
+                               "give rel, e.g. RBP(rel=1), or use our RBP(gain=...)")
+    if name == "ERR":
+        kwargs["max_grade"] = 4   # gdeval's ERR, which ir_measures runs: r = (2^g - 1) / 2^4
+    if name == "nDCG" and isinstance(kwargs.get("gain"), tuple) and "exp" in str(params.get("dcg", "")):
+        raise MeasureNameError(f"{measure}: dcg='exp-log2' with a gains map is ambiguous")
+    try:
+        return aliases()[ours](**kwargs)
+    except ParameterError as e:
+        raise MeasureNameError(f"{measure}: {e}") from None

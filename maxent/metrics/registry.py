@@ -1,0 +1,39 @@
+"""The metric table (as trec_eval's measures.c): every metric class, in trec_eval output order,
+plus the named measure sets used by ``python -m maxent.evaluate``.
+
+The name parser (:mod:`maxent.metrics.names`) derives its tables from this one; a new metric
+is one file plus one row of :data:`METRICS`.
+"""
+from __future__ import annotations
+
+from maxent.metrics.ap import AP, GMAP
+from maxent.metrics.base import Metric
+from maxent.metrics.bpref import Bpref
+from maxent.metrics.counts import NumRel, NumRelRet, NumRet
+from maxent.metrics.dcg import DCG, NDCG
+from maxent.metrics.err import ERR
+from maxent.metrics.gap import GAP
+from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
+from maxent.metrics.rbp import RBP
+from maxent.metrics.rr import RR
+
+__all__ = ["METRICS", "MEASURE_SETS"]
+
+METRICS: tuple[type[Metric], ...] = (
+    NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
+    SetP, SetR, DCG, ERR, GAP, RBP,
+)
+"""Every metric class, in trec_eval's output order (ours last)."""
+
+_CUTS = "5,10,15,20,30,100,200,500,1000"
+_RECALL_LEVELS = ",".join(f"{x / 10:.2f}" for x in range(11))
+
+MEASURE_SETS: dict[str, list[str]] = {
+    # trec_eval's default ("official") measures that this library implements
+    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}"],
+    # trec_eval's all_trec measures that this library implements
+    "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "ndcg",
+                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", "success.1,5,10", "set_P", "set_recall"],
+}
