@@ -19,8 +19,9 @@ the discriminative-power tables it commits, and writes to ``results/significance
 The unit of every test is the topic (or the run, for Fig. 3's per-run means): a topic's value
 is the sum over its lists scaled so that the mean over topics equals the mean over lists
 (``T * sum_t / N``), so the tested mean is the table's mean. Tests: paired t-test (the
-verdict), Wilcoxon signed-rank and sign test (``maxent.stats``); Holm over the collections of
-each comparison (``maxent.compare.adjust``).
+verdict), Wilcoxon signed-rank and sign test (``maxent.stats.paired``); Holm over the collections of
+each comparison (``maxent.stats.corrections``); Wilson intervals and exact McNemar tests
+(``maxent.stats.proportions``).
 """
 from __future__ import annotations
 
@@ -34,9 +35,8 @@ import pandas as pd
 
 from analysis import _cli
 from analysis._provenance import RESULTS, command_line, write_provenance
-from maxent.compare import adjust
 from maxent.errors import InputError
-from maxent.stats import bootstrap_ci, paired_tests
+from maxent.stats import adjust, bootstrap_ci, mcnemar_exact, paired_tests, wilson_interval
 
 COLLECTIONS = ("trec_runs", "trec_covid_r1", "robust03", "trec_dl19_passage")
 SOURCE = Path("out") / "evidence"
@@ -195,8 +195,6 @@ def _tau(a, b) -> float:
 
 def discriminative(dataset: str) -> pd.DataFrame:
     """Share of significant run pairs per metric with Wilson intervals; McNemar against nDCG."""
-    from scipy import stats
-
     folder = RESULTS / "gap_thresholds" / dataset
     power = pd.read_csv(folder / "discriminative.csv")
     rows = []
@@ -214,7 +212,7 @@ def discriminative(dataset: str) -> pd.DataFrame:
                 continue
             only_m = int((sig[m] & ~sig[ref]).sum())
             only_ref = int((sig[ref] & ~sig[m]).sum())
-            p = stats.binomtest(only_m, only_m + only_ref, 0.5).pvalue if only_m + only_ref else 1.0
+            p = mcnemar_exact(only_m, only_ref)
             out.loc[out["metric"] == m, ["only_this", "only_nDCG", "p_mcnemar"]] = [only_m, only_ref, p]
     return out
 
@@ -244,12 +242,11 @@ def holm_mcnemar(df: pd.DataFrame) -> pd.DataFrame:
 
 
 def _wilson(r: dict) -> dict:
-    from scipy import stats
-
+    """The significant pairs of a discriminative.csv row (stored as a fraction) and their 95% Wilson interval."""
     n = int(r["pairs"])
     k = int(round(r["significant"] * n))
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return dict(significant=k, fraction=k / n, lo=ci.low, hi=ci.high)
+    lo, hi = wilson_interval(k, n, 0.95)
+    return dict(significant=k, fraction=k / n, lo=lo, hi=hi)
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -56,3 +56,18 @@ def test_queries_needed_edges():
             queries_needed(**kw)
     with pytest.raises(ParameterError, match="n_claims"):
         family_mde(1.0, 10, n_claims=0)
+
+
+def test_minimum_detectable_effect_has_the_stated_power():
+    """Oracles: (1) simulated paired t-tests at the MDE reject with frequency 0.8 (4000 trials,
+    binomial sd 0.0063); (2) large n gives the normal formula (z_{.975} + z_{.8}) sd / sqrt(n)."""
+    n, sd = 15, 0.2
+    mde = minimum_detectable_effect(sd, n)
+    x = np.random.default_rng(0).normal(mde, sd, (4000, n))
+    p = st.ttest_1samp(x, 0.0, axis=1).pvalue
+    assert (p < 0.05).mean() == pytest.approx(0.8, abs=0.025)
+    z = (st.norm.ppf(0.975) + st.norm.ppf(0.8)) * sd / np.sqrt(100000)
+    assert minimum_detectable_effect(sd, 100000) == pytest.approx(z, rel=1e-3)
+    assert minimum_detectable_effect(0.0, 10) == 0.0
+    with pytest.raises(ParameterError):
+        minimum_detectable_effect(0.1, 1)

@@ -1,9 +1,9 @@
-"""Sakai's paired bootstrap test (maxent.bootstrap)."""
+"""The topic resampler and Sakai's paired bootstrap test (maxent.stats.bootstrap)."""
 import numpy as np
 import pytest
 from scipy import stats
 
-from maxent.bootstrap import discriminative_power, paired_bootstrap_asl
+from maxent.stats import discriminative_power, paired_bootstrap_asl
 from maxent.errors import ParameterError
 
 
@@ -62,3 +62,42 @@ def test_bad_parameters():
         paired_bootstrap_asl(np.zeros((2, 1)))
     with pytest.raises(ParameterError):
         paired_bootstrap_asl(np.zeros((2, 5)), n_boot=0)
+
+
+def test_resamples_are_one_seeded_stream_of_indices_or_counts():
+    from maxent.stats import resample_counts, resample_indices, resample_topics
+
+    idx = resample_indices(9, 50, seed=3)
+    assert idx.shape == (50, 9) and idx.min() >= 0 and idx.max() < 9
+    assert np.array_equal(idx, np.random.default_rng(3).integers(0, 9, size=(50, 9)))
+    W = resample_counts(9, 50, seed=3)
+    assert W.dtype == np.float64 and np.all(W.sum(axis=1) == 9)
+    # counts do not depend on the block size; they are the multinomial draws row by row
+    blocks = list(resample_topics(9, 50, seed=3, weights=True, block=7))
+    assert [len(b) for b in blocks] == [7] * 7 + [1]
+    assert np.array_equal(np.concatenate(blocks), W)
+    assert resample_counts(0, 4).shape == (4, 0)
+    with pytest.raises(ParameterError):
+        next(resample_topics(9, 0))
+
+
+def test_topic_bootstrap_stacks_the_statistic_of_every_block():
+    from maxent.stats import resample_topics, topic_bootstrap
+
+    d = np.random.default_rng(1).random(11)
+    got = topic_bootstrap(lambda idx: d[idx].mean(axis=1), 11, 100, seed=2, block=30)
+    want = np.concatenate([d[i].mean(axis=1) for i in resample_topics(11, 100, seed=2, block=30)])
+    assert got.shape == (100,) and np.array_equal(got, want)
+    two = topic_bootstrap(lambda W: np.stack([W @ d, W.sum(axis=1)], axis=1), 11, 60, seed=2, weights=True)
+    assert two.shape == (60, 2) and np.all(two[:, 1] == 11)
+
+
+def test_paired_bootstrap_asl_uses_the_shared_indices():
+    from maxent.stats import resample_indices
+    from maxent.stats.bootstrap import _t_stat
+
+    d = np.random.default_rng(9).normal(0.02, 0.1, (2, 12))
+    idx = resample_indices(12, 250, seed=4)
+    w = d - d.mean(axis=1, keepdims=True)
+    want = (np.abs(_t_stat(w[:, idx])) >= np.abs(_t_stat(d))[:, None] - 1e-12).mean(axis=1)
+    assert np.array_equal(paired_bootstrap_asl(d, n_boot=250, seed=4), want)

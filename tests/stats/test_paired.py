@@ -1,4 +1,5 @@
-"""Paired significance tests (Yilmaz & Robertson (2010)'s rule: t-test, Wilcoxon and sign test all at 95%)."""
+"""Paired significance tests (maxent.stats.paired; Yilmaz & Robertson (2010)'s rule: t-test, Wilcoxon and
+sign test all at 95%)."""
 from __future__ import annotations
 
 import math
@@ -59,15 +60,15 @@ def test_bootstrap():
     assert paired_bootstrap(b + 0.2 + 0.01 * rng.random(30), b, n_resamples=2000) < 0.01
     d = np.array([0.1, -0.1] * 10)           # mean 0: t = 0, every resample is at least as extreme
     assert paired_bootstrap(d, np.zeros(20), n_resamples=500) == 1.0
-    # maxent.bootstrap's conventions: identical systems -> 1, constant non-zero difference -> 0
+    # maxent.stats.bootstrap's conventions: identical systems -> 1, constant non-zero difference -> 0
     assert paired_bootstrap(b, b, n_resamples=100) == 1.0
     assert paired_bootstrap(b + 0.2, b, n_resamples=100) == 0.0
 
 
 def test_bootstrap_is_sakais_studentised_test():
-    """Oracle: maxent.bootstrap.paired_bootstrap_asl (the one implementation), and for a small
+    """Oracle: maxent.stats.paired_bootstrap_asl (the one implementation), and for a small
     case a direct count of resampled |t*| >= |t| with the same generator draws."""
-    from maxent.bootstrap import paired_bootstrap_asl
+    from maxent.stats import paired_bootstrap_asl
 
     rng = np.random.default_rng(2)
     a, b = rng.random(15), rng.random(15)
@@ -87,39 +88,3 @@ def test_bad_inputs():
         paired_tests([1.0], [2.0])
     with pytest.raises(ParameterError):
         paired_tests([1.0, 2.0], [1.0, 3.0], alpha=1.5)
-
-
-def test_bootstrap_ci_matches_scipy_percentile():
-    """Oracle: scipy.stats.bootstrap(method='percentile') on the same data (own resampling, so
-    agreement to Monte-Carlo error: 1% of the spread of d at B = 20000)."""
-    from scipy import stats as st
-
-    from maxent.stats import bootstrap_ci
-
-    d = np.random.default_rng(3).normal(0.02, 0.1, 40)
-    lo, hi = bootstrap_ci(d, n_resamples=20000, seed=1)
-    ref = st.bootstrap((d,), np.mean, method="percentile", n_resamples=20000, random_state=2).confidence_interval
-    assert lo == pytest.approx(ref.low, abs=0.01 * d.std()) and hi == pytest.approx(ref.high, abs=0.01 * d.std())
-    assert lo < d.mean() < hi
-    assert bootstrap_ci(np.full(5, 0.3)) == pytest.approx((0.3, 0.3))
-    with pytest.raises(ParameterError):
-        bootstrap_ci([1.0])
-
-
-def test_minimum_detectable_effect_has_the_stated_power():
-    """Oracles: (1) simulated paired t-tests at the MDE reject with frequency 0.8 (4000 trials,
-    binomial sd 0.0063); (2) large n gives the normal formula (z_{.975} + z_{.8}) sd / sqrt(n)."""
-    from scipy import stats as st
-
-    from maxent.stats import minimum_detectable_effect
-
-    n, sd = 15, 0.2
-    mde = minimum_detectable_effect(sd, n)
-    x = np.random.default_rng(0).normal(mde, sd, (4000, n))
-    p = st.ttest_1samp(x, 0.0, axis=1).pvalue
-    assert (p < 0.05).mean() == pytest.approx(0.8, abs=0.025)
-    z = (st.norm.ppf(0.975) + st.norm.ppf(0.8)) * sd / np.sqrt(100000)
-    assert minimum_detectable_effect(sd, 100000) == pytest.approx(z, rel=1e-3)
-    assert minimum_detectable_effect(0.0, 10) == 0.0
-    with pytest.raises(ParameterError):
-        minimum_detectable_effect(0.1, 1)

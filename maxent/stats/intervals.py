@@ -1,0 +1,164 @@
+r"""Percentile bootstrap intervals over topics (Efron & Tibshirani 1993, section 13.3).
+
+Every interval here is the :math:`((1 - \text{level})/2, (1 + \text{level})/2)` quantile pair
+of a statistic over bootstrap resamples of the topics (:func:`maxent.stats.bootstrap.topic_bootstrap`):
+
+* :func:`bootstrap_ci`: the mean of paired differences;
+* :func:`effect_sizes`: the mean difference and Cohen's :math:`d_z = \bar d / s_d` of run pairs;
+* :func:`topic_bootstrap_mean`: the mean of a frame's column per group, each resample given as
+  topic weights (draw counts), so that one draw of topics serves every group.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Sequence
+
+import numpy as np
+
+from maxent.errors import ParameterError
+from maxent.stats.bootstrap import topic_bootstrap
+
+if TYPE_CHECKING:  # pandas loads where a frame is built
+    import pandas as pd
+
+__all__ = ["percentile_interval", "bootstrap_ci", "effect_sizes", "topic_bootstrap_mean"]
+
+
+def percentile_interval(boot, level: float = 0.95, *, finite_only: bool = True) -> tuple[float, float]:
+    """The (1 - level)/2 and (1 + level)/2 quantiles of the resampled statistic ``boot``.
+
+    With ``finite_only`` the resamples where the statistic is undefined (NaN, infinite) are
+    left out, and the interval is (nan, nan) when none is left; without it such a resample
+    makes the interval NaN.
+    """
+    boot = np.asarray(boot, dtype=np.float64)
+    if finite_only:
+        boot = boot[np.isfinite(boot)]
+        if len(boot) == 0:
+            return float("nan"), float("nan")
+    lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
+    return float(lo), float(hi)
+
+
+def bootstrap_ci(d, *, level: float = 0.95, n_resamples: int = 10000, seed: int = 0) -> tuple[float, float]:
+    r"""Percentile bootstrap confidence interval of the mean of paired differences d.
+
+    Topics are resampled with replacement B = ``n_resamples`` times
+    (``numpy.random.default_rng(seed)``, topic indices drawn in blocks of 2,000,000 values);
+    the interval is the :math:`(1 - \text{level})/2` and :math:`(1 + \text{level})/2` quantiles
+    of the B resampled means (Efron & Tibshirani 1993, section 13.3; ``scipy.stats.bootstrap``
+    with ``method="percentile"`` computes the same interval).
+
+    Parameters
+    ----------
+    d : array_like, shape (n,)
+        Per-topic differences a - b.
+    level : float
+        Confidence level in (0, 1).
+    n_resamples, seed : int
+        Bootstrap samples and the seed of the topic resampling.
+
+    Returns
+    -------
+    (low, high) : tuple of float
+    """
+    d = np.asarray(d, dtype=np.float64)
+    if d.ndim != 1 or len(d) < 2:
+        raise ParameterError(f"bootstrap_ci needs a 1-d array of at least 2 differences, got shape {d.shape}")
+    if not 0 < level < 1 or n_resamples < 1:
+        raise ParameterError(f"level must be in (0, 1) and n_resamples >= 1, got {level}, {n_resamples}")
+    n = len(d)
+    means = topic_bootstrap(lambda idx: d[idx].mean(axis=1), n, n_resamples, seed, block=max(1, 2_000_000 // n))
+    return percentile_interval(means, level, finite_only=False)
+
+
+def _dz(x: np.ndarray) -> np.ndarray:
+    """Cohen's d_z of the rows of x; NaN where the standard deviation is 0."""
+    sd = x.std(axis=-1, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(sd > 0, x.mean(axis=-1) / np.where(sd > 0, sd, 1.0), np.nan)
+
+
+def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+    r"""Mean difference and Cohen's :math:`d_z = \bar d / s_d` with percentile bootstrap intervals.
+
+    Topics are resampled with replacement (B = ``n_boot`` resamples of n topic indices from
+    ``numpy.random.default_rng(seed)``, drawn at once and shared by all pairs); the interval is
+    the ((1 - level)/2, (1 + level)/2) quantile pair of the resampled statistic. :math:`d_z` is
+    NaN when :math:`s_d = 0` (and such resamples are left out of its interval).
+
+    diffs : (P, n) per-topic differences. Returns a frame with P rows: ``diff``, ``diff_lo``,
+    ``diff_hi``, ``d``, ``d_lo``, ``d_hi``.
+    """
+    import pandas as pd
+
+    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
+    P, n = d.shape
+    if n < 2:
+        raise ParameterError(f"effect sizes need at least 2 topics, got {n}")
+    if not 0 < level < 1:
+        raise ParameterError(f"level must be in (0, 1), got {level}")
+
+    def statistic(idx):                                 # (B, P, 2): mean and d_z per resample and pair
+        out = np.empty((len(idx), P, 2))
+        for a in range(P):                              # pairs, not documents: B x n per pair
+            boot = d[a][idx]                            # (B, n)
+            out[:, a, 0] = boot.mean(axis=1)
+            out[:, a, 1] = _dz(boot)
+        return out
+
+    boot = topic_bootstrap(statistic, n, n_boot, seed)
+    rows = {k: np.empty(P) for k in ("diff", "diff_lo", "diff_hi", "d", "d_lo", "d_hi")}
+    rows["diff"] = d.mean(axis=1)
+    rows["d"] = _dz(d)
+    for a in range(P):
+        rows["diff_lo"][a], rows["diff_hi"][a] = percentile_interval(boot[:, a, 0], level, finite_only=False)
+        rows["d_lo"][a], rows["d_hi"][a] = percentile_interval(boot[:, a, 1], level)
+    return pd.DataFrame(rows)
+
+
+def topic_bootstrap_mean(frame: pd.DataFrame, value: str, by: Sequence[str], *, level: float = 0.95,
+                         n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """Mean of ``value`` per group of ``by`` with a percentile bootstrap interval over topics.
+
+    Topics (column ``topic``) are resampled with replacement (one draw of topics shared by
+    every group, so the intervals of two groups come from the same resamples); a group's
+    statistic on a resample is the mean of its rows on the drawn topics, each drawn topic
+    weighted by how often it was drawn (:func:`maxent.stats.bootstrap.resample_counts`).
+    Returns ``by``, ``mean``, ``lo``, ``hi``, ``n`` (rows) and ``topics``.
+    """
+    import pandas as pd
+
+    if not 0 < level < 1:
+        raise ParameterError(f"level must be in (0, 1), got {level}")
+    if n_boot < 1:
+        raise ParameterError(f"n_boot must be >= 1, got {n_boot}")
+    by = list(by)
+    topics, t_index = np.unique(frame["topic"].astype(str).to_numpy(), return_inverse=True)
+    T = len(topics)
+    values = frame[value].to_numpy(dtype=np.float64)
+    groups = list(frame.groupby(by, sort=False).indices.items())
+    # per group: the sum of its finite values and their count per topic, columns of (T, G)
+    sums, counts, means, ns = np.zeros((T, len(groups))), np.zeros((T, len(groups))), [], []
+    for j, (_, idx) in enumerate(groups):
+        v, t = values[idx], t_index[idx]
+        ok = np.isfinite(v)
+        v, t = v[ok], t[ok]
+        sums[:, j] = np.bincount(t, weights=v, minlength=T)
+        counts[:, j] = np.bincount(t, minlength=T)
+        means.append(v.mean() if len(v) else np.nan)
+        ns.append(len(v))
+
+    def statistic(W):                                   # (rows, G) weighted means of the groups
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return (W @ sums) / (W @ counts)
+
+    # counts in blocks of rows (the same draws as one (n_boot, T) matrix), so memory stays
+    # O(T) however many topics there are
+    boot = topic_bootstrap(statistic, T, n_boot, seed, weights=True, block=max(1, min(n_boot, 2**22 // max(T, 1))))
+    rows = []
+    for j, (key, _) in enumerate(groups):
+        lo, hi = percentile_interval(boot[:, j], level)
+        key = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(by, key)), "mean": means[j], "lo": lo, "hi": hi,
+                     "n": ns[j], "topics": int((counts[:, j] > 0).sum())})
+    return pd.DataFrame(rows, columns=[*by, "mean", "lo", "hi", "n", "topics"])
