@@ -22,7 +22,7 @@ from maxent.errors import InputWarning
 
 from maxent import (InputError, MeasureNameError, ParameterError, evaluate, parse_measure,
                     rank_runs, read_qrels, read_run, solve)
-from maxent.evaluate import main as evaluate_main
+from maxent.cli.evaluate import main as evaluate_main
 from maxent.trec import LONG_TOKEN, MAX_GRADE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -184,7 +184,7 @@ def test_solve_accepts_a_name_and_refuses_other_objects():
         solve(3, [1.0], lists)
 
 
-@pytest.mark.parametrize("module", ["maxent.evaluate", "maxent.compare", "analysis.maxent",
+@pytest.mark.parametrize("module", ["maxent.cli.evaluate", "maxent.cli.compare", "analysis.maxent",
                                     "analysis.gap_thresholds", "analysis.learning", "analysis.figures",
                                     "analysis.active_eval"])
 def test_help_is_readable(module, capsys):
@@ -210,14 +210,12 @@ def test_describe_is_plain_text(name, capsys):
 
 
 def test_every_cli_offers_score_precision():
-    import sys as _sys
-
     from analysis import figures, gap_thresholds, maxent as mx
-    from maxent.evaluate import _parser
+    from maxent.cli.compare import _parser as compare_parser
+    from maxent.cli.evaluate import _parser
 
-    compare_parser = _sys.modules["maxent.compare"]._parser()
     # (analysis.learning ranks by model scores, not run files: no such option there)
-    for parser in (_parser(), compare_parser, mx._parser(), gap_thresholds._parser(), figures._parser()):
+    for parser in (_parser(), compare_parser("maxent compare"), mx._parser(), gap_thresholds._parser(), figures._parser()):
         action = next(a for a in parser._actions if "--score-precision" in a.option_strings)
         assert action.default == "single" and tuple(action.choices) == ("single", "double")
 
@@ -372,7 +370,7 @@ def test_analysis_with_a_huge_grade_is_a_clear_error(tmp_path, capsys):
 # ------------------------------------------------------------------------------ 4. start-up
 def test_import_and_trec_cli_path_load_neither_pandas_nor_scipy():
     code = ("import sys, maxent, maxent.evaluate\n"
-            "from maxent.evaluate import main\n"
+            "from maxent.cli.evaluate import main\n"
             "import contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
             f"    main([{str(BAD / 'qrels_ok.txt')!r}, {str(BAD / 'run_ok.txt')!r}, '-m', 'map'])\n"

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Iterable, Sequence
 import numpy as np
 
 from maxent.errors import MeasureNameError, ParameterError
+from maxent.inputs import as_qrels, as_runs
 from maxent.metrics import MEASURE_SETS, Metric, parse_measure, parse_measures
 from maxent.metrics.ap import MIN_GEO_MEAN
+from maxent.metrics.names import as_measure
 from maxent.ranked import RankedLists, check_depth, rank_runs
 from maxent.trec import Qrels, Run
 
@@ -29,12 +31,10 @@ __all__ = ["evaluate", "evaluate_lists", "aggregate", "run_summary", "resolve_me
 
 def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int | None = None) -> list[Metric]:
     """Names (or measure-set names ``official``/``all_trec``), metric objects or ir_measures
-    measures (:func:`maxent.inputs.as_measure`) -> metric objects.
+    measures (:func:`maxent.metrics.names.as_measure`) -> metric objects.
 
     ``rel`` (trec_eval ``-l``) sets the relevance threshold of every binary measure.
     """
-    from maxent.metrics.names import as_measure
-
     if isinstance(measures, (str, Metric)) or hasattr(measures, "params"):  # one name, metric or ir_measures measure
         measures = [measures]
     elif measures is None or isinstance(measures, (bytes, dict)) or not hasattr(measures, "__iter__"):
@@ -112,8 +112,6 @@ def evaluate(
     --------
     aggregate : per-run means (sums for counts), as trec_eval's ``all`` rows.
     """
-    from maxent.inputs import as_qrels, as_runs
-
     depth = check_depth(depth)
     qrels = as_qrels(qrels)
     measures = resolve_measures(measures, rel)
