@@ -13,12 +13,9 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import _cli
-from analysis._cli import split_names  # noqa: F401  (re-exported)
-from maxent.informativeness import (Settings, analyse_run, at_threshold, counts_text, graded_summary,  # noqa: F401
-                                    infer, resolve_graded_pr)
+from maxent.informativeness import Settings, analyse_run, resolve_graded_pr
 
-__all__ = ["split_names", "Settings", "at_threshold", "infer", "counts_text", "analyse_run",
-           "parse_graded_pr", "graded_summary", "run_instances"]
+__all__ = ["parse_graded_pr", "run_instances"]
 
 
 def parse_graded_pr(text: str | None, max_grade: int) -> tuple[float, ...] | None:

@@ -2,48 +2,286 @@
 informative and most discriminative, against nDCG (Robertson, Kanoulas & Yilmaz 2010, Figs. 2 and 3).
 
 1. Informativeness sweep: for every g on a grid over the simplex (3 grades: g1 = 0, 0.1, ..,
-   1 and g2 = 1 - g1), MaxEnt-infer from GAP(g) and from nDCG on every eligible (run, topic)
-   and score the inferred PR curves at every threshold (>= 1, >= 2, ...). The paper's
-   selection rule keeps lists with at least ``--min-relevant`` relevant documents retrieved at
-   every threshold. GAP(g) with all mass on threshold j is AP at threshold j (marked).
+   1 and g2 = 1 - g1), MaxEnt-infer from GAP(g) and from the reference metric (nDCG) on every
+   eligible (run, topic) and score the inferred PR curves at every threshold (>= 1, >= 2, ...).
+   The paper's selection rule keeps lists with at least ``--min-relevant`` relevant documents
+   retrieved at every threshold. GAP(g) with all mass on threshold j is AP at threshold j (marked).
 2. Discriminative power: Sakai's paired bootstrap test for every pair of runs, per metric
    (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
    the same among the top-k runs by the metric.
 
 Writes to ``out/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (the paper's Fig. 2,
 with 95% bootstrap intervals over topics), asl.csv + asl.png (Fig. 3) + discriminative.csv; the best
-g per threshold on stdout. The computation is the library's (:mod:`maxent.gap_thresholds`, the
-function :func:`maxent.gap_thresholds` returns the same frames); this module adds files, progress,
-workers and resuming.
+g per threshold on stdout. The function :func:`gap_thresholds` returns the same frames from Python;
+the command adds files, progress, workers and resuming around the same per-run function
+(:func:`maxent.informativeness.analyse_run`).
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import itertools
 import time
+import warnings
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from analysis._instances import Settings, parse_graded_pr, run_instances
-from maxent._feedback import phase
+from analysis._instances import parse_graded_pr, run_instances
+from maxent.cli.progress import phase
 from maxent.errors import ParameterError
-from maxent.gap_thresholds import (best_g, bootstrap_metrics, bootstrap_tables, g_name,  # noqa: F401
-                                   per_topic_values, restrict_topics, simplex_grid, sweep_table, topic_set)
+from maxent.informativeness import Settings, analyse_run, graded_summary, resolve_graded_pr
+from maxent.informativeness import topic_bootstrap_mean
 from maxent.metrics import parse_measure
 from maxent.trec import read_qrels, read_runs
+
+__all__ = ["gap_thresholds", "GapThresholds", "simplex_grid", "g_name", "sweep_table", "best_g",
+           "per_topic_values", "bootstrap_tables", "bootstrap_metrics", "restrict_topics", "topic_set", "main"]
 
 OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")
 """Final outputs (cleared at the start of every run, see _cli.own_output)."""
 
 
+# ------------------------------------------------------------------ the study as a function
+def simplex_grid(c: int, step: float, name: str = "step") -> list[tuple[float, ...]]:
+    """All g = (g_1..g_c) with g_j in {0, step, 2 step, .., 1} and sum g_j = 1, ordered
+    lexicographically by decreasing g_1 (so c = 2 runs from (1, 0) to (0, 1)); ``name``
+    names the step in errors."""
+    m = int(round(1.0 / step)) if step > 0 else 0
+    if c < 1 or m < 1 or abs(m * step - 1.0) > 1e-9:
+        raise ParameterError(f"{name} must divide 1 (e.g. 0.1, 0.25), got {step}; grades c = {c}")
+    out = []
+    for parts in itertools.product(range(m, -1, -1), repeat=c - 1):
+        if sum(parts) <= m:
+            out.append(tuple(round(x / m, 12) for x in parts) + (round((m - sum(parts)) / m, 12),))
+    return out
+
+
+def g_name(g) -> str:
+    """The canonical name of GAP(g)."""
+    return str(parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")"))
+
+
+def sweep_table(inst: pd.DataFrame, grid, c: int, *, level: float = 0.95, n_boot: int = 1000,
+                seed: int = 0) -> pd.DataFrame:
+    """Mean RMS / MAE per g setting and threshold, with the reference metric's as rows of
+    their own; ``rms lo`` / ``rms hi`` (and ``graded rms lo`` / ``hi``) bound the mean RMS
+    by a percentile bootstrap over topics (:func:`maxent.informativeness.topic_bootstrap_mean`)."""
+    rows = []
+    names = {g_name(g): g for g in grid}
+    e = inst[inst["eligible"]]
+    kw = dict(level=level, n_boot=n_boot, seed=seed)
+    ci = topic_bootstrap_mean(e, "rms", ["metric", "threshold"], **kw).set_index(["metric", "threshold"])
+    graded = {k: graded_summary(d, "graded ") for k, d in inst.groupby(["metric", "threshold"], sort=False)
+              } if "graded rms" in inst else {}
+    if graded:
+        ge = inst[inst["graded eligible"].astype(bool)]
+        gci = topic_bootstrap_mean(ge, "graded rms", ["metric", "threshold"], **kw).set_index(["metric", "threshold"])
+    for (metric, t), d in e.groupby(["metric", "threshold"], sort=False):
+        g = names.get(metric)
+        ap_at = None
+        if g is not None and max(g) == 1.0:
+            ap_at = int(np.argmax(g)) + 1  # all mass on one threshold: AP at that threshold
+        row = {"metric": "GAP" if g is not None else metric, "g": ",".join("%.12g" % x for x in g) if g else "",
+               **{f"g{j + 1}": (g[j] if g else np.nan) for j in range(c)},
+               "reduces_to": f"AP(rel={ap_at})" if ap_at else "",
+               "threshold": t, "instances": len(d), "rms": d["rms"].mean(), "mae": d["mae"].mean(),
+               **{k.replace("RMS", "rms").replace("MAE", "mae"): v
+                  for k, v in graded.get((metric, t), {}).items()},
+               "rms lo": ci.loc[(metric, t), "lo"], "rms hi": ci.loc[(metric, t), "hi"]}
+        if graded:
+            have = (metric, t) in gci.index
+            row["graded rms lo"] = gci.loc[(metric, t), "lo"] if have else np.nan
+            row["graded rms hi"] = gci.loc[(metric, t), "hi"] if have else np.nan
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def best_g(sweep: pd.DataFrame, thresholds) -> dict[int, str]:
+    """The g (as text) of least mean RMS per threshold (thresholds without GAP rows left out)."""
+    best = {}
+    for t in thresholds:
+        gap = sweep[(sweep["metric"] == "GAP") & (sweep["threshold"] == t)]
+        if len(gap):
+            best[t] = gap.loc[gap["rms"].idxmin(), "g"]
+    return best
+
+
+def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
+    """(names, topics, {metric: (R, n) per-topic values}) over the topics every run retrieved for."""
+    from maxent.ranked import rank_runs
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs(runs, qrels, depth=depth, complete=True, score_precision=score_precision)
+    names = [r.name for r in runs]
+    topics = list(dict.fromkeys(lists.topics))
+    out = {}
+    for m in metrics:
+        out[str(m)] = m.value(lists).reshape(len(names), len(topics))
+    return names, topics, out
+
+
+def bootstrap_tables(names, values: dict, n_boot, seed, alpha, top_k):
+    """(ASL per pair, sorted, per metric; discriminative power per metric) from Sakai's
+    paired bootstrap test on every pair of runs."""
+    from maxent.bootstrap import discriminative_power
+
+    asl_rows, power_rows = [], []
+    for metric, v in values.items():
+        pairs, asl, frac = discriminative_power(v, n_boot=n_boot, seed=seed, alpha=alpha)
+        means = v.mean(axis=1)
+        top = set(np.argsort(-means, kind="stable")[:top_k].tolist())
+        in_top = np.array([a in top and b in top for a, b in pairs], dtype=bool)
+        order = np.argsort(asl, kind="stable")
+        for rank, k in enumerate(order):
+            asl_rows.append({"metric": metric, "rank": rank + 1, "run_a": names[pairs[k, 0]],
+                             "run_b": names[pairs[k, 1]], "asl": asl[k], f"top{top_k}": bool(in_top[k])})
+        power_rows.append({"metric": metric, "pairs": len(asl), "significant": float(frac),
+                           f"pairs top{top_k}": int(in_top.sum()),
+                           f"significant top{top_k}": float((asl[in_top] < alpha).mean()) if in_top.any() else np.nan})
+    return pd.DataFrame(asl_rows), pd.DataFrame(power_rows)
+
+
+def topic_set(text: str | None, name: str = "topics") -> set[str] | None:
+    """Topics from ``lo-hi`` ranges and single ids, comma-separated (None: all)."""
+    if not text:
+        return None
+    keep = set()
+    for part in text.split(","):
+        if "-" in part:
+            lo, hi = part.split("-", 1)
+            try:
+                keep.update(str(x) for x in range(int(lo), int(hi) + 1))
+            except ValueError:
+                raise ParameterError(f"{name}: bad range {part!r}") from None
+        else:
+            keep.add(part.strip())
+    return keep
+
+
+def restrict_topics(runs, qrels, keep, name: str = "topics"):
+    """Runs and qrels limited to the topics in ``keep`` (None: unchanged)."""
+    from maxent.trec import Qrels
+
+    if keep is None:
+        return runs, qrels
+    kb = np.array(sorted(k.encode() for k in keep))
+    runs = [dataclasses.replace(r, **{f: getattr(r, f)[np.isin(r.qid, kb)] for f in ("qid", "docno", "score", "line")})
+            for r in runs]
+    topics = [t for t in qrels.topics if t in keep]
+    if not topics:
+        raise ParameterError(f"{name}: no qrels topic selected")
+    qrels = Qrels(qrels.path, topics, {t: qrels.docnos[t] for t in topics},
+                  {t: qrels.grades[t] for t in topics}, max(int(qrels.grades[t].max()) for t in topics))
+    return runs, qrels
+
+
+@dataclasses.dataclass(frozen=True)
+class GapThresholds:
+    """What :func:`gap_thresholds` returns.
+
+    instances : one row per (run, topic, metric, threshold), as :func:`maxent.informativeness`
+    sweep : mean PR-curve RMS / MAE per g and threshold, the reference metric's as rows,
+        with bootstrap intervals over topics (:func:`sweep_table`)
+    best : the g of least RMS per threshold (text ``g1,g2,..``)
+    asl, discriminative : the paired bootstrap test per pair and the fraction of pairs
+        significant per metric (None when ``bootstrap=0``)
+    """
+
+    instances: pd.DataFrame
+    sweep: pd.DataFrame
+    best: dict
+    asl: pd.DataFrame | None
+    discriminative: pd.DataFrame | None
+    grid: tuple
+    thresholds: tuple
+
+
+def bootstrap_metrics(c: int, best: dict, reference: str, bootstrap_g=None) -> list:
+    """The metrics of the discriminative-power test: GAP at the uniform g and at the best g per
+    threshold (or at ``bootstrap_g``), AP and the reference, without repeats."""
+    if bootstrap_g:
+        gs = [tuple(float(x) for x in s.split(",")) if isinstance(s, str) else tuple(s) for s in bootstrap_g]
+    else:
+        gs = [tuple([1.0 / c] * c)] + [tuple(float(x) for x in v.split(",")) for v in best.values()]
+    return list(dict.fromkeys([parse_measure(g_name(g)) for g in gs]
+                              + [parse_measure("AP"), parse_measure(reference)]))
+
+
+def gap_thresholds(qrels, runs, *, step: float = 0.1, threshold=None, min_relevant: int = 5, depth: int = 1000,
+                   reference: str = "nDCG", topics=None, bootstrap: int = 1000, seed: int = 0, alpha: float = 0.05,
+                   top_k: int = 10, bootstrap_g=None, graded_pr=None,
+                   score_precision: str = "single") -> GapThresholds:
+    """Which g makes GAP most informative (and discriminative) on these runs?
+
+    Parameters
+    ----------
+    qrels, runs : anything :func:`maxent.inputs.as_qrels` / :func:`maxent.inputs.as_runs` reads
+        (paths, objects, PyTerrier or ir_datasets frames, pytrec_eval dicts); graded qrels
+    step : grid step of g over the simplex (must divide 1)
+    threshold : thresholds at which PR curves are scored (default: every grade >= 1)
+    min_relevant : keep lists with at least this many relevant retrieved at every threshold
+    depth : documents per topic kept; reference : the metric GAP is compared with
+    topics : keep only these topics (``"601-650"``, ``"1,2,5"`` or a collection of ids)
+    bootstrap : bootstrap samples B of the discriminative-power test (0: skip the test)
+    seed, alpha, top_k : its seed, significance level and the top runs of its inner plot
+    bootstrap_g : g settings tested (default: uniform and the best per threshold)
+    graded_pr : also score the graded PR curve with these threshold probabilities
+        (``"uniform"`` or g_1..g_c)
+
+    Returns
+    -------
+    GapThresholds
+    """
+    from maxent.inputs import as_qrels, as_runs
+
+    qrels = as_qrels(qrels)
+    runs = sorted(as_runs(runs), key=lambda r: r.name)
+    keep = topic_set(topics) if isinstance(topics, str) or topics is None else {str(t) for t in topics}
+    runs, qrels = restrict_topics(runs, qrels, keep)
+    c = qrels.max_grade
+    if c < 2:
+        raise ParameterError(f"qrels: GAP thresholds need graded qrels (max grade {c})")
+    if threshold is None:
+        thresholds = tuple(range(1, c + 1))
+    else:
+        items = [threshold] if np.isscalar(threshold) else list(threshold)
+        if not items or not all(isinstance(t, (int, np.integer)) and 1 <= t <= c for t in items):
+            raise ParameterError(f"threshold: expected integers in 1..{c}, got {threshold!r}")
+        thresholds = tuple(int(t) for t in items)
+    for name, v, ok in (("min_relevant", min_relevant, min_relevant >= 0), ("depth", depth, depth >= 1),
+                        ("bootstrap", bootstrap, bootstrap >= 0), ("top_k", top_k, top_k >= 1)):
+        if not isinstance(v, (int, np.integer)) or not ok:
+            raise ParameterError(f"{name}: expected an integer {'>= 0' if name in ('min_relevant', 'bootstrap') else '>= 1'}, "
+                                 f"got {v!r}")
+    if not 0 < alpha < 1:
+        raise ParameterError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+    grid = simplex_grid(c, step)
+    metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(reference)),)
+    settings = Settings(metrics, thresholds, "retrieved", "recall", int(min_relevant), int(depth), ("P@10",),
+                        resolve_graded_pr(graded_pr, c), score_precision=score_precision)
+    inst = pd.concat([analyse_run(r, qrels, settings) for r in runs], ignore_index=True)
+    sweep = sweep_table(inst, grid, c)
+    best = best_g(sweep, thresholds)
+    asl = power = None
+    if bootstrap:
+        names, _, values = per_topic_values(runs, qrels, bootstrap_metrics(c, best, reference, bootstrap_g), depth,
+                                            score_precision)
+        asl, power = bootstrap_tables(names, values, bootstrap, seed, alpha, top_k)
+    return GapThresholds(inst, sweep, best, asl, power, tuple(grid), thresholds)
+
+
+# ------------------------------------------------------------------ the command
 def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from maxent.plots import GSweepDisplay
+    from analysis.plots import GSweepDisplay
 
     graded = "graded rms" in table
     panels = len(thresholds) + graded
@@ -64,7 +302,7 @@ def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from maxent.plots import ASLDisplay
+    from analysis.plots import ASLDisplay
 
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ASLDisplay.from_asl(asl, top_k=top_k, alpha=alpha, ax=ax)

@@ -9,10 +9,11 @@ With no arguments it analyses the bundled TREC-COVID round-1 sample in ``trec_ru
 Writes to ``out/maxent/<dataset>/``: instances.csv (one row per run, topic, metric,
 threshold), summary.csv (Yilmaz & Robertson 2010, Table 1 layout, plus P@10 prediction RMS and
 Kendall tau), informativeness.csv (with ``--predict all``), figures (PNG + the CSV behind each,
-drawn with :mod:`maxent.plots`). Work is done one run at a time and each run's rows are written
+drawn with :mod:`analysis.plots`). Work is done one run at a time and each run's rows are written
 atomically to ``chunks/``; ``--resume`` skips finished runs, so an interrupted analysis loses
-nothing. The computation is the library's (:mod:`maxent.informativeness`; the function
-:func:`maxent.informativeness` returns the same instances and summary).
+nothing. The inference is the library's (:mod:`maxent.informativeness`; the function
+:func:`maxent.informativeness` returns the same instances); the tables are laid out by
+:mod:`analysis.tables`.
 """
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import _cli
-from analysis._instances import (Settings, analyse_run, graded_summary, infer, parse_graded_pr,  # noqa: F401
-                                 run_instances, split_names)
-from maxent._feedback import phase
+from analysis._cli import split_names
+from analysis._instances import parse_graded_pr, run_instances
+from analysis.tables import prediction_table, summarize
+from maxent.cli.progress import phase
 from maxent.informativeness import ALL_PREDICT as _ALL_PREDICT
 from maxent.informativeness import DEFAULT_METRICS as _DEFAULT_METRICS
-from maxent.informativeness import prediction_table, summarize
+from maxent.informativeness import Settings
 from maxent.errors import ParameterError
 from maxent.metrics import parse_measure
 from maxent.trec import read_qrels, read_runs
@@ -72,11 +74,11 @@ def _panels(k: int, width: float = 4.2, height: float = 4.2, *, title: str, font
 
 
 def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
-    """The figures (with the CSV behind each), drawn with :mod:`maxent.plots`."""
+    """The figures (with the CSV behind each), drawn with :mod:`analysis.plots`."""
     import matplotlib
 
     matplotlib.use("Agg")
-    from maxent.plots import MetricScatterDisplay, PredictionDisplay, RMSDisplay
+    from analysis.plots import MetricScatterDisplay, PredictionDisplay, RMSDisplay
 
     written = []
     t0 = settings.thresholds[0]
@@ -136,8 +138,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
 
 
 def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title: str) -> Path:
-    """One panel per (run, topic) example: :class:`maxent.plots.PRCurveDisplay`."""
-    from maxent.plots import PRCurveDisplay
+    """One panel per (run, topic) example: :class:`analysis.plots.PRCurveDisplay`."""
+    from analysis.plots import PRCurveDisplay
 
     fig, axes = _panels(max(len(keys), 1), title=title)
     frames = []

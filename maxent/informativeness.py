@@ -5,11 +5,11 @@ For every (run, topic) and every metric: infer the maximum-entropy distribution 
 from the metric's value alone (plus the list's count side information), reconstruct the
 precision-recall curve and predict P@10 (or any metric) from it, and score both against the
 truth. :func:`informativeness` returns the instance table (one row per run, topic, metric
-and threshold) and its summary in the layout of Yilmaz & Robertson (2010), Table 1:
-exactly the ``instances.csv`` and ``summary.csv`` that ``python -m analysis.maxent`` writes.
+and threshold; the ``instances.csv`` that ``python -m analysis.maxent`` writes) and the mean
+errors per metric with bootstrap intervals over topics (:func:`error_summary`).
 
-The command line adds files, progress, parallel workers and resuming around the same
-functions (:func:`analyse_run` per run, then :func:`summarize`).
+The command line runs the same per-run function (:func:`analyse_run`) with files, progress,
+parallel workers and resuming, and lays out the papers' tables itself (``analysis.tables``).
 """
 from __future__ import annotations
 
@@ -25,9 +25,9 @@ from maxent.metrics import Metric, parse_measure
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["informativeness", "Informativeness", "Settings", "analyse_run", "summarize", "prediction_table",
+__all__ = ["informativeness", "Informativeness", "Settings", "analyse_run", "error_summary",
            "at_threshold", "infer", "counts_text", "topic_lists", "pr_curves", "resolve_graded_pr", "graded_summary",
-           "topic_bootstrap_mean", "rms_by_metric", "per_run_prediction", "DEFAULT_METRICS", "ALL_PREDICT"]
+           "topic_bootstrap_mean", "DEFAULT_METRICS", "ALL_PREDICT"]
 
 DEFAULT_METRICS = ("AP", "nDCG", "GAP")
 ALL_PREDICT = ("P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP")
@@ -173,55 +173,6 @@ def graded_summary(g: "pd.DataFrame", prefix: str) -> dict:
             "graded instances": len(e)}
 
 
-def _p10(settings: Settings) -> str:
-    return "P@10" if "P@10" in settings.predict else settings.predict[0]
-
-
-def summarize(inst: "pd.DataFrame", settings: Settings) -> "pd.DataFrame":
-    """Yilmaz & Robertson (2010), Table 1 layout: per metric and threshold, mean RMS / MAE of
-    the inferred PR curves, and P@10 prediction RMS per topic, RMS and Kendall tau of per-run
-    means; solver statuses counted."""
-    import pandas as pd
-
-    from maxent.inference import kendall_tau, rms
-    from maxent.solver import HAS_SOLUTION, Status
-
-    solved = {s.value for s in HAS_SOLUTION}
-    rows = []
-    p10 = _p10(settings)
-    for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
-        e = g[g["eligible"]]
-        runs = e.groupby("run")[[f"actual {p10}", f"pred {p10}"]].mean()
-        rows.append({
-            "metric": metric, "threshold": t, "instances": len(e),
-            "rms": e["rms"].mean(), "mae": e["mae"].mean(),
-            f"{p10} rms (topics)": rms(e[f"actual {p10}"], e[f"pred {p10}"]),
-            f"{p10} rms (runs)": rms(runs.iloc[:, 0], runs.iloc[:, 1]),
-            f"{p10} tau (runs)": kendall_tau(runs.iloc[:, 0], runs.iloc[:, 1]),
-            "solved": int(g["status"].isin(solved).sum()),
-            "undefined": int((g["status"] == Status.UNDEFINED.value).sum()),
-            "not solved": int((~g["status"].isin(solved | {Status.UNDEFINED.value})).sum()),
-            **(graded_summary(g, "graded PR ") if "graded rms" in g else {}),
-        })
-    return pd.DataFrame(rows)
-
-
-def prediction_table(inst: "pd.DataFrame", settings: Settings) -> "pd.DataFrame":
-    """RMS of predicting metric X (columns) from metric Y's value (rows), per threshold."""
-    import pandas as pd
-
-    from maxent.inference import rms
-
-    rows = []
-    for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
-        e = g[g["eligible"]]
-        row = {"from": metric, "threshold": t}
-        for x in settings.predict:
-            row[x] = rms(e[f"actual {x}"], e[f"pred {x}"])
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
 # ------------------------------------------------------------------ curves of one list
 def topic_lists(qrels, run, topic, *, depth: int = 1000, score_precision: str = "single"):
     """The one-list :class:`~maxent.RankedLists` of ``run`` on ``topic`` (InputError if the
@@ -350,29 +301,34 @@ def resample_counts(n_topics: int, n_boot: int, seed: int = 0) -> np.ndarray:
     return _draw_counts(np.random.default_rng(seed), n_topics, n_boot)
 
 
-def rms_by_metric(inst: "pd.DataFrame", *, column: str = "rms", level: float = 0.95, n_boot: int = 1000,
-                  seed: int = 0) -> "pd.DataFrame":
-    """Mean PR-curve RMS (Yilmaz & Robertson 2010, Table 1) per metric and threshold over the
-    eligible instances, with its bootstrap interval over topics (:func:`topic_bootstrap_mean`)."""
-    return topic_bootstrap_mean(inst[inst["eligible"].astype(bool)], column, ["metric", "threshold"],
-                                level=level, n_boot=n_boot, seed=seed)
-
-
-def per_run_prediction(inst: "pd.DataFrame", target: str = "P@10", *, level: float = 0.95, n_boot: int = 1000,
-                       seed: int = 0) -> "pd.DataFrame":
-    """Per (metric, threshold, run): the actual and the predicted ``target`` averaged over the
-    run's eligible topics, each with its bootstrap interval over topics (``actual``,
-    ``actual lo``, ``actual hi``, ``pred``, ``pred lo``, ``pred hi``)."""
-    e = inst[inst["eligible"].astype(bool)]
-    keys = ["metric", "threshold", "run"]
-    a = topic_bootstrap_mean(e, f"actual {target}", keys, level=level, n_boot=n_boot, seed=seed)
-    p = topic_bootstrap_mean(e, f"pred {target}", keys, level=level, n_boot=n_boot, seed=seed)
-    a = a.rename(columns={"mean": "actual", "lo": "actual lo", "hi": "actual hi"})
-    p = p.rename(columns={"mean": "pred", "lo": "pred lo", "hi": "pred hi"})
-    return a.drop(columns=["n"]).merge(p.drop(columns=["topics"]), on=keys)
-
-
 # ------------------------------------------------------------------ the analysis as a function
+def error_summary(instances: "pd.DataFrame", *, level: float = 0.95, n_boot: int = 1000,
+                  seed: int = 0) -> "pd.DataFrame":
+    """Mean error of the inferences per metric and threshold, each with its percentile bootstrap
+    interval over topics (:func:`topic_bootstrap_mean`, one draw of topics for every column).
+
+    Columns: ``metric``, ``threshold``, ``instances`` (eligible rows), ``rms``, ``rms lo``,
+    ``rms hi``, ``mae``, ``mae lo``, ``mae hi``; with graded PR columns in ``instances``, the
+    same over the graded-eligible rows, prefixed ``graded``. A (metric, threshold) without
+    eligible rows has 0 instances and NaN errors.
+    """
+    keys = ["metric", "threshold"]
+    out = instances[keys].drop_duplicates().reset_index(drop=True)
+    parts = [("", "eligible", ("rms", "mae"))]
+    if "graded rms" in instances:
+        parts.append(("graded ", "graded eligible", ("graded rms", "graded mae")))
+    for prefix, flag, columns in parts:
+        e = instances[instances[flag].astype(bool)]
+        n = e.groupby(keys, sort=False).size().rename(f"{prefix}instances").reset_index()
+        out = out.merge(n, on=keys, how="left")
+        out[f"{prefix}instances"] = out[f"{prefix}instances"].fillna(0).astype(np.int64)
+        for c in columns:
+            b = topic_bootstrap_mean(e, c, keys, level=level, n_boot=n_boot, seed=seed)
+            out = out.merge(b[[*keys, "mean", "lo", "hi"]].rename(
+                columns={"mean": c, "lo": f"{c} lo", "hi": f"{c} hi"}), on=keys, how="left")
+    return out
+
+
 @dataclasses.dataclass(frozen=True)
 class Informativeness:
     """What :func:`informativeness` returns (unpacks as ``instances, summary``)."""
@@ -383,11 +339,6 @@ class Informativeness:
 
     def __iter__(self):       # ``inst, summary = maxent.informativeness(...)``
         return iter((self.instances, self.summary))
-
-    def predictions(self) -> "pd.DataFrame":
-        """RMS of predicting each ``predict`` measure from each metric, per threshold (the
-        command's ``informativeness.csv``, see :func:`prediction_table`)."""
-        return prediction_table(self.instances, self.settings)
 
 
 def _names(value, argument: str) -> tuple[str, ...]:
@@ -434,10 +385,10 @@ def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, cou
     -------
     Informativeness
         ``instances`` (one row per run, topic, metric and threshold: value, solver status,
-        PR errors, actual and predicted measures, ``eligible``) and ``summary`` (one row
-        per metric and threshold), as ``python -m analysis.maxent`` writes them; unpacks as
+        PR errors, actual and predicted measures, ``eligible``; as ``python -m
+        analysis.maxent`` writes them) and ``summary`` (mean errors per metric and threshold
+        with bootstrap intervals over topics, :func:`error_summary`); unpacks as
         ``instances, summary``. Runs are analysed in order of name, as the command does.
-        ``.predictions()`` gives the RMS of every ``predict`` measure from every metric.
     """
     import pandas as pd
 
@@ -467,4 +418,4 @@ def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, cou
                         _names(ALL_PREDICT if predict == "all" else predict, "predict"),
                         resolve_graded_pr(graded_pr, qrels.max_grade), score_precision=score_precision)
     inst = pd.concat([analyse_run(r, qrels, settings) for r in runs], ignore_index=True)
-    return Informativeness(inst, summarize(inst, settings), settings)
+    return Informativeness(inst, error_summary(inst), settings)

@@ -1,4 +1,5 @@
-"""The analyses as functions (maxent.informativeness, maxent.gap_thresholds) and their plots.
+"""The analyses as functions (maxent.informativeness, analysis.gap_thresholds), the papers'
+tables (analysis.tables) and the plots (analysis.plots).
 
 Oracles: the command lines' files (``python -m analysis.maxent`` / ``analysis.gap_thresholds``,
 written from per-run chunks), explicit resampling for the topic bootstrap, the library's PR
@@ -18,10 +19,13 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import maxent  # noqa: E402
-from analysis import gap_thresholds as gt_cli  # noqa: E402
+from analysis import gap_thresholds as gt  # noqa: E402
 from analysis import maxent as mx_cli  # noqa: E402
+from analysis import plots  # noqa: E402
+from analysis.tables import prediction_table, summarize  # noqa: E402
 from maxent import ParameterError  # noqa: E402
-from maxent.informativeness import resample_counts, topic_bootstrap_mean, topic_lists  # noqa: E402
+from maxent.informativeness import topic_lists  # noqa: E402
+from maxent.informativeness import resample_counts, topic_bootstrap_mean  # noqa: E402
 from maxent.inputs import qrels_frame, run_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -70,13 +74,29 @@ def test_informativeness_is_what_the_command_writes(small, informative, tmp_path
     assert mx_cli.main(["--runs", str(small / "runs"), "--qrels", str(small / "qrels.txt"), "--out", str(out),
                         "--no-progress", "--depth", "200", "--graded-pr", "uniform",
                         "--predict", "P@10,nDCG@10"]) == 0
-    inst, summary = informative
+    inst, _ = informative
     _equal(_read(out / "instances.csv"), inst)
+    summary = summarize(inst, informative.settings)      # the paper's layout, from the same instances
     _equal(pd.read_csv(out / "summary.csv"), summary)
-    table = informative.predictions()
+    table = prediction_table(inst, informative.settings)
     assert list(table.columns) == ["from", "threshold", "P@10", "nDCG@10"] and len(table) == len(summary)
     np.testing.assert_allclose(table["P@10"], summary["P@10 rms (topics)"])
     assert set(inst["metric"]) == {"AP", "nDCG", "GAP"} and set(inst["threshold"]) == {1, 2}
+
+
+def test_informativeness_summary_is_the_mean_error_with_its_interval(informative):
+    inst, summary = informative
+    assert list(summary.columns) == ["metric", "threshold", "instances", "rms", "rms lo", "rms hi", "mae",
+                                     "mae lo", "mae hi", "graded instances", "graded rms", "graded rms lo",
+                                     "graded rms hi", "graded mae", "graded mae lo", "graded mae hi"]
+    paper = summarize(inst, informative.settings)
+    np.testing.assert_array_equal(summary["instances"], paper["instances"])
+    np.testing.assert_allclose(summary[["rms", "mae", "graded rms", "graded mae"]].to_numpy(),
+                               paper[["rms", "mae", "graded PR RMS", "graded PR MAE"]].to_numpy(), rtol=1e-12)
+    e = inst[inst["eligible"]]
+    want = topic_bootstrap_mean(e, "mae", ["metric", "threshold"])
+    np.testing.assert_array_equal(summary[["mae lo", "mae hi"]].to_numpy(), want[["lo", "hi"]].to_numpy())
+    assert ((summary["rms lo"] <= summary["rms"]) & (summary["rms"] <= summary["rms hi"])).all()
 
 
 def test_informativeness_takes_frames_and_dicts(small, informative):
@@ -106,10 +126,10 @@ def test_informativeness_argument_errors(small, kwargs, match):
 
 def test_gap_thresholds_is_what_the_command_writes(small, tmp_path):
     out = tmp_path / "cli"
-    assert gt_cli.main(["--runs", str(small / "runs"), "--qrels", str(small / "qrels.txt"), "--out", str(out),
+    assert gt.main(["--runs", str(small / "runs"), "--qrels", str(small / "qrels.txt"), "--out", str(out),
                         "--step", "0.25", "--bootstrap", "200", "--top-k", "2", "--no-progress", "--depth", "200",
                         "--min-relevant", "3", "--graded-pr", "uniform"]) == 0
-    res = maxent.gap_thresholds(qrels_frame(small / "qrels.txt"), run_frame(small / "runs"), step=0.25,
+    res = gt.gap_thresholds(qrels_frame(small / "qrels.txt"), run_frame(small / "runs"), step=0.25,
                                 bootstrap=200, top_k=2, depth=200, min_relevant=3, graded_pr="uniform")
     _equal(_read(out / "instances.csv"), res.instances)
     _equal(pd.read_csv(out / "sweep.csv", keep_default_na=False, na_values=[""]).fillna({"g": "", "reduces_to": ""}),
@@ -119,7 +139,7 @@ def test_gap_thresholds_is_what_the_command_writes(small, tmp_path):
     assert len(res.grid) == 5 and res.thresholds == (1, 2) and set(res.best) == {1, 2}
     sweep = res.sweep
     assert ((sweep["rms lo"] <= sweep["rms"]) & (sweep["rms"] <= sweep["rms hi"])).all()
-    skipped = maxent.gap_thresholds(small / "qrels.txt", small / "runs", step=0.5, bootstrap=0, depth=200,
+    skipped = gt.gap_thresholds(small / "qrels.txt", small / "runs", step=0.5, bootstrap=0, depth=200,
                                     topics="1-3")
     assert skipped.asl is None and set(skipped.instances["topic"]) <= {"1", "2", "3"}
 
@@ -128,7 +148,7 @@ def test_gap_thresholds_argument_errors(small):
     for kwargs, match in [({"step": 0.3}, "step must divide 1"), ({"threshold": 3}, "threshold"),
                           ({"topics": "900-901"}, "topics"), ({"alpha": 1.5}, "alpha"), ({"top_k": 0}, "top_k")]:
         with pytest.raises(ParameterError, match=match):
-            maxent.gap_thresholds(small / "qrels.txt", small / "runs", **kwargs)
+            gt.gap_thresholds(small / "qrels.txt", small / "runs", **kwargs)
 
 
 # ------------------------------------------------------------------------- the bootstrap
@@ -158,7 +178,7 @@ def test_pr_curve_display(small):
     from maxent.inference import real_pr_curve
 
     fig, ax = plt.subplots()
-    d = maxent.PRCurveDisplay.from_run(qrels_frame(small / "qrels.txt"), small / "runs" / "T5R1", "3",
+    d = plots.PRCurveDisplay.from_run(qrels_frame(small / "qrels.txt"), small / "runs" / "T5R1", "3",
                                        ["AP", "nDCG"], depth=200, ax=ax)
     assert d.ax_ is ax and d.figure_ is fig
     assert [l.get_label() for l in ax.get_lines()] == ["actual", "inferred from AP", "inferred from nDCG"]
@@ -168,21 +188,21 @@ def test_pr_curve_display(small):
     np.testing.assert_array_equal(ax.get_lines()[0].get_ydata(), prec[0][valid[0]])
     inferred = d.data[d.data["curve"] == "inferred from AP"]
     assert len(inferred) == lists.lengths[0] and inferred["precision"].between(0, 1).all()
-    graded = maxent.PRCurveDisplay.from_run(small / "qrels.txt", small / "runs" / "T5R1", "3", depth=200,
+    graded = plots.PRCurveDisplay.from_run(small / "qrels.txt", small / "runs" / "T5R1", "3", depth=200,
                                             graded="uniform")
     assert set(graded.data["curve"]) == {"actual", "inferred from nDCG", "inferred from GAP"}  # graded only
     with pytest.raises(maxent.InputError, match="the frame holds 3 runs"):
-        maxent.PRCurveDisplay.from_run(small / "qrels.txt", run_frame(small / "runs"), "3")
+        plots.PRCurveDisplay.from_run(small / "qrels.txt", run_frame(small / "runs"), "3")
     one = run_frame(small / "runs" / "T5R1")
-    assert maxent.PRCurveDisplay.from_run(small / "qrels.txt", one, "3", ["AP"], depth=200).data["run"][0] == "T5R1"
+    assert plots.PRCurveDisplay.from_run(small / "qrels.txt", one, "3", ["AP"], depth=200).data["run"][0] == "T5R1"
     with pytest.raises(maxent.InputError, match="no ranked list for topic '999'"):
-        maxent.PRCurveDisplay.from_run(small / "qrels.txt", small / "runs" / "T5R1", "999")
+        plots.PRCurveDisplay.from_run(small / "qrels.txt", small / "runs" / "T5R1", "999")
     plt.close("all")
 
 
 def test_prediction_and_scatter_displays(informative):
     inst = informative.instances
-    p = maxent.PredictionDisplay.from_instances(inst, "AP", threshold=1)
+    p = plots.PredictionDisplay.from_instances(inst, "AP", threshold=1)
     e = inst[inst["eligible"] & (inst["metric"] == "AP") & (inst["threshold"] == 1)]
     means = e.groupby("run")[["actual P@10", "pred P@10"]].mean()
     data = p.data.set_index("run")
@@ -190,31 +210,31 @@ def test_prediction_and_scatter_displays(informative):
     np.testing.assert_allclose(data["pred"], means["pred P@10"].loc[data.index])
     assert ((data["pred lo"] <= data["pred"]) & (data["pred"] <= data["pred hi"])).all()
     assert p.ax_.get_title().startswith("AP: RMS")
-    s = maxent.MetricScatterDisplay.from_instances(inst, "nDCG")
+    s = plots.MetricScatterDisplay.from_instances(inst, "nDCG")
     assert set(s.data["run"]) == set(RUNS)
-    r = maxent.RMSDisplay.from_instances(inst)
+    r = plots.RMSDisplay.from_instances(inst)
     assert len(r.data) == 6 and [t.get_text() for t in r.ax_.get_xticklabels()] == ["AP", "nDCG", "GAP"]
     with pytest.raises(ParameterError, match="no instances of 'RR'"):
-        maxent.PredictionDisplay.from_instances(inst, "RR")
+        plots.PredictionDisplay.from_instances(inst, "RR")
     with pytest.raises(ParameterError, match="missing column"):
-        maxent.PredictionDisplay.from_instances(inst, "AP", target="P@5")
+        plots.PredictionDisplay.from_instances(inst, "AP", target="P@5")
     plt.close("all")
 
 
 def test_g_sweep_display(small):
-    res = maxent.gap_thresholds(small / "qrels.txt", small / "runs", step=0.25, bootstrap=0, depth=200,
+    res = gt.gap_thresholds(small / "qrels.txt", small / "runs", step=0.25, bootstrap=0, depth=200,
                                 min_relevant=3)
     fig, (a, b) = plt.subplots(1, 2)
-    d = maxent.GSweepDisplay.from_sweep(res.sweep, 2, ax=b)
+    d = plots.GSweepDisplay.from_sweep(res.sweep, 2, ax=b)
     assert d.ax_ is b and not a.get_lines()
     gap_line = b.get_lines()[0]
     want = res.sweep[(res.sweep["metric"] == "GAP") & (res.sweep["threshold"] == 2)]["rms"].to_numpy()
     np.testing.assert_array_equal(gap_line.get_ydata(), want)
     assert len(b.collections) == 1                            # the interval band
     plt.close("all")
-    res = maxent.gap_thresholds(small / "qrels.txt", small / "runs", step=0.5, bootstrap=100, top_k=2, depth=200,
+    res = gt.gap_thresholds(small / "qrels.txt", small / "runs", step=0.5, bootstrap=100, top_k=2, depth=200,
                                 min_relevant=3)
-    a = maxent.ASLDisplay.from_asl(res.asl, top_k=2)
+    a = plots.ASLDisplay.from_asl(res.asl, top_k=2)
     assert [l.get_label() for l in a.ax_.get_lines()][:len(res.discriminative)] == list(res.discriminative["metric"])
     for line, (_, d) in zip(a.ax_.get_lines(), res.asl.groupby("metric", sort=False)):
         np.testing.assert_array_equal(line.get_ydata(), d["asl"].to_numpy())
@@ -253,7 +273,7 @@ def test_prediction_display_tolerates_intervals_off_by_rounding():
     matplotlib.use("Agg")
     import pandas as pd
 
-    from maxent.plots import PredictionDisplay
+    from analysis.plots import PredictionDisplay
 
     m = 0.1
     data = pd.DataFrame({"run": ["a", "b"], "actual": [m, 0.3], "actual lo": [m + 1e-17, 0.2],

@@ -25,6 +25,7 @@ from analysis import _cli, _instances
 from analysis import maxent as cli
 from maxent import parse_measure, rank_runs, read_qrels, read_runs
 from maxent.errors import MaxEntError, ParameterError
+from maxent.informativeness import Settings, analyse_run, at_threshold, counts_text, graded_summary
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "trec_runs"
@@ -371,8 +372,8 @@ def test_run_main_turns_errors_into_one_line(capsys):
 
 
 def test_instances_helpers():
-    assert _instances.at_threshold(parse_measure("AP"), 2) == parse_measure("AP(rel=2)")
-    assert _instances.at_threshold(parse_measure("nDCG"), 2) == parse_measure("nDCG")
+    assert at_threshold(parse_measure("AP"), 2) == parse_measure("AP(rel=2)")
+    assert at_threshold(parse_measure("nDCG"), 2) == parse_measure("nDCG")
     assert _instances.parse_graded_pr(None, 3) is None
     assert _instances.parse_graded_pr("uniform", 4) == (0.25, 0.25, 0.25, 0.25)
     assert _instances.parse_graded_pr("uniform", 0) == (1.0,)
@@ -385,12 +386,12 @@ def test_instances_helpers():
     class R:
         K = np.array([[9, 3, 1], [9, 0, 0]])
         p = np.zeros((2, 4, 3))
-    assert _instances.counts_text(R, 1).tolist() == ["3;1", "0;0"]
+    assert counts_text(R, 1).tolist() == ["3;1", "0;0"]
     R.p = np.zeros((2, 4))
-    assert _instances.counts_text(R, 1).tolist() == ["3", "0"]
+    assert counts_text(R, 1).tolist() == ["3", "0"]
     g = pd.DataFrame({"graded eligible": [True, False, True], "graded rms": [0.1, 9.0, 0.3],
                       "graded mae": [0.2, 9.0, 0.4]})
-    s = _instances.graded_summary(g, "x ")
+    s = graded_summary(g, "x ")
     assert s == {"x RMS": pytest.approx(0.2), "x MAE": pytest.approx(0.3), "graded instances": 2}
 
 
@@ -403,8 +404,8 @@ def test_analyse_run_rows_and_expectations(tiny):
     fewest = np.minimum.reduce([(lists.grades >= t).sum(axis=1) for t in (1, 2)])
     k = int(np.sort(fewest)[1])             # a list exactly at the bound, and one below it
     assert k > 0 and (fewest == k).any() and (fewest < k).any()
-    settings = _instances.Settings(("AP", "nDCG"), (1, 2), "retrieved", "recall", k, 40, ("P@10",))
-    frame = _instances.analyse_run(run, qrels, settings)
+    settings = Settings(("AP", "nDCG"), (1, 2), "retrieved", "recall", k, 40, ("P@10",))
+    frame = analyse_run(run, qrels, settings)
     assert len(frame) == 3 * 2 * 2 and list(frame.columns[:4]) == ["run", "topic", "metric", "threshold"]
     sel = fewest >= k
     assert frame[frame["topic"].isin(lists.topics[fewest == k])]["eligible"].any()
@@ -420,7 +421,7 @@ def test_analyse_run_rows_and_expectations(tiny):
         assert (rows["depth"] <= 40).all()
     # with no --min-relevant rule, a list with no point on its PR curve (no relevant document
     # retrieved at the threshold) is still never eligible: it has no PR error to score
-    loose = _instances.analyse_run(run, qrels, dataclasses.replace(settings, min_relevant=0, metrics=("AP",)))
+    loose = analyse_run(run, qrels, dataclasses.replace(settings, min_relevant=0, metrics=("AP",)))
     assert (loose["n_points"] == 0).any() and (loose["n_points"] > 0).any()
     assert not loose.loc[loose["n_points"] == 0, "eligible"].any()
     assert loose.loc[(loose["n_points"] > 0) & (loose["status"].isin(["optimal", "boundary"])), "eligible"].all()

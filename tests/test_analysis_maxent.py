@@ -14,6 +14,7 @@ import pytest
 from analysis import _instances
 from analysis import maxent as cli
 from maxent.errors import TopicWarning
+from maxent.informativeness import counts_text
 
 ROOT = Path(__file__).resolve().parents[1]
 BUNDLED = ROOT / "trec_runs"
@@ -239,6 +240,6 @@ def test_count_column_reads_the_solver_counts():
     for name, want in (("GAP", "1;3"), ("AP", "4"), ("nDCG", "1;3")):
         m = parse_measure(name)
         res = solve(m, m.value(lists), lists, count="total")
-        assert _instances.counts_text(res, 1).tolist() == [want]
+        assert counts_text(res, 1).tolist() == [want]
     res = solve(parse_measure("AP"), parse_measure("AP").value(lists), lists)           # retrieved
-    assert _instances.counts_text(res, 1).tolist() == ["3"]
+    assert counts_text(res, 1).tolist() == ["3"]

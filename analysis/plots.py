@@ -124,7 +124,7 @@ class PredictionDisplay(_Display):
     run's eligible topics, 95% bootstrap intervals over topics on both axes).
 
     ``data``: one row per run: ``actual``, ``actual lo``, ``actual hi``, ``pred``,
-    ``pred lo``, ``pred hi`` (:func:`maxent.informativeness.per_run_prediction`).
+    ``pred lo``, ``pred hi`` (:func:`analysis.tables.per_run_prediction`).
     """
 
     def __init__(self, data: "pd.DataFrame", metric: str, target: str = "P@10", threshold: int = 1):
@@ -135,7 +135,7 @@ class PredictionDisplay(_Display):
     def from_instances(cls, instances: "pd.DataFrame", metric: str, *, target: str = "P@10", threshold=None,
                        level: float = 0.95, n_boot: int = 1000, seed: int = 0, ax=None) -> "PredictionDisplay":
         """From the instances of :func:`maxent.informativeness` (``predict`` must include ``target``)."""
-        from maxent.informativeness import per_run_prediction
+        from analysis.tables import per_run_prediction
 
         _check_columns(instances, ["metric", "threshold", "run", "topic", "eligible", f"actual {target}",
                                    f"pred {target}"], "instances")
@@ -221,7 +221,7 @@ class MetricScatterDisplay(_Display):
 # ---------------------------------------------------------------------------- means per metric
 class RMSDisplay(_Display):
     """Mean RMS of the inferred PR curves per metric (one series per threshold), with 95%
-    bootstrap intervals over topics (:func:`maxent.informativeness.rms_by_metric`)."""
+    bootstrap intervals over topics (:func:`analysis.tables.rms_by_metric`)."""
 
     def __init__(self, data: "pd.DataFrame", column: str = "rms"):
         _check_columns(data, ["metric", "threshold", "mean", "lo", "hi"], "RMSDisplay data")
@@ -230,7 +230,7 @@ class RMSDisplay(_Display):
     @classmethod
     def from_instances(cls, instances: "pd.DataFrame", *, column: str = "rms", level: float = 0.95,
                        n_boot: int = 1000, seed: int = 0, ax=None) -> "RMSDisplay":
-        from maxent.informativeness import rms_by_metric
+        from analysis.tables import rms_by_metric
 
         return cls(rms_by_metric(instances, column=column, level=level, n_boot=n_boot, seed=seed), column).plot(ax)
 
@@ -256,8 +256,8 @@ class GSweepDisplay(_Display):
     with the reference metrics as horizontal lines and 95% bootstrap intervals over topics
     as a band (GAP) and dashed bounds (references).
 
-    ``data``: the sweep table of :func:`maxent.gap_thresholds` at one threshold (``metric``,
-    ``g``, ``reduces_to``, ``<column>``, ``<column> lo``, ``<column> hi``).
+    ``data``: the sweep table of :func:`analysis.gap_thresholds.gap_thresholds` at one
+    threshold (``metric``, ``g``, ``reduces_to``, ``<column>``, ``<column> lo``, ``<column> hi``).
     """
 
     def __init__(self, data: "pd.DataFrame", threshold: int, column: str = "rms"):
@@ -266,8 +266,8 @@ class GSweepDisplay(_Display):
 
     @classmethod
     def from_sweep(cls, sweep: "pd.DataFrame", threshold=None, *, column: str = "rms", ax=None) -> "GSweepDisplay":
-        """From the ``sweep`` frame of :func:`maxent.gap_thresholds`; ``column``: ``rms``,
-        ``mae`` or ``graded rms`` (the graded PR curve, the same at every threshold)."""
+        """From the ``sweep`` frame of :func:`analysis.gap_thresholds.gap_thresholds`; ``column``:
+        ``rms``, ``mae`` or ``graded rms`` (the graded PR curve, the same at every threshold)."""
         _check_columns(sweep, ["threshold", column], "sweep")
         t = _threshold(sweep, threshold)
         return cls(sweep[sweep["threshold"] == t].reset_index(drop=True), t, column).plot(ax)
@@ -305,8 +305,8 @@ class ASLDisplay(_Display):
     """Achieved significance level of Sakai's paired bootstrap test for every pair of runs,
     sorted, one curve per metric; an inset for the pairs among the top-k runs.
 
-    ``data``: the ``asl`` frame of :func:`maxent.gap_thresholds` (``metric``, ``rank``,
-    ``asl``, ``top<k>``).
+    ``data``: the ``asl`` frame of :func:`analysis.gap_thresholds.gap_thresholds` (``metric``,
+    ``rank``, ``asl``, ``top<k>``).
     """
 
     def __init__(self, data: "pd.DataFrame", top_k: int = 10, alpha: float = 0.05):
