@@ -33,7 +33,7 @@ from analysis._instances import parse_graded_pr, run_instances
 from maxent.cli.progress import phase
 from maxent.errors import ParameterError
 from maxent.informativeness import Settings, analyse_run, graded_summary, resolve_graded_pr
-from maxent.informativeness import topic_bootstrap_mean
+from maxent.stats import topic_bootstrap_mean
 from maxent.metrics import parse_measure
 from maxent.trec import read_qrels, read_runs
 
@@ -127,7 +127,7 @@ def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
 def bootstrap_tables(names, values: dict, n_boot, seed, alpha, top_k):
     """(ASL per pair, sorted, per metric; discriminative power per metric) from Sakai's
     paired bootstrap test on every pair of runs."""
-    from maxent.bootstrap import discriminative_power
+    from maxent.stats import discriminative_power
 
     asl_rows, power_rows = [], []
     for metric, v in values.items():

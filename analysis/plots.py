@@ -187,7 +187,7 @@ class MetricScatterDisplay(_Display):
     def from_instances(cls, instances: "pd.DataFrame", metric: str, *, target: str = "P@10", threshold=None,
                        level: float = 0.95, n_boot: int = 1000, seed: int = 0, ax=None) -> "MetricScatterDisplay":
         """From the instances of :func:`maxent.informativeness`: the eligible lists at ``threshold``."""
-        from maxent.informativeness import topic_bootstrap_mean
+        from maxent.stats import topic_bootstrap_mean
 
         t = _threshold(instances, threshold)
         e = instances[instances["eligible"].astype(bool) & (instances["threshold"] == t)]

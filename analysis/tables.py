@@ -13,7 +13,7 @@ from __future__ import annotations
 import pandas as pd
 
 from maxent.informativeness import Settings, graded_summary
-from maxent.informativeness import topic_bootstrap_mean
+from maxent.stats import topic_bootstrap_mean
 
 __all__ = ["summarize", "prediction_table", "rms_by_metric", "per_run_prediction"]
 

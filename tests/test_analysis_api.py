@@ -25,7 +25,7 @@ from analysis import plots  # noqa: E402
 from analysis.tables import prediction_table, summarize  # noqa: E402
 from maxent import ParameterError  # noqa: E402
 from maxent.informativeness import topic_lists  # noqa: E402
-from maxent.informativeness import resample_counts, topic_bootstrap_mean  # noqa: E402
+from maxent.stats import resample_counts, topic_bootstrap_mean  # noqa: E402
 from maxent.inputs import qrels_frame, run_frame  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from analysis.learning.data import DEFAULT_PARTS, PARTS, ROOT, TRAINING_PARTS, _
 from analysis.learning.optimality import part_optimality, part_optimality001
 from analysis.learning.parts import part_anchor, part_approx_error, part_curves, part_pairs, part_sweep
 from analysis.learning.table import part_table
-from maxent._feedback import phase
+from maxent.cli.progress import phase
 from maxent.errors import ParameterError
 from maxent.letor import default_data_root
 from maxent.ltr.train import check_objective
