@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis import _cli
-from maxent._feedback import phase
+from maxent.cli.progress import phase
 from maxent.errors import InputError, MaxEntError, ParameterError
 
 EXPERIMENTS = ("errors", "selection", "update", "sampling")
@@ -156,7 +156,7 @@ def _letor(args, metrics):
     logit = OrderedLogit(levels=G).fit(train.X, train.y)
     scores["logit"] = logit.score(test.X)
     try:
-        from maxent.ltr.peer import lightgbm_lambdarank
+        from analysis.learning.peer import lightgbm_lambdarank
 
         booster = lightgbm_lambdarank(train, None, num_trees=100, seed=args.seed, early_stopping=None)
         scores["lightgbm"] = booster.predict(test.X)

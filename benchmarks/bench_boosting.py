@@ -19,7 +19,8 @@ import time
 
 import numpy as np
 
-from maxent.letor import default_data_root, make_artificial, read_letor
+from maxent.letor import default_data_root, read_letor
+from maxent.synthetic import artificial, make_synthetic
 from maxent.ltr.boosting import QueryGroups, lightgbm_objective, xgboost_objective
 from maxent.metrics import parse_measure
 
@@ -36,7 +37,7 @@ def _datasets():
     m = root / "mslr_web10k_5k" / "msn1.fold1.train.5k.txt"
     if m.exists():
         out.append(("mslr 5k", read_letor(m)))
-    out.append(("artificial 1000x50", make_artificial(1000, 50, 50, seed=0)))
+    out.append(("artificial 1000x50", make_synthetic(1000, **artificial(50, 50), seed=0)))
     return out
 
 

@@ -1,7 +1,7 @@
-"""Learning-to-rank data: LETOR / SVMlight readers, splits, normalisation, artificial data.
+"""Learning-to-rank data: LETOR / SVMlight readers, splits, normalisation.
 
-(Web-like synthetic sets with graded labels, varying query lengths and tunable difficulty are
-drawn by :mod:`maxent.synthetic`.)
+(Generated sets are drawn by :mod:`maxent.synthetic`: web-like ones with graded labels, varying
+query lengths and tunable difficulty, and the artificial cubic data of Donmez et al. 2009.)
 
 A ranking data set is a :class:`RankingData`: a dense feature matrix ``X`` (D x F, float64),
 integer grades ``y`` (D,), and query boundaries ``offsets`` (Q + 1,) so that the documents of
@@ -34,7 +34,6 @@ __all__ = [
     "split_queries",
     "kfold",
     "standardize",
-    "make_artificial",
     "default_data_root",
 ]
 
@@ -391,70 +390,6 @@ def kfold(data: RankingData, k: int = 5, *, seed: int = 0) -> list[tuple[Ranking
 # ----------------------------------------------------------------------------------------
 # Artificial data (Donmez et al. 2009 section 6, after Burges et al. 2005)
 # ----------------------------------------------------------------------------------------
-def make_artificial(n_queries: int = 1000, docs_per_query: int = 50, n_features: int = 20, *,
-                    n_terms: int | None = None, grade_fractions=(0.45, 0.30, 0.15, 0.07, 0.03),
-                    noise: float = 0.0, seed: int = 0, task_seed: int | None = None) -> RankingData:
-    r"""Artificial ranking data with labels from a random cubic polynomial of the features.
-
-    As in Donmez et al. 2009 section 6 (the "Artificial Data" of Burges et al. 2005): features are
-    uniform on [0, 1], and the latent relevance of a document is
-
-    .. math:: f(x) = \sum_t a_t x_{u_t} + \sum_t b_t x_{v_t} x_{w_t} + \sum_t c_t x_{p_t} x_{q_t} x_{r_t}
-
-    with ``n_terms`` random terms of each order (indices uniform, coefficients standard
-    normal), plus optional Gaussian ``noise`` (in units of the standard deviation of f).
-    Grades 0..G-1 are assigned by the quantiles of f (estimated on 100 000 fresh documents
-    of the same task) so that a fraction ``grade_fractions[g]`` of documents gets grade g.
-
-    Parameters
-    ----------
-    n_queries, docs_per_query, n_features : int
-        Size of the sample (documents are i.i.d.; queries are groups of ``docs_per_query``).
-    n_terms : int, optional
-        Terms of each order; default ``n_features``.
-    grade_fractions : sequence of float
-        Target fraction of each grade; must sum to 1.
-    noise : float
-        Standard deviation of label noise relative to the spread of f.
-    seed : int
-        Seed of the documents (and of the noise).
-    task_seed : int, optional
-        Seed of the polynomial and the grade thresholds; default ``seed``. Samples with the same
-        ``task_seed`` and different ``seed`` come from the same ranking problem (use this for
-        separate training and test sets of one task).
-    """
-    gf = np.asarray(grade_fractions, dtype=float)
-    if np.any(gf < 0) or abs(gf.sum() - 1) > 1e-9:
-        raise ParameterError(f"grade_fractions must be non-negative and sum to 1, got {list(grade_fractions)}")
-    if min(n_queries, docs_per_query, n_features) < 1:
-        raise ParameterError("n_queries, docs_per_query and n_features must be positive")
-    T = n_features if n_terms is None else int(n_terms)
-    trng = np.random.default_rng(seed if task_seed is None else task_seed)
-    idx1 = trng.integers(n_features, size=T)
-    idx2 = trng.integers(n_features, size=(T, 2))
-    idx3 = trng.integers(n_features, size=(T, 3))
-    a, b, c = trng.standard_normal(T), trng.standard_normal(T), trng.standard_normal(T)
-
-    def poly(X):
-        return (X[:, idx1] @ a + (X[:, idx2[:, 0]] * X[:, idx2[:, 1]]) @ b
-                + (X[:, idx3[:, 0]] * X[:, idx3[:, 1]] * X[:, idx3[:, 2]]) @ c)
-
-    ref = poly(trng.random((100_000, n_features)))
-    thresholds = np.quantile(ref, np.cumsum(gf)[:-1])
-    rng = np.random.default_rng([seed, 1])
-    D = n_queries * docs_per_query
-    X = rng.random((D, n_features))
-    f = poly(X)
-    if noise > 0:
-        f = f + noise * ref.std() * rng.standard_normal(D)
-    y = np.searchsorted(thresholds, f, side="right").astype(np.int64)
-    offsets = np.arange(0, D + 1, docs_per_query, dtype=np.int64)
-    qids = np.asarray([str(i) for i in range(n_queries)], dtype=object)
-    src = (f"artificial(cubic, F={n_features}, Q={n_queries}, N={docs_per_query}, seed={seed}, "
-           f"task_seed={seed if task_seed is None else task_seed})")
-    return RankingData(X, y, offsets, qids, src)
-
-
 def default_data_root() -> Path:
     """``../shared/data/ltr`` relative to the repository root (overridable by ``MAXENT_DATA``)."""
     env = os.environ.get("MAXENT_DATA")

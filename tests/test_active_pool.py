@@ -10,7 +10,7 @@ from maxent import aggregate, evaluate, parse_measure, read_qrels, read_runs
 from maxent.active import (compact, cross_moment, crossfit_probabilities, drop_fraction, letor_pool,
                            metric_moments, trec_pool)
 from maxent.active.evaluation import top
-from maxent.letor import make_artificial
+from maxent.synthetic import artificial, make_synthetic
 
 ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 
@@ -78,7 +78,7 @@ def test_drop_fraction_removes_a_tenth_and_keeps_order(rng):
 
 
 def test_letor_pool_sorts_by_score_and_costs_log_length():
-    data = make_artificial(n_queries=5, docs_per_query=8, n_features=4, seed=1)
+    data = make_synthetic(5, **artificial(docs_per_query=8, n_features=4), seed=1)
     scores = {"f0": data.X[:, 0]}
     pool = letor_pool(data, scores, length_feature=1)
     Xp, yp, lengths = data.padded()

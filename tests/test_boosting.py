@@ -496,10 +496,11 @@ def test_train_lambdamart_selects_per_validation_metric():
     """best[m] is the first maximum of the recorded validation values, and that recorded value
     is the metric recomputed from booster.predict(valid, num_iteration=best)."""
     pytest.importorskip("lightgbm", reason='LightGBM is an optional extra: pip install -e ".[lightgbm]"')
-    from maxent.letor import make_artificial, split_queries
+    from maxent.letor import split_queries
+    from maxent.synthetic import artificial, make_synthetic
     from maxent.ltr.boosting import train_lambdamart
 
-    tr, va = split_queries(make_artificial(80, 10, 6, seed=3), (0.7, 0.3), seed=0)
+    tr, va = split_queries(make_synthetic(80, **artificial(10, 6), seed=3), (0.7, 0.3), seed=0)
     L = int(max(tr.y.max(), va.y.max())) + 1
     track = [parse_measure("P@5"), parse_measure("nDCG@5")]
     r = train_lambdamart(tr, parse_measure("AP"), valid=va, track=track, num_trees=8, min_data_in_leaf=5,

@@ -233,9 +233,9 @@ def test_folds_pool_every_query_once(tmp_path):
     import numpy as np
 
     from analysis.learning import fold_split
-    from maxent.letor import make_artificial
+    from maxent.synthetic import artificial, make_synthetic
 
-    data = make_artificial(31, 5, 3, seed=0)
+    data = make_synthetic(31, **artificial(5, 3), seed=0)
     tests = []
     for k in range(4):
         tr, va, te = fold_split(data, 4, k, seed=1)

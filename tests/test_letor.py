@@ -1,4 +1,4 @@
-"""LETOR / SVMlight / LightGBM readers, splits, normalisation and the artificial generator."""
+"""LETOR / SVMlight / LightGBM readers, splits and normalisation, on artificial data."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from maxent.errors import InputError, ParameterError
-from maxent.letor import kfold, make_artificial, read_letor, split_queries, standardize
+from maxent.letor import kfold, read_letor, split_queries, standardize
+from maxent.synthetic import artificial, make_synthetic
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LTR = SHARED / "ltr"
@@ -45,7 +46,7 @@ def test_lightgbm_query_file(tmp_path):
 
 
 def test_padded_and_subset():
-    d = make_artificial(5, 4, 3, seed=1)
+    d = make_synthetic(5, **artificial(4, 3), seed=1)
     Xp, yp, lengths = d.padded()
     assert Xp.shape == (5, 4, 3) and (yp >= 0).all() and lengths.tolist() == [4] * 5
     s = d.subset([3, 1])
@@ -86,7 +87,7 @@ def test_bad_group_file(tmp_path):
 
 
 def test_normalize_per_query():
-    d = make_artificial(3, 5, 2, seed=0)
+    d = make_synthetic(3, **artificial(5, 2), seed=0)
     n = d.normalize_per_query("minmax")
     for q in range(3):
         block = n.X[d.offsets[q]:d.offsets[q + 1]]
@@ -100,15 +101,15 @@ def test_normalize_per_query():
 
 
 def test_standardize_uses_train_statistics():
-    a = make_artificial(4, 5, 3, seed=0)
-    b = make_artificial(4, 5, 3, seed=1)
+    a = make_synthetic(4, **artificial(5, 3), seed=0)
+    b = make_synthetic(4, **artificial(5, 3), seed=1)
     sa, sb = standardize(a, b)
     np.testing.assert_allclose(sa.X.mean(axis=0), 0, atol=1e-12)
     np.testing.assert_allclose(sb.X, (b.X - a.X.mean(0)) / a.X.std(0))
 
 
 def test_splits_partition_queries():
-    d = make_artificial(20, 3, 2, seed=0)
+    d = make_synthetic(20, **artificial(3, 2), seed=0)
     parts = split_queries(d, (0.6, 0.2, 0.2), seed=3)
     assert [p.n_queries for p in parts] == [12, 4, 4]
     qids = np.concatenate([p.qids for p in parts])
@@ -122,18 +123,18 @@ def test_splits_partition_queries():
 
 
 def test_artificial_is_seeded_and_learnable():
-    a = make_artificial(50, 20, 10, seed=4)
-    b = make_artificial(50, 20, 10, seed=4)
+    a = make_synthetic(50, **artificial(20, 10), seed=4)
+    b = make_synthetic(50, **artificial(20, 10), seed=4)
     np.testing.assert_array_equal(a.X, b.X)
     np.testing.assert_array_equal(a.y, b.y)
     # grades follow grade_fractions (default 0.45/0.30/0.15/0.07/0.03) up to sampling noise
     frac = np.bincount(a.y, minlength=5) / a.n_docs
     np.testing.assert_allclose(frac, [0.45, 0.30, 0.15, 0.07, 0.03], atol=0.04)
     # same task, other sample: same polynomial, so the grade is a function of the features
-    c = make_artificial(50, 20, 10, seed=5, task_seed=4)
+    c = make_synthetic(50, **artificial(20, 10), seed=5, task_seed=4)
     assert not np.array_equal(a.X, c.X)
     with pytest.raises(ParameterError):
-        make_artificial(grade_fractions=(0.5, 0.2))
+        make_synthetic(**dict(artificial(), grade_fractions=(0.5, 0.2)))
 
 
 @needs_data

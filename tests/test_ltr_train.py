@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from maxent.errors import ParameterError
-from maxent.letor import make_artificial, split_queries
+from maxent.letor import split_queries
+from maxent.synthetic import artificial, make_synthetic
 from maxent.ltr.models import LinearModel, TwoLayerNet, make_model
 from maxent.ltr.optimality import directions_needed, local_optimality
 from maxent.ltr.train import QuerySet, evaluate, evaluate_many, train_lambdarank
@@ -18,7 +19,7 @@ LTR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ltr"
 
 @pytest.fixture(scope="module")
 def art():
-    d = make_artificial(60, 12, 6, seed=11)
+    d = make_synthetic(60, **artificial(12, 6), seed=11)
     tr, va = split_queries(d, (0.7, 0.3), seed=0)
     return QuerySet(tr, 5), QuerySet(va, 5)
 
@@ -283,7 +284,7 @@ def test_anchor_against_lightgbm():
     sample (test split), both selected on the same validation split."""
     pytest.importorskip("lightgbm")
     from maxent.letor import read_letor, standardize
-    from maxent.ltr.peer import evaluate_scores, lightgbm_lambdarank
+    from analysis.learning.peer import evaluate_scores, lightgbm_lambdarank
     tr = read_letor(LTR / "yahoo_lightgbm_sample" / "rank.train")
     te = read_letor(LTR / "yahoo_lightgbm_sample" / "rank.test", n_features=tr.n_features)
     tr, va = split_queries(tr, (0.75, 0.25), seed=0)

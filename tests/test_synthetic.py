@@ -9,7 +9,7 @@ import pytest
 from maxent.errors import ParameterError
 from maxent.letor import split_queries, standardize
 from maxent.metrics import parse_measure
-from maxent.synthetic import DEFAULT_GRADE_FRACTIONS, make_synthetic
+from maxent.synthetic import DEFAULT_GRADE_FRACTIONS, artificial, make_synthetic
 
 
 def test_seeded_and_deterministic():
@@ -99,7 +99,38 @@ def test_feature_noise_sets_difficulty():
     ({"min_docs": 20, "max_docs": 10}, "min_docs"), ({"feature_noise": -1.0}, "feature_noise"),
     ({"query_shift": float("nan")}, "query_shift"), ({"grade_fractions": (0.5, 0.4)}, "grade_fractions"),
     ({"n_informative": 0}, "n_informative"), ({"min_relevant": 11}, "min_relevant"),
+    ({"docs_per_query": 0}, "docs_per_query"), ({"label_noise": -0.1}, "label_noise"),
+    ({"streams": "other"}, "streams"), ({"streams": "artificial"}, "streams='artificial'"),
+    ({**artificial(5, 3), "n_noise": 2}, "streams='artificial'"),
 ])
 def test_bad_arguments_name_the_argument(kw, word):
     with pytest.raises(ParameterError, match=word):
         make_synthetic(**{"n_queries": 10, **kw})
+
+
+@pytest.mark.parametrize("args, kw, x_sha, y_sha, source", [
+    ((50, 20, 10), {"seed": 4}, "c6c6cb70b96e9bd8", "fd0231aa2b0a5bca",
+     "artificial(cubic, F=10, Q=50, N=20, seed=4, task_seed=4)"),
+    ((60, 12, 6), {"seed": 11}, "9f7736ec85bab8a8", "d72eab16684e5185",
+     "artificial(cubic, F=6, Q=60, N=12, seed=11, task_seed=11)"),
+    ((30, 8, 5), {"seed": 2, "task_seed": 7, "label_noise": 0.25}, "deafa14edc34fefe", "58007fe3de7c0cb6",
+     "artificial(cubic, F=5, Q=30, N=8, seed=2, task_seed=7)"),
+])
+def test_artificial_streams_draw_the_pinned_sets(args, kw, x_sha, y_sha, source):
+    """The artificial cubic data (Donmez et al. 2009) as the learning tests and ``--dataset
+    artificial`` have always drawn it: digests of features and grades pinned from that generator."""
+    import hashlib
+
+    Q, N, F = args
+    d = make_synthetic(Q, **artificial(N, F), **kw)
+    assert hashlib.sha256(d.X.tobytes()).hexdigest()[:16] == x_sha
+    assert hashlib.sha256(d.y.tobytes()).hexdigest()[:16] == y_sha
+    assert d.source == source and d.sizes.tolist() == [N] * Q and d.n_features == F
+
+
+def test_fixed_query_length_draws_no_lengths():
+    d = make_synthetic(40, docs_per_query=7, seed=2)
+    assert d.sizes.tolist() == [7] * 40 and "docs=7," in d.source
+    noisy = make_synthetic(40, docs_per_query=7, seed=2, label_noise=0.5)
+    np.testing.assert_array_equal(noisy.X, d.X)              # label noise is drawn after the features
+    assert not np.array_equal(noisy.y, d.y)

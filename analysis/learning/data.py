@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.letor import RankingData, make_artificial, read_letor, split_queries, standardize
+from maxent.letor import RankingData, read_letor, split_queries, standardize
+from maxent.synthetic import artificial, make_synthetic
 from maxent.ltr.train import QuerySet
 from maxent.metrics import parse_measure
 
@@ -73,7 +74,8 @@ def load_splits(args, fold: int = 0) -> tuple[RankingData, RankingData, RankingD
                              f"{args.dataset} has fixed train/test files")
     if pooled:
         if args.dataset == "artificial":
-            full = make_artificial(n_queries(args), args.docs_per_query, args.n_features, seed=args.split_seed)
+            full = make_synthetic(n_queries(args), **artificial(args.docs_per_query, args.n_features),
+                                  seed=args.split_seed)
         elif args.dataset == "synthetic":
             full = synthetic_set(args)
         else:
@@ -130,8 +132,6 @@ def n_queries(args) -> int:
 
 def synthetic_set(args) -> RankingData:
     """The --dataset synthetic pool (maxent.synthetic), drawn from --split-seed."""
-    from maxent.synthetic import make_synthetic
-
     return make_synthetic(n_queries(args), min_docs=args.min_docs, max_docs=args.max_docs,
                           feature_noise=args.feature_noise, relevance=args.relevance, seed=args.split_seed)
 

@@ -245,7 +245,7 @@ def part_anchor(args, out: Path, by_train: dict):
     except ImportError:
         print("anchor skipped: lightgbm not installed (pip install -e .[bench])", file=sys.stderr)
         return None
-    from maxent.ltr.peer import evaluate_scores, lightgbm_lambdarank
+    from analysis.learning.peer import evaluate_scores, lightgbm_lambdarank
     qtr, qva, qte = _sets(args)
     test = _metric("nDCG@10", args)
     booster = lightgbm_lambdarank(qtr.data, qva.data, seed=args.split_seed)

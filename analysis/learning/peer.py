@@ -1,6 +1,7 @@
-"""LightGBM lambdarank as a peer (the ``bench`` extra): the sanity anchor.
+"""LightGBM lambdarank as a peer (the ``bench`` extra): the sanity anchor of the learning
+experiments (``analysis.learning``, ``analysis.active_eval``).
 
-LightGBM is imported lazily inside the functions, so the library works without it.
+LightGBM is imported lazily inside the functions, so the experiments run without it.
 """
 from __future__ import annotations
 
