@@ -15,19 +15,20 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from maxent.errors import ConvergenceWarning, ParameterError
 from maxent.metrics import Metric, parse_measure
+from maxent.stats import topic_bootstrap_mean
 
 if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["informativeness", "Informativeness", "Settings", "analyse_run", "error_summary",
            "at_threshold", "infer", "counts_text", "topic_lists", "pr_curves", "resolve_graded_pr", "graded_summary",
-           "topic_bootstrap_mean", "DEFAULT_METRICS", "ALL_PREDICT"]
+           "DEFAULT_METRICS", "ALL_PREDICT"]
 
 DEFAULT_METRICS = ("AP", "nDCG", "GAP")
 ALL_PREDICT = ("P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "GAP")
@@ -236,69 +237,6 @@ def pr_curves(lists, metrics=DEFAULT_METRICS, *, threshold: int = 1, count: str 
         out.append(pd.DataFrame({"run": run, "topic": topic, "curve": f"inferred from {metric}",
                                  "recall": rec[0, :n], "precision": prec[0, :n]}))
     return pd.concat(out, ignore_index=True)
-
-
-# ------------------------------------------------------------------ uncertainty over topics
-def topic_bootstrap_mean(frame: "pd.DataFrame", value: str, by: Sequence[str], *, level: float = 0.95,
-                         n_boot: int = 1000, seed: int = 0) -> "pd.DataFrame":
-    """Mean of ``value`` per group of ``by`` with a percentile bootstrap interval over topics.
-
-    Topics are resampled with replacement (one draw of topics shared by every group, so the
-    intervals of two groups come from the same resamples); a group's statistic on a resample
-    is the mean of its rows on the drawn topics, each drawn topic weighted by how often it
-    was drawn. Returns ``by``, ``mean``, ``lo``, ``hi``, ``n`` (rows) and ``topics``.
-    """
-    import pandas as pd
-
-    if not 0 < level < 1:
-        raise ParameterError(f"level must be in (0, 1), got {level}")
-    if n_boot < 1:
-        raise ParameterError(f"n_boot must be >= 1, got {n_boot}")
-    by = list(by)
-    topics, t_index = np.unique(frame["topic"].astype(str).to_numpy(), return_inverse=True)
-    T = len(topics)
-    q = [(1 - level) / 2, (1 + level) / 2]
-    values = frame[value].to_numpy(dtype=np.float64)
-    groups = list(frame.groupby(by, sort=False).indices.items())
-    # per group: the sum of its finite values and their count per topic, columns of (T, G)
-    sums, counts, means, ns = np.zeros((T, len(groups))), np.zeros((T, len(groups))), [], []
-    for j, (_, idx) in enumerate(groups):
-        v, t = values[idx], t_index[idx]
-        ok = np.isfinite(v)
-        v, t = v[ok], t[ok]
-        sums[:, j] = np.bincount(t, weights=v, minlength=T)
-        counts[:, j] = np.bincount(t, minlength=T)
-        means.append(v.mean() if len(v) else np.nan)
-        ns.append(len(v))
-    # the resamples' counts in blocks of rows (one random stream: the same draws as one
-    # (n_boot, T) matrix), so memory stays O(T) however many topics there are
-    boot = np.empty((n_boot, len(groups)))
-    rng = np.random.default_rng(seed)
-    step = max(1, min(n_boot, 2**22 // max(T, 1)))
-    for r0 in range(0, n_boot, step):
-        W = _draw_counts(rng, T, min(step, n_boot - r0))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            boot[r0:r0 + len(W)] = (W @ sums) / (W @ counts)
-    rows = []
-    for j, (key, _) in enumerate(groups):
-        b = boot[:, j][np.isfinite(boot[:, j])]
-        lo, hi = np.quantile(b, q) if len(b) else (np.nan, np.nan)
-        key = key if isinstance(key, tuple) else (key,)
-        rows.append({**dict(zip(by, key)), "mean": means[j], "lo": lo, "hi": hi,
-                     "n": ns[j], "topics": int((counts[:, j] > 0).sum())})
-    return pd.DataFrame(rows, columns=[*by, "mean", "lo", "hi", "n", "topics"])
-
-
-def _draw_counts(rng: np.random.Generator, n_topics: int, rows: int) -> np.ndarray:
-    if n_topics == 0:
-        return np.zeros((rows, 0))
-    return rng.multinomial(n_topics, np.full(n_topics, 1.0 / n_topics), size=rows).astype(np.float64)
-
-
-def resample_counts(n_topics: int, n_boot: int, seed: int = 0) -> np.ndarray:
-    """(n_boot, n_topics) float counts: how often each topic is drawn in each bootstrap
-    resample of ``n_topics`` topics with replacement (seeded)."""
-    return _draw_counts(np.random.default_rng(seed), n_topics, n_boot)
 
 
 # ------------------------------------------------------------------ the analysis as a function

@@ -7,21 +7,23 @@ report and the practice of Yilmaz & Robertson (2010) (three tests) and Robertson
 
 Tests, all two-sided, on the per-topic differences :math:`d = a - b` of n topics:
 
-* ``t``: paired t-test (``scipy.stats.ttest_rel``; :func:`maxent.stats.paired_t`);
+* ``t``: paired t-test (``scipy.stats.ttest_rel``; :func:`maxent.stats.paired.paired_t`);
 * ``wilcoxon``: Wilcoxon signed-rank, zero differences dropped (``scipy.stats.wilcoxon``);
 * ``sign``: sign test, ties dropped (binomial, p = 1/2);
-* ``randomisation``: Fisher's paired randomisation test (Smucker et al., CIKM 2007): under
+* ``randomisation``: Fisher's paired randomisation test (Smucker et al., CIKM 2007;
+  :func:`maxent.stats.paired.randomisation_test`): under
   the null each topic's two values are exchangeable, i.e. each :math:`d_i` keeps or flips its
   sign with probability 1/2; :math:`p = \#\{|\sum_i s_i d_i| \ge |\sum_i d_i|\} / P` over P
   sign vectors s. When :math:`2^n \le` ``n_permutations`` every sign vector is enumerated
   (the exact p); otherwise P = ``n_permutations`` random sign vectors from a seeded generator
   (the Monte-Carlo estimate ranx also reports, without the +1 correction);
-* ``bootstrap``: Sakai's paired bootstrap test (:func:`maxent.bootstrap.paired_bootstrap_asl`).
+* ``bootstrap``: Sakai's paired bootstrap test (:func:`maxent.stats.bootstrap.paired_bootstrap_asl`).
 
 Multiple comparisons: p-values of one test and one measure are corrected over the family of
 pairs compared (Holm-Bonferroni step-down, or Benjamini-Hochberg step-up), see
-:func:`adjust`. Effect sizes: the mean difference and Cohen's :math:`d_z = \bar d / s_d`
-with 95% percentile bootstrap intervals over topics (:func:`effect_sizes`).
+:func:`maxent.stats.corrections.adjust`. Effect sizes: the mean difference and Cohen's
+:math:`d_z = \bar d / s_d` with 95% percentile bootstrap intervals over topics
+(:func:`maxent.stats.intervals.effect_sizes`).
 
 The report marks a run's mean with the superscript letters of the runs it is significantly
 better than (the ranx / paper convention), under the chosen test and correction.
@@ -37,125 +39,16 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from maxent.errors import MaxEntError, ParameterError
+from maxent.stats import CORRECTIONS, adjust, effect_sizes, randomisation_test
 
 if TYPE_CHECKING:  # pandas loads where a frame is built (``import maxent`` stays light)
     import pandas as pd
 
-__all__ = ["TESTS", "CORRECTIONS", "randomisation_test", "adjust", "effect_sizes", "compare_values",
-           "compare", "Comparison", "main"]
+__all__ = ["TESTS", "CORRECTIONS", "compare_values", "compare", "Comparison", "main"]
 
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
 #: ``--test`` choices: one test, or ``paper000`` (t, Wilcoxon and sign test must all reject)
 MARK_TESTS = TESTS + ("paper000",)
-CORRECTIONS = ("holm", "bh", "none")
-
-
-# ------------------------------------------------------------------------------- tests
-def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk: int = 64) -> np.ndarray:
-    r"""Two-sided p-value of Fisher's paired randomisation test for each row of differences.
-
-    .. math:: p = \#\{s : |\textstyle\sum_i s_i d_i| \ge |\sum_i d_i|\} / P
-
-    Parameters
-    ----------
-    diffs : array_like, shape (P_pairs, n)
-        Per-topic differences of P_pairs system pairs over the same n topics.
-    n_permutations : int
-        Random sign vectors P when :math:`2^n` exceeds it; otherwise all :math:`2^n` sign
-        vectors are enumerated and the p-value is exact.
-    seed : int
-        Seed of the random sign vectors (shared by all pairs).
-
-    Returns
-    -------
-    ndarray, shape (P_pairs,)
-        p-values in [0, 1]; 1 for a pair whose differences are all 0.
-    """
-    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
-    n = d.shape[1]
-    if n < 1:
-        raise ParameterError("the randomisation test needs at least 1 topic")
-    if n_permutations < 1:
-        raise ParameterError(f"n_permutations must be >= 1, got {n_permutations}")
-    if n < 63 and 2 ** n <= n_permutations:
-        bits = (np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
-        signs = 1.0 - 2.0 * bits                      # (2^n, n), row 0 is the identity
-    else:
-        rng = np.random.default_rng(seed)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_permutations, n))
-    observed = np.abs(d.sum(axis=1))
-    tol = 1e-9 * np.abs(d).sum(axis=1)                # sums equal up to rounding count as ties
-    p = np.empty(len(d))
-    for a in range(0, len(d), chunk):
-        perm = np.abs(signs @ d[a:a + chunk].T)       # (P, chunk)
-        p[a:a + chunk] = (perm >= observed[a:a + chunk] - tol[a:a + chunk]).mean(axis=0)
-    return p
-
-
-def adjust(p, method: str = "holm") -> np.ndarray:
-    r"""p-values adjusted for multiple comparisons over one family (shape (m,) in and out).
-
-    * ``holm`` (Holm 1979): sorted :math:`p_{(1)} \le .. \le p_{(m)}`,
-      :math:`\tilde p_{(k)} = \max_{i \le k} \min(1, (m - i + 1) p_{(i)})`.
-    * ``bh`` (Benjamini & Hochberg 1995):
-      :math:`\tilde p_{(k)} = \min_{i \ge k} \min(1, m p_{(i)} / i)`.
-    * ``none``: unchanged.
-    """
-    p = np.asarray(p, dtype=np.float64)
-    m = len(p)
-    if method == "none" or m == 0:
-        return p.copy()
-    order = np.argsort(p, kind="stable")
-    s = p[order]
-    i = np.arange(1, m + 1)
-    if method == "holm":
-        adj = np.maximum.accumulate(np.minimum(1.0, (m - i + 1) * s))
-    elif method == "bh":
-        adj = np.minimum.accumulate(np.minimum(1.0, m * s / i)[::-1])[::-1]
-    else:
-        raise ParameterError(f"correction must be one of {', '.join(CORRECTIONS)}, got {method!r}")
-    out = np.empty(m)
-    out[order] = adj
-    return out
-
-
-def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
-    r"""Mean difference and Cohen's :math:`d_z = \bar d / s_d` with percentile bootstrap intervals.
-
-    Topics are resampled with replacement (B = ``n_boot`` resamples of n topic indices from
-    ``numpy.random.default_rng(seed)``, shared by all pairs); the interval is the
-    ((1 - level)/2, (1 + level)/2) quantile pair of the resampled statistic. :math:`d_z` is
-    NaN when :math:`s_d = 0` (and such resamples are left out of its interval).
-
-    diffs : (P, n) per-topic differences. Returns a frame with P rows: ``diff``, ``diff_lo``,
-    ``diff_hi``, ``d``, ``d_lo``, ``d_hi``.
-    """
-    import pandas as pd
-
-    d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
-    P, n = d.shape
-    if n < 2:
-        raise ParameterError(f"effect sizes need at least 2 topics, got {n}")
-    if not 0 < level < 1:
-        raise ParameterError(f"level must be in (0, 1), got {level}")
-    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
-
-    def dz(x):
-        sd = x.std(axis=-1, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(sd > 0, x.mean(axis=-1) / np.where(sd > 0, sd, 1.0), np.nan)
-
-    q = [(1 - level) / 2, (1 + level) / 2]
-    rows = {k: np.empty(P) for k in ("diff", "diff_lo", "diff_hi", "d", "d_lo", "d_hi")}
-    rows["diff"] = d.mean(axis=1)
-    rows["d"] = dz(d)
-    for a in range(P):                                  # pairs, not documents: B x n per pair
-        boot = d[a][idx]                                # (B, n)
-        rows["diff_lo"][a], rows["diff_hi"][a] = np.quantile(boot.mean(axis=1), q)
-        bd = dz(boot)
-        bd = bd[np.isfinite(bd)]
-        rows["d_lo"][a], rows["d_hi"][a] = np.quantile(bd, q) if len(bd) else (np.nan, np.nan)
-    return pd.DataFrame(rows)
 
 
 def _pairs(names: Sequence[str], baseline: str | None) -> list[tuple[int, int]]:
@@ -182,13 +75,12 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
     Returns
     -------
     DataFrame, one row per pair (run_a, run_b), diff = mean_a - mean_b: the means, the effect
-    sizes (:func:`effect_sizes`), ``p_<test>`` raw and ``p_<test>_adj`` corrected for every
+    sizes (:func:`maxent.stats.effect_sizes`), ``p_<test>`` raw and ``p_<test>_adj`` corrected for every
     test in :data:`TESTS`.
     """
     import pandas as pd
 
-    from maxent.bootstrap import paired_bootstrap_asl
-    from maxent.stats import paired_t, sign_test, wilcoxon
+    from maxent.stats import paired_bootstrap_asl, paired_t, sign_test, wilcoxon
 
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2 or v.shape[0] != len(names):
