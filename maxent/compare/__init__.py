@@ -1,7 +1,7 @@
 r"""Which systems really differ? Paired significance tests, corrections and effect sizes.
 
-``python -m maxent.compare QRELS RUN... -m AP -m nDCG@10`` evaluates every run on every
-measure per topic (any measure of :mod:`maxent.metrics`, GAP included), then compares every
+:func:`compare` (the command ``maxent compare QRELS RUN... -m AP -m nDCG@10``) evaluates
+every run on every measure per topic (any measure of :mod:`maxent.metrics`, GAP included), then compares every
 pair of runs (or every run against ``--baseline``) on the same topics, as ranx's ``compare``
 report and the practice of Yilmaz & Robertson (2010) (three tests) and Robertson, Kanoulas & Yilmaz (2010) (Sakai's bootstrap).
 
@@ -30,21 +30,19 @@ better than (the ranx / paper convention), under the chosen test and correction.
 """
 from __future__ import annotations
 
-import argparse
-import sys
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from maxent.errors import MaxEntError, ParameterError
+from maxent.errors import ParameterError
 from maxent.stats import CORRECTIONS, adjust, effect_sizes, randomisation_test
 
 if TYPE_CHECKING:  # pandas loads where a frame is built (``import maxent`` stays light)
     import pandas as pd
 
-__all__ = ["TESTS", "CORRECTIONS", "compare_values", "compare", "Comparison", "main"]
+__all__ = ["TESTS", "CORRECTIONS", "compare_values", "compare", "Comparison"]
 
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
 #: ``--test`` choices: one test, or ``paper000`` (t, Wilcoxon and sign test must all reject)
@@ -326,85 +324,3 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
                 "complete": complete, "topics": len(topics)}
     return Comparison(frame.reset_index(drop=True), pd.concat(parts, ignore_index=True), tuple(names),
                       tuple(str(m) for m in metrics), test, correction, alpha, baseline, settings)
-
-
-# ------------------------------------------------------------------------------- command line
-def _parser() -> argparse.ArgumentParser:
-    from maxent.evaluate import SCORE_PRECISION_HELP, HelpFormatter
-
-    p = argparse.ArgumentParser(
-        prog="python -m maxent.compare",
-        description="Compare runs: paired significance tests, corrections, effect sizes, marked table.",
-        formatter_class=HelpFormatter,
-        epilog="examples:\n"
-               "  python -m maxent.compare trec_runs/qrels-rnd1.txt trec_runs/runs -m AP -m nDCG@10\n"
-               "  python -m maxent.compare qrels.txt runs/ -m 'GAP(g=0.5,0.5)' --baseline BM25 "
-               "--test randomisation --format latex\n"
-               "  python -m maxent.compare qrels.txt a.gz b.gz --format csv > pairs.csv\n",
-    )
-    p.add_argument("qrels", help="qrels file (qid iter docno grade)")
-    p.add_argument("runs", nargs="+", help="run files or directories of runs (at least 2 runs)")
-    p.add_argument("-m", dest="measures", action="append",
-                   help="measure (ir_measures or trec_eval name); repeatable (default AP, nDCG@10, P@10)")
-    p.add_argument("--baseline", default=None, help="compare every run with this run only (default: all pairs)")
-    p.add_argument("--test", choices=MARK_TESTS, default="t",
-                   help="test whose corrected verdict sets the superscript marks")
-    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
-                   help="multiple-comparison correction over the pairs of each measure")
-    p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    p.add_argument("--permutations", type=int, default=10000,
-                   help="randomisation test: random sign vectors (exact enumeration when 2^topics is smaller)")
-    p.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (test and intervals)")
-    p.add_argument("--seed", type=int, default=0, help="seed of permutations and bootstrap resamples")
-    p.add_argument("-l", dest="rel", type=int, default=None,
-                   help="relevance threshold of binary measures, >= 0 (default: each measure's own, 1)")
-    p.add_argument("-M", dest="depth", type=int, default=None,
-                   help="documents per topic kept (default: all, as trec_eval)")
-    p.add_argument("--score-precision", choices=("single", "double"), default="single",
-                   help=SCORE_PRECISION_HELP)
-    p.add_argument("--common-topics", action="store_true",
-                   help="compare on the topics every run retrieved for (default: all qrels topics, missing = 0)")
-    p.add_argument("--format", choices=("terminal", "markdown", "latex", "csv", "json"), default="terminal",
-                   help="output: marked table (terminal/markdown/latex), all pairs (csv), both (json)")
-    p.add_argument("--digits", type=int, default=4, help="decimals in the table")
-    p.add_argument("--details", action="store_true",
-                   help="terminal/markdown: also list every pair with effect sizes, intervals and all p-values")
-    p.add_argument("--debug", action="store_true", help="show tracebacks")
-    return p
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
-    try:
-        for option, value in (("--permutations", args.permutations), ("--bootstrap", args.bootstrap)):
-            if value < 1:
-                raise ParameterError(f"{option}: must be >= 1, got {value}")
-        if not 0 < args.alpha < 1:
-            raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
-        if not 0 <= args.digits <= 17:
-            raise ParameterError(f"--digits: must be from 0 to 17, got {args.digits}")
-        if args.depth is not None and args.depth < 1:
-            raise ParameterError(f"-M: the depth must be >= 1 (default: no cut), got {args.depth}")
-        if args.rel is not None and args.rel < 0:
-            raise ParameterError(f"-l: the relevance level must be >= 0, got {args.rel}")
-        from maxent._feedback import phase
-
-        with phase("reading, evaluating and testing the runs"):
-            res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
-                          baseline=args.baseline, test=args.test, correction=args.correction,
-                          alpha=args.alpha, n_permutations=args.permutations, n_bootstrap=args.bootstrap,
-                          seed=args.seed, depth=args.depth, rel=args.rel, complete=not args.common_topics,
-                          score_precision=args.score_precision)
-        sys.stdout.write(res.format(args.format, args.digits))
-        if args.details and args.format in ("terminal", "markdown"):
-            sys.stdout.write("\n" + res.details(args.format, args.digits))
-        return 0
-    except MaxEntError as e:
-        if args.debug:
-            raise
-        print(f"error: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
