@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from maxent.compare import randomisation_test
+from maxent.stats import randomisation_test
 from maxent.stats import paired_t
 
 

@@ -8,7 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from maxent.compare import adjust, compare, compare_values, effect_sizes, main, randomisation_test
+from maxent.cli.compare import main
+from maxent.compare import compare, compare_values
+from maxent.stats import adjust, effect_sizes, randomisation_test
 from maxent.errors import ParameterError
 
 from analysis._cli import BUNDLED_QRELS, BUNDLED_RUNS

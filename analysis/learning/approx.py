@@ -21,7 +21,7 @@ import pandas as pd
 from analysis._cli import atomic_write_csv
 from analysis.learning.claims import verdict
 from analysis.learning.jobs import _job, _run_training
-from maxent.compare import adjust
+from maxent.stats import adjust
 from maxent.stats import bootstrap_ci, family_mde, paired_tests
 
 TRAINS = ("AP", "nDCG")

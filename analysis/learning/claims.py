@@ -55,7 +55,7 @@ def claim_rows(vals: dict, args) -> pd.DataFrame:
     """claims.csv: per testable claim the mean paired difference (points), its 95% bootstrap CI,
     the three tests' p-values, ``n_test_queries``, the family ``mde``, Holm's adjusted p and the
     verdict."""
-    from maxent.compare import adjust
+    from maxent.stats import adjust
 
     claims = testable(vals)
     m = len(claims)
