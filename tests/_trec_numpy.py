@@ -1,5 +1,5 @@
 """The numpy twin of the TREC readers' C loops (maxent/_ctrec.c): the oracle that
-tests/test_ctrec.py checks the C reader against.
+tests/trec/test_ctrec.py checks the C reader against.
 
 The same steps as the C scan, vectorised in numpy: one pass over the bytes for the token
 boundaries, columns gathered through a strided window view, scores by an exact vectorised

@@ -20,7 +20,7 @@ from maxent.errors import ParameterError
 from maxent.inputs import as_qrels, as_run, as_runs, qrels_dict, qrels_frame, run_dict, run_frame
 from maxent.metrics.names import as_measure
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())[:3]
 MEASURES = ["AP", "P@10", "nDCG@10", "nDCG", "RR", "R-prec", "Bpref", "GAP", "ERR@20", "num_rel_ret"]

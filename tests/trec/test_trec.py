@@ -13,7 +13,7 @@ from maxent import InputError, Qrels, Run, read_qrels, read_run, read_runs, run_
 from maxent import trec
 from maxent.trec import _KeyIndex, hash_strings, inflate_engine
 
-RUNS = sorted((Path(__file__).resolve().parents[1] / "trec_runs" / "runs").iterdir())
+RUNS = sorted((Path(__file__).resolve().parents[2] / "trec_runs" / "runs").iterdir())
 
 
 def _python_parse(text: str):

@@ -22,7 +22,7 @@ from maxent.errors import InputError
 
 from tests._trec_numpy import numpy_reader
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BAD = ROOT / "tests" / "data" / "bad"
 
 
