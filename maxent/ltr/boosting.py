@@ -1,56 +1,36 @@
 r"""LambdaMART for any metric: LightGBM and XGBoost custom objectives and evaluation metrics.
 
-Gradient-boosted trees fit, at every iteration, one regression tree to the per-document
-gradient and Hessian of the objective. LambdaMART (Burges 2010, "From RankNet to LambdaRank
-to LambdaMART") takes them from the LambdaRank lambdas of :mod:`maxent.ltr.lambdas`: for a query
-ranked by the current scores and every pair with :math:`l_i > l_j`,
+LambdaMART (Burges 2010) fits each tree to the per-document gradient and Hessian of the
+:math:`|\Delta M|`-weighted pairwise logistic loss, swap deltas held fixed: for every pair
+:math:`l_i > l_j` of a query ranked by the current scores,
 
 .. math:: \rho_{ij} = \frac{1}{1 + e^{\sigma (s_i - s_j)}}, \qquad
           g_i = -\sum_j \sigma |\Delta M_{ij}| \rho_{ij} + \sum_j \sigma |\Delta M_{ji}| \rho_{ji},
-          \qquad h_i = \sum_{j} \sigma^2 |\Delta M_{ij}| \rho_{ij} (1 - \rho_{ij}),
+          \qquad h_i = \sum_{j} \sigma^2 |\Delta M_{ij}| \rho_{ij} (1 - \rho_{ij}).
 
-(the gradient of the |Delta M|-weighted pairwise logistic loss
-:math:`\sum |\Delta M_{ij}| \log(1 + e^{-\sigma (s_i - s_j)})`, with the swap deltas held
-fixed, and its diagonal Gauss-Newton Hessian). :math:`g = -\lambda`: the boosting libraries
-minimise, the lambdas of :func:`maxent.ltr.lambdas.lambda_gradients` ascend the metric. The
-swap delta :math:`\Delta M` is the metric object's (nDCG, P@k, AP, RR, GAP, ERR), so every
-metric of the library becomes a LambdaMART target.
+:math:`g = -\lambda` of :func:`maxent.ltr.lambdas.lambda_gradients` (the peers minimise);
+:math:`\Delta M` is the metric object's, so every metric with a swap delta is a target.
 
-Conventions, against the peers' built-in objectives (LightGBM ``src/objective/
-rank_objective.hpp`` ``LambdarankNDCG``; XGBoost ``src/objective/lambdarank_obj.{h,cc}``):
+Conventions against the peers' built-in objectives (LightGBM ``LambdarankNDCG``, XGBoost
+``lambdarank_obj``):
 
-* Ranking: by score descending, ties by input order (a stable sort; both peers do the same).
-* ``sigma`` = LightGBM ``sigmoid`` (XGBoost has none: sigma = 1).
-* ``truncation`` = LightGBM ``lambdarank_truncation_level`` = XGBoost
-  ``lambdarank_num_pair_per_sample`` with ``lambdarank_pair_method="topk"``: only pairs with
-  at least one document in the top ``truncation`` ranks.
-* LightGBM normalises the nDCG delta by the ideal DCG **at the truncation level** while the
-  discounts of the pair are not cut; ``ideal_cutoff=truncation`` reproduces that (nDCG only).
-* ``norm`` scales a query's gradients and Hessians by :math:`\log_2(1 + S)/S`, S = the sum of
-  the pair lambdas (the second half of LightGBM's ``lambdarank_norm`` and XGBoost's
-  ``lambdarank_normalization`` with ``topk``). The first half of both peers' normalisation
-  (dividing each delta by :math:`0.01 + |s_i - s_j|` when the query's scores are not all
-  equal; XGBoost ``lambdarank_score_normalization``) is not applied: compare with
+* ties are ranked by input order (a stable sort, as both peers);
+* ``sigma`` = LightGBM ``sigmoid`` (XGBoost: 1); ``truncation`` = LightGBM
+  ``lambdarank_truncation_level`` = XGBoost ``lambdarank_num_pair_per_sample`` with ``topk``;
+* LightGBM divides the nDCG delta by the ideal DCG at the truncation level:
+  ``ideal_cutoff=truncation`` reproduces it;
+* ``norm`` scales a query by :math:`\log_2(1 + S)/S`, S = the sum of pair lambdas; the peers'
+  score normalisation (dividing by :math:`0.01 + |s_i - s_j|`) is not applied, so compare with
   ``lambdarank_norm=False`` / ``lambdarank_normalization=False,
-  lambdarank_score_normalization=False``.
-* LightGBM computes the pair sigmoid from a table of 2^20 bins over
-  :math:`[-25/\sigma, 25/\sigma]`; we use the exact sigmoid. The two agree exactly when the
-  scores of a query are equal (the first iteration) and within the table resolution
-  (:math:`\le \sigma^2 |\Delta M| \cdot 50 / (4 \sigma 2^{20})` per pair) otherwise.
-* XGBoost's Hessian is twice the one above (``hessian_factor=2`` in
-  :func:`xgboost_objective`) and floors :math:`\rho(1-\rho)` at 1e-16 per pair.
-* Both peers return float32 gradients; ours are float64.
-* Weights: LightGBM ``Dataset`` weights multiply each document's gradient and Hessian;
-  XGBoost's per-query weights multiply the query's, times (number of queries / sum of
-  weights), as both peers do.
+  lambdarank_score_normalization=False``;
+* the sigmoid is exact (LightGBM tabulates it: equal on the first iteration, within the table
+  resolution after); XGBoost's Hessian is twice ours (``hessian_factor=2``); gradients are
+  float64 (the peers': float32);
+* LightGBM weights multiply each document's gradient and Hessian; XGBoost's per-query weights
+  multiply the query's, times (queries / sum of weights).
 
-Evaluation metrics (:func:`lightgbm_metric`, :func:`xgboost_metric`) are the library's
-``metric.value`` averaged over queries, with the same tie rule. A query without any
-relevant document scores 0 (trec_eval's convention; LightGBM's own ``ndcg`` gives it 1).
-
-The peers are optional extras (``pip install -e ".[lightgbm]"`` / ``".[xgboost]"``); this
-module imports neither: the callables it returns only read the ``Dataset`` / ``DMatrix``
-they are given.
+The evaluation metrics average ``metric.value`` over queries; a query without a relevant
+document scores 0 (trec_eval; LightGBM's ``ndcg`` gives it 1). Neither peer is imported here.
 """
 from __future__ import annotations
 
@@ -85,12 +65,11 @@ XGBOOST_INSTALL = 'XGBoost is an optional extra: pip install -e ".[xgboost]"'
 
 @dataclass(frozen=True, eq=False)
 class QueryGroups:
-    """Documents grouped by query as the boosting libraries hold them (contiguous groups).
+    """Documents grouped by query in contiguous groups, as the boosting libraries hold them.
 
     Attributes
     ----------
     labels : ndarray, shape (D,), int64
-        Grade of every document, in data order.
     offsets : ndarray, shape (Q + 1,), int64
         Query q owns documents ``offsets[q]:offsets[q + 1]`` (XGBoost's ``group_ptr``).
     rows, cols : ndarray, shape (D,)
@@ -100,7 +79,7 @@ class QueryGroups:
     lengths : ndarray, shape (Q,)
         Documents per query (LightGBM's ``group``).
     rel_counts : ndarray, shape (Q, L)
-        Documents of each grade per query (every document is judged).
+        Documents of each grade per query.
     """
 
     labels: np.ndarray
@@ -121,9 +100,8 @@ class QueryGroups:
     def from_offsets(cls, labels, offsets, n_levels: int | None = None) -> "QueryGroups":
         """From labels (D,) and group boundaries (Q + 1,) (XGBoost ``group_ptr``).
 
-        ``n_levels`` fixes the number of grade levels L of ``rel_counts`` (GAP's default
-        thresholds and ERR's maximum grade depend on it: use the same L for training,
-        validation and test); default the largest label + 1.
+        ``n_levels``: grade levels L of ``rel_counts`` (default largest label + 1); GAP and ERR
+        depend on it, so use the same L for training, validation and test.
         """
         raw = np.asarray(labels, dtype=np.float64).ravel()
         offsets = np.asarray(offsets, dtype=np.int64).ravel()
@@ -164,11 +142,7 @@ class QueryGroups:
 
 
 def metric_values(metric, scores, groups: QueryGroups) -> np.ndarray:
-    """Per-query values (Q,) of ``metric`` for the documents ranked by ``scores`` (D,).
-
-    Ties are ranked by input order (:func:`maxent.ltr.lambdas.rank_by_score`), as the
-    peers' stable sorts do.
-    """
+    """Per-query values (Q,) of ``metric`` for the documents ranked by ``scores`` (D,), ties by input order."""
     S = groups.pad(scores)
     order = rank_by_score(S, groups.lengths)
     ys = np.take_along_axis(groups.grades, order, axis=1)
@@ -182,29 +156,18 @@ class LambdaMARTObjective:
     Parameters
     ----------
     metric : metric object
-        Any metric with a swap delta (``maxent.metrics.parse_measure``; ``HAS_SWAP_DELTA``:
-        nDCG, DCG, P@k, R@k, AP, RR, GAP, ERR, RBP).
+        Any metric with a swap delta (nDCG, DCG, P@k, R@k, AP, RR, GAP, ERR, RBP).
     sigma : float
         RankNet sigma (LightGBM ``sigmoid``), > 0.
     truncation : int, optional
-        Only pairs with a document in the top ``truncation`` ranks (LightGBM
-        ``lambdarank_truncation_level``; XGBoost ``lambdarank_num_pair_per_sample`` with
-        ``topk``). Default: all pairs.
+        Only pairs with a document in the top ``truncation`` ranks; default all pairs.
     norm : bool
-        Scale each query by :math:`\log_2(1 + S) / S` (see the module docstring for what
-        the peers' options of the same name also do).
+        Scale each query by :math:`\log_2(1 + S) / S`.
     ideal_cutoff : int, optional
-        nDCG only: divide the DCG deltas by the ideal DCG at this depth instead of the
-        metric's own ideal (LightGBM: ``ideal_cutoff = lambdarank_truncation_level``); a
-        per-query factor applied after ``norm``.
+        nDCG only: divide the DCG deltas by the ideal DCG at this depth (LightGBM:
+        ``lambdarank_truncation_level``); applied after ``norm``.
     hessian_factor : float
         Multiplies the Hessian (XGBoost uses 2).
-
-    Notes
-    -----
-    Per-query constants (the metric's :class:`~maxent.ltr.lambdas.DeltaContext`, the padded
-    layout) are built once per data set: the last :class:`QueryGroups` seen is kept.
-    ``gradients`` is vectorised over queries: one call of the batched lambda kernel.
     """
 
     def __init__(self, metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
@@ -234,7 +197,7 @@ class LambdaMARTObjective:
                 f"norm={self.norm}, ideal_cutoff={self.ideal_cutoff}, hessian_factor={self.hessian_factor:g})")
 
     def _prepare(self, groups: QueryGroups):
-        """(context, per-query scale or None) for these groups, cached for the last data set."""
+        """(context, per-query scale or None), cached for the last groups seen."""
         if self._cache is not None and self._cache[0] is groups:
             return self._cache[1], self._cache[2]
         context = DeltaContext(self.metric, groups.rel_counts)
@@ -250,11 +213,8 @@ class LambdaMARTObjective:
         return context, scale
 
     def gradients(self, scores, groups: QueryGroups, weights=None) -> tuple[np.ndarray, np.ndarray]:
-        """Gradient and Hessian per document, both (D,), in data order (descent sign).
-
-        ``weights`` (D,) multiplies both per document, as LightGBM does with Dataset weights
-        (per-query weights: repeat them over the query's documents).
-        """
+        """Gradient and Hessian per document, both (D,), in data order (descent sign); ``weights``
+        (D,) multiplies both."""
         context, scale = self._prepare(groups)
         lam, hess = _lambda_kernel(groups.pad(scores), groups.grades, context, groups.lengths,
                                    self.sigma, self.truncation, self.norm)
@@ -275,13 +235,8 @@ class LambdaMARTObjective:
 
 
 def _lambda_kernel(scores, grades, context, lengths, sigma, truncation, norm):
-    """The one use of the generic batched LambdaRank kernel.
-
-    Queries are batched by length bucket (ceil log2 of the length), so that short queries
-    are not padded to the longest one and each bucket gets the kernel method that suits its
-    length (``method="auto"``: dense all-pairs for short lists, grade blocks for long ones);
-    exact either way. Returns lambdas (ascent) and Hessians, both (Q, N).
-    """
+    """Lambdas (ascent) and Hessians (Q, N), queries batched by ceil(log2 length) so that short
+    queries are not padded to the longest and each bucket gets its own kernel method."""
     Q, N = scores.shape
     bucket = np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
     levels = np.unique(bucket)
@@ -297,14 +252,12 @@ def _lambda_kernel(scores, grades, context, lengths, sigma, truncation, norm):
     return lam, hess
 
 
-# ---------------------------------------------------------------------------------------
-# LightGBM
-# ---------------------------------------------------------------------------------------
 class _PerDataset:
     """QueryGroups of a library's data object, built once per object (held by identity)."""
 
-    def __init__(self, build):
+    def __init__(self, build, n_levels):
         self._build = build
+        self._n_levels = n_levels
         self._key = None
         self._groups = None
 
@@ -312,7 +265,7 @@ class _PerDataset:
         if self._key is None or self._key() is not data:
             import weakref
 
-            self._groups = self._build(data)
+            self._groups = self._build(data, self._n_levels)
             try:
                 self._key = weakref.ref(data)
             except TypeError:                               # pragma: no cover
@@ -320,14 +273,11 @@ class _PerDataset:
         return self._groups
 
 
-def _lgb_groups(n_levels):
-    def build(data) -> QueryGroups:
-        group = data.get_group()
-        if group is None:
-            raise ParameterError("the LightGBM Dataset has no query groups: pass group=sizes to lightgbm.Dataset")
-        return QueryGroups.from_sizes(data.get_label(), group, n_levels)
-
-    return build
+def _lgb_groups(data, n_levels) -> QueryGroups:
+    group = data.get_group()
+    if group is None:
+        raise ParameterError("the LightGBM Dataset has no query groups: pass group=sizes to lightgbm.Dataset")
+    return QueryGroups.from_sizes(data.get_label(), group, n_levels)
 
 
 def _lgb_weight(data):
@@ -338,29 +288,24 @@ def _lgb_weight(data):
         return getattr(data, "weight", None)
 
 
-def _xgb_groups(n_levels):
-    def build(dmat) -> QueryGroups:
-        ptr = dmat.get_uint_info("group_ptr")
-        if ptr is None or len(ptr) < 2:
-            raise ParameterError("the XGBoost DMatrix has no query groups: pass qid= or group= to xgboost.DMatrix")
-        return QueryGroups.from_offsets(dmat.get_label(), ptr, n_levels)
-
-    return build
+def _xgb_groups(dmat, n_levels) -> QueryGroups:
+    ptr = dmat.get_uint_info("group_ptr")
+    if ptr is None or len(ptr) < 2:
+        raise ParameterError("the XGBoost DMatrix has no query groups: pass qid= or group= to xgboost.DMatrix")
+    return QueryGroups.from_offsets(dmat.get_label(), ptr, n_levels)
 
 
 def lightgbm_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
                        ideal_cutoff: int | None = None, n_levels: int | None = None):
     """A LightGBM custom objective ``f(preds, train_data) -> (grad, hess)`` for ``metric``.
 
-    Pass it as ``params["objective"]`` of ``lightgbm.train`` (LightGBM >= 4); the Dataset
-    must carry ``group`` (query sizes). Parameters as :class:`LambdaMARTObjective`. To
-    reproduce LightGBM's ``lambdarank`` with ``lambdarank_norm=False``: metric
-    ``nDCG(gain=exp)`` (LightGBM's default ``label_gain`` 2^l - 1), ``truncation`` =
-    ``ideal_cutoff`` = ``lambdarank_truncation_level``, ``sigma`` = ``sigmoid``. ``n_levels``
-    as :meth:`QueryGroups.from_offsets`.
+    ``params["objective"]`` of ``lightgbm.train`` (LightGBM >= 4); the Dataset needs ``group``.
+    Parameters as :class:`LambdaMARTObjective`, ``n_levels`` as :meth:`QueryGroups.from_offsets`.
+    LightGBM's ``lambdarank`` with ``lambdarank_norm=False`` is metric ``nDCG(gain=exp)``,
+    ``truncation`` = ``ideal_cutoff`` = ``lambdarank_truncation_level``, ``sigma`` = ``sigmoid``.
     """
     obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm, ideal_cutoff=ideal_cutoff)
-    groups = _PerDataset(_lgb_groups(n_levels))
+    groups = _PerDataset(_lgb_groups, n_levels)
 
     def objective(preds, train_data):
         return obj.gradients(preds, groups(train_data), _lgb_weight(train_data))
@@ -371,11 +316,8 @@ def lightgbm_objective(metric, *, sigma: float = 1.0, truncation: int | None = N
 
 def lightgbm_ranker_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
                               ideal_cutoff: int | None = None, n_levels: int | None = None):
-    """The same objective for LightGBM's scikit-learn API: ``LGBMRanker(objective=...)``.
-
-    Signature ``f(y_true, y_pred, weight, group) -> (grad, hess)``, ``group`` = query sizes
-    (what ``LGBMRanker.fit(..., group=)`` passes on). Parameters as :func:`lightgbm_objective`.
-    """
+    """The same objective for ``LGBMRanker(objective=...)``: ``f(y_true, y_pred, weight, group) ->
+    (grad, hess)``, ``group`` = query sizes. Parameters as :func:`lightgbm_objective`."""
     obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm, ideal_cutoff=ideal_cutoff)
     groups = _PerArrays(n_levels)
 
@@ -418,12 +360,9 @@ class _PerArrays:
 
 
 def lightgbm_metric(metric, name: str | None = None, n_levels: int | None = None):
-    """A LightGBM custom evaluation ``f(preds, eval_data) -> (name, mean value, True)``.
-
-    Pass it as ``feval=`` of ``lightgbm.train`` (higher is better; early stopping works).
-    """
+    """A LightGBM custom evaluation ``f(preds, eval_data) -> (name, mean value, True)`` for ``feval=``."""
     label = name or str(metric)
-    groups = _PerDataset(_lgb_groups(n_levels))
+    groups = _PerDataset(_lgb_groups, n_levels)
 
     def feval(preds, eval_data):
         return label, float(metric_values(metric, preds, groups(eval_data)).mean()), True
@@ -431,25 +370,19 @@ def lightgbm_metric(metric, name: str | None = None, n_levels: int | None = None
     return feval
 
 
-# ---------------------------------------------------------------------------------------
-# XGBoost
-# ---------------------------------------------------------------------------------------
 def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = None, norm: bool = False,
                       ideal_cutoff: int | None = None, hessian_factor: float = 2.0,
                       n_levels: int | None = None):
     """An XGBoost custom objective ``f(predt, dtrain) -> (grad, hess)`` for ``metric``.
 
-    Pass it as ``obj=`` of ``xgboost.train``; the DMatrix must carry query groups
-    (``qid=`` or ``group=``). ``hessian_factor=2`` is XGBoost's own lambdarank Hessian. To
-    reproduce ``rank:map``: metric ``AP`` on binary labels, ``lambdarank_pair_method="topk"``
-    with ``lambdarank_num_pair_per_sample`` = ``truncation`` (>= the longest query for all
-    pairs), ``lambdarank_normalization=False``, ``lambdarank_score_normalization=False``;
-    ``rank:ndcg``: metric ``nDCG(gain=exp)`` (``ndcg_exp_gain``) and ``truncation`` =
-    ``ideal_cutoff`` = ``lambdarank_num_pair_per_sample`` (its ideal DCG is cut there too).
+    ``obj=`` of ``xgboost.train``; the DMatrix needs query groups (``qid=`` or ``group=``).
+    ``rank:map`` is metric ``AP`` on binary labels with ``lambdarank_pair_method="topk"``,
+    ``lambdarank_num_pair_per_sample`` = ``truncation``, both normalisations off; ``rank:ndcg``
+    is ``nDCG(gain=exp)`` with ``truncation`` = ``ideal_cutoff`` = ``lambdarank_num_pair_per_sample``.
     """
     obj = LambdaMARTObjective(metric, sigma=sigma, truncation=truncation, norm=norm, ideal_cutoff=ideal_cutoff,
                               hessian_factor=hessian_factor)
-    groups = _PerDataset(_xgb_groups(n_levels))
+    groups = _PerDataset(_xgb_groups, n_levels)
 
     def objective(predt, dtrain):
         g = groups(dtrain)
@@ -468,14 +401,10 @@ def xgboost_objective(metric, *, sigma: float = 1.0, truncation: int | None = No
 
 
 def xgboost_metric(metric, name: str | None = None, n_levels: int | None = None):
-    """An XGBoost custom metric ``f(predt, dtrain) -> (name, mean value)``.
-
-    Pass it as ``custom_metric=`` of ``xgboost.train`` with ``maximize=True`` for early
-    stopping (higher is better), and ``disable_default_eval_metric=1`` in the parameters
-    when it is the only metric wanted (a custom objective otherwise also gets ``rmse``).
-    """
+    """An XGBoost custom metric ``f(predt, dtrain) -> (name, mean value)`` for ``custom_metric=``
+    (with ``maximize=True``; ``disable_default_eval_metric=1`` to drop the default ``rmse``)."""
     label = name or str(metric)
-    groups = _PerDataset(_xgb_groups(n_levels))
+    groups = _PerDataset(_xgb_groups, n_levels)
 
     def custom_metric(predt, dtrain):
         return label, float(metric_values(metric, predt, groups(dtrain)).mean())
@@ -483,9 +412,6 @@ def xgboost_metric(metric, name: str | None = None, n_levels: int | None = None)
     return custom_metric
 
 
-# ---------------------------------------------------------------------------------------
-# training protocol (LightGBM), as maxent.ltr.train's for the nets
-# ---------------------------------------------------------------------------------------
 def import_lightgbm():
     """``lightgbm``, or a :class:`~maxent.errors.MaxEntError` saying how to install it."""
     try:
@@ -503,13 +429,11 @@ class BoostingResult:
     ----------
     booster : lightgbm.Booster
     history : list of dict
-        One entry per boosting iteration: ``epoch`` (= number of trees), ``train:<metric>``
-        and ``valid:<metric>`` (mean over queries) for the training metric and every tracked
-        metric, ``restarts`` (always 0; kept for the nets' record format).
+        Per iteration: ``epoch`` (trees), ``train:<metric>`` and ``valid:<metric>`` for every
+        tracked metric, ``restarts`` (always 0, the nets' record format).
     best : dict
-        ``str(metric)`` -> ``{"epoch": trees, "value": validation value}``: the iteration
-        with the best validation value of that metric (first one on ties; training values
-        when no validation set is given).
+        ``str(metric)`` -> ``{"epoch", "value"}`` of the best validation value (first on ties;
+        training values without a validation set).
     """
 
     booster: object
@@ -532,11 +456,10 @@ def train_lambdamart(train, metric, *, valid=None, track=(), num_trees: int = 10
     ----------
     train, valid : maxent.letor.RankingData
     metric : metric object with a swap delta (the training objective).
-    track : metric objects evaluated on train and valid after every tree; each selects its
-        own best iteration on ``valid`` (Yilmaz & Robertson 2010 section 5: a model trained for X and
-        tested on Y is selected by Y).
+    track : metric objects evaluated after every tree, each selecting its own best iteration
+        on ``valid`` (Yilmaz & Robertson 2010 section 5).
     num_trees, learning_rate, num_leaves, min_data_in_leaf, seed, num_threads :
-        LightGBM parameters (deterministic, row-wise histograms).
+        LightGBM parameters.
     sigma, truncation : as :class:`LambdaMARTObjective`.
     n_levels : grade levels L for the metrics' ``rel_counts`` (same for every set).
     """
@@ -557,17 +480,11 @@ def train_lambdamart(train, metric, *, valid=None, track=(), num_trees: int = 10
     booster = lgb.train(params, dtr, num_boost_round=num_trees, valid_sets=sets, valid_names=names,
                         feval=[lightgbm_metric(m, n_levels=L) for m in tracked],
                         callbacks=[lgb.record_evaluation(rec)])
-    history = []
-    for i in range(num_trees):
-        h = {"epoch": i + 1, "restarts": 0}
-        for set_name in names:
-            for m in tracked:
-                h[f"{set_name}:{m}"] = float(rec[set_name][str(m)][i])
-        history.append(h)
-    sel = names[-1]
+    history = [{"epoch": i + 1, "restarts": 0,
+                **{f"{s}:{m}": float(rec[s][str(m)][i]) for s in names for m in tracked}}
+               for i in range(num_trees)]
     best = {}
     for m in tracked:
-        v = np.asarray(rec[sel][str(m)])
-        k = int(np.argmax(v))
-        best[str(m)] = {"epoch": k + 1, "value": float(v[k])}
+        v = np.asarray(rec[names[-1]][str(m)])
+        best[str(m)] = {"epoch": int(np.argmax(v)) + 1, "value": float(v.max())}
     return BoostingResult(booster, history, best)
