@@ -142,7 +142,7 @@ class QueryGroups:
 
 
 def metric_values(metric, scores, groups: QueryGroups) -> np.ndarray:
-    """Per-query values (Q,) of ``metric`` for the documents ranked by ``scores`` (D,), ties by input order."""
+    """Per-query values (Q,) of ``metric`` for the documents ranked by ``scores`` (D,); ties: input order."""
     S = groups.pad(scores)
     order = rank_by_score(S, groups.lengths)
     ys = np.take_along_axis(groups.grades, order, axis=1)
@@ -291,7 +291,8 @@ def _lgb_weight(data):
 def _xgb_groups(dmat, n_levels) -> QueryGroups:
     ptr = dmat.get_uint_info("group_ptr")
     if ptr is None or len(ptr) < 2:
-        raise ParameterError("the XGBoost DMatrix has no query groups: pass qid= or group= to xgboost.DMatrix")
+        raise ParameterError("the XGBoost DMatrix has no query groups: "
+                             "pass qid= or group= to xgboost.DMatrix")
     return QueryGroups.from_offsets(dmat.get_label(), ptr, n_levels)
 
 
