@@ -25,7 +25,7 @@ from maxent.metrics import METRICS, RBP, parse_measure
 from maxent.ranked import RankedLists
 from maxent.solver import solve
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _user_model(grades, u, p, cutoff=None, depth=2000):

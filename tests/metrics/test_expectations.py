@@ -17,7 +17,7 @@ import pytest
 
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists
-from _realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
+from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
 
 BINARY = ["AP", "AP@10", "P@10", "P@5", "R-prec", "RR", "RR@10", "AP(rel=2)", "P@10(rel=2)",
           "R@100", "Success@10"]

@@ -17,7 +17,7 @@ from maxent.metrics import METRICS, Metric, parse_measure
 from maxent.metrics._deltas import DeltaSide
 from maxent.ranked import RankedLists
 
-from _oracles import brute_force_swap_deltas
+from tests._oracles import brute_force_swap_deltas
 
 # Examples per registered class with a swap delta: defaults, thresholds, cutoffs, and gain maps
 # that reorder grades (gain(1) > gain(2)), which the ideal DCG must sort by gain, not grade.
