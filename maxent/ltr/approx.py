@@ -1,37 +1,19 @@
 r"""ApproxRank: metrics with smoothed positions (Qin, Liu & Li 2010).
 
-Qin et al. (2010) section 3.3 writes the position of document x as
-:math:`\pi(x) = 1 + \sum_{y \ne x} 1\{s_x - s_y < 0\}` and replaces the indicator by a
-logistic function with scale :math:`\alpha > 0`:
+The position of document x, :math:`\pi(x) = 1 + \sum_{y \ne x} 1\{s_x - s_y < 0\}`, is smoothed
+with a logistic of scale :math:`\alpha` (section 3.3),
 
-.. math:: \hat\pi(x) = 1 + \sum_{y \ne x} \mathrm{sigmoid}(-\alpha (s_x - s_y)).
+.. math:: \hat\pi(x) = 1 + \sum_{y \ne x} \mathrm{sigmoid}(-\alpha (s_x - s_y)),
 
-Metrics indexed by documents (section 3.2) then become smooth (section 3.4 for the
-truncation functions, scale :math:`\beta`):
-
-* ApproxNDCG@k :math:`= \frac{1}{IDCG@k} \sum_x \frac{G(l_x)}{\log_2(1 + \hat\pi(x))}
-  \, t_k(x)`, with :math:`t_k(x) = \mathrm{sigmoid}(\beta (k + 0.5 - \hat\pi(x)))` for a
-  cutoff k and 1 without one (eq. 9 and the truncation of 1{pi(x) <= k});
-* ApproxPrecision@k :math:`= \frac1k \sum_x rel_x t_k(x)` (eq. 5);
-* ApproxAP :math:`= \frac1R \sum_y \frac{rel_y}{\hat\pi(y)} \left(1 + \sum_{x \ne y} rel_x\,
-  \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\right)` (eq. 7 with the truncation
-  1{pi(x) < pi(y)} approximated);
-* generally, for a metric of pairwise form (``metric.pair_factors``: AP, GAP)
-  :math:`\frac1Z \sum_y \frac{1}{\hat\pi(y)}\big(\delta_{yy} + \sum_{x \ne y} \delta_{yx}
-  \mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\big)` (ApproxAP with
-  :math:`\delta = rel\,rel^T`, Z = R; ApproxGAP with Robertson, Kanoulas & Yilmaz (2010)'s pivot
-  :math:`\delta_{yx} = \sum_{j \le \min(l_x, l_y)} g_j`), and for a position-additive metric
-  (``metric.positional_form``: nDCG, P@k, RBP) :math:`\sum_x u_x D(\hat\pi(x)) t_k(x)` with the
-  metric's smooth discount D.
-
-Qin et al. (2010) tunes :math:`\alpha \in \{50, \dots, 300\}` and :math:`\beta \in \{1, \dots, 100\}`
-(defaults here: alpha 100, beta 10). As alpha and beta grow, the approximations tend to
-the metric itself (Qin et al. 2010 theorems 1-2; tested against ``maxent.metrics``).
-
-Gradients are exact, by the chain rule through :math:`\hat\pi`: with
-:math:`g = \partial M / \partial \hat\pi` and
-:math:`S_{xy} = \alpha\, \sigma(u)(1 - \sigma(u))`, :math:`u = \alpha(s_x - s_y)` (symmetric),
-:math:`\partial M / \partial s_z = \sum_{x} S_{xz} g_x - g_z \sum_y S_{zy}`.
+and a cutoff k by :math:`t_k(x) = \mathrm{sigmoid}(\beta (k + 0.5 - \hat\pi(x)))` (section 3.4).
+A position-additive metric (``metric.positional_form``: nDCG, P@k, RBP) becomes
+:math:`\sum_x u_x D(\hat\pi(x)) t_k(x)` (ApproxNDCG, eq. 9; ApproxPrecision, eq. 5); a metric of
+pairwise form (``metric.pair_factors``: AP, GAP) becomes
+:math:`\frac1Z \sum_y \frac{1}{\hat\pi(y)}\big(\delta_{yy} + \sum_{x \ne y} \delta_{yx}
+\mathrm{sigmoid}(\beta (\hat\pi(y) - \hat\pi(x)))\big)` (ApproxAP, eq. 7, with
+:math:`\delta = rel\,rel^T`, Z = R; GAP with the pivot deltas of Robertson, Kanoulas & Yilmaz 2010).
+Defaults alpha 100, beta 10; as they grow the approximations tend to the metric (theorems 1-2).
+Gradients are exact, by the chain rule through :math:`\hat\pi`.
 """
 from __future__ import annotations
 
@@ -79,14 +61,13 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
     Parameters
     ----------
     context : DeltaContext
-        Metric with ``SMOOTH_FORM`` "positional" (nDCG, P@k, RBP) or "pairwise" (AP, GAP)
-        and its per-query constants (IDCG, R).
+        Metric with ``SMOOTH_FORM`` "positional" (nDCG, P@k, RBP) or "pairwise" (AP, GAP).
     scores, grades : ndarray, shape (n,)
         One query (any order, no padding); grade -1 = unjudged.
     row : int
         The query's row in ``context``.
     alpha, beta : float
-        Position and truncation logistic scales (Qin et al. 2010 sections 3.3-3.4).
+        Position and truncation logistic scales.
     gradient : bool
 
     Returns
@@ -146,46 +127,15 @@ def approx_metric(context: DeltaContext, scores, grades, *, row: int = 0, alpha:
 
 def approxrank_gradients(scores, grades, context: DeltaContext, *, rows=None, lengths=None,
                          alpha: float = 100.0, beta: float = 10.0) -> np.ndarray:
-    r"""Gradients :math:`\partial \widehat M / \partial s` of a padded batch (ascent).
-
-    Parameters
-    ----------
-    scores, grades : ndarray, shape (B, N)
-        Input order; grade -1 for padding.
-    context : DeltaContext
-        ``rows`` (B,) selects the batch's queries from it.
-    lengths : ndarray, shape (B,), optional
-    alpha, beta : float
-
-    Returns
-    -------
-    ndarray, shape (B, N)
-        Zero on padding; same convention as :func:`maxent.ltr.lambdas.lambda_gradients`.
-    """
+    r"""Gradients :math:`\partial \widehat M / \partial s` (B, N) of a padded batch (ascent), in the
+    calling convention of :func:`maxent.ltr.lambdas.lambda_gradients`; zero on padding."""
     return per_query_gradients(approx_metric, scores, grades, context, rows, lengths,
                                alpha=alpha, beta=beta)
 
 
 def approx_values(context: DeltaContext, scores, grades, lengths, alphas, *, beta: float = 10.0) -> np.ndarray:
-    r"""ApproxRank values of the context's metric for a padded batch at several alphas.
-
-    The approximation-error curves of Qin et al. 2010 (Figs. 1-2) compare these with the metric of
-    the ranking by score as :math:`\alpha` grows.
-
-    Parameters
-    ----------
-    context : DeltaContext
-        One row per list (same order as ``scores``).
-    scores, grades : ndarray, shape (B, N)
-        Padded lists (padding beyond ``lengths``).
-    lengths : ndarray, shape (B,)
-    alphas : sequence of float
-    beta : float
-
-    Returns
-    -------
-    ndarray, shape (len(alphas), B)
-    """
+    """ApproxRank values (len(alphas), B) of a padded batch at several alphas (the approximation
+    error curves of Qin et al. 2010, Figs. 1-2); ``context`` has one row per list."""
     scores = np.asarray(scores, dtype=np.float64)
     out = np.empty((len(alphas), len(scores)))
     for b in range(len(scores)):                       # per list (each is an n x n computation)

@@ -1,36 +1,19 @@
 r"""SoftRank: smoothed metrics as expectations over score noise, and their gradients
-(Taylor et al. 2008; Yilmaz & Robertson 2010 section 4.1; Robertson et al. 2010 section on SoftGAP).
+(Taylor et al. 2008; Yilmaz & Robertson 2010 section 4.1; Robertson et al. 2010 for SoftGAP).
 
-Each score is treated as Gaussian, :math:`S_j \sim N(s_j, \sigma_s^2)`, so document i beats
-document j with probability
+Each score is Gaussian, :math:`S_j \sim N(s_j, \sigma_s^2)`, so i beats j with probability
+:math:`\pi_{ij} = \Phi((s_i - s_j) / (\sqrt2\,\sigma_s))`. The rank distributions :math:`p_j(r)`
+follow from Taylor et al.'s recursive insertion,
+:math:`p_j^{(i)}(r) = p_j^{(i-1)}(r - 1)\,\pi_{ij} + p_j^{(i-1)}(r)\,(1 - \pi_{ij})`, from
+:math:`p_j^{(0)} = \delta_0`. Smoothed metrics:
 
-.. math:: \pi_{ij} = P(S_i > S_j) = \Phi\left(\frac{s_i - s_j}{\sqrt2\,\sigma_s}\right).
+* position-additive (SoftNDCG@k, SoftPC@k, SoftRBP): :math:`\sum_j u_j \sum_r D(r + 1) p_j(r)`;
+* pairwise (SoftAP, Yilmaz & Robertson 2010 section 4.1.2; SoftGAP with the pivot deltas
+  :math:`\delta_{ij} = \sum_{t \le \min(l_i, l_j)} g_t` of Robertson, Kanoulas & Yilmaz 2010):
+  :math:`\frac1Z \sum_j (\delta_{jj} + \sum_{i \ne j} \pi_{ij} \delta_{ij}) / (1 + \sum_{i \ne j} \pi_{ij})`.
 
-The rank distribution :math:`p_j(r)` (r = 0..N-1 documents ranked above j) follows from
-Taylor et al.'s recursive insertion: start from :math:`p_j^{(0)} = \delta_0` and add the other
-documents one at a time,
-
-.. math:: p_j^{(i)}(r) = p_j^{(i-1)}(r - 1)\,\pi_{ij} + p_j^{(i-1)}(r)\,(1 - \pi_{ij}),
-
-vectorised over all documents j at each insertion step i (the loop runs over the N steps of
-the algorithm, O(N^2) work each). Smoothed metrics:
-
-* SoftNDCG@k :math:`= \frac{1}{IDCG@k} \sum_j G(l_j) \sum_{r < k} D(r + 1) p_j(r)`;
-* SoftPC@k :math:`= \frac1k \sum_j rel_j \sum_{r<k} p_j(r)` (Yilmaz & Robertson 2010 section 4.1.1);
-* SoftAP :math:`= \frac1R \sum_j rel_j \frac{rel_j + \sum_{i \ne j} \pi_{ij} rel_i}
-  {1 + \sum_{i \ne j} \pi_{ij}}` (Yilmaz & Robertson 2010 section 4.1.2, eq. for SoftAP);
-* SoftGAP :math:`= \frac1Z \sum_j \frac{\delta_{jj} + \sum_{i \ne j} \pi_{ij} \delta_{ij}}
-  {1 + \sum_{i \ne j} \pi_{ij}}`, :math:`\delta_{ij} = \sum_{t \le \min(l_i, l_j)} g_t`,
-  :math:`Z = \sum_t g_t R_{\ge t}` (the pivot definition of Robertson, Kanoulas & Yilmaz 2010 with the expected
-  precision of SoftAP; equals :math:`\sum_t g_t R_{\ge t} \mathrm{SoftAP}_{\ge t} / Z`, the
-  the method page's identity).
-
-Gradients w.r.t. the scores are exact: for SoftNDCG / SoftPC by reverse-mode
-differentiation of the insertion recursion (the adjoint runs the steps backwards, with the
-forward states kept per chunk of documents), for SoftAP / SoftGAP in closed form; then
-:math:`\partial \pi_{ij} / \partial s_i = -\partial \pi_{ij} / \partial s_j =
-\varphi(z_{ij}) / (\sqrt2 \sigma_s)`. As :math:`\sigma_s \to 0` each smoothed metric tends to
-the metric of the ranking by score (tested against ``maxent.metrics``).
+Gradients are exact: by reverse-mode differentiation of the insertion recursion, or in closed
+form for the pairwise metrics. As :math:`\sigma_s \to 0` each tends to the metric of the ranking.
 """
 from __future__ import annotations
 
@@ -76,8 +59,7 @@ def beat_probabilities(scores, sigma_s: float):
 
 
 def _insert(pi: np.ndarray, cols: np.ndarray, keep: bool):
-    """Run the insertion recursion for documents ``cols``; (len(cols), N) final p, and the
-    N states before each step (N, len(cols), N) when ``keep``."""
+    """Final p (len(cols), N) of the insertion recursion, and the states before each step when ``keep``."""
     N = pi.shape[0]
     P = np.zeros((len(cols), N))
     P[:, 0] = 1.0
@@ -115,16 +97,10 @@ def rank_distributions(scores, sigma_s: float) -> np.ndarray:
     return _insert(pi, np.arange(N), keep=False)[0]
 
 
-def _rank_weights(ctx: DeltaContext, b: int, y: np.ndarray) -> np.ndarray:
-    """W[j, r] = u_j D(r + 1): the metric is sum_j sum_r W[j, r] p_j(r) for a position-additive
-    metric (``metric.positional_form``: SoftNDCG, SoftPC, SoftRBP); (n, n)."""
-    u, D = ctx.metric.positional_form(y, ctx.side, b)
-    return u[:, None] * D[None, :]
-
-
 def _rank_metric(ctx, b, y, s, sigma_s, want_grad):
     pi, dpi = beat_probabilities(s, sigma_s)
-    W = _rank_weights(ctx, b, y)
+    u, D = ctx.metric.positional_form(y, ctx.side, b)
+    W = u[:, None] * D[None, :]                       # the metric is sum_j sum_r W[j, r] p_j(r)
     n = len(y)
     value = 0.0
     gpi = np.zeros((n, n)) if want_grad else None      # d metric / d pi[i, j]
@@ -148,15 +124,9 @@ def _rank_metric(ctx, b, y, s, sigma_s, want_grad):
     return value, gpi, dpi
 
 
-def _pair_delta(ctx, b, y) -> tuple[np.ndarray, float]:
-    """delta_ij of SoftAP (rel_i rel_j) or SoftGAP (sum_{t <= min(l_i, l_j)} g_t), and Z
-    (``metric.pair_form``)."""
-    return ctx.metric.pair_form(y, ctx.side, b)
-
-
 def _pi_metric(ctx, b, y, s, sigma_s, want_grad):
     pi, dpi = beat_probabilities(s, sigma_s)
-    delta, Z = _pair_delta(ctx, b, y)
+    delta, Z = ctx.metric.pair_form(y, ctx.side, b)
     if Z <= 0:
         return 0.0, (np.zeros_like(pi) if want_grad else None), dpi
     num = np.diagonal(delta) + (pi * delta).sum(axis=0)     # delta_jj + sum_i pi_ij delta_ij
@@ -176,8 +146,7 @@ def soft_metric(context: DeltaContext, scores, grades, *, row: int = 0, sigma_s:
     Parameters
     ----------
     context : DeltaContext
-        Metric with ``SMOOTH_FORM`` "positional" (nDCG, P@k, RBP, ...) or "pairwise" (AP,
-        GAP) and its per-query constants (IDCG, R, GAP weights).
+        Metric with ``SMOOTH_FORM`` "positional" (nDCG, P@k, RBP) or "pairwise" (AP, GAP).
     scores, grades : ndarray, shape (n,)
         One query's documents (any order; no padding). Grade -1 = unjudged.
     row : int
@@ -213,21 +182,6 @@ def soft_metric(context: DeltaContext, scores, grades, *, row: int = 0, sigma_s:
 
 def softrank_gradients(scores, grades, context: DeltaContext, *, rows=None, lengths=None,
                        sigma_s: float = 1.0) -> np.ndarray:
-    r"""Gradients :math:`\partial \mathrm{Soft}M / \partial s` of a padded batch (ascent).
-
-    Parameters
-    ----------
-    scores, grades : ndarray, shape (B, N)
-        Input order; grade -1 for padding.
-    context : DeltaContext
-        ``rows`` (B,) selects the batch's queries from it.
-    lengths : ndarray, shape (B,), optional
-    sigma_s : float
-
-    Returns
-    -------
-    ndarray, shape (B, N)
-        Zero on padding. Same calling convention as
-        :func:`maxent.ltr.lambdas.lambda_gradients`, so the trainer can swap them.
-    """
+    r"""Gradients :math:`\partial \mathrm{Soft}M / \partial s` (B, N) of a padded batch (ascent), in the
+    calling convention of :func:`maxent.ltr.lambdas.lambda_gradients`; zero on padding."""
     return per_query_gradients(soft_metric, scores, grades, context, rows, lengths, sigma_s=sigma_s)
