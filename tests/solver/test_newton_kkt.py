@@ -18,7 +18,7 @@ from maxent.ranked import RankedLists
 from maxent.solver import solve
 from maxent.solver._problem import Batch, count_constraints
 from tests.numpy_solver import solve_numpy
-from _realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
+from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
 
 HESS_METRICS = ["AP", "AP@7", "AP(rel=2)", "GAP", "GAP(g=0.3,0.7)", "GAP@9"]
 

@@ -18,7 +18,7 @@ from maxent.errors import ConvergenceWarning
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists
 from maxent.solver import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status, solve, value_range
-from _realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
+from tests._realdata import BINARY_THRESHOLD, COLLECTIONS, ranked
 
 
 def _lists(grades, rel_counts, lengths=None):

@@ -27,7 +27,7 @@ from tests.numpy_solver import solve_numpy
 from tests.numpy_solver.linearize import _W_ULPS, stationarity
 from maxent.trec import read_qrels, read_runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
