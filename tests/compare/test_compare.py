@@ -5,6 +5,7 @@ import itertools
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -156,3 +157,25 @@ def test_topics_compared_complete_or_common():
     assert int(common.pairs["topics"].iloc[0]) == 10 and common.runs == ("T5R1_10", "run1")
     assert common.means().loc["run1", "AP"] == pytest.approx(
         common.values[common.values.run == "run1"]["value"].mean())
+
+
+def test_compare_values_pairs_seeds_and_minimum_topics():
+    from maxent.compare import compare_values
+    from maxent.errors import ParameterError
+
+    rng = np.random.default_rng(5)
+    v = rng.random((3, 12))
+    v[1] = v[0] + rng.normal(0, 0.05, 12)            # a close pair: a p-value well inside (0, 1)
+    a = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=4)
+    b = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=4)
+    c = compare_values(v, ["x", "y", "z"], n_permutations=300, n_bootstrap=300, seed=5)
+    pd.testing.assert_frame_equal(a, b)               # the seed makes every resampled number reproducible
+    close = a[(a.run_a == "x") & (a.run_b == "y")].iloc[0]
+    assert 0 < close.p_bootstrap < 1 and close.p_bootstrap != c[(c.run_a == "x") & (c.run_b == "y")].iloc[0].p_bootstrap
+    means = dict(zip("xyz", v.mean(axis=1)))
+    for r in a.itertuples(index=False):               # each pair's means are its two runs' means
+        assert r.mean_a == pytest.approx(means[r.run_a]) and r.mean_b == pytest.approx(means[r.run_b])
+        assert r.topics == 12
+    assert len(compare_values(v[:, :2], ["x", "y", "z"], n_permutations=10, n_bootstrap=10)) == 3
+    with pytest.raises(ParameterError, match="at least 2 common topics, got 1"):
+        compare_values(v[:, :1], ["x", "y", "z"])
