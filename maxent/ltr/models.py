@@ -1,15 +1,10 @@
-r"""Scoring models for LambdaRank: linear and a two-layer tanh net.
+r"""Scoring models for LambdaRank (Yilmaz & Robertson 2010; Donmez, Svore & Burges 2009).
 
-As in Yilmaz & Robertson (2010) and Donmez, Svore & Burges (2009).
+A model is stateless: its parameters are one flat float64 vector ``theta`` (P,), so training,
+restarts and the local-optimality test (random directions in parameter space) work on arrays.
 
-A model is stateless: its parameters are one flat float64 vector ``theta`` (P,), so that
-training, restarts, snapshots and the Monte-Carlo local-optimality test (random unit
-directions in parameter space, Donmez et al. 2009 section 5) all work on plain arrays. Models know
-nothing of metrics.
-
-* :class:`LinearModel`: :math:`s = X w` (no bias: a constant shift does not change a ranking).
-* :class:`TwoLayerNet`: :math:`s = w_2^\top \tanh(W_1^\top x + b_1) + b_2` with ``hidden``
-  tanh units (10 in Yilmaz & Robertson 2010, section 5, and Donmez et al. 2009, section 7).
+* :class:`LinearModel`: :math:`s = X w` (no bias: a shift does not change a ranking).
+* :class:`TwoLayerNet`: :math:`s = w_2^\top \tanh(W_1^\top x + b_1) + b_2` with ``hidden`` units.
 """
 from __future__ import annotations
 
@@ -20,9 +15,7 @@ from maxent.errors import ParameterError
 __all__ = ["LinearModel", "TwoLayerNet", "make_model"]
 
 BLOCK_ELEMENTS = 1 << 21
-"""Hidden activations (parameter vectors x documents x hidden units) held at once by
-:meth:`TwoLayerNet.score_many`: 16 MB, so that many parameter vectors on a large set are scored
-in blocks that stay in cache instead of gigabyte temporaries (the scores do not depend on it)."""
+"""Hidden activations (vectors x documents x units) :meth:`TwoLayerNet.score_many` holds at once."""
 
 
 class LinearModel:
@@ -101,9 +94,7 @@ class TwoLayerNet:
         return np.tanh(X @ W1 + b1) @ w2 + b2
 
     def score_many(self, thetas: np.ndarray, X: np.ndarray) -> np.ndarray:
-        """Scores (K, D) for K parameter vectors thetas (K, P), in blocks of parameter vectors of
-        at most :data:`BLOCK_ELEMENTS` hidden activations (each block's arithmetic is that of
-        the whole batch, element by element)."""
+        """Scores (K, D) for K parameter vectors thetas (K, P), in blocks of :data:`BLOCK_ELEMENTS`."""
         W1, b1, w2, b2 = self._unpack(np.atleast_2d(thetas))
         K, D = W1.shape[0], X.shape[0]
         out = np.empty((K, D))

@@ -1,17 +1,10 @@
-r"""Monte-Carlo test of local optimality (Donmez et al. 2009 section 5; Yilmaz & Robertson 2010 section 5.2, Table 5).
+r"""Monte-Carlo test of local optimality (Donmez et al. 2009 section 5; Yilmaz & Robertson 2010
+section 5.2, Table 5).
 
-Given learned parameters :math:`\theta`, draw K directions :math:`v_k` uniformly on the unit
-sphere of parameter space (standard normal vector, normalised), and evaluate the metric at
-:math:`\theta + \eta v_k` for step sizes :math:`\eta \in \{0.1, 0.2, \dots, 1.0\}`. Count the
-alterations that improve the metric by more than 0 and by more than
-:math:`\varepsilon = 0.003`. With K = 459 directions and no improving alteration, the weights
-are a local optimum with 99% confidence for :math:`p_Z \ge 0.01`
-(:math:`K = \lceil \ln 0.01 / \ln 0.99 \rceil = 459`, Donmez et al. 2009 section 5).
-
-:func:`shift_profile` gives the whole curve :math:`M(\theta + \eta v)` against
-:math:`\eta` per direction (Donmez et al. 2009 Figs. 1-4 plot four random directions of the 459);
-:func:`unit_directions` draws the random directions or the per-weight ones
-(:math:`\pm e_j`, every weight moved alone).
+The metric is evaluated at :math:`\theta + \eta v_k` for K random unit directions and steps
+:math:`\eta \in \{0.1, \dots, 1.0\}`, counting alterations that improve it by more than 0 and
+by more than :math:`\varepsilon = 0.003`. With K = 459 and no improvement the weights are a
+local optimum with 99% confidence for :math:`p_Z \ge 0.01`.
 """
 from __future__ import annotations
 
@@ -24,7 +17,7 @@ __all__ = ["local_optimality", "directions_needed", "unit_directions", "shift_pr
 
 
 def directions_needed(eps: float = 0.01, delta: float = 0.01) -> int:
-    r""":math:`K = \lceil \ln\delta / \ln(1 - \epsilon) \rceil` (Donmez et al. 2009 section 5); 459 for 0.01, 0.01."""
+    r""":math:`K = \lceil \ln\delta / \ln(1 - \epsilon) \rceil` (Donmez et al. 2009 section 5)."""
     return int(np.ceil(np.log(delta) / np.log1p(-eps)))
 
 
@@ -45,11 +38,16 @@ def shift_profile(model, theta, qs: QuerySet, metric, directions, steps) -> np.n
 
     Returns (K, S) values; a step of 0 gives the learned model's value in every row.
     """
-    theta = np.asarray(theta, dtype=np.float64)
     V = np.atleast_2d(np.asarray(directions, dtype=np.float64))
-    steps = np.asarray(steps, dtype=np.float64)
-    thetas = (theta[None, None, :] + steps[None, :, None] * V[:, None, :]).reshape(-1, theta.size)
+    thetas = _shifted(theta, V, steps)
     return evaluate_many(model, thetas, qs, [metric])[str(metric)].reshape(len(V), len(steps))
+
+
+def _shifted(theta, V, steps) -> np.ndarray:
+    """(K * S, P) parameter vectors theta + eta v, direction-major."""
+    theta = np.asarray(theta, dtype=np.float64)
+    steps = np.asarray(steps, dtype=np.float64)
+    return (theta[None, None, :] + steps[None, :, None] * V[:, None, :]).reshape(-1, theta.size)
 
 
 def local_optimality(model, theta, sets: dict[str, QuerySet], metrics, *, n_directions: int = 459,
@@ -62,7 +60,7 @@ def local_optimality(model, theta, sets: dict[str, QuerySet], metrics, *, n_dire
     model, theta
         The model and its learned parameters (P,).
     sets : dict
-        Name -> QuerySet (e.g. ``{"train": ..., "test": ...}``).
+        Name -> QuerySet.
     metrics : sequence of metric objects
     n_directions, steps, eps, seed
         K random unit directions, step sizes eta, the threshold epsilon, and the seed.
@@ -75,9 +73,7 @@ def local_optimality(model, theta, sets: dict[str, QuerySet], metrics, *, n_dire
         ``improved_eps`` (gain > eps) and ``best_gain``.
     """
     theta = np.asarray(theta, dtype=np.float64)
-    V = unit_directions(theta.size, "random", n=n_directions, seed=seed)
-    steps = np.asarray(steps, dtype=np.float64)
-    thetas = (theta[None, None, :] + steps[None, :, None] * V[:, None, :]).reshape(-1, theta.size)
+    thetas = _shifted(theta, unit_directions(theta.size, "random", n=n_directions, seed=seed), steps)
     rows = []
     for name, qs in sets.items():
         base = evaluate_many(model, theta[None], qs, metrics)

@@ -1,13 +1,5 @@
-r"""Effective training pairs (Donmez et al. 2009 section 7.1, Fig. 5).
-
-A pair of documents of one query is *effective* for a LambdaRank objective M when its
-:math:`\lambda`-gradient is non-zero: the two documents have different grades and swapping
-them changes M, :math:`|\Delta M_{ab}| > 0` (the :math:`\lambda_{ab}` of
-:mod:`maxent.ltr.lambdas` is :math:`|\Delta M_{ab}|` times a positive RankNet factor). MRR
-has few (only pairs around the first relevant document), P@k and nDCG@k only pairs touching
-the top k, nDCG and AP pairs at every rank. :func:`effective_pairs` counts them at given
-weights, i.e. per epoch of training at those weights; :func:`candidate_pairs` is the upper
-bound (pairs with different grades).
+r"""Effective training pairs (Donmez et al. 2009 section 7.1, Fig. 5): pairs of one query whose
+LambdaRank gradient is non-zero, i.e. of different grades with :math:`|\Delta M_{ab}| > 0`.
 """
 from __future__ import annotations
 
@@ -44,6 +36,6 @@ def effective_pairs(model, theta, qs: QuerySet, metric, *, chunk: int = 64, tol:
 
 def candidate_pairs(qs: QuerySet) -> np.ndarray:
     """Per query (Q,), the pairs of judged documents with different grades (the upper bound)."""
-    counts = np.stack([(qs.yp == g).sum(axis=1) for g in range(int(qs.yp.max()) + 1)], axis=1)   # (Q, L)
+    counts = qs.rel_counts
     n = counts.sum(axis=1)
     return (n * n - (counts * counts).sum(axis=1)) // 2

@@ -1,38 +1,14 @@
-r"""Training by LambdaRank, SoftRank or ApproxRank: epochs, seeds, validation selection,
-restarts, learning-rate decay.
+r"""Training by LambdaRank, SoftRank or ApproxRank, with the protocol of Yilmaz & Robertson
+(2010, section 5) and Donmez et al. (2009, section 7).
 
-The objective's score gradient is one of (``objective=``):
-
-* ``"lambdarank"``: the lambdas of :func:`maxent.ltr.lambdas.lambda_gradients` (``sigma``);
-* ``"softrank"``: :math:`\partial \mathrm{Soft}M / \partial s` of
-  :func:`maxent.ltr.softrank.softrank_gradients` (``sigma_s``; nDCG, P@k, AP, GAP);
-* ``"approxrank"``: :math:`\partial \widehat M / \partial s` of
-  :func:`maxent.ltr.approx.approxrank_gradients` (``alpha``, ``beta``; nDCG, P@k, AP).
-
-All three are ascent directions on the metric, so the update is the same.
-
-Protocol (Yilmaz & Robertson 2010 section 5, Donmez et al. 2009 section 7):
-
-* stochastic updates per query (``batch_size`` queries per step, 1 by default as in the
-  original LambdaRank), in a random query order every epoch: :math:`\theta \leftarrow \theta +
-  \eta \sum_i \lambda_i \partial s_i / \partial \theta` (lambdas from :mod:`maxent.ltr.lambdas`);
-* an epoch cap (``epochs``) and, with ``patience``, early stopping: training ends once no
-  selection metric (each tracked metric on the validation set; the objective itself when
-  nothing is tracked) has improved on its best for ``patience`` consecutive epochs; after every epoch the objective on the training set and every
-  validation metric on the training and validation sets are recorded (the learning curves
-  of Yilmaz & Robertson 2010 Fig. 5);
-* optional convergence stop (``converge_tol``, ``converge_window`` W): training ends once the
-  mean training objective of the last W epochs differs from the mean of the W epochs before
-  by less than ``converge_tol`` (both windows after the last random restart); Yilmaz & Robertson
-  (2010) train to convergence, and this is the rule that says when a run has got there;
-* the best epoch is chosen **per validation metric** on the validation set, so that a model
-  trained for X and tested on Y is selected by Y (Yilmaz & Robertson 2010 section 5, footnote 3);
-* optional random restart when the training objective has not improved for
-  ``restart_patience`` epochs (16 in Yilmaz & Robertson 2010 section 5.2);
-* optional learning-rate decay of Donmez et al. 2009 section 7: when the training objective drops in
-  an epoch, multiply the rate by 0.8 with probability 0.3.
-
-Everything is deterministic for a given ``seed``.
+The objective's score gradient (``objective=``) is the lambdas of
+:func:`~maxent.ltr.lambdas.lambda_gradients`, :func:`~maxent.ltr.softrank.softrank_gradients` or
+:func:`~maxent.ltr.approx.approxrank_gradients`; all three ascend the metric, so the update
+:math:`\theta \leftarrow \theta + \eta \sum_i \lambda_i \partial s_i / \partial \theta` is the
+same. Updates are per ``batch_size`` queries in a random order every epoch; the best epoch is
+chosen per validation metric, so that a model trained for X and tested on Y is selected by Y
+(Yilmaz & Robertson 2010, footnote 3). Early stopping, convergence stop, random restarts and
+learning-rate decay are options of :func:`train_ranker`. Deterministic for a given ``seed``.
 """
 from __future__ import annotations
 
@@ -61,8 +37,8 @@ class QuerySet:
     ----------
     data : RankingData
     n_levels : int, optional
-        Number of grade levels L for ``rel_counts`` (use the same L for train, validation and
-        test so that GAP weights and ERR's maximum grade agree); default max grade + 1.
+        Grade levels L of ``rel_counts`` (the same for train, validation and test); default
+        max grade + 1.
 
     Attributes
     ----------
@@ -100,11 +76,7 @@ class QuerySet:
 
 
 def evaluate(model, theta: np.ndarray, qs: QuerySet, metrics) -> dict[str, np.ndarray]:
-    """Per-query values (Q,) of each metric for the ranking by the model's scores.
-
-    Documents are ranked by score, ties by input order (:func:`~maxent.ltr.lambdas.rank_by_score`),
-    and evaluated with the library (``metric.value``).
-    """
+    """Per-query values (Q,) of each metric for the ranking by the model's scores (ties: input order)."""
     S = qs.padded_scores(model.score(theta, qs.X))
     order = rank_by_score(S, qs.lengths)
     lists = RankedLists.from_grades(np.take_along_axis(qs.yp, order, axis=1), qs.rel_counts, qs.lengths)
@@ -112,11 +84,8 @@ def evaluate(model, theta: np.ndarray, qs: QuerySet, metrics) -> dict[str, np.nd
 
 
 def evaluate_many(model, thetas: np.ndarray, qs: QuerySet, metrics, *, chunk: int = 256) -> dict[str, np.ndarray]:
-    """Mean metric over queries for K parameter vectors at once; each value has shape (K,).
-
-    Vectors are evaluated ``chunk`` at a time, fewer when their padded (chunk x Q x N) score
-    arrays would exceed :data:`EVAL_ELEMENTS` (each vector's value does not depend on the chunk).
-    """
+    """Mean metric over queries for K parameter vectors, (K,) per metric, ``chunk`` vectors at a
+    time (fewer when their padded scores would exceed :data:`EVAL_ELEMENTS`)."""
     thetas = np.atleast_2d(thetas)
     K = len(thetas)
     out = {str(m): np.empty(K) for m in metrics}
@@ -143,22 +112,18 @@ class TrainResult:
     theta : ndarray (P,)
         Parameters after the last epoch.
     best : dict
-        Per validation metric name: ``{"epoch", "value", "theta"}`` of the epoch with the
-        best mean validation value (first one on ties). Epoch 0 is the initial model.
+        Per validation metric: ``{"epoch", "value", "theta"}`` of its best mean validation value
+        (first on ties; epoch 0 is the initial model).
     history : list of dict
-        One row per epoch: ``epoch``, ``learning_rate``, ``restarts``, ``train:<objective>``
-        and, per tracked metric M, ``train:M`` and ``valid:M``.
+        Per epoch: ``epoch``, ``learning_rate``, ``restarts``, ``train:<objective>`` and, per
+        tracked metric M, ``train:M`` and ``valid:M``.
     restarts : int
-        Random restarts performed.
     best_train : dict
-        ``{"epoch", "value", "theta"}`` of the epoch with the best training objective (the
-        weights a run that ends at its cap without converging offers as its training optimum;
-        a converged run offers ``theta``, its last epoch).
+        ``{"epoch", "value", "theta"}`` of the best training objective.
     stopped_epoch : int
-        Last epoch trained (``epochs`` unless early stopping ended the run sooner).
+        Last epoch trained.
     stop_reason : str
-        ``"patience"`` (no validation improvement for ``patience`` epochs), ``"converged"`` (the
-        convergence rule of ``converge_tol``) or ``"epoch_cap"``.
+        ``"patience"``, ``"converged"`` or ``"epoch_cap"``.
     """
 
     theta: np.ndarray
@@ -174,12 +139,8 @@ class TrainResult:
 
 
 def check_objective(objective: str, metric) -> None:
-    """Raise ParameterError unless ``objective`` can train for ``metric``.
-
-    Every objective needs the metric's per-query constants (``HAS_SWAP_DELTA`` and no
-    ``delta_unsupported()`` reason); SoftRank and ApproxRank also need its smooth form
-    (``SMOOTH_FORM`` "positional", e.g. nDCG, P@k, RBP, or "pairwise", e.g. AP, GAP).
-    """
+    """Raise ParameterError unless ``objective`` can train for ``metric`` (a swap delta, and for
+    SoftRank and ApproxRank a ``SMOOTH_FORM``)."""
     if objective not in OBJECTIVES:
         raise ParameterError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     check_lambda_metric(metric)
@@ -213,45 +174,41 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
                      alpha: float = 100.0, beta: float = 10.0, patience: int | None = None,
                      converge_tol: float | None = None, converge_window: int = 5) -> TrainResult:
     """Train ``model`` for ``metric`` with LambdaRank, SoftRank or ApproxRank gradients
-    (the one training entry point; ``train_lambdarank`` is the same function).
+    (``train_lambdarank`` is the same function).
 
     Parameters
     ----------
     model : LinearModel or TwoLayerNet
     train : QuerySet
     metric : metric object
-        The training objective (``parse_measure("AP")``...); refused with a ParameterError
-        when the objective cannot train for it (:func:`check_objective`).
+        The training objective (refused unless :func:`check_objective` accepts it).
     valid : QuerySet, optional
         Validation set; without it, selection uses the training set.
     track : sequence of metric objects
-        Metrics recorded per epoch on train and validation and used for selection
-        (the objective is always recorded on train).
+        Metrics recorded per epoch on train and validation and used for selection.
     epochs, learning_rate, sigma, batch_size, seed
-        Epoch budget, step size eta, RankNet sigma, queries per update, random seed.
+        Epoch cap, step size eta, RankNet sigma, queries per update, random seed.
     restart_patience : int, optional
-        Re-initialise the parameters at random when the training objective has not improved
-        on its best for this many epochs (Yilmaz & Robertson 2010 section 5.2 uses 16).
+        Re-initialise at random when the training objective has not improved for this many
+        epochs (Yilmaz & Robertson 2010 section 5.2 uses 16).
     lr_decay : bool
-        Donmez et al. (2009) section 7: after an epoch that lowers the training objective, multiply the
-        learning rate by 0.8 with probability 0.3.
+        After an epoch that lowers the training objective, multiply the learning rate by 0.8
+        with probability 0.3 (Donmez et al. 2009 section 7).
     theta0 : ndarray, optional
         Initial parameters (default: ``model.init`` from the seed).
     callback : callable, optional
         Called with the history row after each epoch.
     objective : {"lambdarank", "softrank", "approxrank"}
-        Which score gradient drives the updates (module docstring).
     sigma_s : float
-        SoftRank score-noise standard deviation (``objective="softrank"``).
+        SoftRank score-noise standard deviation.
     alpha, beta : float
-        ApproxRank position and truncation scales (Qin et al. 2010; ``objective="approxrank"``).
+        ApproxRank position and truncation scales.
     patience : int, optional
-        Early stopping: end training when no selection metric has improved its best
-        validation value for this many consecutive epochs (``epochs`` stays the cap).
+        Stop when no selection metric has improved on validation for this many epochs.
     converge_tol, converge_window : float, int
-        Convergence stop: end training once the mean training objective of the last
-        ``converge_window`` epochs and that of the ``converge_window`` epochs before them differ by
-        less than ``converge_tol`` (windows count from the last random restart; ``None``: off).
+        Stop once the mean training objective of the last ``converge_window`` epochs differs
+        from that of the window before by less than ``converge_tol`` (windows after the last
+        restart; ``None``: off).
 
     Returns
     -------
@@ -277,12 +234,12 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
     best_train: dict = {}
     history: list = []
     restarts = 0
-    best_obj, since_best, prev_obj = -np.inf, 0, None
+    since_best = 0
     since_valid = 0                              # epochs since any selection metric improved
     Q = train.n_queries
 
     def record(epoch):
-        nonlocal best_obj, since_best, prev_obj, since_valid
+        nonlocal since_valid
         row = {"epoch": epoch, "learning_rate": lr, "restarts": restarts}
         tv = evaluate(model, theta, train, [metric, *track])
         row[f"train:{obj}"] = float(tv[obj].mean())
@@ -312,10 +269,10 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
         for a in range(0, Q, batch_size):
             rows = perm[a:a + batch_size]
             n = int(train.lengths[rows].max())
-            Xb = train.Xp[rows, :n]                              # (b, n, F)
-            s = model.score(theta, Xb.reshape(-1, Xb.shape[-1])).reshape(len(rows), n)
+            Xb = train.Xp[rows, :n].reshape(-1, train.Xp.shape[-1])   # (b * n, F)
+            s = model.score(theta, Xb).reshape(len(rows), n)
             lam = grad_fn(s, train.yp[rows, :n], ctx, rows, train.lengths[rows])
-            theta += lr * model.gradient(theta, Xb.reshape(-1, Xb.shape[-1]), lam.ravel())
+            theta += lr * model.gradient(theta, Xb, lam.ravel())
         if not np.all(np.isfinite(theta)):
             raise ParameterError(f"training diverged at epoch {epoch} (learning rate {lr} too large?)")
         cur = record(epoch)
@@ -347,4 +304,3 @@ def train_ranker(model, train: QuerySet, metric, *, valid: QuerySet | None = Non
 
 
 train_lambdarank = train_ranker
-"""The name of :func:`train_ranker` before it took ``objective=``; kept for callers."""
