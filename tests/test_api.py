@@ -1,0 +1,48 @@
+"""The package's public API (maxent/__init__.py): misuse ends in a library error naming the
+argument; importing it and the trec command's path load neither pandas nor scipy, and every
+lazy export resolves.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from maxent import evaluate, parse_measure, read_qrels, read_run, solve
+from maxent.errors import MaxEntError, MeasureNameError, ParameterError
+from maxent.ranked import rank_runs
+
+ROOT = Path(__file__).resolve().parents[1]
+BAD = ROOT / "tests" / "data" / "bad"
+
+
+# -------------------------------------------------------------------------- API misuse
+API_MISUSE = [
+    # call, error class, words the message must contain (the argument's name)
+    (lambda q, r: evaluate(q, r, ["AP"], depth=2.5), ParameterError, "depth"),
+    (lambda q, r: evaluate(q, r, ["AP"], depth=0), ParameterError, "depth"),
+    (lambda q, r: evaluate(q, r, ["AP"], depth=True), ParameterError, "depth"),
+    (lambda q, r: evaluate(q, r, None), MeasureNameError, "measures"),
+    (lambda q, r: evaluate(q, r, 42), MeasureNameError, "measures"),
+    (lambda q, r: evaluate(q, r, ["AP", 3]), MeasureNameError, "measures"),
+    (lambda q, r: evaluate(q, r, ["AP"], rel=-1), ParameterError, "rel"),
+    (lambda q, r: evaluate(q, r, ["AP"], rel=1.5), ParameterError, "rel"),
+    (lambda q, r: evaluate(q, None), ParameterError, "runs"),
+    (lambda q, r: evaluate(42, r), ParameterError, "qrels"),
+    (lambda q, r: parse_measure(None), MeasureNameError, "measure"),
+    (lambda q, r: parse_measure(42), MeasureNameError, "measure"),
+    (lambda q, r: rank_runs([r], q, depth="10"), ParameterError, "depth"),
+    (lambda q, r: rank_runs([r], None), ParameterError, "qrels"),
+    (lambda q, r: solve("AP", [0.5], None), ParameterError, "lists"),
+]
+
+
+@pytest.mark.parametrize("call, error, words", API_MISUSE, ids=range(len(API_MISUSE)))
+def test_api_misuse_raises_a_library_error_naming_the_argument(call, error, words):
+    q, r = read_qrels(BAD / "qrels_ok.txt"), read_run(BAD / "run_ok.txt")
+    with pytest.raises(error) as e:
+        call(q, r)
+    assert isinstance(e.value, MaxEntError) and words in str(e.value)
+    # a ParameterError is also a TypeError and a ValueError (scikit-learn's convention)
+    if error is ParameterError:
+        assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
