@@ -4,6 +4,8 @@ lazy export resolves.
 """
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -46,3 +48,24 @@ def test_api_misuse_raises_a_library_error_naming_the_argument(call, error, word
     # a ParameterError is also a TypeError and a ValueError (scikit-learn's convention)
     if error is ParameterError:
         assert isinstance(e.value, TypeError) and isinstance(e.value, ValueError)
+
+
+# ------------------------------------------------------------------------------ start-up
+def test_import_and_trec_cli_path_load_neither_pandas_nor_scipy():
+    code = ("import sys, maxent, maxent.evaluate\n"
+            "from maxent.cli.evaluate import main\n"
+            "import contextlib, io\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main([{str(BAD / 'qrels_ok.txt')!r}, {str(BAD / 'run_ok.txt')!r}, '-m', 'map'])\n"
+            "print(sorted(m for m in ('pandas', 'scipy', 'maxent.solver', 'maxent.inference') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    from maxent import evaluate as fn  # the function, not the submodule of the same name
+    assert callable(fn) and fn.__module__ == "maxent.evaluate"
+    import maxent
+
+    for name in maxent.__all__:  # every lazy export resolves to the object of its module
+        obj = getattr(maxent, name)
+        assert obj is not None and not isinstance(obj, type(maxent)), name
+    with pytest.raises(AttributeError):
+        maxent.no_such_name
