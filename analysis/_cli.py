@@ -23,9 +23,7 @@ from maxent.cli.progress import EVERY, progress
 from maxent.errors import MaxEntError, MaxEntWarning, ParameterError
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRATCH = Path("out")
-"""Default parent of the analyses' output folders, relative to the working directory (git-ignored:
-the committed evidence lives under ``results/``, written with :mod:`analysis._provenance`)."""
+SCRATCH = Path("out")  # git-ignored; the committed evidence lives under results/
 
 
 def _umask_mode() -> int:
@@ -34,13 +32,11 @@ def _umask_mode() -> int:
     return 0o666 & ~mask
 
 
-_FILE_MODE = _umask_mode()
-"""Mode of written files: what ``open(path, "w")`` would give under the process umask."""
+_FILE_MODE = _umask_mode()  # what open(path, "w") would give under the process umask
 
 
 def _bundled_sample() -> Path:
-    """The bundled sample: ``trec_runs/`` of the checkout, or where a non-editable install put it
-    (pyproject.toml's data-files: ``<prefix>/share/maxent-ir/trec_runs``)."""
+    """``trec_runs/`` of the checkout, or where a non-editable install put it (data-files)."""
     installed = Path(sys.prefix) / "share" / "maxent-ir" / "trec_runs"
     return installed if not (ROOT / "trec_runs").is_dir() and installed.is_dir() else ROOT / "trec_runs"
 
@@ -66,7 +62,6 @@ def split_names(text: str) -> list[str]:
 
 
 NO_PROGRESS_HELP = f"no progress bar: a line on stderr every {EVERY:.0f} s instead (as without a terminal)"
-"""--no-progress's help, for every command line that has the option (:func:`progress`)."""
 
 
 def add_common(p: argparse.ArgumentParser, tool: str) -> None:
@@ -81,8 +76,7 @@ def add_common(p: argparse.ArgumentParser, tool: str) -> None:
 
 
 def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file") -> None:
-    """--runs and --qrels, both defaulting to the bundled TREC-COVID sample; one given
-    without the other is refused (:func:`resolve_data`), never paired with a bundled file."""
+    """--runs and --qrels, both defaulting to the bundled sample (:func:`resolve_data`)."""
     p.add_argument("--runs", nargs="+", default=None,
                    help="run files or folders (default: the bundled TREC-COVID round-1 runs; "
                         "needs --qrels)")
@@ -106,13 +100,12 @@ def dataset_name(runs: list[str], explicit: str | None) -> str:
     return p.name
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and os.replace (never a partial file)."""
+def _write_atomically(path: Path, suffix: str, write: Callable[[int, str], None]) -> None:
+    """``write(fd, tmp)`` to a temporary file in the same folder, then os.replace (never a partial file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
     try:
-        with os.fdopen(fd, "w", newline="") as f:
-            f.write(text)
+        write(fd, tmp)
         os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; outputs follow the umask as open() would
         os.replace(tmp, path)
     except BaseException:
@@ -121,24 +114,37 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+def atomic_write_text(path: Path, text: str) -> None:
+    def write(fd, tmp):
+        with os.fdopen(fd, "w", newline="") as f:
+            f.write(text)
+
+    _write_atomically(path, ".tmp", write)
+
+
 def atomic_write_csv(path: Path, frame: pd.DataFrame) -> None:
     atomic_write_text(path, frame.to_csv(index=False, float_format="%.10g", lineterminator="\n"))
 
 
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (files only, no display)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
 def save_figure(fig, path: Path, *, tight: bool = True) -> None:
-    """Save a matplotlib figure atomically as PNG; ``tight``: cropped to what is drawn
-    (``bbox_inches="tight"``, which draws the figure once more to measure it)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".png")
-    os.close(fd)
-    try:
+    """Save a matplotlib figure atomically as PNG and close it; ``tight``: cropped to what is
+    drawn (``bbox_inches="tight"``, which draws the figure once more to measure it)."""
+    def write(fd, tmp):
+        os.close(fd)
         fig.savefig(tmp, dpi=110, bbox_inches="tight" if tight else None, metadata={"Software": None})
-        os.chmod(tmp, _FILE_MODE)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+
+    _write_atomically(path, ".png", write)
+    pyplot().close(fig)
 
 
 def config_key(config: dict) -> str:
@@ -157,12 +163,9 @@ def _check_config(out: Path, config: dict, resume: bool) -> str:
 
 
 def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
-    """The chunk folder for ``config``; without --resume, earlier chunks are cleared.
-
-    With --resume, chunks written under different settings are refused (they would mix).
-    Temporary files of writes a killed process left behind (``.NAME.csv.*.tmp``: a SIGKILL
-    runs no clean-up) are removed either way; they are never read (chunks are ``*.csv``).
-    """
+    """The chunk folder for ``config``; without --resume, earlier chunks are cleared. With
+    --resume, chunks of other settings are refused (they would mix). Temporary files a killed
+    process left behind are removed either way."""
     chunks = out / "chunks"
     stamp = out / "config.json"
     text = _check_config(out, config, resume)
@@ -178,9 +181,8 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
 
 
 def resolve_data(args: argparse.Namespace) -> None:
-    """Fill in --runs and --qrels: both given, or neither (the bundled sample). Runs scored
-    against another collection's qrels would give a table of NaN, so one without the other
-    is a ParameterError naming the missing option."""
+    """Fill in --runs and --qrels: both given, or neither (the bundled sample); runs scored
+    against another collection's qrels would give a table of NaN."""
     if not hasattr(args, "runs") or not hasattr(args, "qrels"):
         return
     if args.runs is not None and args.qrels is None:
@@ -193,8 +195,7 @@ def resolve_data(args: argparse.Namespace) -> None:
         args.runs, args.qrels = [str(BUNDLED_RUNS)], str(BUNDLED_QRELS)
 
 
-_LIMITS = (("workers", 1), ("depth", 1), ("min_relevant", 0), ("bootstrap", 1), ("top_k", 1))
-"""Options of the analyses with a lower bound: (attribute, smallest value)."""
+_LIMITS = (("workers", 1), ("depth", 1), ("min_relevant", 0), ("bootstrap", 1), ("top_k", 1))  # (option, least)
 
 
 def check_limits(args: argparse.Namespace) -> None:
@@ -207,8 +208,7 @@ def check_limits(args: argparse.Namespace) -> None:
 
 def report_depth_cut(runs, qrels, depth: int | None, option: str = "--depth") -> int:
     """Say on stderr how many (run, topic) lists are longer than ``depth`` and so are cut
-    (trec_eval's -M; the MaxEnt analyses need a depth, trec_eval's default has none).
-    Returns that number."""
+    (trec_eval's -M); returns that number."""
     import numpy as np
 
     if depth is None:
@@ -228,9 +228,8 @@ def report_depth_cut(runs, qrels, depth: int | None, option: str = "--depth") ->
 
 def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser,
              argv: list[str] | None) -> int:
-    """Parse arguments and run ``body``; MaxEntError -> ``error: ...`` on stderr, exit 1; an
-    output that cannot be written (OSError) -> one line naming the file, exit 1; library
-    warnings -> one ``warning: ...`` line each."""
+    """Parse arguments and run ``body``; MaxEntError or an unwritable output -> one ``error:``
+    line on stderr, exit 1; library warnings -> one ``warning:`` line each."""
     import warnings
 
     args = parser.parse_args(argv)
@@ -267,7 +266,6 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
         sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
 
 
-# ------------------------------------------------------------ help, output folder ownership
 def describe(doc: str) -> str:
     """A module or class docstring as plain text for ``--help`` (no reStructuredText)."""
     return plain_text(doc)
@@ -275,17 +273,12 @@ def describe(doc: str) -> str:
 
 @contextlib.contextmanager
 def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, resume: bool = False):
-    """Hold ``out`` for this process, and clear the outputs an earlier run left there.
+    """Hold ``out`` for this process and clear the outputs an earlier run left there.
 
-    An exclusive ``flock`` on ``out/.lock`` (released when the process ends, even by
-    SIGKILL) makes a second analysis on the same folder fail at once with a clear error
-    instead of mixing its results with the first one's. ``outputs`` (glob patterns of the
-    tool's final tables and figures) are deleted before any work, so none of them can
-    outlive the settings that made them (e.g. an informativeness.csv of an earlier
-    ``--predict all``, or old tables beside the config.json of a killed re-run); every
-    one this run produces is written again from its (resumable) chunks. With ``config``
-    and ``resume``, settings that differ from the folder's config.json are refused first,
-    before anything is deleted.
+    An exclusive ``flock`` on ``out/.lock`` (released when the process ends, even by SIGKILL)
+    makes a second analysis on the same folder fail at once instead of mixing results.
+    ``outputs`` (glob patterns) are deleted first so that none outlives the settings that made
+    it; with ``config`` and ``resume``, other settings in config.json are refused before that.
     """
     import errno
 
@@ -351,10 +344,7 @@ def report_unknown_topics(runs, qrels) -> None:
                   + ", ".join(names[:10]) + (" ..." if len(names) > 10 else ""), file=sys.stderr)
 
 
-# ------------------------------------------------------------------ parallel / distributed work
-# One executor for every analysis: the same work units (one run, one training job)
-# go to the local process, a process pool (--workers N) or a Dask cluster (--scheduler). Results
-# come back in job order, so outputs are byte-identical whichever executor ran them.
+# Results come back in job order, so outputs are byte-identical whichever executor ran them.
 DASK_HINT = 'pip install -e ".[distributed]"'
 
 
@@ -374,8 +364,7 @@ def _dask_client(address: str, workers: int):
     if address == "local":
         import dask
 
-        # Dask's nannies set MALLOC_TRIM_THRESHOLD_=65536 in their workers, which makes our
-        # NumPy-heavy work units 2-3x slower (measured); None leaves glibc's default.
+        # the nannies' MALLOC_TRIM_THRESHOLD_=65536 makes NumPy-heavy work 2-3x slower
         with dask.config.set({"distributed.nanny.pre-spawn-environ.MALLOC_TRIM_THRESHOLD_": None}):
             try:
                 cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
@@ -390,12 +379,8 @@ def _dask_client(address: str, workers: int):
 
 
 def parallel_map(fn: Callable, jobs: list, args: argparse.Namespace):
-    """Yield ``fn(job)`` for every job, in job order.
-
-    Runs in this process (``--workers 1``), in a process pool (``--workers N``), or on a Dask
-    cluster (``--scheduler ADDRESS`` or ``--scheduler local`` with ``--workers`` processes).
-    ``fn`` and the jobs must be picklable (module-level functions, plain data).
-    """
+    """Yield ``fn(job)`` for every job, in job order: in this process, a process pool
+    (``--workers N``) or on a Dask cluster (``--scheduler``); ``fn`` and the jobs must pickle."""
     scheduler = getattr(args, "scheduler", None)
     workers = getattr(args, "workers", 1)
     if scheduler:

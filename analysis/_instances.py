@@ -1,11 +1,6 @@
-"""Shared experiment plumbing of the MaxEnt analyses (``analysis.maxent``,
-``analysis.gap_thresholds``): the per-run instance table in resumable chunks.
-
-Orchestration only: what one run's instances are is the library's
-(:func:`maxent.informativeness.analyse_run`); here they are computed run by run (locally, in
-a process pool or on Dask), each run's rows written atomically so that ``--resume`` skips
-finished runs.
-"""
+"""The per-run instance table of ``analysis.maxent`` and ``analysis.gap_thresholds`` in
+resumable chunks: :func:`maxent.informativeness.analyse_run` run by run, each run's rows
+written atomically so that ``--resume`` skips finished runs."""
 from __future__ import annotations
 
 from pathlib import Path

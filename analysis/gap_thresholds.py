@@ -1,20 +1,16 @@
 """``python -m analysis.gap_thresholds``: which threshold probabilities g make GAP most
 informative and most discriminative, against nDCG (Robertson, Kanoulas & Yilmaz 2010, Figs. 2 and 3).
 
-1. Informativeness sweep: for every g on a grid over the simplex (3 grades: g1 = 0, 0.1, ..,
-   1 and g2 = 1 - g1), MaxEnt-infer from GAP(g) and from the reference metric (nDCG) on every
-   eligible (run, topic) and score the inferred PR curves at every threshold (>= 1, >= 2, ...).
-   The paper's selection rule keeps lists with at least ``--min-relevant`` relevant documents
-   retrieved at every threshold. GAP(g) with all mass on threshold j is AP at threshold j (marked).
-2. Discriminative power: Sakai's paired bootstrap test for every pair of runs, per metric
-   (GAP at chosen g, AP, nDCG): ASL curves, the fraction of pairs significant at alpha, and
-   the same among the top-k runs by the metric.
+1. Informativeness sweep: for every g on a grid over the simplex, MaxEnt-infer from GAP(g) and
+   from the reference metric on every eligible (run, topic) (at least ``--min-relevant``
+   relevant retrieved at every threshold) and score the inferred PR curves at every threshold.
+   GAP(g) with all mass on threshold j is AP at threshold j (marked).
+2. Discriminative power: Sakai's paired bootstrap test for every pair of runs, per metric: ASL
+   curves, the fraction of pairs significant at alpha, and the same among the top-k runs.
 
-Writes to ``out/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (the paper's Fig. 2,
-with 95% bootstrap intervals over topics), asl.csv + asl.png (Fig. 3) + discriminative.csv; the best
-g per threshold on stdout. The function :func:`gap_thresholds` returns the same frames from Python;
-the command adds files, progress, workers and resuming around the same per-run function
-(:func:`maxent.informativeness.analyse_run`).
+Writes to ``out/gap_thresholds/<dataset>/``: instances.csv, sweep.csv + sweep.png (Fig. 2),
+asl.csv + asl.png (Fig. 3) + discriminative.csv; the best g per threshold on stdout. The
+function :func:`gap_thresholds` returns the same frames from Python.
 """
 from __future__ import annotations
 
@@ -40,8 +36,7 @@ from maxent.trec import read_qrels, read_runs
 __all__ = ["gap_thresholds", "GapThresholds", "simplex_grid", "g_name", "sweep_table", "best_g",
            "per_topic_values", "bootstrap_tables", "bootstrap_metrics", "restrict_topics", "topic_set", "main"]
 
-OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")
-"""Final outputs (cleared at the start of every run, see _cli.own_output)."""
+OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")  # see own_output
 
 
 # ------------------------------------------------------------------ the study as a function
@@ -52,11 +47,8 @@ def simplex_grid(c: int, step: float, name: str = "step") -> list[tuple[float, .
     m = int(round(1.0 / step)) if step > 0 else 0
     if c < 1 or m < 1 or abs(m * step - 1.0) > 1e-9:
         raise ParameterError(f"{name} must divide 1 (e.g. 0.1, 0.25), got {step}; grades c = {c}")
-    out = []
-    for parts in itertools.product(range(m, -1, -1), repeat=c - 1):
-        if sum(parts) <= m:
-            out.append(tuple(round(x / m, 12) for x in parts) + (round((m - sum(parts)) / m, 12),))
-    return out
+    return [tuple(round(x / m, 12) for x in parts) + (round((m - sum(parts)) / m, 12),)
+            for parts in itertools.product(range(m, -1, -1), repeat=c - 1) if sum(parts) <= m]
 
 
 def g_name(g) -> str:
@@ -118,10 +110,7 @@ def per_topic_values(runs, qrels, metrics, depth, score_precision="single"):
         lists = rank_runs(runs, qrels, depth=depth, complete=True, score_precision=score_precision)
     names = [r.name for r in runs]
     topics = list(dict.fromkeys(lists.topics))
-    out = {}
-    for m in metrics:
-        out[str(m)] = m.value(lists).reshape(len(names), len(topics))
-    return names, topics, out
+    return names, topics, {str(m): m.value(lists).reshape(len(names), len(topics)) for m in metrics}
 
 
 def bootstrap_tables(names, values: dict, n_boot, seed, alpha, top_k):
@@ -276,11 +265,7 @@ def gap_thresholds(qrels, runs, *, step: float = 0.1, threshold=None, min_releva
 
 # ------------------------------------------------------------------ the command
 def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _cli.pyplot()
     from analysis.plots import GSweepDisplay
 
     graded = "graded rms" in table
@@ -293,22 +278,16 @@ def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
     fig.suptitle("Informativeness of GAP across threshold probabilities g "
                  "(Robertson, Kanoulas & Yilmaz 2010, Fig. 2)")
     _cli.save_figure(fig, out / "sweep.png")
-    plt.close(fig)
 
 
 def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _cli.pyplot()
     from analysis.plots import ASLDisplay
 
     fig, ax = plt.subplots(figsize=(6, 4.5))
     ASLDisplay.from_asl(asl, top_k=top_k, alpha=alpha, ax=ax)
     ax.set_title("Discriminative power (paired bootstrap;\nRobertson, Kanoulas & Yilmaz 2010, Fig. 3)")
     _cli.save_figure(fig, out / "asl.png")
-    plt.close(fig)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -385,25 +364,9 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
     print(f"GAP threshold probabilities on {name}: {len(runs)} runs, grades 0..{c}, step {args.step}")
     best = best_g(table, thresholds)
     for t in thresholds:
-        gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)]
-        ref = table[(table["metric"] != "GAP") & (table["threshold"] == t)]
-        if len(gap) == 0:
-            print(f"  threshold >= {t}: no eligible lists")
-            continue
-        b = gap.loc[gap["rms"].idxmin()]
-        ref_txt = f"{ref['metric'].iloc[0]} RMS {ref['rms'].iloc[0]:.4f}" if len(ref) else ""
-        print(f"  threshold >= {t}: best g = ({b['g']}) RMS {b['rms']:.4f} MAE {b['mae']:.4f} "
-              f"over {int(b['instances'])} lists; {ref_txt}")
-    if graded_pr is not None and len(table):
-        t = thresholds[0]
-        gap = table[(table["metric"] == "GAP") & (table["threshold"] == t)]
-        ref = table[(table["metric"] != "GAP") & (table["threshold"] == t)]
-        if len(gap) and gap["graded rms"].notna().any():
-            b = gap.loc[gap["graded rms"].idxmin()]
-            ref_txt = f"{ref['metric'].iloc[0]} RMS {ref['graded rms'].iloc[0]:.4f}" if len(ref) else ""
-            print(f"  graded PR curve (g = {','.join('%.4g' % x for x in graded_pr)}): best g = ({b['g']}) "
-                  f"RMS {b['graded rms']:.4f} MAE {b['graded mae']:.4f} over {int(b['graded instances'])} lists; "
-                  f"{ref_txt}")
+        print(f"  threshold >= {t}: {_best_text(table, t) or 'no eligible lists'}")
+    if graded_pr is not None and len(table) and (text := _best_text(table, thresholds[0], "graded ")):
+        print(f"  graded PR curve (g = {','.join('%.4g' % x for x in graded_pr)}): {text}")
 
     if not args.skip_bootstrap:
         boot_metrics = bootstrap_metrics(c, best, args.reference,
@@ -419,6 +382,18 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
             print(f"  {r[0]:<26} {r[2]:6.1%} of {r[1]} pairs significant; top {args.top_k}: {r[4]:6.1%}")
     print(f"({time.time() - t0:.1f} s) results in {out}")
     return 0
+
+
+def _best_text(table: pd.DataFrame, t, prefix: str = "") -> str | None:
+    """The g of least ``prefix``-RMS at threshold ``t`` and the reference's RMS (None: no GAP rows)."""
+    at = table[(table["threshold"] == t) & table[f"{prefix}rms"].notna()]
+    gap, ref = at[at["metric"] == "GAP"], table[(table["metric"] != "GAP") & (table["threshold"] == t)]
+    if not len(gap):
+        return None
+    b = gap.loc[gap[f"{prefix}rms"].idxmin()]
+    ref_txt = f"{ref['metric'].iloc[0]} RMS {ref[prefix + 'rms'].iloc[0]:.4f}" if len(ref) else ""
+    return (f"best g = ({b['g']}) RMS {b[prefix + 'rms']:.4f} MAE {b[prefix + 'mae']:.4f} "
+            f"over {int(b[prefix + 'instances'])} lists; {ref_txt}")
 
 
 def main(argv: list[str] | None = None) -> int:

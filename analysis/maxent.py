@@ -1,19 +1,14 @@
 """``python -m analysis.maxent``: how informative are AP, nDCG and GAP? (Yilmaz & Robertson 2010, s3;
 Robertson, Kanoulas & Yilmaz 2010, s5)
 
-For every (run, topic) and every metric: infer the maximum-entropy distribution of relevance
-from the metric's value alone (plus the list's count side information), reconstruct the
-precision-recall curve and predict P@10 (or any metric), and score them against the truth.
-With no arguments it analyses the bundled TREC-COVID round-1 sample in ``trec_runs/``.
+For every (run, topic) and metric: infer the maximum-entropy distribution of relevance from
+the metric's value (plus the list's counts), reconstruct the precision-recall curve, predict
+P@10 (or any metric) and score them against the truth. Default data: the bundled sample.
 
-Writes to ``out/maxent/<dataset>/``: instances.csv (one row per run, topic, metric,
-threshold), summary.csv (Yilmaz & Robertson 2010, Table 1 layout, plus P@10 prediction RMS and
-Kendall tau), informativeness.csv (with ``--predict all``), figures (PNG + the CSV behind each,
-drawn with :mod:`analysis.plots`). Work is done one run at a time and each run's rows are written
-atomically to ``chunks/``; ``--resume`` skips finished runs, so an interrupted analysis loses
-nothing. The inference is the library's (:mod:`maxent.informativeness`; the function
-:func:`maxent.informativeness` returns the same instances); the tables are laid out by
-:mod:`analysis.tables`.
+Writes to ``out/maxent/<dataset>/``: instances.csv, summary.csv (Yilmaz & Robertson 2010,
+Table 1 layout), informativeness.csv (with ``--predict all``) and figures (PNG + CSV). Each
+run's rows go atomically to ``chunks/``; ``--resume`` skips finished runs. The inference is
+:mod:`maxent.informativeness`'s, the tables :mod:`analysis.tables`'.
 """
 from __future__ import annotations
 
@@ -36,24 +31,18 @@ from maxent.errors import ParameterError
 from maxent.metrics import parse_measure
 from maxent.trec import read_qrels, read_runs
 
-OUTPUTS = ("instances.csv", "summary.csv", "informativeness.csv", "fig_*.csv", "fig_*.png")
-"""Final outputs (cleared at the start of every run, see _cli.own_output)."""
+OUTPUTS = ("instances.csv", "summary.csv", "informativeness.csv", "fig_*.csv", "fig_*.png")  # see own_output
 DEFAULT_METRICS = ",".join(_DEFAULT_METRICS)
 ALL_PREDICT = list(_ALL_PREDICT)
 
 
-# ------------------------------------------------------------------ figures
+# Margins in inches, set by hand: a layout engine or bbox_inches="tight" draws the figure twice.
 MARGINS = dict(left=0.75, right=0.25, bottom=0.55, between=0.8, above=0.1, panel_title=0.4)
-"""The figures' margins in inches: room for the tick labels and axis labels beside and below the
-panels, above the figure's title and, under it, for the panels' own titles. Set by hand because
-a layout engine (constrained, tight) or ``bbox_inches="tight"`` measures every text by drawing
-the figure once more before it is drawn for the file."""
 
 
 def _panels(k: int, width: float = 4.2, height: float = 4.2, *, title: str, fontsize=None,
             panel_titles: bool = True):
-    """A row of ``k`` panels under ``title``, wrapped to the figure's width, with :data:`MARGINS`
-    (``panel_titles``: room for the panels' own titles)."""
+    """A row of ``k`` panels under ``title`` (wrapped to the width), with :data:`MARGINS`."""
     import textwrap
 
     import matplotlib.pyplot as plt
@@ -75,9 +64,7 @@ def _panels(k: int, width: float = 4.2, height: float = 4.2, *, title: str, font
 
 def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     """The figures (with the CSV behind each), drawn with :mod:`analysis.plots`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
+    _cli.pyplot()
     from analysis.plots import MetricScatterDisplay, PredictionDisplay, RMSDisplay
 
     written = []
@@ -98,9 +85,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     # Yilmaz & Robertson (2010), Fig. 3: inferred vs actual P@10, per-run means
     fig, axes = _panels(n, title=f"{p10} inferred from each metric, per run (threshold {t0}; "
                         f"Yilmaz & Robertson 2010, Fig. 3; {ci})")
-    frames = []
-    for ax, m in zip(axes[0], metrics):
-        frames.append(PredictionDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data)
+    frames = [PredictionDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data
+              for ax, m in zip(axes[0], metrics)]
     _cli.atomic_write_csv(out / "fig_p10_inferred.csv", pd.concat(frames, ignore_index=True) if frames
                           else pd.DataFrame(columns=["metric", "threshold", "run"]))
     written.append(_save(fig, out / "fig_p10_inferred.png"))
@@ -108,10 +94,8 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     # Yilmaz & Robertson (2010), Fig. 1: P@10 against each metric, per run
     fig, axes = _panels(n, title=f"{p10} against each metric, per run (threshold {t0}; "
                         f"Yilmaz & Robertson 2010, Fig. 1; {ci})")
-    frames = []
-    for ax, m in zip(axes[0], metrics):
-        frames.append(MetricScatterDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data
-                      .rename(columns=lambda c, m=m: c.replace("metric", m)))
+    frames = [MetricScatterDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data
+              .rename(columns=lambda c, m=m: c.replace("metric", m)) for ax, m in zip(axes[0], metrics)]
     wide = pd.DataFrame({"run": []})
     for f in frames:
         wide = f if wide.empty else wide.merge(f.drop(columns=[c for c in f.columns if c.startswith("target")]),
@@ -142,12 +126,10 @@ def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title:
     from analysis.plots import PRCurveDisplay
 
     fig, axes = _panels(max(len(keys), 1), title=title)
-    frames = []
-    for ax, (r, tp) in zip(axes[0], keys):
-        frames.append(PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(),
-                                              threshold=settings.thresholds[0], graded=graded,
-                                              count=settings.count, depth=settings.depth,
-                                              score_precision=settings.score_precision, ax=ax).data)
+    frames = [PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(),
+                                      threshold=settings.thresholds[0], graded=graded, count=settings.count,
+                                      depth=settings.depth, score_precision=settings.score_precision, ax=ax).data
+              for ax, (r, tp) in zip(axes[0], keys)]
     curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
     _cli.atomic_write_csv(path.with_suffix(".csv"), curves)
@@ -155,10 +137,7 @@ def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title:
 
 
 def _save(fig, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
     _cli.save_figure(fig, path, tight=False)      # laid out by _panels
-    plt.close(fig)
     return path
 
 
@@ -168,9 +147,7 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
     head = f"{'metric':<22} {'t':>2} {'inst':>6} {'PR RMS':>8} {'PR MAE':>8} {p10 + ' RMS':>10} {'run RMS':>8} {'run tau':>8}"
     print(head)
     print("-" * len(head))
-    for r in summary.itertuples(index=False):
-        d = r._asdict()
-        vals = list(d.values())
+    for vals in summary.itertuples(index=False):
         print(f"{vals[0]:<22} {vals[1]:>2} {vals[2]:>6} {vals[3]:>8.4f} {vals[4]:>8.4f} "
               f"{vals[5]:>10.4f} {vals[6]:>8.4f} {vals[7]:>8.3f}")
     undefined, unsolved = int(summary["undefined"].sum()), int(summary["not solved"].sum())
@@ -183,10 +160,8 @@ def _print_summary(summary: pd.DataFrame, settings: Settings, name: str, seconds
         g = ",".join("%.4g" % x for x in settings.graded_pr)
         print(f"graded PR curve (Robertson, Kanoulas & Yilmaz 2010, s3.2, g = {g}; graded solves only, "
               "biased towards GAP(g)):")
-        for r in summary.drop_duplicates("metric").itertuples(index=False):
-            d = r._asdict()
-            vals = list(d.values())
-            gi = list(summary.columns).index("graded PR RMS")
+        gi = list(summary.columns).index("graded PR RMS")
+        for vals in summary.drop_duplicates("metric").itertuples(index=False):
             if vals[gi + 2]:
                 print(f"  {vals[0]:<22} {vals[gi + 2]:>6} lists  RMS {vals[gi]:.4f}  MAE {vals[gi + 1]:.4f}")
     print(f"({seconds:.1f} s)")
