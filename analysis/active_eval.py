@@ -1,26 +1,20 @@
 """``python -m analysis.active_eval``: active evaluation of rankers on a labelling budget
 (Sawade et al. 2013) on real TREC runs + qrels or LETOR data.
 
-Which queries should be judged so that a ranker's mean DCG@k / ERR@k (or the difference
-between two rankers) is estimated as accurately as possible for a given labelling cost?
-Compares ``active`` (eqs. 16/17 with a relevance model and the real costs) with the
-ablations ``active_uniD`` (uniform label model), ``active_uniC`` (unit costs in q) and
-``passive`` (uniform sampling), over ``--repetitions`` runs of Algorithm 1 per budget.
+Which queries should be judged so that a ranker's mean DCG@k / ERR@k (or the difference of
+two rankers) is estimated most accurately for a labelling cost? Compares ``active`` (eqs.
+16/17) with the ablations ``active_uniD`` (uniform label model), ``active_uniC`` (unit costs)
+and ``passive`` (uniform sampling), over ``--repetitions`` runs of Algorithm 1 per budget.
 
-TREC mode (default: the bundled TREC-COVID sample): the rankers are the runs, the pool is
-the topics, the qrels are the labelling oracle (unjudged = 0); a query costs the number of
-distinct documents in the top k of the ranker(s) (scaled to mean 1). The relevance model
-is cross-fitted over topics from label-free features of each (topic, document).
-LETOR mode (``--letor DIR``): rankers are trained on DIR's training file (ordered logit,
-LightGBM LambdaRank, our LambdaRank trainer, a cumulative random forest when available),
-the pool is the test file's queries, a document costs ln(2 + its length).
+TREC mode (default: the bundled sample): rankers are the runs, the pool the topics, the qrels
+the oracle (unjudged = 0); a query costs the distinct documents in the rankers' top k (mean 1).
+LETOR mode (``--letor DIR``): rankers are trained on DIR's training file, the pool is the test
+file's queries, a document costs ln(2 + its length).
 
 Writes to ``--out``: errors.csv (Fig. 2), selection.csv (Fig. 3), update.csv (Fig. 4),
-sampling.csv (Fig. 6), costs.csv (Fig. 1), summary.csv, each figure as a PNG of the same
-name, saved.png, and config.json. summary.csv gives, per experiment, metric and budget, the
-share of passive's labelling effort each active method saves at equal error: the budget at
-which passive's error curve reaches the method's error is read off the curve (so the budgets
-should reach past those of interest), with a 95% interval and the pool's size.
+sampling.csv (Fig. 6), costs.csv (Fig. 1), each with a PNG, and summary.csv + saved.png: the
+share of passive's labelling effort each active method saves at equal error, read off
+passive's error curve (so the budgets should reach past those of interest).
 """
 from __future__ import annotations
 
@@ -118,8 +112,6 @@ def _metrics(text: str):
     return out
 
 
-
-# --- data --------------------------------------------------------------------------------
 def _trec(args):
     from maxent import read_qrels, read_runs
     from maxent.active import crossfit_probabilities, trec_pool
@@ -134,8 +126,8 @@ def _trec(args):
 def _letor_files(folder: Path) -> tuple[Path, Path]:
     if not folder.is_dir():
         raise InputError(folder, None, "--letor needs a folder with a *train* and a *test* file")
-    train = sorted(f for f in folder.iterdir() if "train" in f.name and f.suffix in (".txt", ".gz", ""))
-    test = sorted(f for f in folder.iterdir() if "test" in f.name and f.suffix in (".txt", ".gz", ""))
+    train, test = (sorted(f for f in folder.iterdir() if kind in f.name and f.suffix in (".txt", ".gz", ""))
+                   for kind in ("train", "test"))
     if not train or not test:
         raise InputError(folder, None, "no *train* and *test* LETOR files in this folder")
     return train[0], test[0]
@@ -186,19 +178,15 @@ def _letor(args, metrics):
     return pool, P
 
 
-# --- figures -----------------------------------------------------------------------------
 CITE = "Sawade et al. 2013"
-Z95 = 1.959963984540054
-"""Normal quantile of a 95% interval: the figures' bars are +-1.96 Monte-Carlo standard errors."""
+Z95 = 1.959963984540054  # the bars: +-1.96 Monte-Carlo standard errors
 
 
 def _plot_curves(df, key, value, err, ylabel, title, path):
     """One panel per metric: each method's ``value`` against the budget, with 95% intervals."""
-    import matplotlib
     import matplotlib.ticker
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
+    plt = _cli.pyplot()
     d = df[df[key] == "all"]
     metrics = list(dict.fromkeys(d["metric"]))
     fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 4.0), squeeze=False,
@@ -217,17 +205,12 @@ def _plot_curves(df, key, value, err, ylabel, title, path):
         ax.legend(fontsize=8)
     fig.suptitle(f"{title}; bars: 95% intervals over the repetitions", fontsize=10)
     _cli.save_figure(fig, path)
-    plt.close(fig)
 
 
 def _plot_saved(summary, path):
-    """Share of passive's labelling effort active saves at equal error, per experiment and metric,
-    with 95% intervals; open markers are bounds (active's error outside passive's measured curve),
-    the dashed line the finite pool's ceiling 1 - budget / pool."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    """Share of passive's labelling effort active saves at equal error, per experiment and metric;
+    open markers are bounds, the dashed line the finite pool's ceiling 1 - budget / pool."""
+    plt = _cli.pyplot()
     metrics = list(dict.fromkeys(summary["metric"]))
     fig, axes = plt.subplots(1, len(metrics), figsize=(5.2 * len(metrics), 4.0), squeeze=False,
                              layout="constrained", sharey=True)
@@ -249,15 +232,11 @@ def _plot_saved(summary, path):
     fig.suptitle(f"labelling effort active saves against passive (after {CITE}); bars: 95% intervals; "
                  "circled: a bound (active's error lies outside passive's measured curve)", fontsize=9)
     _cli.save_figure(fig, path)
-    plt.close(fig)
 
 
 def _plot_sampling(df, errors, path):
     """Fig. 6: q over cost and expected value, one panel per (ranker or pair, metric)."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _cli.pyplot()
     groups = list(df.groupby(["ranker", "metric"], sort=False))
     n = len(groups) + 1
     cols = min(n, 3)
@@ -283,14 +262,10 @@ def _plot_sampling(df, errors, path):
     for extra in flat[len(groups) + 1:]:
         extra.set_visible(False)
     _cli.save_figure(fig, path)
-    plt.close(fig)
 
 
 def _plot_costs(df, path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = _cli.pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     fig.suptitle(f"query costs (after {CITE}, Fig. 1)", fontsize=10)
     axes[0].hist(df["n_candidates"], bins=20)
@@ -300,18 +275,13 @@ def _plot_costs(df, path):
     for ax in axes:
         ax.set_ylabel("queries")
     _cli.save_figure(fig, path)
-    plt.close(fig)
 
 
-# --- main --------------------------------------------------------------------------------
 def _summary(errors, selection, update, pool_queries: int):
     """Per experiment, metric and budget: each method's RMSE and the share of passive's labelling
-    effort it saves at equal error, read off passive's error curve (``effort_saved``), with a
-    95% interval from the Monte-Carlo standard errors; ``*_side`` is ">" when the share is a
-    lower bound (passive does not reach that error within the largest budget), "<" an upper one.
-    ``queries_*`` is the mean number of distinct queries a method labelled, of ``pool_queries``.
-    Costs are scaled to mean 1, so a budget of ``pool_queries`` labels the whole pool: passive's
-    error is 0 there (``whole``), and larger budgets have nothing to save."""
+    effort it saves at equal error (``effort_saved``), with a 95% interval from the Monte-Carlo
+    standard errors; ``*_side`` ">" marks a lower bound, "<" an upper one. ``queries_*``: mean
+    distinct queries labelled. A budget of ``pool_queries`` (costs have mean 1) labels the whole pool."""
     import pandas as pd
 
     from maxent.active import effort_saved, effort_saved_interval
