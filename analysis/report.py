@@ -1,18 +1,14 @@
 """``python -m analysis.report``: regenerate the documentation's tables from the committed evidence.
 
-Every table in README.md and ``docs/**/*.md`` sits between the markers
-``<!-- report:NAME -->`` and ``<!-- /report:NAME -->``, where NAME is a table registered in
-:data:`TABLES`. Each table is built only from the small files under ``results/`` (see
-:mod:`analysis.evidence` and :mod:`analysis.significance`), so a number in the documentation
-is always the number in a committed file. Without options the files are rewritten in place;
-``--check`` rewrites nothing, prints a unified diff of every file that would change and exits 1
-if any would. A marker naming an unknown table, or a marker left open, is an error naming the
-file and line.
+Every table in README.md and ``docs/**/*.md`` sits between ``<!-- report:NAME -->`` and
+``<!-- /report:NAME -->`` (NAME in :data:`TABLES`) and is built only from the small files under
+``results/``. ``--check`` rewrites nothing, prints a diff and exits 1 if a file would change.
 """
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
 import re
 import sys
 from pathlib import Path
@@ -30,7 +26,6 @@ ORDER = tuple(NAMES)
 _MARK = re.compile(r"<!--\s*(/?)report:([A-Za-z0-9_-]+)\s*-->")
 
 
-# ------------------------------------------------------------------ formatting
 def _read(results: Path, *parts: str, **kw) -> pd.DataFrame:
     path = results.joinpath(*parts)
     if not path.exists():
@@ -57,12 +52,16 @@ def _thr(t) -> str:
     return f">= {int(t)}"
 
 
+def _present(results: Path, analysis: str, name: str) -> list[str]:
+    """The collections, in :data:`ORDER`, whose ``results/<analysis>/<d>/<name>`` exists."""
+    return [d for d in ORDER if (results / analysis / d / name).exists()]
+
+
 def _short(metric: str) -> str:
     """AP(rel=2) -> AP: the threshold column already says which relevance AP binarises at."""
     return re.sub(r"\(rel=\d+\)", "", metric)
 
 
-# ------------------------------------------------------------------ tables
 def headline(results: Path) -> str:
     """PR-curve RMS by metric on the four collections (threshold 1; DL 2019 at 2), 95% intervals."""
     t1 = _read(results, "significance", "all", "table1.csv")
@@ -96,12 +95,10 @@ def table1(results: Path) -> str:
 def _paired(results: Path, quantities: tuple[str, ...]) -> str:
     p = _read(results, "significance", "all", "paired.csv")
     p = p[p["quantity"].isin(quantities)]
-    rows = []
-    for d in ORDER:
-        for r in p[p["dataset"] == d].to_dict("records"):
-            rows.append([NAMES[d], r["quantity"] + f" (per {r['unit']})", _thr(r["threshold"]), f"{r['a']} - {r['b']}",
-                         int(r["units"]), _ci(r["diff"], r["diff_lo"], r["diff_hi"]), _p(r["p_t_holm"]),
-                         _p(r["p_wilcoxon_holm"]), _p(r["p_sign_holm"]), r["verdict"]])
+    rows = [[NAMES[d], r["quantity"] + f" (per {r['unit']})", _thr(r["threshold"]), f"{r['a']} - {r['b']}",
+             int(r["units"]), _ci(r["diff"], r["diff_lo"], r["diff_hi"]), _p(r["p_t_holm"]),
+             _p(r["p_wilcoxon_holm"]), _p(r["p_sign_holm"]), r["verdict"]]
+            for d in ORDER for r in p[p["dataset"] == d].to_dict("records")]
     return _md(["collection", "quantity", "relevant", "difference", "n", "mean difference [95% CI]",
                 "t (Holm)", "Wilcoxon (Holm)", "sign (Holm)", "verdict"], rows)
 
@@ -119,12 +116,9 @@ def paired_p10(results: Path) -> str:
 def protocol(results: Path) -> str:
     """P@10 inferred from AP and nDCG under each count constraint and gain, on common lists."""
     pr = _read(results, "significance", "all", "protocol.csv")
-    rows = []
-    for d in ORDER:
-        g = pr[pr["dataset"] == d]
-        for r in g.to_dict("records"):
-            rows.append([NAMES[d], _thr(r["threshold"]), int(r["lists"]), r["metric"], r["count"],
-                         f"{r['rms_topics']:.4f}", f"{r['rms_runs']:.4f}", f"{r['tau_runs']:.3f}"])
+    rows = [[NAMES[d], _thr(r["threshold"]), int(r["lists"]), r["metric"], r["count"],
+             f"{r['rms_topics']:.4f}", f"{r['rms_runs']:.4f}", f"{r['tau_runs']:.3f}"]
+            for d in ORDER for r in pr[pr["dataset"] == d].to_dict("records")]
     return _md(["collection", "relevant", "lists", "inferred from", "count constraint", "P@10 RMS (topics)",
                 "P@10 RMS (runs)", "P@10 tau (runs)"], rows)
 
@@ -149,16 +143,10 @@ def alignment(results: Path) -> str:
                 "max change of inferred P@10"], rows)
 
 
-GAP_SETS = ("trec_runs", "trec_covid_r1", "robust03", "trec_dl19_passage")
-
-
 def gap_sweep(results: Path) -> str:
     """Robertson, Kanoulas & Yilmaz (2010) Fig. 2 analogue: best g, uniform g, AP, nDCG per threshold."""
     rows = []
-    for d in GAP_SETS:
-        path = results / "gap_thresholds" / d / "sweep.csv"
-        if not path.exists():
-            continue
+    for d in _present(results, "gap_thresholds", "sweep.csv"):
         s = _read(results, "gap_thresholds", d, "sweep.csv", dtype={"g": str})
         gap = s[s["metric"] == "GAP"]
         c = len(gap["g"].iloc[0].split(","))
@@ -179,7 +167,7 @@ def discriminative(results: Path) -> str:
     """Share of run pairs significant (paired bootstrap, alpha 0.05) with Wilson 95% intervals."""
     dp = _read(results, "significance", "all", "discriminative.csv")
     rows = []
-    for d in GAP_SETS:
+    for d in ORDER:
         for r in dp[dp["dataset"] == d].to_dict("records"):
             tested = not pd.isna(r.get("p_mcnemar"))
             rows.append([NAMES[d], _gname(r["metric"]), f"{int(r['significant'])} / {int(r['pairs'])}",
@@ -196,7 +184,6 @@ def _gname(text: str) -> str:
     return re.sub(r"\d+\.\d{4,}", lambda m: f"{float(m.group()):.3g}", text)
 
 
-ACTIVE_SETS = ("trec_runs", "trec_covid_r1", "robust03", "trec_dl19_passage")
 ACTIVE_BUDGETS = {"trec_runs": (5, 10, 20), "trec_covid_r1": (5, 10, 20), "robust03": (10, 20, 40),
                   "trec_dl19_passage": (5, 10, 20)}
 
@@ -214,10 +201,7 @@ def _saved(r) -> str:
 def active(results: Path) -> str:
     """Labelling effort active evaluation saves against passive at equal error (read off the curves)."""
     rows = []
-    for d in ACTIVE_SETS:
-        path = results / "active_eval" / d / "summary.csv"
-        if not path.exists():
-            continue
+    for d in _present(results, "active_eval", "summary.csv"):
         s = _read(results, "active_eval", d, "summary.csv", dtype={"saved_side": str}).fillna({"saved_side": ""})
         s = s[s["budget"].isin(ACTIVE_BUDGETS[d])]
         for (exp, metric), g in s.groupby(["experiment", "metric"], sort=False):
@@ -229,10 +213,7 @@ def active(results: Path) -> str:
 def active_pool(results: Path) -> str:
     """How much of the pool each budget labels: distinct queries judged (mean over repetitions)."""
     rows = []
-    for d in ACTIVE_SETS:
-        path = results / "active_eval" / d / "summary.csv"
-        if not path.exists():
-            continue
+    for d in _present(results, "active_eval", "summary.csv"):
         s = _read(results, "active_eval", d, "summary.csv")
         for exp, metric in (("errors", s["metric"].iloc[0]), ("selection", s["metric"].iloc[0])):
             g = s[(s["experiment"] == exp) & (s["metric"] == metric) & s["budget"].isin(ACTIVE_BUDGETS[d])]
@@ -247,8 +228,6 @@ def active_pool(results: Path) -> str:
 
 def evidence(results: Path) -> str:
     """Every evidence folder with the command that made it and its wall time."""
-    import json
-
     rows = []
     for prov in sorted(results.rglob("PROVENANCE.json")):
         p = json.loads(prov.read_text())
@@ -257,10 +236,7 @@ def evidence(results: Path) -> str:
     return _md(["results/", "command", "wall time", "date"], rows)
 
 
-# ------------------------------------------------------------------ benchmarks
 def _machine(results: Path, *parts: str) -> str:
-    import json
-
     p = json.loads(results.joinpath(*parts, "PROVENANCE.json").read_text())
     m = p["machine"]
     return f"{m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB, Python {m['python']}"
@@ -356,6 +332,7 @@ def bench_install(results: Path) -> str:
     t = _read(results, "benchmarks", "install", "readme", "install.csv")
     this = t[t["checkout"] == "this"].reset_index(drop=True)
     other = t[t["checkout"] == "against"].reset_index(drop=True)
+
     def split(r):
         return f"{r['seconds']:.0f} ({r['download_s']:.0f} / {r['build_s']:.0f} / {r['install_s']:.0f})"
 
@@ -369,12 +346,9 @@ def bench_install(results: Path) -> str:
 def bench_scale(results: Path) -> str:
     """``maxent.evaluate`` against the pytrec_eval script on MS MARCO-shaped synthetic data."""
     t = _read(results, "benchmarks", "scale", "scale.csv")
-    rows = []
-    for r in t.to_dict("records"):
-        peer = pd.notna(r.get("pytrec_eval_s"))
-        rows.append([int(r["topics"]), int(r["run_lines"]), r["command"], f"{r['ours_s']:.2f}",
-                     f"{r['ours_mib']:.0f}", f"{r['pytrec_eval_s']:.2f}" if peer else "-",
-                     f"{r['pytrec_eval_mib']:.0f}" if peer else "-", f"{r['speedup']:.1f}x" if peer else "-"])
+    rows = [[int(r["topics"]), int(r["run_lines"]), r["command"], f"{r['ours_s']:.2f}", f"{r['ours_mib']:.0f}"]
+            + ([f"{r['pytrec_eval_s']:.2f}", f"{r['pytrec_eval_mib']:.0f}", f"{r['speedup']:.1f}x"]
+               if pd.notna(r.get("pytrec_eval_s")) else ["-"] * 3) for r in t.to_dict("records")]
     return (f"Machine: {_machine(results, 'benchmarks', 'scale')}.\n\n"
             + _md(["topics", "run lines", "command", "wall s", "MiB", "pytrec_eval wall s", "pytrec_eval MiB",
                    "speed-up"], rows))
@@ -408,7 +382,6 @@ def _learning_tables() -> None:
 _learning_tables()
 
 
-# ------------------------------------------------------------------ files
 def regenerate(text: str, path: Path, results: Path = RESULTS) -> str:
     """``text`` with every marked table rebuilt; unknown or unclosed markers raise InputError."""
     out, pos, cache = [], 0, {}
