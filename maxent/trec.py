@@ -1,33 +1,15 @@
 """Readers for TREC run and qrels files (plain or gzip), following trec_eval's parsing rules.
 
-Runs: ``qid Q0 docno rank score tag`` separated by any whitespace; trailing extra columns
-are ignored (as trec_eval's ``get_trec_results.c``); blank lines and lines whose first
-character is ``#`` are skipped; the rank column is never used.
+Runs: ``qid Q0 docno rank score tag``, any whitespace; extra trailing columns, blank lines and
+``#`` lines are skipped; the rank column is never used. Qrels: ``qid iter docno grade``,
+exactly four columns; grades are read as trec_eval's ``atol`` (``1.5`` is 1); negative grades
+count at no level (like unjudged documents); grades above :data:`MAX_GRADE` are refused, as
+memory grows with the number of levels. A UTF-8 byte-order mark is read through, with an
+:class:`~maxent.errors.InputWarning` (trec_eval 9 drops that line); UTF-16 is refused.
 
-Qrels: ``qid iter docno grade``, exactly four columns; ``#`` lines are comments; grades
-are read as trec_eval's ``atol`` does (the leading integer part, so ``1.5`` is 1 and
-``0.9`` is 0); negative grades are non-relevant and, as in trec_eval (its "in the pool
-but unjudged"), count at no grade level: in ranked lists they look like unjudged documents.
-Grades above :data:`MAX_GRADE` (255) are refused with an InputError: every grade level gets
-a column of counts per ranked list (and a probability per document in graded inference),
-so memory would grow with the largest grade rather than with the input; 255 also keeps the
-exponential gain 2^g - 1 finite.
-
-A UTF-8 byte-order mark at the start of a file (as some editors write) is read through:
-it is not part of the first line's first token. trec_eval 9 reads it into the first qid and
-so drops that line; an :class:`~maxent.errors.InputWarning` says so. A UTF-16 file is
-refused with a hint to convert it; a line with the other kind of file's columns (a run read
-as qrels, or qrels as a run) gets a hint that the arguments may be swapped.
-
-gzip files are decompressed by :func:`inflate_engine` (ISA-L with the optional ``fast``
-extra, else the standard library: the same bytes). No Python object is made per line:
-token boundaries, the columns gathered into fixed-width byte arrays and the scores come from
-the C loops of :mod:`maxent._ctrec`, built at install (``tests/_trec_numpy.py`` holds the same
-steps vectorised in numpy, the oracle the C reader is tested against). Every problem raises
-:class:`~maxent.errors.InputError` naming the file, the line and the reason.
-
-This module reads files only: frames and dicts are adapted in :mod:`maxent.inputs`, which
-calls these readers.
+The per-byte loops are in C (:mod:`maxent._ctrec`; ``tests/_trec_numpy.py`` is their numpy
+oracle). Every problem raises :class:`~maxent.errors.InputError` naming file, line and reason.
+Frames and dicts are adapted in :mod:`maxent.inputs`.
 """
 from __future__ import annotations
 
@@ -51,20 +33,16 @@ __all__ = ["Run", "Qrels", "read_run", "read_runs", "read_qrels", "build_run", "
            "GZIP_MAGIC"]
 
 MAX_GRADE = 255
-"""Largest qrels grade accepted (see the module docstring)."""
+"""Largest qrels grade accepted (also keeps the gain 2^g - 1 finite)."""
 _BOM = b"\xef\xbb\xbf"
 GZIP_MAGIC = b"\x1f\x8b"
 """The first two bytes of every gzip file."""
 _GZIP = None     # (module, the exceptions its decompress raises on bad data), once chosen
 
 LONG_TOKEN = 128
-"""Docnos (and qids) longer than this many bytes are stored as a fixed-width surrogate:
-their first LONG_TOKEN bytes, a 0xFF byte and an 8-byte BLAKE2 digest of the whole token.
-Without it, one 100 KB docno would make every docno of the file take 100 KB (numpy bytes
-arrays have one width). Equality is kept (up to a 2^-64 digest collision), so is the order
-against every other token except between two long tokens whose first 128 bytes are equal
-(trec_eval's docno tie-break between two such documents of equal score may then differ).
-"""
+"""Tokens longer than this are stored as their first LONG_TOKEN bytes, 0xFF and an 8-byte
+BLAKE2 digest, so one huge docno does not widen the whole array; equality is kept, order too
+except between two long tokens sharing their first 128 bytes."""
 _SURROGATE_WIDTH = LONG_TOKEN + 9
 
 
@@ -83,10 +61,10 @@ def shown(token: bytes) -> str:
 
 
 def compact_long(tokens: list[bytes]) -> np.ndarray:
-    """A bytes (``S``) array of ``tokens`` with every token longer than :data:`LONG_TOKEN`
-    replaced by its surrogate (see there), so the width is at most LONG_TOKEN + 9."""
+    """A bytes (``S``) array of ``tokens``, those longer than :data:`LONG_TOKEN` as surrogates."""
     return np.array([t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens], dtype=bytes) \
         if tokens else np.zeros(0, dtype="S1")
+
 
 _LEADING_INT = re.compile(rb"^[+-]?\d*")
 _GRADE = re.compile(rb"^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$|^[+-]?\.\d+([eE][+-]?\d+)?$")
@@ -94,16 +72,14 @@ _GRADE = re.compile(rb"^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$|^[+-]?\.\d+([eE][+-]?\d
 
 @dataclass(frozen=True, eq=False)
 class Run:
-    """One run as read from a file: parallel arrays, one entry per kept line.
+    """One run: parallel arrays, one entry per kept line.
 
     Attributes
     ----------
-    name : run name (the file name without ``.gz``)
-    tag : the run_id column of the last line (as trec_eval prints it)
+    name : run name (the file name without ``.gz``); tag : the last line's run_id
     path : source path, or None for a run built in memory
-    qid, docno : bytes arrays (numpy ``S`` dtype), compared byte-wise as trec_eval's strcmp
-    score : float64 array
-    line : 1-based line number of each entry in the source file (for error messages)
+    qid, docno : bytes arrays, compared byte-wise as strcmp; score : float64 array
+    line : 1-based line number of each entry (for error messages)
     """
 
     name: str
@@ -123,19 +99,16 @@ class Run:
 
     @cached_property
     def docno_hash(self) -> np.ndarray:
-        """64-bit hash of every docno (uint64), computed once (see :func:`hash_strings`)."""
+        """:func:`hash_strings` of the docnos, computed once."""
         return hash_strings(self.docno)
 
 
 @dataclass(frozen=True, eq=False)
 class Qrels:
-    """Relevance judgements: per topic, judged docnos (sorted, bytes) and their grades.
+    """Relevance judgements: mappings topic -> judged docnos (sorted, bytes) and grades.
 
-    ``grades`` keep trec_eval's integer levels; negative levels are judged non-relevant and
-    are excluded from :meth:`level_counts`. ``docnos`` and ``grades`` are mappings topic ->
-    array; :func:`read_qrels` stores every judgement in flat arrays (:attr:`flat`) and the
-    mappings slice them on access, so a million topics cost no Python object per topic
-    beyond their names.
+    Negative grades are non-relevant and excluded from :meth:`level_counts`. Read qrels keep
+    every judgement in flat arrays (:attr:`flat`) that the mappings slice on access.
     """
 
     path: str | None
@@ -146,9 +119,8 @@ class Qrels:
 
     @cached_property
     def flat(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """``(topic_bytes, bounds, docno, grade)``: the topics as a bytes array (in
-        :attr:`topics` order), and every judgement in flat arrays, topic i's in
-        ``bounds[i]:bounds[i + 1]``."""
+        """``(topic_bytes, bounds, docno, grade)``: topic i's judgements in
+        ``bounds[i]:bounds[i + 1]`` of the flat arrays."""
         sizes = [len(self.docnos[t]) for t in self.topics]      # qrels built in memory only
         bounds = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64)))
         docno = np.concatenate([self.docnos[t] for t in self.topics]) if sizes else np.zeros(0, "S1")
@@ -179,19 +151,13 @@ class Qrels:
 
     @cached_property
     def topic_index(self) -> "TopicIndex":
-        """Code (position in :attr:`topics`) of a qid, vectorised (see :func:`topic_codes`)."""
+        """Position in :attr:`topics` of qids, vectorised (:func:`topic_codes`)."""
         return TopicIndex(self.flat[0])
 
     @cached_property
     def lookup(self):
-        """Flat judged documents for vectorised grade lookup, built once.
-
-        Returns ``(index, topic, docno, grade)``: ``topic`` (int, position in
-        :attr:`topics`), ``docno`` (bytes) and ``grade`` are flat arrays over every
-        judgement; ``index`` is a :class:`_KeyIndex` of their :func:`topic_keys` hashes
-        (None if two judgements share a hash, which sends lookups to the exact per-topic
-        path).
-        """
+        """``(index, topic, docno, grade)`` over every judgement, for vectorised grade lookup;
+        ``index`` is a :class:`_KeyIndex` of their :func:`topic_keys`, None if two share a key."""
         _, bounds, docno, grade = self.flat
         topic = np.repeat(np.arange(len(self.topics)), np.diff(bounds))
         index = _KeyIndex(topic_keys(hash_strings(docno), topic))
@@ -214,8 +180,7 @@ class TopicIndex:
 
 
 class _Slices(Mapping):
-    """topic -> its slice of a flat array (the values of :attr:`Qrels.docnos` / ``grades``
-    for qrels read from a file)."""
+    """topic -> its slice of a flat array (:attr:`Qrels.docnos` / ``grades`` of read qrels)."""
 
     def __init__(self, topics: list[str], index: TopicIndex, bounds: np.ndarray, values: np.ndarray):
         self._topics, self._index, self._bounds, self._values = topics, index, bounds, values
@@ -243,10 +208,8 @@ class _Slices(Mapping):
 
 
 class _KeyIndex:
-    """Positions of 64-bit keys: an open-addressing hash table of 2n to 4n slots, built and
-    probed in the C loops of :mod:`maxent._ctrec` (``key_table``, ``key_probe``), so reading
-    and ranking never import pandas. A key given twice is found at its first position, and
-    :attr:`is_unique` is False."""
+    """Positions of 64-bit keys: an open-addressing table built and probed in C (no pandas).
+    A key given twice is found at its first position, and :attr:`is_unique` is False."""
 
     def __init__(self, keys: np.ndarray):
         self.keys = np.ascontiguousarray(keys, dtype=np.uint64)
@@ -261,10 +224,8 @@ class _KeyIndex:
 
 
 def inflate_engine():
-    """The module whose ``decompress`` reads gzip files (every member, trailing zero padding
-    allowed): ISA-L's ``isal.igzip`` when the optional ``fast`` extra is installed
-    (``pip install -e ".[fast]"``; the same bytes, about twice as fast), else the standard
-    library's ``gzip``. Imported on the first gzip file, so plain-text reads never load it."""
+    """The module whose ``decompress`` reads gzip files: ISA-L's ``isal.igzip`` with the
+    optional ``fast`` extra (the same bytes), else the standard library's ``gzip``."""
     global _GZIP
     if _GZIP is None:
         try:
@@ -293,8 +254,7 @@ def read_raw(path) -> bytes:
 
 
 def _read_bytes(path: Path) -> bytes:
-    """The file's bytes (gunzipped; see :func:`read_raw`), a UTF-8 byte-order mark removed;
-    InputError naming the file when it cannot be read."""
+    """:func:`read_raw` without a UTF-8 byte-order mark; InputError when unreadable."""
     try:
         data = read_raw(path)
     except FileNotFoundError:
@@ -312,13 +272,8 @@ def _read_bytes(path: Path) -> bytes:
 
 
 class _Table:
-    """A tokenised file: token boundaries of every kept line, and column extraction.
-
-    ``first[i]`` is the index of the first token of the i-th kept line, whose 1-based line
-    number is ``lines[i]``; column c of that line is token ``first[i] + c``, or, when only
-    some columns were kept (``columns``: column -> its place among them), token
-    ``first[i] + columns[c]``.
-    """
+    """A tokenised file: column c of kept line i (1-based line ``lines[i]``) is token
+    ``first[i] + c``, or ``first[i] + columns[c]`` when only some columns were kept."""
 
     def __init__(self, buf, starts, ends, first, lines, path, columns=None):
         self.buf, self.starts, self.ends = buf, starts, ends
@@ -343,19 +298,13 @@ class _Table:
         return self.starts[tok], self.ends[tok]
 
     def matrix(self, c: int, bounds=None) -> np.ndarray:
-        """Column c as an (n, W) uint8 matrix (W = its longest token), zero-padded on the
-        right. ``bounds``: the column's :meth:`bounds`, when the caller has them."""
+        """Column c as an (n, W) uint8 matrix, zero-padded on the right."""
         a, e = self.bounds(c) if bounds is None else bounds
         W = max(1, int((e - a).max(initial=1)))
         return np.frombuffer(_ctrec.gather(self.buf, a, e, W), np.uint8).reshape(len(a), W)
 
     def strings(self, c: int) -> np.ndarray:
-        """Column c as a numpy bytes (``S``) array, compared byte-wise as C's strcmp.
-
-        Tokens longer than :data:`LONG_TOKEN` bytes are stored as their surrogate
-        (:func:`compact_long`), so the array's width, and memory, stay bounded whatever one
-        line holds.
-        """
+        """Column c as a bytes (``S``) array, long tokens as surrogates (:data:`LONG_TOKEN`)."""
         a, e = self.bounds(c)
         length = e - a
         long = np.flatnonzero(length > LONG_TOKEN)
@@ -370,16 +319,12 @@ class _Table:
         return out
 
     def floats(self, c: int, what: str) -> np.ndarray:
-        """Column c parsed as finite float64, the same doubles as ``float(text)``.
-
-        Raises InputError (with the line) for a token that is not a number or not finite.
-        """
+        """Column c as finite float64 (as ``float(text)``); InputError naming the line."""
         a, e = self.bounds(c)
         value, ok = _ctrec.parse_floats(self.buf, a, e)
         value = np.frombuffer(value, np.float64).copy()
         ok = np.frombuffer(ok, np.bool_)
-        # the C parser leaves to Python the rare tokens it does not read itself (longer than
-        # 128 bytes, or with underscores): float() reads those, or names the line
+        # the C parser leaves the rare long or underscored tokens to float()
         for i in np.flatnonzero(~ok):
             t = self.buf[a[i]: e[i]].tobytes()
             try:
@@ -396,8 +341,7 @@ class _Table:
 
 
 def _columns_error(path, line: int, ncols: int, found: int, exact: bool, what: str) -> InputError:
-    """The error for a line with the wrong number of columns, with a hint when the line
-    looks like the other kind of file (a run given as qrels, or qrels as a run)."""
+    """Wrong number of columns, with a hint when the line looks like the other kind of file."""
     reason = f"expected {ncols} columns ({what}), found {found}"
     if ncols == 4 and exact and found >= 6:
         reason += ("; this looks like a run file (qid Q0 docno rank score tag): "
@@ -409,8 +353,7 @@ def _columns_error(path, line: int, ncols: int, found: int, exact: bool, what: s
 
 
 def _check_text(data: bytes, path, what: str) -> None:
-    """InputError for data that is not a text file of ``what`` lines: empty, UTF-16 (with a
-    hint to convert it), binary (a NUL byte)."""
+    """InputError for empty, UTF-16 or binary data."""
     if not data or data.isspace():
         raise InputError(path, None, f"empty file: no {what} lines")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and (
@@ -425,14 +368,9 @@ def _check_text(data: bytes, path, what: str) -> None:
 
 def _table(data: bytes, path, ncols: int, exact: bool, what: str,
            keep: tuple[int, ...] | None = None) -> _Table:
-    """Tokenise ``data`` (no Python object per token) in the C scan of :mod:`maxent._ctrec`.
-
-    Tokens are separated by C ``isspace`` bytes (tab, newline, vertical tab, form feed,
-    carriage return, space); lines end at newlines. Lines that are blank or whose first
-    token starts with ``#`` are skipped. A line with fewer than ``ncols`` tokens (or, when
-    ``exact``, another number) raises InputError. ``keep``: the columns the caller reads
-    (default all; only those are stored); they must include column 0.
-    """
+    """Tokenise ``data`` in C: tokens split at ``isspace`` bytes, blank and ``#`` lines
+    skipped; InputError for fewer than ``ncols`` tokens (another number when ``exact``).
+    ``keep``: the columns stored (default all; must include 0)."""
     buf = np.frombuffer(data, dtype=np.uint8)
     keep = tuple(range(ncols)) if keep is None else tuple(keep)
     wide = len(data) > 2**31 - 1                     # int64 offsets, else int32
@@ -447,28 +385,24 @@ def _table(data: bytes, path, ncols: int, exact: bool, what: str,
 
 
 def hash_strings(a: np.ndarray) -> np.ndarray:
-    """64-bit hash of every string of a bytes (``S``) array, independent of the array's width
-    (FNV-1a over 8-byte words, all-zero padding words skipped, then MurmurHash3's finaliser;
-    the C loop ``_ctrec.hash_strings``, whose numpy twin is in ``tests/_trec_numpy.py``).
+    """64-bit hash of every string of a bytes (``S``) array, independent of its width.
 
-    Used only to find candidate matches fast; every match is then confirmed by comparing
-    the strings themselves, so a collision can never change a result.
+    Only finds candidate matches: every match is confirmed on the strings, so a collision
+    never changes a result.
     """
     a = np.ascontiguousarray(a)
     return np.frombuffer(_ctrec.hash_strings(a, a.dtype.itemsize), dtype=np.uint64)
 
 
 def topic_keys(docno_hash: np.ndarray, topic: np.ndarray) -> np.ndarray:
-    """Combine docno hashes with integer topic codes into one 64-bit key per document
-    (the C loop ``_ctrec.topic_keys``; its numpy twin is in ``tests/_trec_numpy.py``)."""
+    """One 64-bit key per document from its docno hash and integer topic code."""
     h = np.ascontiguousarray(docno_hash, dtype=np.uint64)
     c = np.ascontiguousarray(topic, dtype=np.int64)      # (code + 1) * golden, modulo 2^64
     return np.frombuffer(_ctrec.topic_keys(h, c), dtype=np.uint64)
 
 
 def _decode(topic_bytes: np.ndarray) -> list[str]:
-    """A bytes array as a list of str (UTF-8, invalid bytes replaced), without a Python
-    loop when every name is ASCII."""
+    """A bytes array as a list of str (UTF-8, invalid bytes replaced)."""
     try:
         return topic_bytes.astype(str).tolist()
     except UnicodeDecodeError:
@@ -476,9 +410,8 @@ def _decode(topic_bytes: np.ndarray) -> list[str]:
 
 
 def word_keys(a: np.ndarray) -> list[np.ndarray]:
-    """The strings of a bytes (``S``) array as columns of big-endian 64-bit words, most
-    significant first: ``np.lexsort(word_keys(a)[::-1])`` orders them byte-wise as C's strcmp
-    (and numpy's own comparison) does, by integer sorts instead of string comparisons."""
+    """A bytes (``S``) array as columns of big-endian 64-bit words:
+    ``np.lexsort(word_keys(a)[::-1])`` orders it as strcmp, by integer sorts."""
     a = np.ascontiguousarray(a)
     n, W = len(a), max(a.dtype.itemsize, 1)
     W8 = -(-W // 8) * 8
@@ -506,12 +439,8 @@ def _dense_rank(a: np.ndarray) -> np.ndarray:
 
 
 def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" = None) -> np.ndarray:
-    """Integer code of each qid: ``index[qid]`` (-1 when absent), or with ``index=None`` the
-    qid's rank among the distinct qids.
-
-    Runs list a topic's documents together, so the distinct values are found among the
-    first qids of blocks of equal consecutive qids, sorted by their :func:`word_keys`.
-    """
+    """Integer code of each qid: ``index[qid]`` (-1 when absent), or with ``index=None`` its
+    rank among the distinct qids (found among the first qids of blocks of equal qids)."""
     n = len(qid)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
@@ -533,19 +462,12 @@ def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" =
 
 
 def _run_name(path: Path) -> str:
-    name = path.name
-    for suffix in (".gz",):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name
+    return path.name[:-3] if path.name.endswith(".gz") else path.name
 
 
 def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.ndarray,
                       docno_hash: np.ndarray | None = None) -> np.ndarray:
-    """Raise InputError at the first line repeating a (qid, docno) pair; return the hashes.
-
-    Candidates are found by sorting 64-bit keys; any candidate is confirmed on the strings.
-    """
+    """Raise InputError at the first line repeating a (qid, docno) pair; return the hashes."""
     if docno_hash is None:
         docno_hash = hash_strings(docno)
     codes = topic_codes(qid)
@@ -558,13 +480,9 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.nd
             group_first = np.maximum.accumulate(np.where(dup, 0, np.arange(len(dup))))
             cand = np.flatnonzero(dup)
             i = cand[np.argmin(lines[order[cand]])]
-            raise InputError(
-                run_path,
-                int(lines[order[i]]),
-                f"duplicate docno {shown(d[i])!r} in topic "
-                f"{qid[order[i]].decode('utf-8', 'replace')} "
-                f"(first at line {int(lines[order[group_first[i]]])})",
-            )
+            raise InputError(run_path, int(lines[order[i]]), f"duplicate docno {shown(d[i])!r} in topic "
+                             f"{qid[order[i]].decode('utf-8', 'replace')} "
+                             f"(first at line {int(lines[order[group_first[i]]])})")
     return docno_hash
 
 
@@ -573,14 +491,13 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
 
     Parameters
     ----------
-    path : file in ``qid Q0 docno rank score tag`` format; extra trailing columns ignored.
-    name : run name; default the file name without ``.gz``.
+    path : file in ``qid Q0 docno rank score tag`` format
+    name : run name; default the file name without ``.gz``
 
     Raises
     ------
     InputError
-        missing/empty/binary file, a line with fewer than 6 columns, a non-numeric, NaN or
-        infinite score, a docno twice in one topic.
+        unreadable file, fewer than 6 columns, a bad score, a docno twice in one topic.
     """
     path = Path(path)
     data = _read_bytes(path)
@@ -591,24 +508,15 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     score = table.floats(4, "score")
     lines = table.lines.astype(np.int64)
     h = _check_duplicates(path, qid, docno, lines)
-    run = Run(
-        name=name or _run_name(path),
-        path=str(path),
-        qid=qid,
-        docno=docno,
-        score=score,
-        line=lines,
-        tag=table.last_line_token(5).decode("utf-8", "replace"),  # trec_eval: the last line's run_id
-    )
+    run = Run(name=name or _run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=lines,
+              tag=table.last_line_token(5).decode("utf-8", "replace"))
     object.__setattr__(run, "docno_hash", h)  # fill the cached property
     return run
 
 
 def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> Run:
-    """A :class:`Run` built in memory from parallel arrays (qid, docno: bytes; score: float).
-
-    Raises InputError (line = 1-based row) for a non-finite score or a duplicate (qid, docno).
-    """
+    """A :class:`Run` from parallel arrays (qid, docno: bytes; score: float); InputError
+    (line = 1-based row) for a non-finite score or a duplicate (qid, docno)."""
     score = np.asarray(score, dtype=np.float64)
     lines = np.arange(1, len(score) + 1)
     bad = ~np.isfinite(score)
@@ -631,10 +539,7 @@ def _run_files(path: Path) -> list[Path]:
 
 
 def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Run]:
-    """Read runs from files and/or directories (every non-hidden file of a directory).
-
-    Run names must be unique; a name seen twice raises InputError.
-    """
+    """Read runs from files and/or directories (their non-hidden files); names must be unique."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     runs: list[Run] = []
@@ -652,11 +557,9 @@ def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Ru
 
 
 def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
-    """Grades as trec_eval 10 reads them with ``atol``: the leading integer part
-    (``1.5`` -> 1, ``0.9`` -> 0, ``-0.5`` -> 0, ``2e3`` -> 2). A token that is not a number
-    at all raises InputError (trec_eval would silently read it as 0); so does a grade above
-    :data:`MAX_GRADE`. Negative grades (non-relevant) are kept down to -MAX_GRADE; lower ones
-    are stored as -MAX_GRADE, which means the same."""
+    """Grades as trec_eval's ``atol``: the leading integer part (``2e3`` -> 2). InputError for
+    a non-number (trec_eval reads 0) or a grade above :data:`MAX_GRADE`; lower grades than
+    -MAX_GRADE are stored as -MAX_GRADE (the same meaning)."""
     digit = tokens.view(np.uint8) - np.uint8(48) if tokens.dtype.itemsize == 1 else None
     if digit is not None and (digit <= 9).all():
         return digit.astype(np.int64)  # the usual file: every grade one digit (0-9)
@@ -666,21 +569,21 @@ def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
         out = np.empty(len(tokens), dtype=np.int64)
         for i, t in enumerate(tokens):
             if not _GRADE.match(t):
-                raise InputError(
-                    path, int(lines[i]), f"grade {t.decode('utf-8', 'replace')!r} is not a number"
-                )
+                raise InputError(path, int(lines[i]),
+                                 f"grade {t.decode('utf-8', 'replace')!r} is not a number")
             digits = _LEADING_INT.match(t).group()
             v = int(digits) if digits.strip(b"+-") else 0
             out[i] = min(max(v, -MAX_GRADE), MAX_GRADE + 1)  # Python int: no overflow
-    high = out > MAX_GRADE
+    _check_range(out, lines, path, lambda i: repr(tokens[i].decode("utf-8", "replace")))
+    return np.maximum(out, -MAX_GRADE)
+
+
+def _check_range(grades: np.ndarray, lines: np.ndarray, path, text) -> None:
+    high = grades > MAX_GRADE
     if high.any():
         i = int(np.argmax(high))
-        raise InputError(
-            path, int(lines[i]),
-            f"grade {tokens[i].decode('utf-8', 'replace')!r} is out of range: grades above "
-            f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)",
-        )
-    return np.maximum(out, -MAX_GRADE)
+        raise InputError(path, int(lines[i]), f"grade {text(i)} is out of range: grades above "
+                         f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)")
 
 
 def read_qrels(path: str | os.PathLike) -> Qrels:
@@ -689,8 +592,7 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     Raises
     ------
     InputError
-        missing/empty/binary file, a line without exactly 4 columns, a non-numeric grade, or
-        a docno judged twice for one topic.
+        unreadable file, not 4 columns, a non-numeric grade, a docno judged twice in a topic.
     """
     path = Path(path)
     data = _read_bytes(path)
@@ -702,14 +604,10 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
 
 
 def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray, lines: np.ndarray) -> Qrels:
-    """:class:`Qrels` from parallel arrays (qid, docno: bytes; grades: int; lines: 1-based line
-    or row of each judgement, for messages). InputError for a docno judged twice for a topic."""
+    """:class:`Qrels` from parallel arrays (qid, docno: bytes; grades: int; lines: for
+    messages). InputError for a docno judged twice for a topic."""
     grades = np.maximum(np.asarray(grades, dtype=np.int64), -MAX_GRADE)
-    high = grades > MAX_GRADE
-    if high.any():
-        i = int(np.argmax(high))
-        raise InputError(path, int(lines[i]), f"grade {int(grades[i])} is out of range: grades above "
-                         f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)")
+    _check_range(grades, lines, path, lambda i: int(grades[i]))
     codes = topic_codes(qid_a)                 # rank among the distinct qids, in strcmp order
     # by topic, then docno (strcmp order), then line: one stable sort of integer keys
     rank = _dense_rank(docno_a)
@@ -719,23 +617,14 @@ def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray
     dup = (code_s[1:] == code_s[:-1]) & (doc_s[1:] == doc_s[:-1])
     if dup.any():
         i = int(np.argmax(dup)) + 1
-        raise InputError(
-            path,
-            int(line_s[i]),
-            f"docno {shown(doc_s[i])!r} judged twice for topic "
-            f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})",
-        )
+        raise InputError(path, int(line_s[i]), f"docno {shown(doc_s[i])!r} judged twice for topic "
+                         f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})")
     bounds = np.flatnonzero(np.concatenate(([True], code_s[1:] != code_s[:-1], [True])))
     topic_bytes = qid_s[bounds[:-1]]
     topics = _decode(topic_bytes)
     index = TopicIndex(topic_bytes)
-    qrels = Qrels(
-        path=None if path is None else str(path),
-        topics=topics,
-        docnos=_Slices(topics, index, bounds, doc_s),
-        grades=_Slices(topics, index, bounds, grade_s),
-        max_grade=int(max(0, grades.max(initial=0))),
-    )
+    qrels = Qrels(None if path is None else str(path), topics, _Slices(topics, index, bounds, doc_s),
+                  _Slices(topics, index, bounds, grade_s), int(max(0, grades.max(initial=0))))
     object.__setattr__(qrels, "flat", (topic_bytes, bounds, doc_s, grade_s))   # cached properties
     object.__setattr__(qrels, "topic_index", index)
     return qrels
