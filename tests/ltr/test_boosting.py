@@ -29,7 +29,7 @@ from maxent.ltr.lambdas import DeltaContext, lambda_gradients
 from maxent.metrics import parse_measure
 from maxent.ranked import RankedLists
 
-YAHOO = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ltr" / "yahoo_lightgbm_sample"
+YAHOO = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ltr" / "yahoo_lightgbm_sample"
 needs_yahoo = pytest.mark.skipif(not YAHOO.is_dir(), reason=f"shared Yahoo LTR sample not found at {YAHOO}")
 
 

@@ -12,7 +12,7 @@ from maxent.active import (compact, cross_moment, crossfit_probabilities, drop_f
 from maxent.active.evaluation import top
 from maxent.synthetic import artificial, make_synthetic
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
+ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")

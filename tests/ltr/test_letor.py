@@ -10,7 +10,7 @@ from maxent.errors import InputError, ParameterError
 from maxent.letor import kfold, read_letor, split_queries, standardize
 from maxent.synthetic import artificial, make_synthetic
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 LTR = SHARED / "ltr"
 needs_data = pytest.mark.skipif(not LTR.exists(), reason=f"shared LTR data not found at {LTR}")
 

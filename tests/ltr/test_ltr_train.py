@@ -14,7 +14,7 @@ from maxent.ltr.optimality import directions_needed, local_optimality
 from maxent.ltr.train import QuerySet, evaluate, evaluate_many, train_lambdarank
 from maxent.metrics import parse_measure
 
-LTR = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "ltr"
+LTR = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "ltr"
 
 
 @pytest.fixture(scope="module")

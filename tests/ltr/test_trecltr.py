@@ -12,7 +12,7 @@ from maxent.inputs import run_from_frame
 from maxent.trec import read_qrels, read_runs
 from maxent.trecltr import feature_names, learning_set_from_runs
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
 
 def _brute_force(runs, qrels_rows):

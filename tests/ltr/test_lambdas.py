@@ -13,7 +13,7 @@ from maxent.errors import ParameterError
 from maxent.ltr.lambdas import DeltaContext, lambda_gradients, rank_by_score, swap_deltas
 from maxent.metrics import parse_measure
 
-from _oracles import brute_force_swap_deltas
+from tests._oracles import brute_force_swap_deltas
 
 METRICS = ["AP", "AP(rel=2)", "P@3", "P@5(rel=2)", "nDCG", "nDCG@3", "nDCG@4(gain=exp)",
            "nDCG(gain=exp)", "nDCG@3(ideal=all)", "RR", "RR(rel=2)", "GAP", "GAP(g=0.5,0.5)",
