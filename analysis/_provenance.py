@@ -1,9 +1,6 @@
-"""Provenance of committed evidence: every number the documentation reports comes from a small
-file under ``results/<analysis>/<dataset>/`` beside a ``PROVENANCE.json`` that says how it was made.
-
-``PROVENANCE.json`` holds the exact command, the commit (and whether the work tree had uncommitted
-changes, other than in the folder being written), the UTC date, the wall time and the machine.
-:func:`write_provenance` writes it atomically.
+"""Provenance of committed evidence: every file under ``results/<analysis>/<dataset>/`` sits
+beside a ``PROVENANCE.json`` with the exact command, the commit (and whether the work tree had
+uncommitted changes outside that folder), the UTC date, the wall time and the machine.
 """
 from __future__ import annotations
 
@@ -18,8 +15,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = ROOT / "results"
-"""The one tracked tree of evidence."""
+RESULTS = ROOT / "results"  # the one tracked tree of evidence
 
 
 def _git(*args: str) -> str | None:
@@ -30,33 +26,28 @@ def _git(*args: str) -> str | None:
     return out.stdout.strip() if out.returncode == 0 else None
 
 
+def _proc(path: str, key: str) -> str | None:
+    """The value of the first ``key: value`` line of a /proc file (None: none, or no such file)."""
+    try:
+        return next((line.split(":", 1)[1].strip() for line in Path(path).read_text().splitlines()
+                     if line.startswith(key)), None)
+    except OSError:
+        return None
+
+
 def machine() -> dict:
     """CPU model, logical cores, memory and platform of this machine."""
-    cpu = platform.processor() or platform.machine()
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = None
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                mem = round(int(line.split()[1]) / 2**20, 1)
-                break
-    except OSError:
-        pass
+    cpu = _proc("/proc/cpuinfo", "model name")
+    cpu = platform.processor() or platform.machine() if cpu is None else cpu
+    mem = _proc("/proc/meminfo", "MemTotal")
+    mem = None if mem is None else round(int(mem.split()[0]) / 2**20, 1)
     return {"cpu": cpu, "cores": os.cpu_count(), "memory_gib": mem,
             "platform": platform.platform(), "python": platform.python_version()}
 
 
 def command_line(argv: list[str] | None = None, module: str | None = None, script: str | None = None) -> str:
-    """The command as a user would type it: ``python -m MODULE ARGS`` when ``module`` is given,
-    ``python SCRIPT ARGS`` when ``script`` is (a file of the project, e.g. a benchmark's
-    ``__file__``, written relative to the project root). ``argv``: the command line, program
-    first (default ``sys.argv``)."""
+    """The command as a user would type it: ``python -m MODULE ARGS``, or ``python SCRIPT ARGS``
+    with ``script`` relative to the project root; ``argv`` defaults to ``sys.argv``."""
     argv = list(sys.argv if argv is None else argv)
     if module is not None:
         return shlex.join(["python", "-m", module, *argv[1:]])
@@ -66,14 +57,10 @@ def command_line(argv: list[str] | None = None, module: str | None = None, scrip
 
 
 def write_provenance(folder: str | Path, command: str, started: float, *, extra: dict | None = None) -> Path:
-    """Write ``folder/PROVENANCE.json`` for files just written there.
-
-    ``command`` is the exact command that made them (see :func:`command_line`); ``started`` is the
-    ``time.time()`` at which the work began, so the wall time covers the whole command.
-    """
+    """Write ``folder/PROVENANCE.json`` for files just written there by ``command``, which
+    began at ``time.time()`` = ``started``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    # the files just written in the folder are the evidence itself, not a change to what made it
     spec = ["--", "."]
     try:
         spec.append(f":(exclude,literal){folder.resolve().relative_to(ROOT).as_posix()}")
@@ -99,9 +86,8 @@ def write_provenance(folder: str | Path, command: str, started: float, *, extra:
 
 def write_rows(folder: str | Path, name: str, rows: list[dict], command: str, started: float, *,
                extra: dict | None = None, float_format: str = "%.4g", append: bool = False) -> Path:
-    """Write ``rows`` as ``folder/name`` (CSV, four significant digits unless ``float_format``
-    says otherwise, atomically; ``append``: after the rows the file already holds) and its
-    ``PROVENANCE.json`` (:func:`write_provenance`): a benchmark's evidence in one call."""
+    """Write ``rows`` atomically as CSV ``folder/name`` (``append``: after the rows it holds) and
+    its ``PROVENANCE.json``: a benchmark's evidence in one call."""
     import pandas as pd
 
     folder = Path(folder)

@@ -1,17 +1,10 @@
 """``python -m analysis.evidence``: re-run the analyses behind the documentation with fixed
 commands and commit-ready output.
 
-Every job is one analysis on one collection, run as the command a user would type (recorded
-verbatim). Its full output goes to the git-ignored ``out/evidence/<analysis>/<dataset>/``; the
-small tables the documentation reads are copied to ``results/<analysis>/<dataset>/`` beside a
-``PROVENANCE.json`` (:func:`analysis._provenance.write_provenance`: command, commit, date, wall
-time, machine). Large per-instance files stay in ``out/``; :mod:`analysis.significance` reads them
-from there.
-
-``--only`` selects jobs by ``ANALYSIS`` or ``ANALYSIS/DATASET`` (comma-separated); ``--resume``
-is passed to the analyses (they keep finished chunks) and skips jobs whose evidence folder was
-written by the same command; ``--list`` prints the commands without running them. Progress goes
-to stderr, one line per job.
+Every job is one analysis on one collection, run as the command a user would type. Its output
+goes to the git-ignored ``out/evidence/<analysis>/<dataset>/``; the small tables the documentation
+reads are copied to ``results/<analysis>/<dataset>/`` beside a ``PROVENANCE.json``.
+``--resume`` is passed to the analyses and skips jobs whose evidence the same command made.
 """
 from __future__ import annotations
 
@@ -29,11 +22,9 @@ from analysis import _cli
 from analysis._provenance import RESULTS, write_provenance
 from maxent.errors import MaxEntError, ParameterError
 
-DATA = "../shared/data"
-"""The shared collections, relative to the project root (where every job runs)."""
+DATA = "../shared/data"  # relative to the project root, where every job runs
 SCRATCH = Path("out") / "evidence"
-MAX_BYTES = 1_000_000
-"""Evidence files stay small: a copied file larger than this is refused."""
+MAX_BYTES = 1_000_000  # evidence files stay small
 
 _COLLECTIONS = {
     "trec_runs": ("trec_runs/runs", "trec_runs/qrels-rnd1.txt"),
@@ -82,16 +73,14 @@ def _maxent_jobs() -> list[Job]:
         # DL 2019's binary measures use threshold 2 (its README); the others score every grade.
         thr = ("--threshold", "2") if d == "trec_dl19_passage" else ("--threshold", "1,2")
         jobs.append(Job("maxent", d, (*_data(d), *thr, "--depth", "1000"), files))
-    # The protocol of Yilmaz & Robertson (2010) section 3: the count constraint is the number of
-    # relevant documents in the collection (R), nDCG has exponential gains, binary relevance is
-    # grade >= 1. DL 2019 keeps its threshold 2.
+    # Yilmaz & Robertson (2010) section 3: the count constraint is the collection's R, nDCG has
+    # exponential gains.
     for d in COLLECTIONS:
         thr = "2" if d == "trec_dl19_passage" else "1"
         jobs.append(Job("maxent/protocol", d, (*_data(d), "--threshold", thr, "--depth", "1000",
                                                "--metrics", "AP,nDCG,nDCG(gain=exp)",
                                                "--count-constraint", "total"), files, module="maxent"))
-    # One factor at a time on the same lists: exponential gains with the default (retrieved)
-    # counts, and rank-aligned PR errors (how tied recall levels are scored).
+    # one factor at a time on the same lists: exponential gains, rank-aligned PR errors
     for d in COLLECTIONS:
         thr = "2" if d == "trec_dl19_passage" else "1"
         jobs.append(Job("maxent/exp_gain", d, (*_data(d), "--threshold", thr, "--depth", "1000",
@@ -113,8 +102,7 @@ def _gap_jobs() -> list[Job]:
 
 def _active_jobs() -> list[Job]:
     files = ("errors.csv", "selection.csv", "update.csv", "summary.csv")
-    # Budgets reach past the largest one the documentation reports, so that passive's error curve
-    # can be read at active's error there (active_eval's "saved" share).
+    # budgets reach past the largest one reported, so passive's curve can be read at active's error
     budgets = {"trec_runs": "2,3,5,7,10,14,20,28,40", "trec_covid_r1": "2,3,5,7,10,14,20,28,40",
                "robust03": "5,7,10,14,20,28,40,56,80", "trec_dl19_passage": "2,3,5,7,10,14,20,28,40"}
     jobs = []
@@ -172,8 +160,7 @@ def run_job(job: Job, resume: bool) -> Path:
         tmp = dest / f".{name}.tmp"
         shutil.copyfile(src, tmp)
         tmp.replace(dest / name)
-    # With --resume the analysis may reuse work of an earlier, interrupted run: the wall time
-    # then covers this pass only, and the record says so.
+    # with --resume the wall time covers this pass only, and the record says so
     write_provenance(dest, job.command, started, extra={"files": list(job.files), "resumed": resume})
     return dest
 

@@ -1,10 +1,8 @@
 """``python -m analysis.figures``: regenerate the committed figures in ``figures/``.
 
-Runs the analyses on their default data (the bundled TREC-COVID sample for ``maxent``,
-``gap_thresholds`` and ``active_eval``; the shared Yahoo LTR sample for ``learning``, skipped when absent) and
-copies every figure with the CSV behind it (and the tables listed in :data:`TABLES`) to
-``figures/<tool>/``, beside a ``PROVENANCE.json`` (:mod:`analysis._provenance`). ``--only`` picks
-tools; ``--resume`` passes through, so an interrupted regeneration continues where it stopped.
+Runs the analyses on their default data (``learning``: the shared Yahoo sample) and copies
+every figure with the CSV behind it (and :data:`TABLES`) to ``figures/<tool>/`` beside a
+``PROVENANCE.json``; ``--resume`` passes through.
 """
 from __future__ import annotations
 
@@ -18,8 +16,7 @@ from analysis import _cli
 from analysis._provenance import command_line, write_provenance
 
 TOOLS = ("maxent", "gap_thresholds", "learning", "active_eval")
-TABLES = {"gap_thresholds": ("discriminative.csv",)}
-"""Tables copied beside the figures although no figure of their own draws them."""
+TABLES = {"gap_thresholds": ("discriminative.csv",)}  # copied although no figure draws them
 
 
 def _copy_figures(src: Path, dst: Path, tables: tuple[str, ...] = ()) -> list[Path]:

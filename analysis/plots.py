@@ -1,26 +1,12 @@
 """Plot helpers of the informativeness and GAP-threshold analyses, after scikit-learn's
-``PrecisionRecallDisplay``: a ``from_...`` class method computes what is drawn (kept as the
-frame ``data``, the table behind the figure) and draws it on ``ax`` (a new figure when
-None); ``plot(ax)`` draws it again elsewhere. After drawing, ``ax_`` and ``figure_`` are
-the matplotlib objects.
+``PrecisionRecallDisplay``: a ``from_...`` class method computes what is drawn (the frame
+``data``, the table behind the figure) and draws it on ``ax`` (a new figure when None);
+``plot(ax)`` draws it again; ``ax_`` and ``figure_`` are then the matplotlib objects.
 
-* :class:`PRCurveDisplay`: the actual and the inferred precision-recall curves of one
-  (run, topic) (Yilmaz & Robertson 2010, Fig. 2; graded curves of Robertson, Kanoulas &
-  Yilmaz 2010, s3.2);
-* :class:`PredictionDisplay`: a measure (P@10) inferred from a metric against its actual
-  value, per run (Yilmaz & Robertson 2010, Fig. 3);
-* :class:`MetricScatterDisplay`: a measure (P@10) against a metric, per run (Yilmaz &
-  Robertson 2010, Fig. 1);
-* :class:`RMSDisplay`: mean RMS of the inferred PR curves per metric and threshold
-  (Yilmaz & Robertson 2010, Table 1);
-* :class:`GSweepDisplay`: the informativeness of GAP across threshold probabilities g
-  (Robertson, Kanoulas & Yilmaz 2010, Fig. 2);
-* :class:`ASLDisplay`: discriminative power, the achieved significance level of every pair
-  of runs, sorted (Robertson, Kanoulas & Yilmaz 2010, Fig. 3).
-
-Means carry 95% percentile bootstrap intervals over topics
-(:func:`maxent.informativeness.topic_bootstrap_mean`), drawn as error bars or bands.
-matplotlib is imported when a figure is drawn, not with this module.
+Figures of Yilmaz & Robertson (2010): :class:`PRCurveDisplay` (Fig. 2), :class:`PredictionDisplay`
+(Fig. 3), :class:`MetricScatterDisplay` (Fig. 1), :class:`RMSDisplay` (Table 1); of Robertson,
+Kanoulas & Yilmaz (2010): :class:`GSweepDisplay` (Fig. 2), :class:`ASLDisplay` (Fig. 3). Means
+carry 95% percentile bootstrap intervals over topics, drawn as error bars or bands.
 """
 from __future__ import annotations
 

@@ -1,27 +1,16 @@
 """``python -m analysis.significance``: uncertainty and paired tests for the informativeness
 results (Yilmaz & Robertson 2010, Table 1 and Fig. 3; Robertson, Kanoulas & Yilmaz 2010, Fig. 3).
 
-Reads the per-list outputs that ``python -m analysis.evidence`` leaves in ``out/evidence/`` and
-the discriminative-power tables it commits, and writes to ``results/significance/all/``:
+Reads the per-list outputs ``python -m analysis.evidence`` leaves in ``out/evidence/`` and writes
+to ``results/significance/all/``: table1.csv (PR-curve RMS with 95% bootstrap intervals over
+topics), paired.csv (AP vs nDCG vs GAP on PR RMS and P@10 error, per topic and per run),
+protocol.csv and protocol_tests.csv (P@10 under each count constraint and gain),
+alignment.csv (recall- against rank-aligned errors) and discriminative.csv (Wilson intervals,
+exact McNemar tests against nDCG).
 
-- ``table1.csv``: mean PR-curve RMS / MAE per collection, metric and threshold with a 95%
-  percentile bootstrap interval over topics;
-- ``paired.csv``: paired tests of AP vs nDCG vs GAP on the PR-curve RMS and on the error of the
-  inferred P@10 (per topic, and per run as in Fig. 3), with Holm's correction across the
-  collections;
-- ``protocol.csv``: the P@10 prediction of AP and nDCG under each inference protocol (count
-  constraint, gain), on the lists every protocol solved;
-- ``alignment.csv``: PR RMS with recall- and rank-aligned errors on the same lists, and the
-  largest change of the inferred P@10 between them;
-- ``discriminative.csv``: the share of run pairs each metric finds significant, with Wilson
-  intervals, and exact McNemar tests between metrics on the same pairs.
-
-The unit of every test is the topic (or the run, for Fig. 3's per-run means): a topic's value
-is the sum over its lists scaled so that the mean over topics equals the mean over lists
-(``T * sum_t / N``), so the tested mean is the table's mean. Tests: paired t-test (the
-verdict), Wilcoxon signed-rank and sign test (``maxent.stats.paired``); Holm over the collections of
-each comparison (``maxent.stats.corrections``); Wilson intervals and exact McNemar tests
-(``maxent.stats.proportions``).
+A topic's value is the sum over its lists scaled so that the mean over topics is the mean over
+lists (``T * sum_t / N``). The paired t-test gives the verdict (Wilcoxon and sign test beside
+it); Holm's correction runs over the collections of each comparison.
 """
 from __future__ import annotations
 

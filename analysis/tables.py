@@ -1,13 +1,7 @@
-"""The papers' tables of the informativeness analysis, built from the instance table of
-:func:`maxent.informativeness` (or ``instances.csv`` of ``python -m analysis.maxent``).
-
-* :func:`summarize`: Yilmaz & Robertson (2010), Table 1 layout, with P@10 prediction RMS and
-  Kendall tau of per-run means (``summary.csv``);
-* :func:`prediction_table`: RMS of predicting every ``predict`` measure from every metric
-  (``informativeness.csv``);
-* :func:`rms_by_metric`, :func:`per_run_prediction`: what the figures of
-  :mod:`analysis.plots` draw, with bootstrap intervals over topics.
-"""
+"""The papers' tables of the informativeness analysis, from the instance table of
+:func:`maxent.informativeness`: :func:`summarize` (Yilmaz & Robertson 2010, Table 1 layout;
+``summary.csv``), :func:`prediction_table` (``informativeness.csv``), and what the figures of
+:mod:`analysis.plots` draw (:func:`rms_by_metric`, :func:`per_run_prediction`)."""
 from __future__ import annotations
 
 import pandas as pd
