@@ -1,21 +1,20 @@
-"""The experiments of Sawade et al. (2013) section 5 on a :class:`~maxent.active.pool.Pool`: estimation
-error of a ranker's mean metric vs budget (Fig. 2), model-selection error for pairs of
-rankers (Fig. 3), a simulated index update (Fig. 4), and the sampling distribution
-(Fig. 6). Each compares ``active``, ``active_uniD``, ``active_uniC`` and ``passive``
-(:data:`~maxent.active.sampling.METHODS`) on the same budgets, and returns a DataFrame.
+"""The experiments of Sawade et al. (2013) section 5 on a :class:`~maxent.active.pool.Pool`:
+estimation error vs budget (Fig. 2), model-selection error (Fig. 3), a simulated index update
+(Fig. 4) and the sampling distribution (Fig. 6), each comparing the sampling
+:data:`~maxent.active.sampling.METHODS` on the same budgets, as a DataFrame.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from maxent.active.moments import check_metric, delta_moments, metric_moments
-from maxent.active.pool import Pool, compact
-from maxent.active.relevance import uniform_probs
+from maxent.active.pool import Pool, compact, drop_fraction
+from maxent.active.relevance import make_model, uniform_probs
 from maxent.active.sampling import METHODS, estimate, instrumental, query_costs, simulate
 from maxent.errors import ParameterError
 
-__all__ = ["top", "distributions", "crossfit_probabilities", "fitted_probabilities", "absolute_errors", "selection_errors", "update_errors",
-           "sampling_table", "passive_budget", "effort_saved", "effort_saved_interval"]
+__all__ = ["top", "crossfit_probabilities", "fitted_probabilities", "absolute_errors", "selection_errors",
+           "update_errors", "sampling_table", "passive_budget", "effort_saved", "effort_saved_interval"]
 
 
 def top(metric, docs: np.ndarray) -> np.ndarray:
@@ -23,24 +22,15 @@ def top(metric, docs: np.ndarray) -> np.ndarray:
     return docs if metric.cutoff is None else docs[:, :metric.cutoff]
 
 
-def distributions(method: str, P_model: np.ndarray, cost: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(label distribution, cost) a method's sampling distribution uses."""
-    if method == "active":
-        return P_model, cost
-    if method == "active_uniD":
-        return uniform_probs(P_model.shape[:2], P_model.shape[2]), cost
-    if method == "active_uniC":
-        return P_model, np.ones_like(cost)
-    raise ParameterError(f"unknown method {method!r}")
-
-
 def _q(method, cost, moments_fn, P_model, mix):
-    m = len(cost)
+    """The sampling distribution of ``method`` (eq. 16 / 17 with its label model and costs)."""
     if method == "passive":
-        return np.full(m, 1.0 / m)
-    P, c = distributions(method, P_model, cost)
+        return np.full(len(cost), 1.0 / len(cost))
+    if method not in ("active", "active_uniD", "active_uniC"):
+        raise ParameterError(f"unknown method {method!r}")
+    P = uniform_probs(P_model.shape[:2], P_model.shape[2]) if method == "active_uniD" else P_model
     mean, second = moments_fn(P)
-    return instrumental(second, mean, c, mix=mix)
+    return instrumental(second, mean, np.ones_like(cost) if method == "active_uniC" else cost, mix=mix)
 
 
 def _summaries(est, truth, budgets, samples):
@@ -69,12 +59,8 @@ def _check_budgets(budgets):
 
 def absolute_errors(metric, pool: Pool, P_model: np.ndarray, rankers, budgets, repetitions: int,
                     rng: np.random.Generator, *, mix: float = 0.0, progress=None):
-    """Fig. 2: error of the estimated mean metric of each ranker vs the budget.
-
-    Truth is the ranker's mean metric over the whole pool under the oracle grades. Every
-    method pays the real cost lambda(x) of the ranker's top k; eq. 16 picks q. ``progress``, if
-    given, is called (no argument) as each ranker is done.
-    """
+    """Fig. 2: error of the estimated mean metric of each ranker (truth: its pool mean under the
+    oracle grades) vs the budget; ``progress()`` is called as each ranker is done."""
     import pandas as pd
 
     check_metric(metric)
@@ -136,12 +122,8 @@ def _pair_rows(metric, pool, P_model, docs1, docs2, budgets, repetitions, rng, m
 
 def selection_errors(metric, pool: Pool, P_model, pairs, budgets, repetitions, rng, *, mix: float = 0.0,
                      progress=None):
-    """Fig. 3: how often the estimated difference picks the wrong ranker of each pair.
-
-    Queries cost the union of both rankers' top k; eq. 17 picks q. A zero estimate counts as
-    half wrong (a coin flip). Pairs whose true difference is 0 are skipped. ``progress``, if
-    given, is called (no argument) as each pair is done.
-    """
+    """Fig. 3: how often the estimated difference picks the wrong ranker of each pair (a zero
+    estimate is half wrong; pairs of equal truth are skipped); ``progress()`` after each pair."""
     import pandas as pd
 
     check_metric(metric)
@@ -172,14 +154,11 @@ def selection_errors(metric, pool: Pool, P_model, pairs, budgets, repetitions, r
 def update_errors(metric, pool: Pool, P_model, rankers, budgets, repetitions, rng, *, fraction: float = 0.1,
                   mix: float = 0.0, progress=None):
     """Fig. 4: error of the estimated difference between each ranker on an outdated index
-    (``fraction`` of every result list removed at random) and on the current one. ``progress``,
-    if given, is called (no argument) as each ranker is done."""
+    (``fraction`` of every list removed at random) and on the current one; ``progress()`` after each."""
     import pandas as pd
 
     check_metric(metric)
     budgets = _check_budgets(budgets)
-    from maxent.active.pool import drop_fraction
-
     rows = []
     for name in rankers:
         full = pool.rankings[name]
@@ -228,14 +207,11 @@ _EXACT = 1e-9
 def passive_budget(budgets, passive_rmse, target: float) -> tuple[float, str]:
     """The budget passive sampling needs to reach the error ``target``, read off its error curve.
 
-    ``passive_rmse`` is passive's RMSE at ``budgets`` (ascending). The curve is made
-    non-increasing (its running minimum: more labels never make the best achievable error
-    worse) and log RMSE is interpolated linearly in log budget (linearly in RMSE on a step that
-    ends at error 0, where the budget labels the whole pool). Returns ``(budget, side)``:
-    ``side`` is ``""`` for an interpolated budget, ``">"`` when passive does not reach
-    ``target`` within the largest budget (the budget returned is that largest one, a lower
-    bound), ``"<"`` when passive is already below ``target`` at the smallest budget (an upper
-    bound). No model of the error curve is assumed beyond the budgets measured.
+    ``passive_rmse`` (at ascending ``budgets``) is made non-increasing (running minimum) and log
+    RMSE interpolated linearly in log budget (linearly in RMSE on a step ending at error 0).
+    Returns ``(budget, side)``: ``side`` ``">"`` when passive does not reach ``target`` within the
+    largest budget (returned: a lower bound), ``"<"`` when it is below at the smallest (an upper
+    bound), else ``""``.
     """
     b = np.asarray(budgets, dtype=float)
     r = np.minimum.accumulate(np.asarray(passive_rmse, dtype=float))
@@ -261,17 +237,12 @@ def passive_budget(budgets, passive_rmse, target: float) -> tuple[float, str]:
 def effort_saved(budgets, active_rmse, passive_rmse, *, whole: float | None = None
                  ) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Per budget b: the share of passive's labelling effort active saves at equal error,
-    ``1 - b / b_passive``, where b_passive is the budget at which passive's error curve reaches
-    active's error at b (:func:`passive_budget`, interpolated; Sawade et al. (2013) compare
-    methods by reading their error curves the same way).
+    ``1 - b / b_passive``, b_passive the budget at which passive reaches active's error at b
+    (:func:`passive_budget`).
 
-    ``whole`` is the cost of the whole pool: at that budget every query is labelled and both
-    errors are exactly 0, a point of passive's curve whether or not it was run. Passive's curve
-    then ends there, and budgets at or beyond it have nothing to save (nan).
-
-    Returns ``(saved, b_passive, side)``; ``side[i]`` is ``">"`` when saved is a lower bound
-    (passive needs more than the largest budget), ``"<"`` when it is an upper bound, else ``""``.
-    Negative values mean passive reaches active's error with fewer labels.
+    ``whole``: the cost of the whole pool, where both errors are 0; passive's curve ends there and
+    budgets at or beyond it have nothing to save (nan). Returns ``(saved, b_passive, side)``,
+    ``side[i]`` as :func:`passive_budget` (``">"``: saved is a lower bound).
     """
     b = np.asarray(budgets, dtype=float)
     pb, pr = b, np.asarray(passive_rmse, dtype=float)
@@ -288,10 +259,8 @@ def effort_saved(budgets, active_rmse, passive_rmse, *, whole: float | None = No
 
 def effort_saved_interval(budgets, active_rmse, active_se, passive_rmse, passive_se, *, whole: float | None = None,
                           level: float = 0.95, draws: int = 2000, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """A ``level`` interval of :func:`effort_saved` per budget from the Monte-Carlo standard
-    errors of the RMSEs: both error curves are redrawn (normal, independent per budget and
-    method) ``draws`` times and the percentiles of the saved share taken. Censored draws count
-    at their bound, so an interval touching a bound is itself a bound."""
+    """A ``level`` interval of :func:`effort_saved` per budget: both error curves redrawn ``draws``
+    times from their Monte-Carlo standard errors (normal, independent) and percentiles taken."""
     rng = np.random.default_rng(seed)
     b = np.asarray(budgets, dtype=float)
     a = np.asarray(active_rmse, float) + rng.standard_normal((draws, len(b))) * np.asarray(active_se, float)
@@ -307,12 +276,8 @@ def effort_saved_interval(budgets, active_rmse, active_se, passive_rmse, passive
 
 
 def crossfit_probabilities(pool: Pool, model: str = "logit", *, folds: int = 5, seed: int = 0) -> np.ndarray:
-    """(Q, U, G) relevance-model distributions for every candidate, cross-fitted over queries:
-    each fold of queries is predicted by a model trained on the other folds' labelled
-    candidates, so no query's own labels inform its sampling probability.
-    """
-    from maxent.active.relevance import make_model
-
+    """(Q, U, G) relevance-model distributions cross-fitted over query folds, so that no query's
+    own labels inform its sampling probability."""
     Q = pool.n_queries
     if folds < 2 or folds > Q:
         raise ParameterError(f"folds must be in 2..{Q} (the number of pool queries), got {folds}")
@@ -333,10 +298,8 @@ def crossfit_probabilities(pool: Pool, model: str = "logit", *, folds: int = 5, 
 
 def fitted_probabilities(pool: Pool, X_train: np.ndarray, y_train: np.ndarray, model: str = "logit", *,
                          seed: int = 0) -> np.ndarray:
-    """(Q, U, G) distributions from a model trained on separate labelled data (LETOR: the
-    training queries, as Sawade et al. (2013) section 5 trains on one fold and evaluates on the others)."""
-    from maxent.active.relevance import make_model
-
+    """(Q, U, G) distributions from a model trained on separate labelled data (Sawade et al.
+    (2013) section 5)."""
     m = make_model(model, pool.levels, seed=seed).fit(X_train, y_train)
     out = np.zeros((*pool.grades.shape, pool.levels))
     out[..., 0] = 1.0

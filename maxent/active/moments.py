@@ -1,13 +1,9 @@
-"""First and second moments of DCG@k and ERR@k under independent per-document grade
+"""E[L], E[L^2] and E[L_1 L_2] of DCG@k and ERR@k under independent per-document grade
 distributions: the dynamic programme of Theorem 3 of Sawade et al. (2013).
 
-A query's candidate documents u = 0..U-1 carry grade distributions ``P[b, u, z]`` (a model
-p(y_u = z | x, u; theta), eq. 3: labels independent given the query). A ranked list is an
-index array ``docs[b, n]`` into those documents (-1: no document at rank n+1). Two rankers
-of the same query index the same documents, so documents they share are one random label,
-as Theorem 3's comparison case requires.
-
-Everything is batched over B queries; no loop runs over documents or ranks.
+A query's candidates u = 0..U-1 carry grade distributions ``P[b, u, z]``; a ranked list is an
+index array ``docs[b, n]`` into them (-1: none), so two rankers of a query share the random
+labels of the documents they share. Batched over B queries.
 """
 from __future__ import annotations
 
@@ -45,13 +41,11 @@ def _cut(metric, docs: np.ndarray) -> np.ndarray:
 
 def _gather(P: np.ndarray, docs: np.ndarray, values: np.ndarray):
     """Per-rank moments E[v(y)], E[v(y)^2] of the document at each rank (0 where none)."""
-    m1 = P @ values                     # (B, U)
-    m2 = P @ (values ** 2)
     valid = docs >= 0
     idx = np.where(valid, docs, 0)
-    e1 = np.where(valid, np.take_along_axis(m1, idx, axis=1), 0.0)
-    e2 = np.where(valid, np.take_along_axis(m2, idx, axis=1), 0.0)
-    return e1, e2, m1, m2
+    e1 = np.where(valid, np.take_along_axis(P @ values, idx, axis=1), 0.0)
+    e2 = np.where(valid, np.take_along_axis(P @ (values ** 2), idx, axis=1), 0.0)
+    return e1, e2
 
 
 def _dcg_weights(metric, docs: np.ndarray, U: int) -> np.ndarray:
@@ -80,20 +74,17 @@ def metric_moments(metric, P: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray,
 
     Notes
     -----
-    DCG is a sum of independent terms: :math:`E[L^2] = E[L]^2 + \sum_n D(n)^2 Var[g(y_n)]`.
-    ERR (Theorem 3, O(N G) per list): with :math:`e_n = E[r_n]`, :math:`s_n = E[r_n^2]`,
-    :math:`C_n = \prod_{l\le n}(1-e_l)`, :math:`A_n = \prod_{l\le n}E[(1-r_l)^2]`,
+    DCG: :math:`E[L^2] = E[L]^2 + \sum_n D(n)^2 Var[g(y_n)]`. ERR (Theorem 3): with
+    :math:`e_n = E[r_n]`, :math:`s_n = E[r_n^2]`, :math:`C_n = \prod_{l\le n}(1-e_l)`,
+    :math:`A_n = \prod_{l\le n}E[(1-r_l)^2]`,
 
     .. math:: E[L^2] = \sum_n \frac{s_n A_{n-1}}{n^2}
-              + 2\sum_n \frac{(e_n - s_n)}{n}\frac{A_{n-1}}{C_n}\sum_{m>n}\frac{e_m C_{m-1}}{m},
-
-    the cross terms n < m factorising because r_n (1 - r_n) and the prefix products involve
-    disjoint independent labels. Ratios are formed in log space (no overflow).
+              + 2\sum_n \frac{(e_n - s_n)}{n}\frac{A_{n-1}}{C_n}\sum_{m>n}\frac{e_m C_{m-1}}{m}.
     """
     P = np.asarray(P, dtype=np.float64)
     docs = _cut(metric, docs)
     values = level_values(metric, P.shape[2])
-    e1, e2, _, _ = _gather(P, docs, values)
+    e1, e2 = _gather(P, docs, values)
     B, N = docs.shape
     n = np.arange(1, N + 1, dtype=np.float64)
     if isinstance(metric, DCG):
@@ -105,8 +96,8 @@ def metric_moments(metric, P: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray,
         log_a = np.log(np.clip(1.0 - 2.0 * e1 + e2, 0.0, None))  # log E[(1 - r_n)^2]
     C_prev = np.exp(np.cumsum(log_c, axis=1) - log_c)    # C_{n-1}
     A_prev = np.exp(np.cumsum(log_a, axis=1) - log_a)    # A_{n-1}
-    mean = (e1 * C_prev / n).sum(axis=1)
     t = e1 * C_prev / n                                    # e_m C_{m-1} / m
+    mean = t.sum(axis=1)
     U_after = np.cumsum(t[:, ::-1], axis=1)[:, ::-1] - t   # sum over m > n
     with np.errstate(invalid="ignore", divide="ignore"):
         ratio = np.exp(np.cumsum(log_a - log_c, axis=1) - log_a)   # A_{n-1} / C_n
@@ -120,20 +111,18 @@ def cross_moment(metric, P: np.ndarray, docs1: np.ndarray, docs2: np.ndarray,
     r"""E[L(r_1) L(r_2)] for two rankings of the same B queries (shared documents allowed).
 
     DCG: :math:`E[L_1]E[L_2] + \sum_u w_{1u} w_{2u} Var[g(y_u)]`, w = summed discounts.
-    ERR (Theorem 3, comparison case, O(k_1 k_2 U G) per query): the term of ranks (n, m) is
-    :math:`\frac{1}{nm}\prod_u E[f_{a}(y_u) f_{b}(y_u)]`, where each document's factor
-    f is 1 (ranked after the rank, or absent), r (at the rank) or 1 - r (before it) in each
-    list; a per-document 3 x 3 table of moments holds every combination.
+    ERR (Theorem 3, comparison case): the term of ranks (n, m) is
+    :math:`\frac{1}{nm}\prod_u E[f_{a}(y_u) f_{b}(y_u)]`, each document's factor being 1
+    (after the rank, or absent), r (at it) or 1 - r (before it) in each list.
     """
     P = np.asarray(P, dtype=np.float64)
     docs1, docs2 = _cut(metric, docs1), _cut(metric, docs2)
     B, U, G = P.shape
     values = level_values(metric, G)
+    m1, m2 = P @ values, P @ values ** 2
     if isinstance(metric, DCG):
-        m1, m2 = P @ values, P @ values ** 2
         w1, w2 = _dcg_weights(metric, docs1, U), _dcg_weights(metric, docs2, U)
         return (w1 * m1).sum(1) * (w2 * m1).sum(1) + (w1 * w2 * (m2 - m1 ** 2)).sum(1)
-    m1, m2 = P @ values, P @ values ** 2
     M = np.stack([np.ones_like(m1), m1, 1 - m1,
                   m1, m2, m1 - m2,
                   1 - m1, m1 - m2, 1 - 2 * m1 + m2], axis=-1)          # (B, U, 9)

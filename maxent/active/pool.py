@@ -1,10 +1,7 @@
-"""Pools of unlabelled queries for active evaluation (Sawade et al. (2013) section 4): per query, its
-candidate documents with label-free features, the oracle grades (the qrels, or LETOR
-labels), a labelling cost per document, and each ranker's list as indices into the
-candidates.
-
-Two sources: TREC runs + qrels (:func:`trec_pool`; the rankers are the runs, the pool is
-the topics) and LETOR data (:func:`letor_pool`; rankers score the documents).
+"""Pools of unlabelled queries for active evaluation (Sawade et al. (2013) section 4): per query,
+its candidate documents with label-free features, the oracle grades, a labelling cost per
+document and each ranker's list as indices into the candidates; from TREC runs and qrels
+(:func:`trec_pool`) or LETOR data (:func:`letor_pool`).
 """
 from __future__ import annotations
 
@@ -70,14 +67,10 @@ def _ranks_within(codes_sorted: np.ndarray) -> np.ndarray:
 def trec_pool(runs: list[Run], qrels: Qrels, *, depth: int = 100) -> Pool:
     """Build the pool of topics from TREC runs (the rankers) and qrels (the labelling oracle).
 
-    Each run is ranked as trec_eval (score descending in single precision, ties by docno
-    descending) and cut at ``depth``. A topic's candidates are the union of the runs' top
-    ``depth`` documents; their features (:data:`TREC_FEATURES`) use no label: the share of
-    runs retrieving the document, its mean and best reciprocal rank, its mean and best
-    min-max normalised score and mean 1/log2(rank+1) across runs, log of its best rank.
-    Unjudged documents and negative qrels grades have grade 0. Every document costs 1.
-
-    Topics of the qrels not retrieved by every run are left out (TopicWarning).
+    Runs are ranked as trec_eval and cut at ``depth``; a topic's candidates are the union of
+    their lists, with the label-free :data:`TREC_FEATURES`. Unjudged documents and negative
+    grades have grade 0; every document costs 1. Topics not retrieved by every run are left out
+    (TopicWarning).
 
     Raises
     ------
@@ -167,9 +160,8 @@ def letor_pool(data, scores: dict, *, length_feature: int | None = None, levels:
     ----------
     data : RankingData (the pool queries with their labels, the oracle)
     scores : ranker name -> (D,) scores of ``data``'s documents (ties: document order)
-    length_feature : 0-based column holding the document length; the cost of a document is
-        then ln(2 + length) (Sawade et al. (2013) section 5: logarithmic in the document length), else 1
-        (MSLR-WEB: column 14, feature 15 "stream length, whole document")
+    length_feature : 0-based column of the document length; a document then costs
+        ln(2 + length) (Sawade et al. (2013) section 5), else 1 (MSLR-WEB: column 14)
     """
     Xp, yp, lengths = data.padded()
     Q, N = yp.shape
@@ -203,11 +195,8 @@ def _check_size(Q: int) -> None:
 
 
 def compact(P: np.ndarray, *docs: np.ndarray):
-    """Restrict (B, U, G) candidate distributions to the documents the lists use.
-
-    Returns ``(P_small, docs_small...)`` with documents renumbered 0..W-1 per query, W the
-    largest union: Theorem 3's cost then depends on the lists, not on the pool's candidates.
-    """
+    """Restrict (B, U, G) candidate distributions to the documents the lists use: ``(P_small,
+    docs_small...)``, documents renumbered 0..W-1 per query, W the largest union."""
     B, U, G = P.shape
     rows = np.arange(B)[:, None]
     used = np.zeros((B, U + 1), dtype=bool)
@@ -225,8 +214,8 @@ def compact(P: np.ndarray, *docs: np.ndarray):
 
 
 def drop_fraction(docs: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
-    """A simulated outdated index (Sawade et al. (2013) section 5.2): remove round(fraction * length) random
-    documents from each list, the others moving up; (Q, N) -> (Q, N) with -1 padding."""
+    """A simulated outdated index (Sawade et al. (2013) section 5.2): round(fraction * length) random
+    documents removed from each list, the others moving up."""
     if not 0.0 <= fraction < 1.0:
         raise ParameterError(f"fraction must be in [0, 1), got {fraction}")
     valid = docs >= 0
@@ -236,5 +225,4 @@ def drop_fraction(docs: np.ndarray, fraction: float, rng: np.random.Generator) -
     rank_of = np.argsort(np.argsort(key, axis=1), axis=1)       # random order among real docs
     keep = valid & (rank_of >= drop_n[:, None])
     order = np.argsort(~keep, axis=1, kind="stable")            # kept docs first, in list order
-    out = np.take_along_axis(np.where(keep, docs, -1), order, axis=1)
-    return out
+    return np.take_along_axis(np.where(keep, docs, -1), order, axis=1)

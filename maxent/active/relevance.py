@@ -1,8 +1,6 @@
-"""Graded relevance models p(y = z | query, document) for the sampling distributions of
-Sawade et al. (2013) section 4: ordered logit (MAP; McCullagh 1980), random forests on the cumulative
-binary problems y > k (Sawade et al. (2013) section 5.1, Li et al. 2007), and the uniform label model of
-the ``active uniD`` ablation.
-
+"""Graded relevance models p(y = z | query, document) for the sampling distributions of Sawade
+et al. (2013) section 4: ordered logit (MAP; McCullagh 1980), random forests on the cumulative
+problems y > k (section 5.1, Li et al. 2007), and the uniform label model of ``active uniD``.
 Each model has ``fit(X, y)`` and ``predict_proba(X) -> (D, G)``.
 """
 from __future__ import annotations
@@ -35,10 +33,8 @@ class OrderedLogit:
 
     .. math:: P(y \le k \mid x) = \sigma(\theta_k - w^\top x),\quad k = 0..G-2,
 
-    :math:`\theta_0 < \theta_1 < \dots` (parametrised as :math:`\theta_0` plus cumulated
-    :math:`e^{\eta_j}`). Minimises :math:`-\sum_i \log P(y_i \mid x_i)
-    + \frac{\alpha}{2}(\|w\|^2 + \|\theta\|^2 / 100)` with L-BFGS and the exact gradient.
-    Features are standardised internally.
+    :math:`\theta_0 < \theta_1 < \dots`, minimising :math:`-\sum_i \log P(y_i \mid x_i)
+    + \frac{\alpha}{2}(\|w\|^2 + \|\theta\|^2 / 100)` by L-BFGS on standardised features.
 
     Parameters
     ----------
@@ -50,7 +46,6 @@ class OrderedLogit:
         self.alpha = float(alpha)
         self.levels = levels
 
-    # -- parameters <-> vector -------------------------------------------------------------
     def _unpack(self, v, F):
         w = v[:F]
         t0, eta = v[F], v[F + 1:]
@@ -65,8 +60,7 @@ class OrderedLogit:
         # P(y = z) = sigma(theta_z - s) - sigma(theta_{z-1} - s), with theta_{-1} = -inf, theta_{G-1} = +inf
         up = np.where(y < G - 1, theta[np.minimum(y, G - 2)] - s, np.inf)
         lo = np.where(y > 0, theta[np.maximum(y - 1, 0)] - s, -np.inf)
-        # log(sigma(up) - sigma(lo)) = log sigma(up) + log(1 - e^{lo - up} ...) computed stably:
-        # sigma(up) - sigma(lo) = sigma(up) sigma(-lo) (1 - e^{lo - up})
+        # stably: sigma(up) - sigma(lo) = sigma(up) sigma(-lo) (1 - e^{lo - up})
         with np.errstate(invalid="ignore"):
             diff = lo - up
         ll = (np.where(np.isfinite(up), log_expit(up), 0.0) + np.where(np.isfinite(lo), log_expit(-lo), 0.0)
@@ -125,12 +119,8 @@ class OrderedLogit:
 
 
 class CumulativeForest:
-    """Random forest regression on the binary problems y > k, k = 0..G-2 (Sawade et al. (2013) section 5.1).
-
-    The regression value of each forest estimates P(y > k); these are made non-increasing in
-    k (cumulative minimum) and differenced: p(y = k) = P(y > k-1) - P(y > k).
-    Needs scikit-learn (``pip install -e ".[active]"``).
-    """
+    """Random forest regression on the binary problems y > k (Sawade et al. (2013) section 5.1): the
+    estimates of P(y > k), made non-increasing in k, are differenced. Needs scikit-learn."""
 
     def __init__(self, n_estimators: int = 100, min_samples_leaf: int = 5, levels: int | None = None,
                  random_state: int = 0, n_jobs: int = 1):
@@ -168,9 +158,7 @@ class CumulativeForest:
         surv = np.concatenate([np.ones((len(X), 1)), above, np.zeros((len(X), 1))], axis=1)
         return -np.diff(surv, axis=1)
 
-    def score(self, X) -> np.ndarray:
-        p = self.predict_proba(X)
-        return p @ np.arange(p.shape[1])
+    score = OrderedLogit.score
 
 
 def uniform_probs(shape: tuple[int, ...], levels: int) -> np.ndarray:

@@ -1,9 +1,6 @@
-"""Labelling costs, the instrumental distributions of eqs. 16-17, Algorithm 1's sampling of
-queries with replacement under a budget, and the self-normalised importance-weighted
-estimator (eq. 6) of Sawade et al. (2013).
-
-A pool holds m queries (p(x) = 1/m). Costs are in units where the mean query cost over the
-pool is 1, as in the paper's experiments.
+"""Labelling costs, the instrumental distributions of eqs. 16-17, Algorithm 1 (sampling queries
+with replacement under a budget) and the importance-weighted estimator (eq. 6) of Sawade et al.
+(2013). A pool holds m queries (p(x) = 1/m); costs are in units of the pool's mean query cost.
 """
 from __future__ import annotations
 
@@ -25,16 +22,15 @@ def query_costs(doc_cost: np.ndarray, *rankings: np.ndarray, normalize: bool = T
 
     Parameters
     ----------
-    doc_cost : (Q, U) cost of labelling each candidate document (1 when no length is known;
-        Sawade et al. (2013) uses a cost logarithmic in the document length)
+    doc_cost : (Q, U) cost of labelling each candidate document
     rankings : one or more (Q, k) index arrays into the candidates (-1: none); a document
-        ranked by several rankers is paid once (the union)
-    normalize : scale so the mean over the pool is 1 (the paper's cost unit)
+        ranked by several rankers is paid once
+    normalize : scale so the mean over the pool is 1
 
     Raises
     ------
     ParameterError
-        when a query has no document to label in any ranking (cost 0: nothing to estimate).
+        when a query has no document to label in any ranking.
     """
     doc_cost = np.asarray(doc_cost, dtype=np.float64)
     Q, U = doc_cost.shape
@@ -61,14 +57,10 @@ def instrumental(second_moment: np.ndarray, mean: np.ndarray, cost: np.ndarray, 
         of delta = L_1 - L_2)
     cost : (m,) lambda(x); pass ones for active_uniC
     target : R_theta (resp. Delta_theta); default the pool mean of ``mean`` (Corollary 1)
-    mix : share of the uniform distribution mixed in, (1 - mix) q* + mix / m (**choice**:
-        0 = the paper; a positive share keeps q > 0 wherever the model is certain, which
-        consistency needs)
+    mix : share of the uniform distribution mixed in, (1 - mix) q* + mix / m (0 = the paper;
+        a positive share keeps q > 0 where the model is certain, which consistency needs)
 
-    Notes
-    -----
-    :math:`E[(L-R)^2] = E[L^2] - 2 R E[L] + R^2`, clipped at 0 against rounding. If every
-    query has zero expected loss the uniform distribution is returned.
+    Returns the uniform distribution when every query has zero expected loss.
     """
     mean = np.asarray(mean, dtype=np.float64)
     R = float(mean.mean()) if target is None else float(target)
@@ -116,14 +108,11 @@ def simulate(q: np.ndarray, cost: np.ndarray, budgets, repetitions: int,
              rng: np.random.Generator, *, max_draws: int | None = None, block: int = 256) -> SampleCounts:
     """Algorithm 1 of Sawade et al. (2013), for every budget and repetition at once.
 
-    Queries are drawn i.i.d. from ``q`` with replacement; a query drawn again reuses its
-    labels at no cost; the first new query whose cost exceeds what remains of the budget
-    ends the sample (the budget is exhausted). One sequence of draws per repetition serves
-    every budget (common random numbers). When the budget covers every query q can draw,
-    the process never ends (re-draws are free): the counts are then set to their limit, q.
-    A sample is otherwise cut after ``max_draws`` draws (default 64 times the draws the
-    largest budget buys at the mean cost under q; only reached when every unlabelled query
-    left has a tiny q). Repetitions are simulated in blocks of ``block``.
+    Queries are drawn i.i.d. from ``q``; a query drawn again reuses its labels at no cost; the
+    first new query whose cost exceeds the rest of the budget ends the sample. One sequence of
+    draws per repetition serves every budget. When the budget covers every query q can draw
+    the counts are their limit, q; a sample is otherwise cut after ``max_draws`` draws
+    (default 64 times what the largest budget buys at the mean cost under q).
 
     Raises
     ------
@@ -145,7 +134,7 @@ def simulate(q: np.ndarray, cost: np.ndarray, budgets, repetitions: int,
                              f"query's cost {cost.min():.4g} (costs are scaled to mean 1)")
     if repetitions < 1:
         raise ParameterError(f"repetitions must be >= 1, got {repetitions}")
-    R, nb = int(repetitions), len(budgets)
+    R = int(repetitions)
     support = q > 0
     never_stops = cost[support].sum() <= budgets          # (nb,) the whole support is affordable
     T0 = int(max(16, 4 * budgets[-1] / max(float(cost @ q), 1e-12)))
