@@ -1,13 +1,9 @@
-"""Columnar ranked lists, and THE function that orders documents as trec_eval does.
+"""Columnar ranked lists, and the function that orders documents as trec_eval does.
 
-Every metric, expectation and solver works on :class:`RankedLists`: a batch of B ranked
-lists (one per (run, topic) pair) stored as a B x N array of grades plus side information
-from the qrels. Ranking follows trec_eval's ``form_res_rels.c``: the rank column is
-ignored, documents are sorted by score descending, ties broken by docno descending
-(byte-wise, as ``strcmp``), then cut at depth ``-M`` (default: no cut, as trec_eval, whose
-default is ``MAX_LONG``, and pytrec_eval). Scores are compared
-in single precision, as trec_eval stores them (``precision`` of :func:`rank_runs`). Negative qrels grades
-(trec_eval: in the pool, unjudged) are stored as ``UNJUDGED`` like unjudged documents.
+:class:`RankedLists` is a batch of B ranked lists (one per (run, topic)) as a B x N array of
+grades plus the qrels counts. Ranking follows trec_eval's ``form_res_rels.c``: score
+descending, ties by docno descending (strcmp), cut at depth ``-M`` (default: no cut); scores
+compared in single precision by default. Negative qrels grades are stored as ``UNJUDGED``.
 """
 from __future__ import annotations
 
@@ -21,7 +17,8 @@ from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
 from maxent.inputs import as_qrels, as_runs
 from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes, topic_keys
 
-__all__ = ["RankedLists", "rank_runs", "rank_setup", "check_depth", "rank_one", "assemble", "RankSetup", "UNJUDGED"]
+__all__ = ["RankedLists", "rank_runs", "rank_setup", "check_depth", "rank_one", "assemble", "RankSetup",
+           "UNJUDGED"]
 
 UNJUDGED = -1
 """Grade stored for unjudged documents (and for padding beyond a list's length)."""
@@ -34,14 +31,13 @@ class RankedLists:
     Attributes
     ----------
     grades : int array (B, N)
-        Grade of the document at each rank (rank n is column n-1); ``UNJUDGED`` (-1) for
-        unjudged documents, for qrels grades below 0, and for padding beyond ``lengths``.
+        Grade at each rank (rank n is column n-1); ``UNJUDGED`` (-1) for unjudged documents,
+        negative qrels grades and padding beyond ``lengths``.
     lengths : int array (B,)
-        Number of retrieved documents of each list (trec_eval's ``num_ret``).
+        Documents retrieved per list (trec_eval's ``num_ret``).
     rel_counts : int array (B, L)
-        R_z: number of judged documents of grade z = 0..L-1 in the qrels of each topic.
+        R_z: judged documents of grade z = 0..L-1 of each list's topic.
     runs, topics : object arrays (B,)
-        Run name and topic id of each list.
     """
 
     grades: np.ndarray
@@ -52,10 +48,8 @@ class RankedLists:
 
     @classmethod
     def from_grades(cls, grades, rel_counts, lengths=None, runs=None, topics=None) -> "RankedLists":
-        """Build from arrays already in ranked order (B x N grades, -1 = unjudged/padding).
-
-        ``lengths`` defaults to the position after the last non-padding entry of each row.
-        """
+        """Build from grades in ranked order (B x N, -1 = unjudged/padding); ``lengths``
+        defaults to the position after each row's last entry >= 0."""
         grades = np.atleast_2d(np.asarray(grades))
         if grades.size and grades.max() > MAX_GRADE:  # int16 storage must never wrap
             raise ParameterError(f"grade {grades.max()} is above the largest supported, {MAX_GRADE}")
@@ -81,7 +75,6 @@ class RankedLists:
         topics = np.asarray([str(i) for i in range(B)] if topics is None else topics, dtype=object)
         return cls(grades, lengths, rel_counts, runs, topics)
 
-    # --- shape and side information -------------------------------------------------
     def __len__(self) -> int:
         return self.grades.shape[0]
 
@@ -104,10 +97,8 @@ class RankedLists:
         return (self.grades >= rel).astype(np.float64)
 
     def retrieved_counts(self) -> np.ndarray:
-        """K_z: number of retrieved documents of each grade z = 0..L-1 (B, L); unjudged count as 0."""
-        # grade 0 (and unjudged) is the rest of the list. Grades z >= 1: one comparison pass
-        # each (count_nonzero) for a few levels, else one bincount over the cells (passes cost
-        # L x cells, a bincount about twenty passes' worth)
+        """K_z: retrieved documents of each grade z = 0..L-1 (B, L); unjudged count as 0."""
+        # one pass per level is faster than a bincount for a few levels
         B, L = len(self), self.levels
         g = np.where(np.arange(self.depth)[None, :] < self.lengths[:, None], self.grades, -1)
         if L <= 16:
@@ -122,42 +113,30 @@ class RankedLists:
 
     def take(self, index) -> "RankedLists":
         """A sub-batch (boolean mask or integer index over B)."""
-        return RankedLists(
-            self.grades[index], self.lengths[index], self.rel_counts[index],
-            self.runs[index], self.topics[index],
-        )
+        return RankedLists(self.grades[index], self.lengths[index], self.rel_counts[index],
+                           self.runs[index], self.topics[index])
 
     def truncate(self, depth: int) -> "RankedLists":
         """The same lists cut at ``depth`` (trec_eval -M)."""
         if depth >= self.depth:
             return self
-        return RankedLists(
-            self.grades[:, :depth], np.minimum(self.lengths, depth), self.rel_counts,
-            self.runs, self.topics,
-        )
+        return RankedLists(self.grades[:, :depth], np.minimum(self.lengths, depth), self.rel_counts,
+                           self.runs, self.topics)
 
 
 def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """Permutation ordering documents as trec_eval: by topic code, score descending, ties
-    by docno descending (byte-wise, as ``strcmp``).
-
-    Sorts by score (unstable, fast), then stably by topic code; groups of equal
-    (topic, score) are then re-sorted by docno, so the result does not depend on the input
-    order or on the sort algorithm's stability.
-    """
+    by docno descending (strcmp), independent of the input order."""
     n = len(score)
     same = codes[1:] == codes[:-1]
     first = np.flatnonzero(np.concatenate(([n > 0], ~same)))     # first line of each block
     block_code = codes[first]
     by_topic = np.argsort(block_code, kind="stable")
     sorted_codes = block_code[by_topic]
-    # (distinct block codes tested on the sorted codes, not with np.unique: numpy >= 2.3's
-    # np.unique imports numpy.ma, which the command line's start-up avoids)
+    # not np.unique: numpy >= 2.3's imports numpy.ma, which the command's start-up avoids
     if ((sorted_codes[1:] != sorted_codes[:-1]).all()
             and not (same & (score[1:] > score[:-1])).any()):
-        # the usual file: each topic one block of lines sorted by score, the blocks in any
-        # topic order (a run's 1, 2, ..., 10 against the qrels' 1, 10, 2, ...): put the
-        # blocks in topic order, O(n)
+        # the usual file, one block per topic sorted by score: reorder the blocks, O(n)
         sizes = np.diff(np.append(first, n))
         size_b = sizes[by_topic]
         order = np.arange(n) + np.repeat(first[by_topic] - (np.cumsum(size_b) - size_b), size_b)
@@ -187,10 +166,7 @@ def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.n
 
 def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_hash: np.ndarray) -> np.ndarray:
     """Grade of each (topic code, docno) in the qrels; ``UNJUDGED`` when not judged or < 0.
-
-    Candidates come from a hash index of the qrels; each is confirmed by comparing topic and
-    docno, so a hash collision can never change a grade (it falls back to exact search).
-    """
+    Hash candidates are confirmed on topic and docno; a collision falls back to exact search."""
     index, q_topic, q_docno, q_grade = qrels.lookup
     out = np.full(len(codes), UNJUDGED, dtype=np.int64)
     if index is not None:
@@ -225,39 +201,26 @@ def rank_runs(
 
     Parameters
     ----------
-    runs : runs to rank (each contributes one list per evaluated topic); anything
-        :func:`maxent.inputs.as_runs` reads (paths, frames, dicts)
-    qrels : the judgements; anything :func:`maxent.inputs.as_qrels` reads
-    depth : trec_eval's ``-M``: keep at most this many documents per topic (default None:
-        every document, as trec_eval and pytrec_eval)
-    complete : trec_eval's ``-c``: every qrels topic is evaluated for every run; topics a run
-        did not retrieve for become empty lists (all metrics 0). Default: only topics in both
-        run and qrels, with a :class:`TopicWarning` naming qrels topics the run lacks.
+    runs, qrels : anything :func:`maxent.inputs.as_runs` / :func:`maxent.inputs.as_qrels` reads
+    depth : trec_eval's ``-M``: documents kept per topic (default None: all)
+    complete : trec_eval's ``-c``: every qrels topic for every run, missing ones as empty
+        lists; by default only shared topics, with a :class:`TopicWarning` for the others
     levels : number of grade levels L (default: max qrels grade + 1)
-    precision : ``single`` (default) ranks by the scores rounded to single precision, as
-        trec_eval does (it stores each score in a C ``float``: ``TEXT_RESULTS.sim`` in
-        ``trec_format.h``), so scores closer than float32 resolution tie and are ordered by
-        docno; pytrec_eval and the official TREC-COVID leaderboard behave the same.
-        ``double`` ranks by the scores as read (float64), as trec_eval 10.0 does (its
-        ``sim`` is a C ``double``). ``score_precision`` is the same option under the name the
-        command lines use (``--score-precision``); when given it wins.
+    precision : ``single`` (default: scores as C floats, as trec_eval 9.x and pytrec_eval)
+        or ``double`` (as trec_eval 10.0); ``score_precision``, the command lines' name for
+        it, wins when given.
 
     Returns
     -------
-    RankedLists with lists ordered by run (as given), then topic (qrels order).
-    Run topics absent from the qrels are ignored with a TopicWarning.
+    RankedLists ordered by run (as given), then topic (qrels order).
 
     Raises
     ------
     TopicMismatchError
         when no run shares a topic with the qrels.
-
-    Notes
-    -----
-    Vectorised per run: one sort per run (not per topic), grades looked up through a hash
-    index of the qrels built once per :class:`Qrels`.
     """
-    if not isinstance(qrels, Qrels) or not (isinstance(runs, (list, tuple)) and all(isinstance(r, Run) for r in runs)):
+    if not isinstance(qrels, Qrels) or not (isinstance(runs, (list, tuple))
+                                            and all(isinstance(r, Run) for r in runs)):
         qrels, runs = as_qrels(qrels), as_runs(runs)
     setup = rank_setup(qrels, depth=depth, complete=complete, levels=levels,
                        precision=precision if score_precision is None else score_precision)
@@ -283,8 +246,7 @@ class RankSetup:
 
 
 def check_depth(depth, name: str = "depth") -> int | None:
-    """``depth`` (trec_eval ``-M``) checked: None (no cut) or an integer >= 1; else a
-    ParameterError naming ``name``."""
+    """``depth`` (trec_eval ``-M``) checked: None or an integer >= 1, else ParameterError."""
     if depth is None:
         return None
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
@@ -296,8 +258,7 @@ def check_depth(depth, name: str = "depth") -> int | None:
 
 def rank_setup(qrels: Qrels, *, depth: int | None = None, complete: bool = False,
                levels: int | None = None, precision: str = "single") -> RankSetup:
-    """Check the options of :func:`rank_runs` and compute what every run's ranking shares
-    (the topic index, each topic's counts per grade level). ParameterError when invalid."""
+    """Check :func:`rank_runs`' options and compute what every run's ranking shares."""
     depth = check_depth(depth)
     if precision not in ("single", "double"):
         raise ParameterError(f"precision must be 'single' or 'double', got {precision!r}")
@@ -308,10 +269,8 @@ def rank_setup(qrels: Qrels, *, depth: int | None = None, complete: bool = False
 
 
 def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]]:
-    """One run of :func:`rank_runs`: ``((name, topic codes of its lists, lengths, grades of
-    the kept documents in list order, whether it shares a topic with the qrels),
-    [TopicWarning messages])``. Runs are independent, so
-    this may run in any process holding the same qrels and setup (``maxent._fork``)."""
+    """One run of :func:`rank_runs`: ``((name, topic codes of its lists, lengths, kept
+    grades in list order, whether it shares a topic with the qrels), [warning messages])``."""
     depth, complete, T = setup.depth, setup.complete, len(qrels.topics)
     messages = []
     codes = topic_codes(run.qid, setup.topic_index)
@@ -357,8 +316,7 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
 
 def assemble(parts: Sequence[tuple], names: Sequence[str], qrels: Qrels,
              setup: RankSetup) -> RankedLists:
-    """The :class:`RankedLists` of :func:`rank_one`'s parts, in order; TopicMismatchError
-    when no list is left (no run shares a topic with the qrels)."""
+    """The :class:`RankedLists` of :func:`rank_one`'s parts; TopicMismatchError when empty."""
     if not any(p[4] for p in parts):
         raise TopicMismatchError(
             qrels.path, None, f"no topic in common with run(s) {', '.join(names[:3])}"
@@ -373,10 +331,5 @@ def assemble(parts: Sequence[tuple], names: Sequence[str], qrels: Qrels,
         grades[np.arange(N)[None, :] < lengths[:, None]] = flat
     run_names = np.repeat(np.asarray([p[0] for p in parts], dtype=object), [len(p[1]) for p in parts])
     topic_names = np.asarray(qrels.topics, dtype=object)
-    return RankedLists(
-        grades=grades,
-        lengths=lengths,
-        rel_counts=setup.counts_by_topic[tids],
-        runs=run_names,
-        topics=topic_names[tids] if B else np.zeros(0, dtype=object),
-    )
+    return RankedLists(grades, lengths, setup.counts_by_topic[tids], run_names,
+                       topic_names[tids] if B else np.zeros(0, dtype=object))
