@@ -1,21 +1,11 @@
-"""Learning-to-rank data: LETOR / SVMlight readers, splits, normalisation.
+"""Learning-to-rank data: LETOR / SVMlight readers, splits, normalisation (generated sets:
+:mod:`maxent.synthetic`).
 
-(Generated sets are drawn by :mod:`maxent.synthetic`: web-like ones with graded labels, varying
-query lengths and tunable difficulty, and the artificial cubic data of Donmez et al. 2009.)
-
-A ranking data set is a :class:`RankingData`: a dense feature matrix ``X`` (D x F, float64),
-integer grades ``y`` (D,), and query boundaries ``offsets`` (Q + 1,) so that the documents of
-query ``q`` are the rows ``offsets[q]:offsets[q + 1]``. Everything the LambdaRank code needs
-(padded B x N x F batches, per-query grade counts for the metric library) is derived from it.
-
-File formats read by :func:`read_letor`:
-
-* LETOR / SVMlight: ``grade qid:Q i:v i:v ... # comment`` (LETOR 3.0/4.0, MSLR-WEB, Yahoo
-  LTR). Features are 1-based and may be sparse (missing = 0) or dense (all listed).
-* LibSVM without ``qid`` plus a LightGBM ``.query`` file with one group size per line (the
-  LightGBM ``examples/lambdarank`` layout: ``rank.train`` + ``rank.train.query``).
-
-Malformed input raises :class:`maxent.errors.InputError` naming the file and line.
+A :class:`RankingData` holds dense features ``X`` (D x F), integer grades ``y`` (D,) and query
+boundaries ``offsets`` (Q + 1,). :func:`read_letor` reads LETOR / SVMlight lines
+(``grade qid:Q i:v ... # comment``; LETOR 3.0/4.0, MSLR-WEB, Yahoo LTR) or LibSVM lines with a
+LightGBM ``.query`` file of group sizes; malformed input raises :class:`maxent.errors.InputError`
+naming the file and line.
 """
 from __future__ import annotations
 
@@ -69,7 +59,6 @@ class RankingData:
         if self.offsets[0] != 0 or self.offsets[-1] != len(self.y) or np.any(np.diff(self.offsets) <= 0):
             raise ParameterError("offsets must start at 0, end at D and be strictly increasing")
 
-    # -- sizes ---------------------------------------------------------------------------
     @property
     def n_queries(self) -> int:
         return len(self.offsets) - 1
@@ -96,29 +85,15 @@ class RankingData:
         return (f"RankingData({self.n_queries} queries, {self.n_docs} docs, {self.n_features} features, "
                 f"grades {np.bincount(self.y).tolist()}, source={self.source!r})")
 
-    # -- derived arrays --------------------------------------------------------------------
     def rel_counts(self, n_levels: int | None = None) -> np.ndarray:
-        """Number of documents of each grade per query, shape (Q, L).
-
-        This is the query's qrels summary as the metric library expects it
-        (``RankedLists.from_grades(grades, rel_counts)``): in LTR every document is judged.
-        """
+        """Number of documents of each grade per query, shape (Q, L) (every document is judged)."""
         L = int(self.y.max()) + 1 if n_levels is None else int(n_levels)
         flat = self.query_index * L + self.y
         return np.bincount(flat, minlength=self.n_queries * L).reshape(self.n_queries, L)
 
     def padded(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Queries as padded arrays.
-
-        Returns
-        -------
-        Xp : ndarray, shape (Q, N, F)
-            Features, zero rows after each query's documents (N = largest query).
-        yp : ndarray, shape (Q, N), int64
-            Grades, -1 for padding.
-        lengths : ndarray, shape (Q,)
-            Documents per query.
-        """
+        """Queries as padded arrays ``(Xp (Q, N, F), yp (Q, N), lengths (Q,))``: zero features and
+        grade -1 after each query's documents (N = largest query)."""
         key = "padded"
         if key not in self._cache:
             sizes = self.sizes
@@ -132,15 +107,14 @@ class RankingData:
             self._cache[key] = (Xp, yp, sizes.copy())
         return self._cache[key]
 
-    # -- selections ------------------------------------------------------------------------
     def subset(self, queries) -> "RankingData":
         """The data set restricted to the given query numbers (in the given order)."""
         queries = np.asarray(queries, dtype=np.int64)
         if queries.size == 0:
             raise ParameterError("subset needs at least one query")
         sizes = self.sizes[queries]
-        rows = np.concatenate([np.arange(self.offsets[q], self.offsets[q + 1]) for q in queries])
         offsets = np.concatenate([[0], np.cumsum(sizes)])
+        rows = np.arange(offsets[-1]) + np.repeat(self.offsets[queries] - offsets[:-1], sizes)
         return RankingData(self.X[rows], self.y[rows], offsets, self.qids[queries], self.source)
 
     def select_features(self, columns) -> "RankingData":
@@ -153,12 +127,8 @@ class RankingData:
         return RankingData(np.ascontiguousarray(X, dtype=np.float64), self.y, self.offsets, self.qids, self.source)
 
     def normalize_per_query(self, method: str = "minmax") -> "RankingData":
-        """Normalise every feature within each query (LETOR's ``QueryLevelNorm``).
-
-        ``minmax`` maps each feature of a query to [0, 1] ((x - min) / (max - min), 0 when
-        the feature is constant in the query); ``zscore`` subtracts the query mean and divides
-        by the query standard deviation (0 when constant).
-        """
+        """Normalise every feature within each query (LETOR's ``QueryLevelNorm``): ``minmax`` to
+        [0, 1] or ``zscore``; a feature constant in a query becomes 0."""
         if method not in ("minmax", "zscore"):
             raise ParameterError(f"per-query normalisation must be 'minmax' or 'zscore', got {method!r}")
         qi = self.query_index
@@ -180,20 +150,14 @@ class RankingData:
 
 
 def standardize(train: RankingData, *others: RankingData) -> tuple[RankingData, ...]:
-    """Global z-score of every feature, fitted on ``train`` and applied to all sets.
-
-    Constant features (standard deviation 0 on ``train``) are centred and left unscaled.
-    Returns the transformed ``(train, *others)``.
-    """
+    """Global z-score of every feature, fitted on ``train`` and applied to ``(train, *others)``;
+    features constant on ``train`` are centred and left unscaled."""
     mean = train.X.mean(axis=0)
     sd = train.X.std(axis=0)
     scale = np.divide(1.0, sd, out=np.ones_like(sd), where=sd > 1e-12)
     return tuple(d.with_features((d.X - mean) * scale) for d in (train, *others))
 
 
-# ----------------------------------------------------------------------------------------
-# Reading
-# ----------------------------------------------------------------------------------------
 def _parse_grade(tok: str, path, lineno: int) -> int:
     try:
         v = float(tok)
@@ -229,15 +193,14 @@ def read_letor(path, *, query_file=None, n_features: int | None = None,
     Raises
     ------
     InputError
-        Malformed lines (bad grade, bad ``f:v`` token, NaN / inf value, repeated feature,
-        feature index out of range), a ``qid`` that reappears after another query (queries
-        must be contiguous, as LETOR and LightGBM require), mixed lines with and without
-        ``qid``, an empty file, or group sizes that do not add up to the number of rows.
+        Malformed lines, a ``qid`` that reappears after another query, mixed lines with and
+        without ``qid``, an empty file, or group sizes that do not add up to the rows.
     """
     path = Path(path)
     if not path.exists():
         raise InputError(path, None, "file not found")
     grades: list[int] = []
+    linenos: list[int] = []
     qid_of_row: list[str | None] = []
     rows: list[int] = []
     cols: list[int] = []
@@ -251,6 +214,7 @@ def read_letor(path, *, query_file=None, n_features: int | None = None,
             toks = line.split()
             r = len(grades)
             grades.append(_parse_grade(toks[0], path, lineno))
+            linenos.append(lineno)
             qid = None
             seen: set[int] = set()
             dense_col = 0
@@ -310,7 +274,7 @@ def read_letor(path, *, query_file=None, n_features: int | None = None,
         first: set = set()
         for i, qq in enumerate(qids):
             if qq in first:
-                raise InputError(path, _data_line(path, int(starts[i])),
+                raise InputError(path, linenos[starts[i]],
                                  f"qid {qq} reappears after another query; queries must be contiguous")
             first.add(qq)
         offsets = np.concatenate([starts, [D]]).astype(np.int64)
@@ -338,29 +302,14 @@ def read_letor(path, *, query_file=None, n_features: int | None = None,
     return RankingData(X, y, offsets, qids, str(path))
 
 
-def _data_line(path, row: int) -> int:
-    """1-based file line of the ``row``-th data line (skipping blanks and comments)."""
-    seen = -1
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            if raw.split("#", 1)[0].strip():
-                seen += 1
-                if seen == row:
-                    return lineno
-    return None  # pragma: no cover
-
-
-# ----------------------------------------------------------------------------------------
-# Splits
-# ----------------------------------------------------------------------------------------
 def split_queries(data: RankingData, fractions, *, seed: int = 0) -> tuple[RankingData, ...]:
     """Random split of the queries into parts of the given fractions.
 
     Parameters
     ----------
     fractions : sequence of float
-        Positive, summing to at most 1; e.g. ``(0.6, 0.2, 0.2)`` for train / validation /
-        test. The last part gets the rounding remainder when they sum to 1.
+        Positive, summing to at most 1, e.g. ``(0.6, 0.2, 0.2)``; when they sum to 1 the last
+        part gets the rounding remainder.
     seed : int
         Seed of the query permutation.
     """
@@ -387,9 +336,6 @@ def kfold(data: RankingData, k: int = 5, *, seed: int = 0) -> list[tuple[Ranking
             for i in range(k)]
 
 
-# ----------------------------------------------------------------------------------------
-# Artificial data (Donmez et al. 2009 section 6, after Burges et al. 2005)
-# ----------------------------------------------------------------------------------------
 def default_data_root() -> Path:
     """``../shared/data/ltr`` relative to the repository root (overridable by ``MAXENT_DATA``)."""
     env = os.environ.get("MAXENT_DATA")
