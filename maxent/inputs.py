@@ -1,31 +1,19 @@
-"""Qrels, runs and measures from wherever a user holds them.
+"""Qrels and runs from wherever a user holds them.
 
-Every public entry point that takes qrels or runs (:func:`maxent.evaluate`,
-:func:`maxent.compare`, :func:`maxent.rank_runs`, :func:`maxent.informativeness`,
-:func:`maxent.gap_thresholds`) passes them through :func:`as_qrels` and :func:`as_runs`, so
-each accepts:
+Every public entry point taking qrels or runs passes them through :func:`as_qrels` and
+:func:`as_runs`, which accept:
 
 * a path (a file, or for runs also a folder of run files);
 * our :class:`~maxent.trec.Qrels` / :class:`~maxent.trec.Run`;
-* a pandas frame with PyTerrier's column names (qrels ``qid, docno, label``; runs ``qid,
-  docno, score``, ``rank`` ignored) or ir_datasets' (qrels ``query_id, doc_id, relevance``;
-  runs ``query_id, doc_id, score``), detected by name;
+* a pandas frame with PyTerrier's columns (qrels ``qid, docno, label``; runs ``qid, docno,
+  score``) or ir_datasets' (``query_id, doc_id, relevance`` / ``score``), detected by name;
 * a pytrec_eval dict (``{qid: {docno: grade}}``, ``{qid: {docno: score}}``);
 * a ranx ``Qrels`` / ``Run`` (anything with ``to_dict()``; a ranx run keeps its name).
 
-Several runs come as a list of these, a mapping ``{name: run}``, or one frame with a
-``name`` (PyTerrier's ``pt.Experiment``) or ``run`` column naming each row's run.
-
-In-memory identifiers are read as trec_eval reads them from text: a qid or docno is its
-text (an integer 7 is ``"7"``; leading zeros of a string are kept), compared byte-wise. A
-value that text cannot carry (a float such as ``7.0``, which its text would make ``"7.0"``;
-whitespace inside an identifier; an empty or missing value) is refused. Grades are read as
-trec_eval's ``atol`` reads the grade column: the integer part (1.7 is 1, -0.5 is 0); a
-missing or non-numeric grade is refused. Scores must be finite numbers; the ``rank``
-column is ignored, as trec_eval ignores it (documents are ranked by score, then docno).
-
-The readers (:mod:`maxent.trec`) know files only; this module calls them, never the reverse.
-ir_measures measure objects are mapped by :func:`maxent.metrics.names.as_measure`.
+Several runs come as a list of these, a mapping ``{name: run}``, or one frame with a ``name``
+or ``run`` column. Identifiers are their text, as trec_eval reads them (an integer 7 is
+``"7"``); floats, whitespace and empty values are refused. Grades are read as ``atol`` (the
+integer part); scores must be finite; a ``rank`` column is ignored.
 """
 from __future__ import annotations
 
@@ -67,8 +55,7 @@ def _ranx(x) -> bool:
 
 
 def _columns(frame, conventions: dict, what: str, where: str) -> tuple[str, str, str]:
-    """The (topic, document, value) columns of ``frame``, detected by name: exactly one
-    convention must match fully; otherwise InputError naming the columns found."""
+    """The (topic, document, value) columns of the one convention ``frame`` matches fully."""
     cols = [str(c) for c in frame.columns]
     full = [name for name, need in conventions.items() if all(c in cols for c in need)]
     if len(full) == 1:
@@ -82,11 +69,12 @@ def _columns(frame, conventions: dict, what: str, where: str) -> tuple[str, str,
 
 
 def _ids(values, column: str, where: str) -> np.ndarray:
-    """Identifiers as bytes, as trec_eval reads them from text (see the module docstring)."""
+    """Identifiers as bytes, as trec_eval reads them from text."""
     a = np.asarray(values)
     if a.dtype.kind == "f":
-        raise InputError(where, None, f"column {column!r} holds floats (e.g. {_shown(a[0])!r}); identifiers are "
-                         "text: convert it to int or str (a float's text, e.g. '7.0', is not the id '7')")
+        raise InputError(where, None, f"column {column!r} holds floats (e.g. {_shown(a[0])!r}); "
+                         "identifiers are text: convert it to int or str (a float's text, e.g. '7.0', "
+                         "is not the id '7')")
     if a.dtype.kind == "b":
         raise InputError(where, None, f"column {column!r} holds booleans, not identifiers")
     kind = {"i": "integer", "u": "integer", "U": "string", "S": "bytes"}.get(a.dtype.kind)
@@ -154,10 +142,6 @@ def _grades(values, column: str, where: str) -> np.ndarray:
     return np.trunc(f).astype(np.int64)
 
 
-def _scores(values, where: str) -> np.ndarray:
-    return _floats(np.asarray(values), where, "score")
-
-
 def _floats(a: np.ndarray, where: str, column: str) -> np.ndarray:
     """``a`` as float64; a value that is not a number raises InputError naming its row."""
     try:
@@ -191,9 +175,7 @@ def as_qrels(qrels) -> Qrels:
     Raises
     ------
     InputError
-        an unreadable file; a frame without (or with both sets of) the expected columns,
-        naming the columns found; a bad identifier or grade, naming its row; a docno
-        judged twice for one topic.
+        an unreadable file, a frame's columns, a bad identifier or grade, a docno judged twice.
     """
     if isinstance(qrels, Qrels):
         return qrels
@@ -221,9 +203,8 @@ def as_qrels(qrels) -> Qrels:
 def as_run(run, name: str | None = None) -> Run:
     """One run from a :class:`Run`, a file path, a frame, a pytrec_eval dict or a ranx Run.
 
-    ``name`` names an in-memory run (default: a ranx run's name, a frame's one value in its
-    ``name``/``run`` column, else ``"run"``); a file's run is named after the file unless
-    ``name`` is given. A frame holding several runs is an error here (see :func:`as_runs`).
+    ``name`` defaults to a ranx run's name, a frame's ``name``/``run`` value, the file name,
+    else ``"run"``. A frame holding several runs is an error here (see :func:`as_runs`).
     """
     if isinstance(run, Run):
         return run
@@ -237,8 +218,9 @@ def as_run(run, name: str | None = None) -> Run:
             if col in run.columns:
                 names = list(dict.fromkeys(run[col].astype(str)))
                 if len(names) > 1:
+                    more = " ..." if len(names) > 5 else ""
                     raise InputError(f"<run {name or names[0]}>", None, f"the frame holds {len(names)} runs "
-                                     f"(column {col!r}: {', '.join(names[:5])}{' ...' if len(names) > 5 else ''}); "
+                                     f"(column {col!r}: {', '.join(names[:5])}{more}); "
                                      "give one run, or pass the frame where several runs are taken")
                 name = name or (names[0] if names else None)
     name = "run" if name is None else str(name)
@@ -253,16 +235,13 @@ def as_run(run, name: str | None = None) -> Run:
                          f"pytrec_eval dict {{qid: {{docno: score}}}}, got {type(run).__name__}")
     if len(score) == 0:
         raise InputError(where, None, f"run {name!r} is empty")
-    return build_run(name, _ids(qid, "qid", where), _ids(docno, "docno", where), _scores(score, where))
+    return build_run(name, _ids(qid, "qid", where), _ids(docno, "docno", where),
+                     _floats(np.asarray(score), where, "score"))
 
 
 def run_from_frame(frame, name: str = "run") -> Run:
-    """A :class:`Run` from an in-memory table: a pandas frame with PyTerrier's (``qid, docno,
-    score``) or ir_datasets' (``query_id, doc_id, score``) columns, or a mapping
-    ``{qid: {docno: score}}`` (pytrec_eval's form); see :func:`as_run`.
-    Raises InputError (line = 1-based row) for an empty run, a non-finite score or a
-    duplicate (qid, docno).
-    """
+    """A :class:`Run` from a PyTerrier or ir_datasets frame or a ``{qid: {docno: score}}``
+    mapping (:func:`as_run`); InputError (line = 1-based row) for a bad or duplicate row."""
     return as_run(frame, name=name)
 
 
@@ -276,11 +255,8 @@ def _is_run_dict(d: Mapping) -> bool:
 
 
 def as_runs(runs) -> list[Run]:
-    """Runs from any of :func:`as_run`'s forms, a folder of run files, a list of them, a
-    mapping ``{name: run}``, or one frame with a ``name``/``run`` column.
-
-    The order is kept (a folder's files sorted by name; a frame's runs in order of first
-    appearance). Run names must be unique.
+    """Runs from any of :func:`as_run`'s forms, a folder, a list of them, a mapping
+    ``{name: run}``, or one frame with a ``name``/``run`` column, in order; names are unique.
 
     Raises
     ------
@@ -320,11 +296,11 @@ def as_runs(runs) -> list[Run]:
                          f"got {type(runs).__name__}")
     if not out:
         raise InputError(None, None, "no run given")
-    seen: dict[str, int] = {}
+    seen = set()
     for r in out:
         if r.name in seen:
             raise InputError(r.path, None, f"run name {r.name!r} given twice; run names must be unique")
-        seen[r.name] = 1
+        seen.add(r.name)
     return out
 
 
@@ -364,17 +340,14 @@ def qrels_frame(qrels, convention: str = "PyTerrier") -> "pd.DataFrame":
 
     q = as_qrels(qrels)
     cols = _convention(QRELS_COLUMNS, convention)
-    sizes = [len(q.docnos[t]) for t in q.topics]
-    docno = np.concatenate([q.docnos[t] for t in q.topics]) if q.topics else np.zeros(0, "S1")
-    grade = np.concatenate([q.grades[t] for t in q.topics]) if q.topics else np.zeros(0, np.int64)
-    return pd.DataFrame({cols[0]: np.repeat(np.array(q.topics, dtype=object), sizes),
+    _, bounds, docno, grade = q.flat
+    return pd.DataFrame({cols[0]: np.repeat(np.array(q.topics, dtype=object), np.diff(bounds)),
                          cols[1]: _text(docno), cols[2]: grade})
 
 
 def run_frame(runs, convention: str = "PyTerrier") -> "pd.DataFrame":
-    """Runs as one frame: ``name`` (the run), topic, document and score columns with
-    ``convention``'s names, and PyTerrier's ``rank`` (0-based, trec_eval's order: score
-    descending, then docno descending)."""
+    """Runs as one frame: ``name``, topic, document and score with ``convention``'s names, and
+    PyTerrier's 0-based ``rank`` in trec_eval's order."""
     import pandas as pd
 
     cols = _convention(RUN_COLUMNS, convention)
