@@ -1,21 +1,10 @@
-r"""A learning-to-rank set built from TREC runs and qrels, the way LETOR 4.0 built MQ2007-agg.
+r"""A learning-to-rank set built from TREC runs and qrels, the way LETOR 4.0 built MQ2007-agg
+(Qin & Liu 2013).
 
-MQ2007-agg / MQ2008-agg (LETOR 4.0, Qin & Liu 2013) are rank-aggregation sets: each row is a
-judged (query, document) pair, its features are what the input rankers said about the
-document, its label is the judged grade. :func:`learning_set_from_runs` builds the same from
-a TREC collection:
-
-* one row per judged (topic, document) of the qrels (negative trec_eval levels count as
-  grade 0); topics with no relevant document are dropped (no metric can rank them);
-* for every run r, two features: the **normalised score**
-  :math:`(s - \min_t s) / (\max_t s - \min_t s)` over the run's documents for that topic
-  (1 when all its scores are equal) and the **reciprocal rank** :math:`1 / \mathrm{rank}`
-  under trec_eval's ranking (score descending, ties by docno descending); a document the run
-  did not retrieve gets 0 for both;
-* the label is the qrels grade.
-
-The result is a :class:`maxent.letor.RankingData` with features ordered
-``[score(run_1), rr(run_1), score(run_2), ...]`` (names in :func:`feature_names`).
+:func:`learning_set_from_runs` gives one row per judged (topic, document) of the qrels (topics
+without a relevant document dropped, negative grades 0), labelled with its grade; for every
+run two features, the score min-max normalised over the run's documents for the topic (1 when
+all are equal) and the reciprocal rank in trec_eval's order, both 0 when not retrieved.
 """
 from __future__ import annotations
 
@@ -34,7 +23,7 @@ def feature_names(runs: list[Run]) -> list[str]:
 
 
 def _run_features(run: Run):
-    """Per entry of ``run``: (qid, docno, normalised score, reciprocal rank), vectorised."""
+    """Per entry of ``run``: (qid, docno, normalised score, reciprocal rank)."""
     _, qcode = np.unique(run.qid, return_inverse=True)
     _, dcode = np.unique(run.docno, return_inverse=True)
     # trec_eval order: by topic, score descending, docno descending
@@ -53,12 +42,11 @@ def _run_features(run: Run):
 
 def learning_set_from_runs(runs: list[Run], qrels: Qrels, *, topics=None) -> RankingData:
     """Rows = judged (topic, document) pairs; features = every run's normalised score and
-    reciprocal rank (0 when not retrieved); label = grade (module docstring).
+    reciprocal rank, ordered ``[score(run_1), rr(run_1), ...]`` (:func:`feature_names`).
 
     Parameters
     ----------
     runs : list of Run
-        The input rankers (e.g. every run of a TREC track).
     qrels : Qrels
     topics : iterable of str, optional
         Restrict to these topics (default: every qrels topic with a relevant document).
@@ -75,20 +63,15 @@ def learning_set_from_runs(runs: list[Run], qrels: Qrels, *, topics=None) -> Ran
     if not keep:
         raise InputError(qrels.path, None, "no qrels topic with a relevant document"
                          + (" among the topics asked" if topics else ""))
-    index, topic, docno, grade = qrels.lookup            # every judgement, qrels topic order
-    code = {t.encode(): i for i, t in enumerate(qrels.topics)}
+    _, topic, _, grade = qrels.lookup                    # every judgement, qrels topic order
+    code = _topic_code(qrels)
     X = np.zeros((len(grade), 2 * len(runs)))
-    for j, run in enumerate(runs):                       # one vectorised join per run
+    for j, run in enumerate(runs):
         rq, rd, norm, rr = _run_features(run)
         tc = topic_codes(rq, code)
         ok = tc >= 0
-        rq, rd, norm, rr, tc = rq[ok], rd[ok], norm[ok], rr[ok], tc[ok]
-        if index is not None:
-            pos = index.get_indexer(topic_keys(hash_strings(rd), tc))
-            hit = pos >= 0
-            hit[hit] = docno[pos[hit]] == rd[hit]        # confirm: a hash collision never matches
-        else:                                            # colliding qrels hashes: exact join
-            pos, hit = _exact_join(topic, docno, tc, rd)
+        rd, norm, rr, tc = rd[ok], norm[ok], rr[ok], tc[ok]
+        pos, hit = _join(qrels, tc, rd)
         X[pos[hit], 2 * j] = norm[hit]
         X[pos[hit], 2 * j + 1] = rr[hit]
     keep_codes = np.array([code[t.encode()] for t in keep])
@@ -98,6 +81,21 @@ def learning_set_from_runs(runs: list[Run], qrels: Qrels, *, topics=None) -> Ran
     y = np.maximum(grade[rows], 0).astype(np.int64)
     return RankingData(X[rows], y, offsets, np.array(keep, dtype=object),
                        source=f"{len(runs)} runs x {qrels.path}")
+
+
+def _topic_code(qrels) -> dict:
+    return {t.encode(): i for i, t in enumerate(qrels.topics)}
+
+
+def _join(qrels, tc, rd):
+    """Positions in ``qrels.lookup`` of (topic code, docno) pairs, and which were found."""
+    index, topic, docno, _ = qrels.lookup
+    if index is None:                                    # colliding qrels hashes: exact join
+        return _exact_join(topic, docno, tc, rd)
+    pos = index.get_indexer(topic_keys(hash_strings(rd), tc))
+    hit = pos >= 0
+    hit[hit] = docno[pos[hit]] == rd[hit]                # confirm: a hash collision never matches
+    return pos, hit
 
 
 def _exact_join(topic, docno, tc, rd):
@@ -120,24 +118,17 @@ def _exact_join(topic, docno, tc, rd):
 def run_lists(run: Run, qrels: Qrels, *, depth: int = 100, levels: int | None = None):
     """The run's ranked lists on the judged topics, top ``depth``, padded (trec_eval order).
 
-    Returns ``(topics, scores, grades, lengths, rel_counts)``: scores are min-max normalised
-    per topic over the run's whole list (as in :func:`learning_set_from_runs`), grades are the
-    qrels grades (unjudged and negative: 0), padding has score -inf and grade -1;
-    ``rel_counts`` (B, L) are the qrels' grade counts (the metric's ideal ranking).
+    Returns ``(topics, scores, grades, lengths, rel_counts)``: normalised scores as in
+    :func:`learning_set_from_runs`, qrels grades (unjudged and negative: 0), padding with score
+    -inf and grade -1, and the qrels' grade counts (B, L).
     """
-    code = {t.encode(): i for i, t in enumerate(qrels.topics)}
-    index, topic, docno, grade = qrels.lookup
+    grade = qrels.lookup[3]
     rq, rd, norm, rr = _run_features(run)
-    tc = topic_codes(rq, code)
+    tc = topic_codes(rq, _topic_code(qrels))
     rank = np.rint(1.0 / rr).astype(np.int64)
     ok = (tc >= 0) & (rank <= depth)
     rd, norm, tc, rank = rd[ok], norm[ok], tc[ok], rank[ok]
-    if index is not None:
-        pos = index.get_indexer(topic_keys(hash_strings(rd), tc))
-        hit = pos >= 0
-        hit[hit] = docno[pos[hit]] == rd[hit]
-    else:
-        pos, hit = _exact_join(topic, docno, tc, rd)
+    pos, hit = _join(qrels, tc, rd)
     g = np.zeros(len(rd), dtype=np.int64)
     g[hit] = np.maximum(grade[pos[hit]], 0)
     topics, row = np.unique(tc, return_inverse=True)
