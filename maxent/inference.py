@@ -1,20 +1,10 @@
-"""From inferred relevance probabilities to precision-recall curves, predicted metrics and errors.
+"""From inferred relevance probabilities to precision-recall curves and their errors.
 
-See docs/method.md, Scoring an inferred distribution. Given q_n, the inferred probability
-that the document at rank n is relevant at threshold t (binary solves give q directly;
-graded solves give Q_n(t) = sum_{z>=t} p_n(z), as Yilmaz & Robertson 2010 sum nDCG's
-grades > 0):
-
-- expected precision Pe(n) = C(n)/n and recall Re(n) = C(n)/R, with C(n) = sum_{m<=n} q_m;
-- the real PR curve has one point per relevant retrieved document: the i-th relevant
-  document at rank n_i has recall i/R and precision i/n_i;
-- **recall-aligned** error (default): the inferred precision where Re reaches i/R. C is
-  continued linearly between integer ranks, x_i solves C(x_i) = i, and the inferred precision
-  is i/x_i (0 when C never reaches i, i.e. the inferred curve ends before that recall);
-- **rank-aligned** error: the inferred precision Pe(n_i) at the real rank n_i;
-- per list: RMS and MAE over its points.
-
-Shapes: B lists, N ranks, L grade levels.
+See docs/method.md, Scoring an inferred distribution. With q_n = P(grade_n >= t) and
+C(n) = sum_{m<=n} q_m, the inferred precision is C(n)/n and recall C(n)/R; the real curve
+has the point (i/R, i/n_i) for the i-th relevant document, at rank n_i. **Recall-aligned**
+error (default): the inferred precision i/x_i where C(x_i) = i (C linear between ranks; 0
+when never reached); **rank-aligned**: C(n_i)/n_i. Per list: RMS and MAE over the points.
 """
 from __future__ import annotations
 
@@ -62,19 +52,12 @@ def real_pr_points(lists: RankedLists, t: int):
     R : (B,) number of judged relevant documents (grade >= t)
     """
     rel = lists.grades >= t
-    counts = rel.sum(axis=1)
-    K = max(int(counts.max(initial=0)), 1)
-    ranks = np.zeros((len(lists), K), dtype=np.int64)
-    valid = np.arange(K)[None, :] < counts[:, None]
-    b, n = np.nonzero(rel)  # row-major: ranks in increasing order within each row
-    i = np.arange(len(b)) - np.repeat(np.cumsum(counts) - counts, counts)
-    ranks[b, i] = n + 1
+    valid, (ranks,) = _compact(rel, np.broadcast_to(np.arange(1, rel.shape[1] + 1), rel.shape))
     return ranks, valid, lists.n_rel(t)
 
 
 def real_pr_curve(lists: RankedLists, t: int):
-    """Real PR curve of each list at threshold t: the i-th relevant retrieved document at
-    rank n_i gives the point (recall i/R, precision i/n_i).
+    """Real PR curve of each list at threshold t: points (i/R, i/n_i).
 
     Returns
     -------
@@ -89,11 +72,8 @@ def real_pr_curve(lists: RankedLists, t: int):
 
 
 def expected_pr_curve(q: np.ndarray, R) -> tuple[np.ndarray, np.ndarray]:
-    """Inferred PR curve at every rank: Re(n) = C(n)/R and Pe(n) = C(n)/n, C(n) = sum_{m<=n} q_m.
-
-    q : (B, N) inferred relevance probabilities; R : (B,) judged relevant documents (a zero R
-    gives recall C(n), as 1 is used in its place). Returns (recall, precision), each (B, N).
-    """
+    """Inferred (recall C(n)/R, precision C(n)/n) at every rank, each (B, N), from q (B, N)
+    and R (B,); R = 0 counts as 1."""
     q = np.atleast_2d(np.asarray(q, dtype=np.float64))
     C = np.cumsum(q, axis=1)
     n = np.arange(1, q.shape[1] + 1, dtype=np.float64)
@@ -110,11 +90,10 @@ def _batched_searchsorted(C: np.ndarray, targets: np.ndarray) -> np.ndarray:
     return (idx.reshape(targets.shape) - np.arange(B)[:, None] * N)
 
 
-def inferred_pr_at(q: np.ndarray, ranks: np.ndarray, valid: np.ndarray, alignment: str = "recall") -> np.ndarray:
-    """Inferred precision at each real PR point (B, K) (see module docstring).
-
-    q : (B, N) inferred relevance probabilities; ranks/valid from :func:`real_pr_points`.
-    """
+def inferred_pr_at(q: np.ndarray, ranks: np.ndarray, valid: np.ndarray,
+                   alignment: str = "recall") -> np.ndarray:
+    """Inferred precision (B, K) at the real PR points ``ranks``/``valid`` of
+    :func:`real_pr_points`, from q (B, N)."""
     B, N = q.shape
     C = np.cumsum(q, axis=1)
     if alignment == "rank":
@@ -138,10 +117,8 @@ def inferred_pr_at(q: np.ndarray, ranks: np.ndarray, valid: np.ndarray, alignmen
 
 @dataclass(frozen=True)
 class PRErrors:
-    """Per-list errors of an inferred PR curve: ``rms``, ``mae`` (B,), ``n_points`` (B,).
-
-    Lists without relevant retrieved documents have n_points = 0 and NaN errors.
-    """
+    """Per-list errors of an inferred PR curve: ``rms``, ``mae``, ``n_points`` (B,); NaN
+    errors where n_points = 0."""
 
     rms: np.ndarray
     mae: np.ndarray
@@ -153,7 +130,10 @@ def pr_errors(q: np.ndarray, lists: RankedLists, t: int, alignment: str = "recal
     ranks, valid, _ = real_pr_points(lists, t)
     inferred = inferred_pr_at(q, ranks, valid, alignment)
     i = np.arange(1, ranks.shape[1] + 1)[None, :]
-    real = np.where(valid, i / np.maximum(ranks, 1), 0.0)
+    return _errors(np.where(valid, i / np.maximum(ranks, 1), 0.0), inferred, valid)
+
+
+def _errors(real: np.ndarray, inferred: np.ndarray, valid: np.ndarray) -> PRErrors:
     n = valid.sum(axis=1)
     diff = np.where(valid, real - inferred, 0.0)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -170,14 +150,8 @@ def rms(a, b) -> float:
 
 
 def kendall_tau(a, b) -> float:
-    """Kendall's tau-b between two rankings' scores (NaN pairs dropped).
-
-    tau-b = S / sqrt(T_a T_b) over the pairs i < j, with S the sum of
-    sign(a_i - a_j) sign(b_i - b_j) and T_a, T_b the pairs not tied in a and in b
-    (Kendall 1945); NaN when every pair is tied in a or in b, as ``scipy.stats.kendalltau``.
-    All n (n - 1) / 2 pairs are counted, in blocks of rows so that memory stays bounded:
-    O(n^2) time, meant for rankings of systems (tens to a few thousand scores).
-    """
+    """Kendall's tau-b (Kendall 1945) between two rankings' scores, NaN pairs dropped; NaN when
+    every pair is tied in a or b, as ``scipy.stats.kendalltau``. O(n^2), in blocks of rows."""
     a, b = np.asarray(a, float), np.asarray(b, float)
     if a.shape != b.shape or a.ndim != 1:
         raise ParameterError(f"kendall_tau needs two 1-d arrays of one length, got {a.shape} and {b.shape}")
@@ -198,15 +172,10 @@ def kendall_tau(a, b) -> float:
 
 
 # ------------------------------------------------------------------ graded precision and recall
-# Robertson, Kanoulas & Yilmaz (2010) section 3.2. A user regards grades >= j as relevant
-# with probability g_j, so a document of grade z is "relevant" with probability
-# w(z) = sum_{j<=z} g_j (w(0) = 0).
+# Robertson, Kanoulas & Yilmaz (2010) section 3.2
 def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
-    """(g_j, w(z)) for j, z = 0..L-1: threshold probabilities (g_0 = 0) and w(z) = sum_{j<=z} g_j.
-
-    ``g`` = (g_1..g_c) summing to 1, padded with zeros to the L - 1 grades above 0 (as
-    :class:`maxent.metrics.GAP`); ``None`` is uniform over the grades.
-    """
+    """(g_j, w(z)) for j, z = 0..L-1: threshold probabilities (g_0 = 0, as :class:`GAP`'s g;
+    None: uniform) and w(z) = sum_{j<=z} g_j, the probability that grade z is relevant."""
     from maxent.metrics.gap import GAP
 
     gj = GAP(g=None if g is None else tuple(g)).weights(levels)
@@ -227,14 +196,12 @@ class GradedPR:
         GP(n) = \frac{\sum_{m\le n}\delta(m,n)}{n\, w(i_n)},\quad
         \delta(m,n) = \sum_{j=1}^{\min(i_m,i_n)} g_j
 
-    GP(n) is the expected precision at the pivot n given that the user regards it relevant;
-    :math:`\sum_k GP(n_k)\, w(i_{n_k}) / Z` = GAP(g) (the area under the non-interpolated
-    graded PR curve). Arrays are (B, K), K = the largest number of points in the batch.
+    :math:`\sum_k GP(n_k)\, w(i_{n_k}) / Z` = GAP(g).
 
     Attributes
     ----------
     ranks : int (B, K) rank n_k (0 where absent); valid : bool (B, K)
-    level : (B, K) cumulative relevance :math:`\sum_{m\le n_k} w(i_m)`; recall = level / Z
+    level : (B, K) cumulative relevance :math:`\sum_{m\le n_k} w(i_m)`
     recall, precision : (B, K) GR and GP at the points (0 where absent)
     Z : (B,) expected number of relevant documents of the topic
     """
@@ -248,7 +215,7 @@ class GradedPR:
 
 
 def _compact(mask: np.ndarray, *values: np.ndarray):
-    """Entries of each row where ``mask`` holds, moved to the front: (B, K) arrays and valid."""
+    """Entries of each row where ``mask`` holds, in order, moved to the front: valid, arrays."""
     counts = mask.sum(axis=1)
     K = max(int(counts.max(initial=0)), 1)
     valid = np.arange(K)[None, :] < counts[:, None]
@@ -294,11 +261,9 @@ def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
         W(n) = \sum_{m\le n}\sum_j g_j Q_m(j),\qquad
         GP_e(n) = \frac{\sum_j g_j Q_n(j)\,(1 + S_j(n))}{n \sum_j g_j Q_n(j)}
 
-    i.e. the expected cumulative relevance and the expected precision at n given that the
-    document at n is regarded relevant (the ratio of expectations of :class:`GradedPR`'s
-    numerator and denominator). Both equal the real curve when p is the 0/1 indicator of the
-    real grades, and :math:`\sum_n GP_e(n)\,\Delta W(n) / Z` = E[GAP(g)]. Where the document
-    at n has no chance of being relevant (denominator 0), GP_e uses Q_n(j) = 1 in the ratio.
+    (ratios of expectations; the real curve when p is 0/1, and
+    :math:`\sum_n GP_e(n)\,\Delta W(n) / Z` = E[GAP(g)]). Where the denominator is 0, GP_e
+    uses Q_n(j) = 1 in the ratio.
 
     Returns
     -------
@@ -322,24 +287,17 @@ def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
 
 
 def inferred_graded_pr_curve(p: np.ndarray, Z: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
-    """Inferred graded (recall, precision) at every rank: W / Z and GP_e of :func:`inferred_graded_pr`.
-
-    Z (B,) is each list's real total graded relevance (``graded_pr_points(lists, g).Z``), so the
-    inferred recall is on the same scale as the real curve's; lists with Z = 0 get recall 0.
-    """
+    """Inferred graded (recall W / Z, precision GP_e) of :func:`inferred_graded_pr`, Z (B,) the
+    real ``graded_pr_points(lists, g).Z``; recall 0 where Z = 0."""
     W, GP = inferred_graded_pr(p, g)
     Z = np.asarray(Z, dtype=np.float64)
     return np.where(Z[:, None] > 0, W / np.where(Z > 0, Z, 1.0)[:, None], 0.0), GP
 
 
 def graded_pr_errors(p: np.ndarray, lists: RankedLists, g=None, alignment: str = "recall") -> PRErrors:
-    """RMS and MAE between the real and the inferred graded PR curve of each list.
-
-    Error points are the real points (:func:`graded_pr_points`). ``recall`` alignment
-    (default): the inferred precision GP_e of the document at which the inferred cumulative
-    relevance W first reaches the real one at the point (0 when it never does, i.e. the
-    inferred curve ends earlier); ``rank``: GP_e at the point's rank.
-    """
+    """RMS and MAE between the real and the inferred graded PR curve of each list, at the
+    real points: GP_e where W first reaches the point's level (``recall``; 0 if never) or at
+    its rank (``rank``)."""
     pts = graded_pr_points(lists, g)
     W, GP = inferred_graded_pr(p, g)
     B, N = W.shape
@@ -350,9 +308,4 @@ def graded_pr_errors(p: np.ndarray, lists: RankedLists, g=None, alignment: str =
         inferred = np.where(j < N, np.take_along_axis(GP, np.clip(j, 0, N - 1), axis=1), 0.0)
     else:
         raise ValueError(f"alignment must be 'recall' or 'rank', got {alignment!r}")
-    n = pts.valid.sum(axis=1)
-    diff = np.where(pts.valid, pts.precision - inferred, 0.0)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rms_ = np.sqrt((diff ** 2).sum(axis=1) / n)
-        mae_ = np.abs(diff).sum(axis=1) / n
-    return PRErrors(np.where(n > 0, rms_, np.nan), np.where(n > 0, mae_, np.nan), n)
+    return _errors(pts.precision, inferred, pts.valid)
