@@ -1,16 +1,8 @@
 """Qin, Liu & Li (2010): ApproxAP and ApproxNDCG over their alpha and beta grid with random
-restarts, the alpha-versus-restarts trade-off (their Table 5 analogue), and ApproxAP and
-ApproxNDCG against LambdaRank and LambdaMART trained for the same metric on the same split.
-
-Every choice is made on validation: for ApproxRank the (alpha, beta, restart) with the best
-validation value of the test metric; for LambdaRank the best restart; for LambdaMART the best
-number of trees. The comparisons are one family decided by the rule of
-:mod:`analysis.learning.claims` (Holm-adjusted paired t-test, undecided with its MDE).
-
-Outputs: ``approx_grid.csv`` (one row per ApproxRank run), ``approx_restarts.csv`` (per alpha and
-number of restarts K, the test value of the run validation picks among the first K restarts and
-every beta) and ``approx_compare.csv``.
-"""
+restarts (``approx_grid.csv``), the alpha-versus-restarts trade-off (their Table 5 analogue,
+``approx_restarts.csv``), and ApproxRank against LambdaRank and LambdaMART trained for the same
+metric on the same split (``approx_compare.csv``, decided by :mod:`analysis.learning.claims`).
+Every choice (alpha, beta, restart; trees) is made on validation."""
 from __future__ import annotations
 
 from pathlib import Path

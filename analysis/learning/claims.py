@@ -1,19 +1,11 @@
 """The papers' learning claims, their verdicts, and the power analysis behind them.
 
-One rule decides every claim of a run (``verdict``):
-
-* the family is the claims the run can test (all of :data:`CLAIMS` whose two training metrics
-  and test metric were run); each claim's primary test is the two-sided paired t-test over the
-  test queries of the mean difference (claimed better - compared), Holm-adjusted over the family;
-* **reproduces** when the adjusted p is below alpha and the difference is positive; **reversed**
-  when it is below alpha and the difference is negative; otherwise **undecided (MDE x)**, where x
-  is the family's minimum detectable effect for that claim (:func:`maxent.stats.family_mde`:
-  the effect the Holm-corrected test detects with the run's power, 0.8 by default), in points.
-
-The unadjusted 95% bootstrap interval is reported beside the verdict (``ci_excludes_zero``), as
-are the Wilcoxon and sign tests and whether all three tests reject at alpha (the papers' rule,
-``all_three``): an interval that excludes 0 under an undecided verdict is a per-claim statement
-the family-wise rule does not confirm.
+One rule decides every claim of a run (:func:`verdict`): the family is the claims the run can
+test; each claim's test is the two-sided paired t-test over the test queries (claimed better -
+compared), Holm-adjusted over the family. **reproduces** / **reversed**: adjusted p below alpha
+with a positive / negative difference; otherwise **undecided (MDE x)**, x the family's minimum
+detectable effect in points (:func:`maxent.stats.family_mde`). The unadjusted bootstrap
+interval, the Wilcoxon and sign tests are reported beside it.
 """
 from __future__ import annotations
 

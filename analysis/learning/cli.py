@@ -24,16 +24,15 @@ from maxent.letor import default_data_root
 from maxent.ltr.train import check_objective
 
 DESCRIPTION = "Informativeness versus learning: LambdaRank trained for one metric, tested on another."
+# per part, the small outputs --evidence copies (never the per-run records)
 EVIDENCE_FILES = {"table": ("table.csv", "table.txt", "claims.csv", "power.csv", "models.csv"),
                   "curves": ("curves.csv",), "sweep": ("sweep.csv",), "optimality": ("optimality.csv",),
                   "optimality001": ("optimality001_counts.csv",), "pairs": ("pairs.csv",), "anchor": ("anchor.csv",),
                   "approx_error": ("approx_error.csv",),
                   "approx": ("approx_grid.csv", "approx_restarts.csv", "approx_compare.csv")}
-"""Per part, the small outputs --evidence copies beside a PROVENANCE.json (never the per-run records)."""
+# BLAS thread counts change the last bits of the net's scores on large sets, hence the selected
+# epochs: PROVENANCE.json records them (thread_env).
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
-"""Environment variables that set the BLAS thread count. On large sets (Robust 2003: 77,000
-training documents) the count changes the last bits of the net's scores, hence ties in the
-validation curves and the selected epochs, so PROVENANCE.json records them (``thread_env``)."""
 
 EPILOG = """examples:
   python -m analysis.learning                              # Yahoo sample, all parts
@@ -47,10 +46,6 @@ EPILOG = """examples:
   python -m analysis.learning --objective approxrank --approx-alpha 100 --train-metrics AP,nDCG
   python -m analysis.learning --model lambdamart --parts table,curves   # LightGBM trees, our lambdas
 """
-
-
-def _csv_list(s: str) -> list[str]:
-    return split_names(s)          # commas inside parentheses stay: GAP(g=0.5,0.5)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -71,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "fold k+1); the table pools the test queries of all folds. 1 = one 60/20/20 split")
     d.add_argument("--normalize", choices=("zscore", "query-minmax", "query-zscore", "none"), default="zscore",
                    help="feature scaling: global z-score fitted on train, or per query")
-    d.add_argument("--split-fractions", type=lambda s: [float(x) for x in _csv_list(s)], default=[0.6, 0.2, 0.2],
+    d.add_argument("--split-fractions", type=lambda s: [float(x) for x in split_names(s)],
+                   default=[0.6, 0.2, 0.2],
                    help="pooled sets without --folds: train, validation and test shares of the queries")
     d.add_argument("--n-queries", type=int, default=None,
                    help="artificial, synthetic: queries (train+vali+test); default 1000 artificial, 10000 synthetic")
@@ -83,9 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--docs-per-query", type=int, default=30, help="artificial: documents per query")
     d.add_argument("--n-features", type=int, default=50, help="artificial: features")
     m = p.add_argument_group("metrics")
-    m.add_argument("--train-metrics", type=_csv_list, default=_csv_list("AP,P@10,nDCG,nDCG@10,RR,GAP"),
+    m.add_argument("--train-metrics", type=split_names, default=split_names("AP,P@10,nDCG,nDCG@10,RR,GAP"),
                    help="rows: metrics to train for")
-    m.add_argument("--test-metrics", type=_csv_list, default=_csv_list("AP,P@10,nDCG@10,nDCG,GAP"),
+    m.add_argument("--test-metrics", type=split_names, default=split_names("AP,P@10,nDCG@10,nDCG,GAP"),
                    help="columns: metrics to test on (each is also its own validation metric)")
     m.add_argument("--gain", choices=("exp", "linear"), default="exp",
                    help="nDCG gain when a name gives none (papers: exp 2^g-1; trec_eval: linear)")
@@ -99,21 +95,22 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--patience", type=int, default=5,
                    help="early stopping: end a run when no validation metric has improved for this many "
                         "epochs (0: train to the cap)")
-    t.add_argument("--learning-rates", type=lambda s: [float(x) for x in _csv_list(s)], default=[1e-3, 1e-2],
+    t.add_argument("--learning-rates", type=lambda s: [float(x) for x in split_names(s)],
+                   default=[1e-3, 1e-2],
                    help="learning-rate grid (the best per test metric is chosen on validation)")
     t.add_argument("--objective", choices=("lambdarank", "softrank", "approxrank"), default="lambdarank",
                    help="gradient: LambdaRank lambdas, SoftRank or ApproxRank (nDCG, P@k, RBP, AP, GAP)")
     t.add_argument("--sigma", type=float, default=1.0, help="RankNet sigma (lambdarank)")
     t.add_argument("--sigma-s", type=float, default=1.0, help="SoftRank score-noise standard deviation")
-    t.add_argument("--approx-alpha", type=lambda s: [float(x) for x in _csv_list(s)], default=[100.0],
+    t.add_argument("--approx-alpha", type=lambda s: [float(x) for x in split_names(s)], default=[100.0],
                    help="ApproxRank position scale alpha; a list is a grid chosen on validation (Qin et al. 2010: 50-300)")
-    t.add_argument("--approx-beta", type=lambda s: [float(x) for x in _csv_list(s)], default=[10.0],
+    t.add_argument("--approx-beta", type=lambda s: [float(x) for x in split_names(s)], default=[10.0],
                    help="ApproxRank truncation scale beta; a list is a grid chosen on validation (Qin et al. 2010: 1-100)")
     t.add_argument("--batch-size", type=int, default=1, help="queries per update")
     t.add_argument("--restart-patience", type=int, default=16,
                    help="random restart after this many epochs without training improvement (0: off)")
     t.add_argument("--lr-decay", action="store_true", help="Donmez et al. 2009 decay: x0.8 w.p. 0.3 after a worse epoch")
-    t.add_argument("--seeds", type=lambda s: [int(x) for x in _csv_list(s)], default=[0],
+    t.add_argument("--seeds", type=lambda s: [int(x) for x in split_names(s)], default=[0],
                    help="training seeds (per-query test values are averaged over seeds, unless --best-restart)")
     t.add_argument("--best-restart", action="store_true",
                    help="Qin et al. 2010: the seeds are K random restarts and validation picks the best one "
@@ -128,11 +125,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="only pairs with a document in the top k ranks (LightGBM lambdarank_truncation_level; "
                         "default all pairs)")
     e = p.add_argument_group("experiments")
-    e.add_argument("--parts", type=_csv_list, default=list(DEFAULT_PARTS),
+    e.add_argument("--parts", type=split_names, default=list(DEFAULT_PARTS),
                    help=f"parts to run, from {','.join(PARTS)} (default all but approx)")
-    e.add_argument("--fractions", type=lambda s: [float(x) for x in _csv_list(s)], default=[0.25, 0.5, 1.0],
+    e.add_argument("--fractions", type=lambda s: [float(x) for x in split_names(s)], default=[0.25, 0.5, 1.0],
                    help="sweep: fractions of the training queries")
-    e.add_argument("--features", type=_csv_list, default=_csv_list("2,9,all"),
+    e.add_argument("--features", type=split_names, default=split_names("2,9,all"),
                    help="sweep: feature counts (the top ones by |correlation| with the grade on train)")
     e.add_argument("--sweep-epochs", type=int, default=None, help="sweep epoch budget (default --epochs)")
     e.add_argument("--mc-directions", type=int, default=459, help="optimality: random unit directions")
@@ -147,13 +144,13 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--mc-eps", type=float, default=0.003, help="optimality: improvement threshold epsilon")
     e.add_argument("--mc-weights", type=int, default=50,
                    help="optimality001: weights moved alone (+-e_j), a random sample; 0 = every weight")
-    e.add_argument("--pairs-train", type=_csv_list, default=_csv_list("nDCG,nDCG@10,AP,RR"),
+    e.add_argument("--pairs-train", type=split_names, default=split_names("nDCG,nDCG@10,AP,RR"),
                    help="pairs: training metrics (Donmez et al. 2009 Fig. 5: NDCG, NDCG@10, MAP, MRR)")
     e.add_argument("--pairs-target", default="RR", help="pairs: the test metric (Donmez et al. 2009 Fig. 5: MRR)")
     e.add_argument("--approx-runs", nargs="+", default=[str(ROOT / "trec_runs" / "runs")],
                    help="approx_error: TREC run files or folders (real ranked lists)")
     e.add_argument("--approx-qrels", default=str(ROOT / "trec_runs" / "qrels-rnd1.txt"), help="approx_error: qrels")
-    e.add_argument("--approx-alphas", type=lambda s: [float(x) for x in _csv_list(s)],
+    e.add_argument("--approx-alphas", type=lambda s: [float(x) for x in split_names(s)],
                    default=[1, 3, 10, 30, 100, 300, 1000, 3000], help="approx_error: alpha grid (scores min-max "
                    "normalised per list)")
     e.add_argument("--approx-depth", type=int, default=100, help="approx_error: top documents of each list")
@@ -224,8 +221,7 @@ def write_evidence(args, out: Path, started: float) -> None:
     dest = args.evidence
     dest.mkdir(parents=True, exist_ok=True)
     argv = getattr(args, "argv", None)
-    # provenance first: its uncommitted_changes flag describes the tree that made the results, before
-    # the copies below overwrite the folder's tracked CSVs (which would otherwise count as changes)
+    # provenance first: the copies below would count as uncommitted changes
     write_provenance(dest, command_line(None if argv is None else ["learning", *argv], module="analysis.learning"), started,
                      extra={"parts": args.parts, "dataset": args.dataset,
                             "thread_env": {k: os.environ[k] for k in THREAD_VARIABLES if k in os.environ}})
@@ -237,9 +233,7 @@ def write_evidence(args, out: Path, started: float) -> None:
     print(f"evidence: {dest}")
 
 
-OUTPUTS = ("*.csv", "*.png", "table.txt", "summary.json")
-"""Final outputs: every table and figure at the top of the folder (cleared at the start of every
-run, see own_output); the training records in runs/ are kept for --resume."""
+OUTPUTS = ("*.csv", "*.png", "table.txt", "summary.json")  # cleared by own_output; runs/ is kept for --resume
 
 
 def _run_parts(args, out: Path, t0: float) -> int:

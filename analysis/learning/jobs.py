@@ -1,8 +1,6 @@
-"""Training jobs of the learning-to-rank experiments: one job trains one model (one training
-metric, learning rate, seed, fold; ApproxRank's alpha and beta) and records its validation-selected
-weights per test metric, with each model's epoch, weight norm and weight checksum so that two
-identical models are visible as such. Jobs run in worker processes; their records are saved as
-they finish so that --resume skips them."""
+"""Training jobs of the learning-to-rank experiments: one job trains one model and records its
+validation-selected weights per test metric (epoch, weight norm, checksum: identical models are
+visible as such); records are saved as they finish so that --resume skips them."""
 from __future__ import annotations
 
 import hashlib

@@ -1,28 +1,17 @@
 """Local optimality of learned weights: Yilmaz & Robertson (2010) Table 5 and the protocol of
-Donmez, Svore & Burges (2009).
-
-Two kinds of weights are examined (column ``weights``):
+Donmez, Svore & Burges (2009), for two kinds of weights (column ``weights``):
 
 * ``optimum``: the training optimum, from a run of the same training metric and learning rate
-  trained without early stopping until it converges (``tag`` "optimum"; Yilmaz & Robertson 2010
-  train to convergence). The convergence rule (``--converge-tol`` tau, ``--converge-window`` W):
-  the run ends once the mean training objective of its last W epochs differs from that of the W
-  epochs before by less than tau, both windows after the last random restart; ``--optimum-epochs``
-  caps it (300, the paper's budget). The weights are those of the last epoch of the converged run;
-  a run that reaches the cap unconverged gives the weights of its epoch with the best training
-  objective instead (a late random restart would otherwise leave random weights last). Each row
-  records ``epochs_run`` and ``converged``. Both papers examine these weights.
+  without early stopping, until the mean training objective of its last ``--converge-window``
+  epochs differs from that of the window before by less than ``--converge-tol`` (capped at
+  ``--optimum-epochs``); an unconverged run gives its epoch of best training objective;
 * ``selected``: the weights validation selects for the test metric (the table's models).
 
-``optimality.csv`` (Table 5): per (train metric, test metric) pair of the paper, weights and
-``split`` (train / test), the alterations of 459 random unit directions x steps 0.1..1.0 that
-improve the *test metric* by > 0 and by > epsilon, on the training and on the test queries.
-
-``optimality001_counts.csv`` (Donmez et al. 2009, Figs. 1-4): per training metric, weights, seed
-and fold, the directions along which the model's *own training metric on the training set* is
-not lower, ``A(w) <= A(w + eta r)`` (``not_worse``, ties counted as the paper counts them), and
-strictly higher (``improved``) or higher by > epsilon, for random directions and for every
-weight moved alone (+-e_j).
+``optimality.csv`` (Table 5): per (train, test) pair and ``split``, the alterations of random
+unit directions x steps 0.1..1.0 that improve the test metric by > 0 and by > epsilon.
+``optimality001_counts.csv`` (Donmez et al. 2009, Figs. 1-4): per model, the directions along
+which its own training metric on the training set is not lower, ``A(w) <= A(w + eta r)``
+(ties counted as the paper does), and strictly higher, for random and per-weight directions.
 """
 from __future__ import annotations
 
@@ -32,20 +21,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis._cli import atomic_write_csv, save_figure
+from analysis._cli import atomic_write_csv, pyplot, save_figure
 from analysis.learning.data import PAIRS, _metric, _sets
 from analysis.learning.jobs import _job, _run_all, _run_training, _select, fingerprint
 from maxent.ltr.models import make_model
 from maxent.ltr.optimality import local_optimality, shift_profile, unit_directions
 
-TIE = 1e-12
-"""Differences of mean metric values within this are ties (float noise of the mean)."""
+TIE = 1e-12  # differences of mean metric values within this are float noise
 
 
 def optimum_runs(args, runs_dir: Path, by_train: dict, trains, keys) -> dict:
-    """The training-optimum run of each training metric and (seed, fold) key: no early stopping,
-    the learning rate validation chose for the metric itself in the table runs, trained until the
-    convergence rule holds or --optimum-epochs (module docstring)."""
+    """The training-optimum run of each training metric and (seed, fold) key, at the learning
+    rate validation chose for the metric itself (module docstring)."""
     converge = (args.converge_tol, args.converge_window) if args.converge_tol > 0 else None
     jobs = {}
     for tr in trains:
@@ -173,10 +160,7 @@ def part_optimality001(args, out: Path, runs_dir: Path, by_train: dict):
 
 
 def _plot001(df, cdf, args, out: Path):
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     trains = list(dict.fromkeys(df.train_metric))
     fig, axes = plt.subplots(2, len(trains), figsize=(3.2 * len(trains), 5.8), squeeze=False)
     for i, tr in enumerate(trains):
@@ -201,4 +185,3 @@ def _plot001(df, cdf, args, out: Path):
                  "Figs. 1-4); top: optimum weights, four directions", fontsize=9)
     fig.tight_layout()
     save_figure(fig, out / "optimality001.png")
-    plt.close(fig)

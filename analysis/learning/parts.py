@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from analysis._cli import atomic_write_csv, progress, save_figure
+from analysis._cli import atomic_write_csv, progress, pyplot, save_figure
 from analysis.learning.data import _DATA, PAIRS, ROOT, _metric, _sets, top_features
 from analysis.learning.jobs import _job, _run_training, _select, _test_values
 from maxent.ltr.models import make_model
@@ -34,9 +34,7 @@ def part_curves(args, out: Path, by_train: dict):
         return None
     df = pd.DataFrame(rows)
     atomic_write_csv(out / "curves.csv", df)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     pairs = list(dict.fromkeys(zip(df.train, df.test)))
     fig, axes = plt.subplots(1, len(pairs), figsize=(3.6 * len(pairs), 3.2), sharey=False)
     for ax, (tr, te) in zip(np.atleast_1d(axes), pairs):
@@ -53,7 +51,6 @@ def part_curves(args, out: Path, by_train: dict):
     fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; Yilmaz & Robertson 2010 Fig. 5); dashed line: epoch "
                  f"validation selects; patience {args.patience}, cap {args.epochs}", fontsize=9)
     save_figure(fig, out / "curves.png")
-    plt.close(fig)
     return df
 
 
@@ -105,9 +102,7 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
     n_tr = splits[0].n_queries
     df["n_train_queries"] = [max(2, int(round(f * n_tr))) if f < 1 else n_tr for f in df.fraction]
     atomic_write_csv(out / "sweep.csv", df)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     tests = list(dict.fromkeys(df.test))
     fig, axes = plt.subplots(1, len(tests), figsize=(5 * len(tests), 3.6))
     for ax, te in zip(np.atleast_1d(axes), tests):
@@ -124,7 +119,6 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
         ax.legend(fontsize=7)
     fig.suptitle(f"Training-set size x features ({args.dataset}; Yilmaz & Robertson 2010 Fig. 4)", fontsize=10)
     save_figure(fig, out / "sweep.png")
-    plt.close(fig)
     return df
 
 
@@ -170,9 +164,7 @@ def part_pairs(args, out: Path, runs_dir: Path, by_train: dict | None):
                 df.loc[i, "diff_vs_target_trained"] = 100 * pt.difference
                 df.loc[i, "significant"] = pt.significant
     atomic_write_csv(out / "pairs.csv", df)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(5, 3.6))
     for tr, d in df.groupby("train", sort=False):
         ax.plot(np.log10(np.maximum(d.effective_pairs, 1)), d.value, marker="o", label=f"train {tr}")
@@ -181,7 +173,6 @@ def part_pairs(args, out: Path, runs_dir: Path, by_train: dict | None):
     ax.legend(fontsize=7)
     ax.set_title(f"Effective pairs vs test {target} ({args.dataset}; Donmez et al. 2009 Fig. 5)", fontsize=9)
     save_figure(fig, out / "pairs.png")
-    plt.close(fig)
     return df
 
 
@@ -217,9 +208,7 @@ def part_approx_error(args, out: Path):
             bar.update(1)
     df = pd.DataFrame(rows)
     atomic_write_csv(out / "approx_error.csv", df)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
     for name, d in df[df.beta == args.approx_beta[0]].groupby("metric", sort=False):    # the plot: first beta
         axes[0].loglog(d.alpha, d.mean_abs_error, marker="o", label=name)
@@ -234,7 +223,6 @@ def part_approx_error(args, out: Path):
     fig.suptitle(f"ApproxRank approximation error on {len(runs)} TREC runs, top {args.approx_depth} per topic, "
                  f"beta {args.approx_beta[0]:g} (Qin et al. 2010 Figs. 1-2)", fontsize=9)
     save_figure(fig, out / "approx_error.png")
-    plt.close(fig)
     return df
 
 

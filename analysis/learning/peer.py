@@ -1,8 +1,5 @@
-"""LightGBM lambdarank as a peer (the ``bench`` extra): the sanity anchor of the learning
-experiments (``analysis.learning``, ``analysis.active_eval``).
-
-LightGBM is imported lazily inside the functions, so the experiments run without it.
-"""
+"""LightGBM lambdarank as a peer (the ``bench`` extra, imported lazily): the sanity anchor of
+``analysis.learning`` and ``analysis.active_eval``."""
 from __future__ import annotations
 
 import numpy as np

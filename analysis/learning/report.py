@@ -1,11 +1,6 @@
-"""Markdown tables of the committed learning-to-rank evidence (``results/learning/<dataset>/``).
-
-The claims' verdicts of every data set (from each folder's ``claims.csv``), the Table 5 counts
-(``optimality.csv``) and the other learning tables, registered in :data:`BLOCKS`.
-``python -m analysis.report`` puts them into ``docs/guide/learning.md`` between the markers
-``<!-- report:learning_NAME -->`` and ``<!-- /report:learning_NAME -->``;
-``python -m analysis.learning.report`` prints them.
-"""
+"""Markdown tables of the committed learning-to-rank evidence (``results/learning/<dataset>/``),
+registered in :data:`BLOCKS` for ``python -m analysis.report``; ``python -m
+analysis.learning.report`` prints them."""
 from __future__ import annotations
 
 from pathlib import Path

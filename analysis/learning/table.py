@@ -16,10 +16,8 @@ from maxent.stats import bootstrap_ci, minimum_detectable_effect, paired_tests
 
 
 def cell_marks(row) -> str:
-    """The marks of one table cell from its CSV flags: ``*`` (sig_vs_self), ``o`` (sig_ap_ndcg).
-
-    The flags may be numpy/pandas booleans or NaN (no test for that cell): only a true value marks.
-    """
+    """The marks of one table cell from its CSV flags: ``*`` (sig_vs_self), ``o`` (sig_ap_ndcg);
+    NaN (no test for that cell) marks nothing."""
     def flag(key):
         v = row.get(key, False)
         return bool(v) if isinstance(v, (bool, np.bool_)) else (v == 1 if isinstance(v, (int, float)) else False)
@@ -106,16 +104,15 @@ def stopping_summary(recs: list[dict], by_train: dict, tests: list[str], args) -
     if not reasons:                                       # LambdaMART records have no stop reason
         return ""
     n_pat, n_cap = reasons.count("patience"), reasons.count("epoch_cap")
-    sels = [r for tr in args.train_metrics for te in tests
+    sels = [(te, r) for tr in args.train_metrics for te in tests
             for r in _select(by_train[tr], te, args.best_restart).values()]
-    at0 = sum(r["selected"][te]["epoch"] == 0 for tr in args.train_metrics for te in tests
-              for r in _select(by_train[tr], te, args.best_restart).values())
-    chosen = ", ".join(f"{lr:g}: {sum(r['lr'] == lr for r in sels)}" for lr in sorted(set(args.learning_rates)))
+    at0 = sum(r["selected"][te]["epoch"] == 0 for te, r in sels)
+    chosen = ", ".join(f"{lr:g}: {sum(r['lr'] == lr for _, r in sels)}"
+                       for lr in sorted(set(args.learning_rates)))
     last = max(int(r.get("stopped_epoch") or 0) for r in recs)
     return (f"training runs: {n_pat} stopped by patience ({args.patience} epochs), {n_cap} hit the epoch cap "
             f"({args.epochs}); latest stop at epoch {last}\nvalidation selections (cell x fold x seed): "
             f"{len(sels)}, {at0} kept epoch 0 (untrained); learning rates chosen: {chosen}")
-
 
 
 def table_text(table: pd.DataFrame, trains: list[str], tests: list[str], alpha: float, power: float) -> str:
@@ -148,7 +145,6 @@ def table_text(table: pd.DataFrame, trains: list[str], tests: list[str], alpha: 
         text.append(f"minimum detectable effect (paired t, alpha {alpha:g}, power {power:.0%}, {n} test queries): "
                     f"median {mde.median():.2f} points over the cells (range {mde.min():.2f}-{mde.max():.2f})")
     return "\n".join(text)
-
 
 
 def claims_text(claims: pd.DataFrame, power: pd.DataFrame, args) -> str:
