@@ -195,7 +195,8 @@ def resolve_data(args: argparse.Namespace) -> None:
         args.runs, args.qrels = [str(BUNDLED_RUNS)], str(BUNDLED_QRELS)
 
 
-_LIMITS = (("workers", 1), ("depth", 1), ("min_relevant", 0), ("bootstrap", 1), ("top_k", 1))  # (option, least)
+# (option, least value)
+_LIMITS = (("workers", 1), ("depth", 1), ("min_relevant", 0), ("bootstrap", 1), ("top_k", 1))
 
 
 def check_limits(args: argparse.Namespace) -> None:

@@ -36,7 +36,7 @@ from maxent.trec import read_qrels, read_runs
 __all__ = ["gap_thresholds", "GapThresholds", "simplex_grid", "g_name", "sweep_table", "best_g",
            "per_topic_values", "bootstrap_tables", "bootstrap_metrics", "restrict_topics", "topic_set", "main"]
 
-OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")  # see own_output
+OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "discriminative.csv")
 
 
 # ------------------------------------------------------------------ the study as a function

@@ -126,9 +126,9 @@ def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title:
     from analysis.plots import PRCurveDisplay
 
     fig, axes = _panels(max(len(keys), 1), title=title)
-    frames = [PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(),
+    frames = [PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(), ax=ax,
                                       threshold=settings.thresholds[0], graded=graded, count=settings.count,
-                                      depth=settings.depth, score_precision=settings.score_precision, ax=ax).data
+                                      depth=settings.depth, score_precision=settings.score_precision).data
               for ax, (r, tp) in zip(axes[0], keys)]
     curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])

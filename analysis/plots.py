@@ -146,8 +146,8 @@ class PredictionDisplay(_Display):
     def plot(self, ax=None) -> "PredictionDisplay":
         ax = _axes(ax)
         d = self.data
-        _errorbar(ax, d["actual"].to_numpy(), d["pred"].to_numpy(), d["actual lo"].to_numpy(),
-                  d["actual hi"].to_numpy(), d["pred lo"].to_numpy(), d["pred hi"].to_numpy())
+        _errorbar(ax, *(d[c].to_numpy() for c in ("actual", "pred", "actual lo", "actual hi", "pred lo",
+                                                  "pred hi")))
         top = float(np.nanmax(d[["actual hi", "pred hi", "actual", "pred"]].to_numpy(), initial=1e-3))
         lim = [0, max(1e-3, top) * 1.05]
         ax.plot(lim, lim, "k:", lw=0.8)
@@ -197,8 +197,8 @@ class MetricScatterDisplay(_Display):
     def plot(self, ax=None) -> "MetricScatterDisplay":
         ax = _axes(ax)
         d = self.data
-        _errorbar(ax, d["metric"].to_numpy(), d["target"].to_numpy(), d["metric lo"].to_numpy(),
-                  d["metric hi"].to_numpy(), d["target lo"].to_numpy(), d["target hi"].to_numpy())
+        _errorbar(ax, *(d[c].to_numpy() for c in ("metric", "target", "metric lo", "metric hi", "target lo",
+                                                  "target hi")))
         ax.set(xlabel=f"{self.metric} (mean over topics)", ylabel=f"{self.target} (mean over topics)",
                title=f"{self.metric}: Kendall tau with {self.target} {self.tau():.3f}")
         return self._done(ax)

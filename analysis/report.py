@@ -346,7 +346,8 @@ def bench_install(results: Path) -> str:
 def bench_scale(results: Path) -> str:
     """``maxent.evaluate`` against the pytrec_eval script on MS MARCO-shaped synthetic data."""
     t = _read(results, "benchmarks", "scale", "scale.csv")
-    rows = [[int(r["topics"]), int(r["run_lines"]), r["command"], f"{r['ours_s']:.2f}", f"{r['ours_mib']:.0f}"]
+    rows = [[int(r["topics"]), int(r["run_lines"]), r["command"], f"{r['ours_s']:.2f}",
+             f"{r['ours_mib']:.0f}"]
             + ([f"{r['pytrec_eval_s']:.2f}", f"{r['pytrec_eval_mib']:.0f}", f"{r['speedup']:.1f}x"]
                if pd.notna(r.get("pytrec_eval_s")) else ["-"] * 3) for r in t.to_dict("records")]
     return (f"Machine: {_machine(results, 'benchmarks', 'scale')}.\n\n"

@@ -50,10 +50,8 @@ def prediction_table(inst: pd.DataFrame, settings: Settings) -> pd.DataFrame:
     rows = []
     for (metric, t), g in inst.groupby(["metric", "threshold"], sort=False):
         e = g[g["eligible"]]
-        row = {"from": metric, "threshold": t}
-        for x in settings.predict:
-            row[x] = rms(e[f"actual {x}"], e[f"pred {x}"])
-        rows.append(row)
+        rows.append({"from": metric, "threshold": t,
+                     **{x: rms(e[f"actual {x}"], e[f"pred {x}"]) for x in settings.predict}})
     return pd.DataFrame(rows)
 
 
