@@ -1,29 +1,26 @@
 """Speed of Theorem 3's exact moments (Sawade et al. 2013) against Monte Carlo, the obvious peer.
 
-For B queries with two rankings of k documents drawn from a union of U candidates with
-G grade levels, computes E[delta^2] (delta = L(r_1) - L(r_2), shared documents) for ERR@k
-and DCG@k exactly (``maxent.active.delta_moments``), and by Monte Carlo with S sampled
-label vectors per query (vectorised numpy: sample grades, evaluate both lists). Reports
-the time ratio and Monte Carlo's relative error, which only shrinks as S^-1/2: the exact
-programme's advantage is accuracy per second. Ratios, never asserted.
+For B queries with two rankings of k documents from a union of U candidates with G grade levels,
+E[delta^2] (delta = L(r_1) - L(r_2)) for ERR@k and DCG@k, exactly (``delta_moments``) and by
+vectorised Monte Carlo with S label vectors per query: the time ratio and Monte Carlo's relative
+error, which shrinks only as S^-1/2. Ratios, never asserted.
 
-Usage: ``python benchmarks/bench_active.py [--queries 2000 --k 10 --levels 5 --samples 1000]``
+    python benchmarks/bench_active.py [--queries 2000 --k 10 --levels 5 --samples 1000]
 """
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
-from maxent.active import delta_moments
+from _common import parser
+
+from maxent.active import delta_moments, level_values
 from maxent.metrics import parse_measure
 
 
 def _mc(metric, P, d1, d2, S, rng):
     """Monte Carlo E[delta^2]: S label vectors per query, lists scored in closed form."""
-    from maxent.active import level_values
-
     B, U, G = P.shape
     v = level_values(metric, G)
     cdf = np.cumsum(P, axis=2)
@@ -43,7 +40,7 @@ def _mc(metric, P, d1, d2, S, rng):
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = parser(__doc__, evidence=False)
     p.add_argument("--queries", type=int, default=2000)
     p.add_argument("--k", type=int, default=10)
     p.add_argument("--levels", type=int, default=5)

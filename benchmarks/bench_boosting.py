@@ -1,28 +1,26 @@
-"""LambdaMART speed: time per boosting iteration with our objective, as a ratio to the peer's
-built-in objective on the same data in the same run (target: within 3x of
-LightGBM's lambdarank for nDCG).
+"""LambdaMART speed: time per boosting iteration with our objective, as a ratio to LightGBM's
+built-in ``lambdarank`` for nDCG on the same data in the same run (target: within 3x).
 
-For each data set: LightGBM ``lambdarank`` (nDCG, ``lambdarank_norm=False``, truncation 30)
-against our :func:`maxent.ltr.boosting.lightgbm_objective` with the same settings, then our
-objective for AP, GAP, RR and ERR@10 (no built-in peer); the time of the objective call alone
-is also given. With XGBoost installed: ``rank:map`` against our AP objective. One thread,
-same tree parameters, median over repeats; timings on a shared machine, so read the ratios.
+Same settings on both sides (``lambdarank_norm=False``, truncation 30, one thread); our objective
+also for AP, GAP, RR and ERR@10 (no built-in peer), with the time of the objective call alone.
+With XGBoost installed, ``rank:map`` against our AP objective. Medians over repeats, never asserted.
 
-Run: ``python benchmarks/bench_boosting.py [--trees 30] [--repeat 3]`` (extras lightgbm,
-xgboost). Nothing is asserted.
+    python benchmarks/bench_boosting.py [--trees 30] [--repeat 3]     # extras lightgbm, xgboost
 """
 from __future__ import annotations
 
 import argparse
 import sys
-import time
+from statistics import median
 
 import numpy as np
 
+from _common import timing
+
 from maxent.letor import default_data_root, read_letor
-from maxent.synthetic import artificial, make_synthetic
 from maxent.ltr.boosting import QueryGroups, lightgbm_objective, xgboost_objective
 from maxent.metrics import parse_measure
+from maxent.synthetic import artificial, make_synthetic
 
 T = 30
 OTHERS = ["AP", "GAP", "RR", "ERR@10"]
@@ -30,24 +28,10 @@ OTHERS = ["AP", "GAP", "RR", "ERR@10"]
 
 def _datasets():
     root = default_data_root()
-    out = []
-    y = root / "yahoo_lightgbm_sample" / "rank.train"
-    if y.exists():
-        out.append(("yahoo sample", read_letor(y)))
-    m = root / "mslr_web10k_5k" / "msn1.fold1.train.5k.txt"
-    if m.exists():
-        out.append(("mslr 5k", read_letor(m)))
-    out.append(("artificial 1000x50", make_synthetic(1000, **artificial(50, 50), seed=0)))
-    return out
-
-
-def _median(fn, repeat):
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return float(np.median(ts))
+    files = {"yahoo sample": root / "yahoo_lightgbm_sample" / "rank.train",
+             "mslr 5k": root / "mslr_web10k_5k" / "msn1.fold1.train.5k.txt"}
+    out = [(label, read_letor(path)) for label, path in files.items() if path.exists()]
+    return out + [("artificial 1000x50", make_synthetic(1000, **artificial(50, 50), seed=0))]
 
 
 def bench_lightgbm(data, trees, repeat):
@@ -63,15 +47,15 @@ def bench_lightgbm(data, trees, repeat):
         return lambda: lgb.train(dict(base, objective=obj), ds, num_boost_round=trees)
 
     rows = []
-    builtin = _median(run("lambdarank"), repeat) / trees
+    builtin = timing(run("lambdarank"), repeat, median) / trees
     rows.append(("lightgbm lambdarank (built-in)", "nDCG", builtin, 1.0, None))
     groups = QueryGroups.from_offsets(data.y, data.offsets)
     s = np.random.default_rng(0).normal(size=data.n_docs)
     for name in ["nDCG(gain=exp)"] + OTHERS:
         kw = dict(truncation=T, ideal_cutoff=T) if name.startswith("nDCG") else dict(truncation=T)
         fobj = lightgbm_objective(parse_measure(name), **kw)
-        per_iter = _median(run(fobj), repeat) / trees
-        call = _median(lambda: fobj.objective.gradients(s, groups), max(5, repeat))
+        per_iter = timing(run(fobj), repeat, median) / trees
+        call = timing(lambda: fobj.objective.gradients(s, groups), max(5, repeat), median)
         rows.append(("ours via lightgbm", name, per_iter, per_iter / builtin, call))
     return rows
 
@@ -85,9 +69,9 @@ def bench_xgboost(data, trees, repeat):
     params = dict(eta=0.1, max_depth=6, tree_method="hist", nthread=1)
     peer = dict(params, objective="rank:map", lambdarank_pair_method="topk", lambdarank_num_pair_per_sample=N,
                 lambdarank_normalization=False, lambdarank_score_normalization=False)
-    builtin = _median(lambda: xgb.train(peer, d, trees), repeat) / trees
+    builtin = timing(lambda: xgb.train(peer, d, trees), repeat, median) / trees
     fobj = xgboost_objective(parse_measure("AP"))          # labels are already binary (grade >= 2)
-    ours = _median(lambda: xgb.train(dict(params, base_score=0.0), d, trees, obj=fobj), repeat) / trees
+    ours = timing(lambda: xgb.train(dict(params, base_score=0.0), d, trees, obj=fobj), repeat, median) / trees
     return [("xgboost rank:map (built-in)", "AP (grade>=2)", builtin, 1.0, None),
             ("ours via xgboost (all pairs)", "AP (grade>=2)", ours, ours / builtin, None)]
 
@@ -116,7 +100,8 @@ def main(argv=None) -> int:
         for who, metric, sec, ratio, call in rows:
             extra = "" if call is None else f"   (objective call {1000 * call:6.2f} ms)"
             print(f"  {who:<32} {metric:<16} {1000 * sec:8.2f} ms/iteration  x{ratio:5.2f}{extra}")
-    print(f"\nlightgbm {lightgbm.__version__}" + ("" if xgboost is None else f", xgboost {xgboost.__version__}"))
+    versions = f"lightgbm {lightgbm.__version__}" + (f", xgboost {xgboost.__version__}" if xgboost else "")
+    print(f"\n{versions}")
     return 0
 
 

@@ -1,27 +1,15 @@
-"""Wall time of building and installing the package itself, ``pip install --no-deps .`` into a
-fresh virtual environment, as README's install does it (build isolation: pip fetches setuptools
-and Cython, from its cache after the first run; then Cython and the C compiler build the TREC
-reader and the three builds of the solver's engine). The dependencies are not installed: this
-is the part of the install the project's own build decides (the target: the whole
-``pip install -e ".[test]"`` in under 2 minutes on a 2-core machine).
+"""Wall and CPU time of building and installing the package itself, ``pip install --no-deps .``
+into a fresh venv (build isolation: setuptools and Cython from pip's cache, then the TREC reader
+and the engine's three builds), alternating with another checkout (``--against``).
 
-``--readme`` times README's install instead, dependencies included, as a new user meets it: a
-fresh clone of the checkout's committed HEAD, a new venv, ``pip install -e ".[test]"`` with an
-empty pip cache (so the time is comparable between checkouts on one machine, not between
-machines: pip's wheels may come from a local index). Its rows also split the time into pip's
-three phases, read from its verbose log: resolving and downloading, building the wheels (this
-package's, and those of dependencies published only as source), and installing every package
-(unpacking and byte-compiling).
-
-``--against DIR`` alternates each run with another checkout (e.g. an earlier commit's
-``git worktree``). ``--evidence`` writes the rows to ``results/benchmarks/install/build.csv``
-(``install/readme/install.csv`` with ``--readme``) with its ``PROVENANCE.json``.
+``--readme`` times README's whole install instead, ``pip install -e ".[test]"`` in a fresh clone of
+the checkout's HEAD with an empty pip cache, split into pip's phases (download, build, install)
+read from its verbose log. ``--evidence``: results/benchmarks/install/ (``readme/`` with ``--readme``).
 
     python benchmarks/bench_build.py [--runs 2] [--readme] [--against /tmp/start] [--evidence]
 """
 from __future__ import annotations
 
-import argparse
 import os
 import resource
 import subprocess
@@ -31,14 +19,14 @@ import time
 import venv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # the tests import this file too
+from _common import RESULTS, alternating, parser, write_evidence  # noqa: E402
 
 
 def pip_phases(log: list[tuple[float, str]], wall: float) -> dict[str, float]:
-    """Seconds of pip's phases from its ``-v`` log, each line with the time it was read:
-    resolving and downloading until "Building wheels for collected packages", building them until
-    "Installing collected packages", installing until the end (``wall``). Only unindented lines
-    count: pip's build environments print the same words indented."""
+    """Seconds of pip's phases from its ``-v`` log (lines with the time each was read): until
+    "Building wheels for collected packages", until "Installing collected packages", until
+    ``wall``. Only unindented lines count: pip's build environments print the same indented."""
     def first(prefix):
         return next((t for t, line in log if line.startswith(prefix)), None)
 
@@ -51,9 +39,8 @@ def pip_phases(log: list[tuple[float, str]], wall: float) -> dict[str, float]:
 
 
 def build_once(where: Path, readme: bool = False) -> tuple[float, float, dict]:
-    """(wall, CPU of the child processes) seconds of ``pip install --no-deps`` of ``where`` into
-    a new venv, and no phases ({}); ``readme``: of ``pip install -e ".[test]"`` in a fresh clone
-    of it, with an empty pip cache, and its phases (:func:`pip_phases`)."""
+    """(wall, children's CPU) seconds of the install of ``where`` into a new venv, and with
+    ``readme`` its phases."""
     with tempfile.TemporaryDirectory() as tmp:
         env_dir = Path(tmp) / "venv"
         venv.EnvBuilder(with_pip=True).create(env_dir)
@@ -82,33 +69,24 @@ def build_once(where: Path, readme: bool = False) -> tuple[float, float, dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__, against=False)
     ap.add_argument("--runs", type=int, default=2)
-    ap.add_argument("--evidence", action="store_true")
-    ap.add_argument("--against", default=None, help="another checkout, built alternately")
     ap.add_argument("--readme", action="store_true", help="README's install, dependencies included")
     args = ap.parse_args(argv)
     started = time.time()
-    checkouts = [("this", ROOT)] + ([("against", Path(args.against).resolve())] if args.against else [])
     rows = []
-    for k in range(args.runs):
-        for label, where in checkouts:
-            wall, cpu, phases = build_once(where, args.readme)
-            load = os.getloadavg()[0]
-            split = "".join(f", {name[:-2]} {s:.1f} s" for name, s in phases.items())
-            print(f"{label} ({where}) run {k + 1}: {wall:.1f} s wall{split}, {cpu:.1f} s CPU "
-                  f"(load average {load:.1f})", file=sys.stderr, flush=True)
-            rows.append(dict(checkout=label, path=str(where), run=k + 1, seconds=wall, **phases,
-                             cpu_seconds=cpu, load_average=load))
+    for k, label, where in alternating(args.runs, args.against):
+        wall, cpu, phases = build_once(where, args.readme)
+        load = os.getloadavg()[0]
+        split = "".join(f", {name[:-2]} {s:.1f} s" for name, s in phases.items())
+        print(f"{label} ({where}) run {k}: {wall:.1f} s wall{split}, {cpu:.1f} s CPU "
+              f"(load average {load:.1f})", file=sys.stderr, flush=True)
+        rows.append(dict(checkout=label, path=str(where), run=k, seconds=wall, **phases,
+                         cpu_seconds=cpu, load_average=load))
     if args.evidence:
-        sys.path.insert(0, str(ROOT))
-        from analysis._provenance import command_line, write_rows
-
-        folder = ROOT / "results" / "benchmarks" / "install"
-        folder, name = (folder / "readme", "install.csv") if args.readme else (folder, "build.csv")
-        write_rows(folder, name, rows,
-                   command_line(None if argv is None else ["", *argv], script=__file__),
-                   started, extra={"against": args.against})
+        folder = RESULTS / "install" / ("readme" if args.readme else "")
+        name = "install.csv" if args.readme else "build.csv"
+        write_evidence(folder, name, rows, argv, __file__, started, extra={"against": args.against})
     return 0
 
 

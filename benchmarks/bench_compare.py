@@ -1,34 +1,27 @@
 """Speed and agreement of the randomisation and t tests against ranx (the peer).
 
-Generates (seeded) per-topic values of R runs over T topics, then for every pair of runs
-computes Fisher's randomisation test with P random sign vectors and the paired t-test:
+On seeded per-topic values of R runs over T topics, every pair of runs: Fisher's randomisation
+test with P random sign vectors and the paired t-test, ours (``maxent.stats.randomisation_test``
+on all pairs at once, ``paired_t`` per pair) against ranx's (numba, after a warm-up call). The
+p-values are checked first: t-tests equal, randomisation within 5 binomial standard deviations.
+A ratio measured in the same run, never asserted.
 
-* ours: :func:`maxent.compare.randomisation_test` on all pairs at once (one matrix product
-  per chunk of pairs) and :func:`maxent.stats.paired_t` per pair;
-* ranx: ``fisher_randomization_test`` (numba, parallel over permutations) and
-  ``paired_student_t_test`` per pair, after one warm-up call (JIT compilation not timed).
-
-Before the ratio is reported the p-values are checked: t-tests equal (both are scipy's), the
-two Monte-Carlo randomisation p-values within 5 binomial standard deviations. Speed is a
-ratio against the peer measured in the same run, never asserted.
-
-Usage: ``python benchmarks/bench_compare.py [--runs 20 --topics 50 --permutations 10000]``
-(needs ranx: ``pip install ranx``, in the ``bench`` extra).
+    python benchmarks/bench_compare.py [--runs 20 --topics 50 --permutations 10000]   # needs ranx
 """
 from __future__ import annotations
 
-import argparse
 import itertools
 import time
 
 import numpy as np
 
-from maxent.stats import randomisation_test
-from maxent.stats import paired_t
+from _common import parser
+
+from maxent.stats import paired_t, randomisation_test
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__, evidence=False)
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--topics", type=int, default=50)
     ap.add_argument("--permutations", type=int, default=10000)
@@ -42,10 +35,11 @@ def main(argv=None) -> int:
 
     rng = np.random.default_rng(args.seed)
     base = rng.random(args.topics)
-    values = np.clip(base + rng.normal(0, 0.03, (args.runs, 1)) + rng.normal(0, 0.1, (args.runs, args.topics)), 0, 1)
+    noise = rng.normal(0, 0.03, (args.runs, 1)) + rng.normal(0, 0.1, (args.runs, args.topics))
+    values = np.clip(base + noise, 0, 1)
     pairs = list(itertools.combinations(range(args.runs), 2))
     P = args.permutations
-    fisher_randomization_test(values[0], values[1], n_permutations=10, max_p=0.05, random_seed=0)  # JIT warm-up
+    fisher_randomization_test(values[0], values[1], n_permutations=10, max_p=0.05, random_seed=0)  # JIT
 
     t0 = time.perf_counter()
     d = np.stack([values[a] - values[b] for a, b in pairs])
@@ -65,8 +59,8 @@ def main(argv=None) -> int:
     worst = float(np.max(np.abs(ours_r - peer_r) / np.maximum(sd, 1e-12)))
     assert worst < 5, f"randomisation p-values disagree by {worst:.1f} sd"
     print(f"{len(pairs)} pairs x {args.topics} topics, {P} permutations")
-    print(f"agreement: t-test p equal (max |diff| {np.max(np.abs(ours_t - peer_t)):.1e}); "
-          f"randomisation p within {worst:.2f} Monte-Carlo sd (max |diff| {np.max(np.abs(ours_r - peer_r)):.4f})")
+    print(f"agreement: t-test p equal (max |diff| {np.max(np.abs(ours_t - peer_t)):.1e}); randomisation p "
+          f"within {worst:.2f} Monte-Carlo sd (max |diff| {np.max(np.abs(ours_r - peer_r)):.4f})")
     print(f"ours {t_ours:.3f} s, ranx {t_peer:.3f} s: ours is {t_peer / t_ours:.1f}x the peer's speed")
     return 0
 

@@ -1,23 +1,14 @@
-"""This checkout's compiled engine against an earlier checkout's numba kernels, in one process.
-
-Both engines solve the same batches through this checkout's ``maxent.solver.solve``: the earlier
-kernels (``--against DIR``: ``DIR/maxent/solver/_compiled.py``, numba with its on-disk cache in
-``NUMBA_CACHE_DIR``; warm it first) are swapped in for ``maxent.solver._engine``. The passes
-alternate (earlier, this, earlier, ...), each timed by wall clock and by the CPU time of the
-process; the fastest of ``--repeat`` is kept. On a shared machine the CPU time is the steadier
-measure for one thread; for two threads the wall time is what counts.
-
-Batches: ``--problems`` lists of trec_covid_r1 at N = 1000 and of trec_dl19_passage at N = 100
-(their real depth-100 lists). ``--evidence`` writes ``results/benchmarks/solver/engines/engines.csv``.
-
-Every build of the engine this CPU runs is timed (``_engine.BUILDS``: the baseline, AVX2,
-AVX-512); the widest of them is the one the import chose (``_engine.ISA``).
+"""This checkout's compiled engine, every build this CPU runs (``_engine.BUILDS``), against an
+earlier checkout's numba kernels (``--against DIR``: ``DIR/maxent/solver/_compiled.py``, its cache
+``NUMBA_CACHE_DIR`` warm), swapped in for ``maxent.solver._engine`` under this checkout's ``solve``.
+Batches of ``--problems`` lists of trec_covid_r1 at N = 1000 and trec_dl19_passage at N = 100;
+passes alternate, the fastest of ``--repeat`` by wall and by CPU time is kept (for one thread the
+CPU time is the steadier on a shared machine). ``--evidence``: results/benchmarks/solver/engines/.
 
     NUMBA_CACHE_DIR=... python benchmarks/bench_engines.py --against /tmp/start [--evidence]
 """
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import os
 import sys
@@ -28,14 +19,11 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+from _common import RESULTS, load, parser, sample_lists, write_evidence
 
-import maxent.solver as S  # noqa: E402
-from bench_solver import full_length, load  # noqa: E402
-from maxent.metrics import parse_measure  # noqa: E402
-from maxent.solver import _engine, classify  # noqa: E402
+import maxent.solver as S
+from maxent.metrics import parse_measure
+from maxent.solver import _engine, classify
 
 
 def numba_engine(folder: Path):
@@ -66,6 +54,7 @@ def numba_engine(folder: Path):
 
 
 def timed(engine, m, v, lists, workers):
+    """(wall, CPU) seconds and result of ``solve`` with ``engine`` swapped in."""
     S._engine = classify._engine = engine
     try:
         with warnings.catch_warnings():
@@ -78,48 +67,44 @@ def timed(engine, m, v, lists, workers):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--against", required=True, help="checkout with maxent/solver/_compiled.py (numba)")
+    ap = parser(__doc__, against=True)
     ap.add_argument("--problems", type=int, default=5000)
     ap.add_argument("--metrics", default="nDCG,AP,GAP,ERR")
     ap.add_argument("--workers", default="1,2")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--evidence", action="store_true")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args(argv)
     started = time.time()
-    earlier = numba_engine(Path(args.against))
     rng = np.random.default_rng(args.seed)
     rows = []
     builds = {isa: _engine.build(isa) for isa in reversed(_engine.BUILDS)}
-    engines = [("numba", earlier)] + [(isa, types.SimpleNamespace(kernel_code=_engine.kernel_code, **funcs))
-                                      for isa, funcs in builds.items() if funcs is not None]
+    engines = {"numba": numba_engine(Path(args.against))}
+    engines |= {isa: types.SimpleNamespace(kernel_code=_engine.kernel_code, **funcs)
+                for isa, funcs in builds.items() if funcs is not None}
     for coll, N in (("trec_covid_r1", 1000), ("trec_dl19_passage", 100)):
-        pool = full_length(load(coll), N)
-        lists = pool.take(rng.choice(len(pool), size=args.problems, replace=len(pool) < args.problems))
+        lists = sample_lists(load(coll), args.problems, N, rng)
         for w in [int(x) for x in args.workers.split(",")]:
             for name in args.metrics.split(","):
                 m = parse_measure(name)
                 v = m.value(lists)
-                for _, eng in engines:                   # warm: numba loads its cache
+                for eng in engines.values():     # warm: numba loads its cache
                     timed(eng, m, v[:8], lists.take(np.arange(8)), 1)
-                best = {label: [np.inf, np.inf] for label, _ in engines}
+                best = {label: (np.inf, np.inf) for label in engines}
                 res = {}
                 for _ in range(args.repeat):
-                    for label, eng in engines:
+                    for label, eng in engines.items():
                         wall, cpu, r = timed(eng, m, v, lists, w)
-                        best[label] = [min(best[label][0], wall), min(best[label][1], cpu)]
-                        # statuses and iterations only: a result of N = 1000 holds 120 MB, and
-                        # results kept alive slow the next solves unevenly
+                        best[label] = (min(best[label][0], wall), min(best[label][1], cpu))
+                        # statuses and iterations only: results kept alive (120 MB at N = 1000)
+                        # slow the next solves unevenly
                         res[label] = (r.status, float(r.nit.mean()))
                         del r
                 same = all(bool((res["numba"][0] == res[label][0]).all()) for label in res)
-                for label in best:
+                for label, (wall, cpu) in best.items():
                     rows.append(dict(collection=coll, N=N, metric=name, threads=w, engine=label,
-                                     chosen=label == _engine.ISA,
-                                     problems=len(lists), wall_s=best[label][0], cpu_s=best[label][1],
-                                     wall_ms_per_problem=1e3 * best[label][0] / len(lists),
-                                     cpu_ms_per_problem=1e3 * best[label][1] / len(lists),
+                                     chosen=label == _engine.ISA, problems=len(lists), wall_s=wall, cpu_s=cpu,
+                                     wall_ms_per_problem=1e3 * wall / len(lists),
+                                     cpu_ms_per_problem=1e3 * cpu / len(lists),
                                      mean_nit=res[label][1], same_statuses=same))
                 print(f"{coll:18} N={N:4d} {name:5} {w} thr  numba cpu {best['numba'][1]:6.3f} s wall "
                       f"{best['numba'][0]:6.3f} s" + "".join(
@@ -127,11 +112,8 @@ def main(argv=None) -> int:
                           f"x{best[k][0] / best['numba'][0]:4.2f}" for k in best if k != "numba")
                       + f"  same statuses {same}  (load {os.getloadavg()[0]:.1f})", flush=True)
     if args.evidence:
-        from analysis._provenance import command_line, write_rows
-
-        write_rows(ROOT / "results" / "benchmarks" / "solver" / "engines", "engines.csv", rows,
-                   command_line(None if argv is None else ["", *argv], script=__file__), started,
-                   extra={"against": args.against}, float_format="%.5g")
+        write_evidence(RESULTS / "solver" / "engines", "engines.csv", rows, argv, __file__, started,
+                       extra={"against": args.against}, float_format="%.5g")
     return 0
 
 

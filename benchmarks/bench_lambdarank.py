@@ -1,23 +1,23 @@
-"""LambdaRank speed: lambdas for one 1000-document query (target < 10 ms per metric) with the
-default kernel and the dense all-pairs kernel, SoftRank / ApproxRank gradients, one epoch over
-the Yahoo sample per objective, against one LightGBM lambdarank boosting iteration on the same
-data.
+"""LambdaRank speed: lambdas of one 1000-document query per metric (target < 10 ms), with the
+default kernel and the dense all-pairs one; SoftRank / ApproxRank gradients; one epoch over the
+Yahoo sample per objective, against a LightGBM lambdarank boosting iteration on the same data.
+Medians of repeated timings, never asserted.
 
-Run: ``python benchmarks/bench_lambdarank.py`` (LightGBM from the ``bench`` extra).
-Prints medians of repeated timings; nothing is asserted: speed lives here, not in the tests.
+    python benchmarks/bench_lambdarank.py     # LightGBM from the bench extra
 """
 from __future__ import annotations
 
+import statistics
 import sys
-import time
-from pathlib import Path
 
 import numpy as np
 
+from _common import timing
+
 from maxent.letor import default_data_root, read_letor, standardize
+from maxent.ltr.approx import approx_metric
 from maxent.ltr.lambdas import DeltaContext, lambda_gradients
 from maxent.ltr.models import make_model
-from maxent.ltr.approx import approx_metric
 from maxent.ltr.softrank import soft_metric
 from maxent.ltr.train import QuerySet, train_lambdarank
 from maxent.metrics import parse_measure
@@ -26,13 +26,7 @@ METRICS = ["nDCG(gain=exp)", "nDCG@10(gain=exp)", "P@10", "AP", "RR", "GAP", "ER
 
 
 def _median_ms(fn, repeat: int = 15) -> float:
-    fn()
-    ts = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        ts.append(time.perf_counter() - t)
-    return 1000 * float(np.median(ts))
+    return 1000 * timing(fn, repeat, statistics.median, warm=True)
 
 
 def bench_lambdas(N: int = 1000) -> list[tuple[str, float, float]]:
@@ -62,7 +56,8 @@ def bench_smooth(sizes=(100, 1000)) -> list[tuple[str, int, float]]:
             ctx = DeltaContext(parse_measure(name), counts)
             # SoftNDCG needs the O(N^3) rank distributions (about 40 s at N = 1000): small N only
             if N <= 200 or name != "nDCG(gain=exp)":
-                out.append((f"softrank:{name}", N, _median_ms(lambda: soft_metric(ctx, s, y, sigma_s=0.5), 5)))
+                ms = _median_ms(lambda: soft_metric(ctx, s, y, sigma_s=0.5), 5)
+                out.append((f"softrank:{name}", N, ms))
             if name != "GAP":
                 out.append((f"approxrank:{name}", N, _median_ms(lambda: approx_metric(ctx, s, y), 5)))
     return out
@@ -102,12 +97,8 @@ def main() -> int:
         return 0
     params = {"objective": "lambdarank", "learning_rate": 0.1, "num_leaves": 31, "min_data_in_leaf": 50,
               "verbose": -1, "num_threads": 1, "force_row_wise": True, "deterministic": True}
-    ds = lgb.Dataset(tr.X, tr.y, group=tr.sizes, free_raw_data=False).construct()
-    booster = lgb.Booster(params, ds)
-    t = time.perf_counter()
-    for _ in range(50):
-        booster.update()
-    per_iter = 1000 * (time.perf_counter() - t) / 50
+    booster = lgb.Booster(params, lgb.Dataset(tr.X, tr.y, group=tr.sizes, free_raw_data=False).construct())
+    per_iter = 1000 * timing(booster.update, 50, statistics.mean)
     print(f"\nLightGBM {lgb.__version__} lambdarank, 1 thread, same data: {per_iter:7.1f} ms per boosting "
           "iteration (mean of 50; Dataset construction excluded)")
     return 0

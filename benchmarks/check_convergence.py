@@ -1,64 +1,37 @@
 """Every maximum-entropy problem of the shared collections ends certified.
 
-For every (run, topic) list of robust03, trec_covid_r1, trec_dl19_passage, the trec_eval
-test collection (``results.test``/``qrels.test``) and the bundled ``trec_runs/`` sample,
-for AP (at every relevance threshold of the qrels), nDCG, GAP and RBP (p = 0.8), under both count
-constraints (``retrieved`` and ``total``), solve with the default method and count the
-statuses. ``--gap-step 0.1`` also checks GAP, on the graded collections, at every
-threshold-probability setting g that ``python -m analysis.gap_thresholds`` sweeps by default
-(its simplex grid of step 0.1: 11 settings for 2 grades, 66 for 3; 365,704 problems, ~3 min
-on 2 workers, hence off by default: the default run checks the default g only). Exit status 1 if any problem ends ``not_converged`` or any ``optimal`` problem is
-not certified (residual <= 1e-9 and, for AP/GAP, stationarity <= 1e-9).
-
-CPU heavy (tens of thousands of problems): run it by hand, not in the test suite.
+For every (run, topic) list of robust03, trec_covid_r1, trec_dl19_passage, the trec_eval test
+collection and the bundled ``trec_runs/``: AP at every relevance threshold, nDCG, GAP and RBP
+(p = 0.8), under both count constraints, solved with the default method. Exit status 1 if any
+problem ends ``not_converged`` or an ``optimal`` one is not certified (residual <= 1e-9 and, for
+AP/GAP, stationarity <= 1e-9). CPU heavy: run by hand, not in the tests. ``MAXENT_ROOT=DIR``
+checks another checkout's ``maxent`` (compare two ``--save`` files with compare_solutions.py).
 
     python benchmarks/check_convergence.py [--collections robust03,trec_covid_r1] [--workers 2]
     python benchmarks/check_convergence.py --gap-step 0.1     # + GAP at analysis.gap_thresholds' g grid
     python benchmarks/check_convergence.py --more RR,ERR      # + the cascade metrics
     python benchmarks/check_convergence.py --save out/conv.csv   # every problem's status, entropy, nit
-
-``MAXENT_ROOT=DIR`` checks the ``maxent`` of another checkout (an earlier commit's, to compare
-two ``--save`` files problem by problem: ``benchmarks/compare_solutions.py``).
 """
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 import warnings
-from pathlib import Path
 
 import numpy as np
 
-# run as ``python benchmarks/X.py``: check this checkout's maxent (or MAXENT_ROOT's), not an
-# installed copy
-sys.path.insert(0, os.environ.get("MAXENT_ROOT") or str(Path(__file__).resolve().parents[1]))
+from _common import DATA, ROOT, read_lists, shared
 
 from analysis.gap_thresholds import g_name, simplex_grid
 from maxent.errors import ConvergenceWarning
 from maxent.metrics import parse_measure
-from maxent.ranked import rank_runs
 from maxent.solver import solve
-from maxent.trec import read_qrels, read_runs
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
-SOURCES = {
-    "robust03": (DATA / "robust03" / "runs", DATA / "robust03" / "qrels" / "robust03_qrels.txt"),
-    "trec_covid_r1": (DATA / "trec_covid_r1" / "runs", DATA / "trec_covid_r1" / "qrels" / "qrels-rnd1.txt"),
-    "trec_dl19_passage": (DATA / "trec_dl19_passage" / "runs",
-                          DATA / "trec_dl19_passage" / "qrels" / "qrels.dl19-passage.txt"),
-    "trec_eval_test": (DATA / "trec_eval_test" / "results.test", DATA / "trec_eval_test" / "qrels.test"),
-    "bundled": (ROOT / "trec_runs" / "runs", ROOT / "trec_runs" / "qrels-rnd1.txt"),
-}
-
-
-def lists_of(name):
-    runs, qrels = SOURCES[name]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return rank_runs(read_runs(runs), read_qrels(qrels))
+SOURCES = {**{name: shared(name) for name in ("robust03", "trec_covid_r1", "trec_dl19_passage")},
+           "trec_eval_test": (DATA / "trec_eval_test" / "results.test",
+                              DATA / "trec_eval_test" / "qrels.test"),
+           "bundled": (ROOT / "trec_runs" / "runs", ROOT / "trec_runs" / "qrels-rnd1.txt")}
 
 
 def main(argv=None) -> int:
@@ -70,18 +43,18 @@ def main(argv=None) -> int:
                     help="more metrics, comma-separated (e.g. RR,ERR: successive linearisation "
                          "and Newton-KKT, minutes on the larger collections)")
     ap.add_argument("--gap-step", type=float, default=0.0,
-                    help="GAP(g) over analysis.gap_thresholds' simplex grid of this step (0: default g only)")
+                    help="also GAP(g) over analysis.gap_thresholds' simplex grid of this step, on the "
+                         "graded collections (0.1: 365,704 problems, ~3 min on 2 workers)")
     ap.add_argument("--save", default=None, help="CSV of every problem's status, entropy and nit")
     args = ap.parse_args(argv)
     rows = []
-    bad = 0
-    total = 0
+    bad = total = 0
     t_all = time.perf_counter()
     for name in args.collections.split(","):
         if not SOURCES[name][0].exists():
             print(f"{name}: not found at {SOURCES[name][0]}, skipped")
             continue
-        lists = lists_of(name)
+        lists = read_lists(*SOURCES[name])
         metrics = [parse_measure(f"AP(rel={t})") for t in range(1, lists.levels)]
         metrics += [parse_measure("nDCG"), parse_measure("GAP"), parse_measure("RBP")]
         metrics += [parse_measure(x) for x in args.more.split(",") if x]

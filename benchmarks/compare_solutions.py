@@ -1,42 +1,40 @@
 """Compare two ``check_convergence.py --save`` files problem by problem (e.g. an earlier commit's
-solver and this one's): statuses, entropies, iterations.
+solver and this one's), or two ``instances.csv`` of ``python -m analysis.maxent``.
 
-Per (collection, count, metric): problems, status changes, not_converged on each side, the largest
-relative entropy difference of the problems optimal on both sides, and how many exceed the
-allowance max(1e-10 max(1, |H|), |b| 1e-10) (near a metric's maximum |b| is large and the
-certificate's residual tolerance, 1e-10, is worth |b| 1e-10 nats), and how many moved to a lower
-entropy by more than that allowance.
+Per (collection, count, metric), or per (metric, threshold): problems, status changes,
+not_converged on each side, the largest relative entropy change of the problems optimal on both
+sides, and how many move, or move to a lower entropy, by more than the allowance max(1e-10 max(1,
+|H|), 1e-10 |b|) (the certificate's residual tolerance is worth 1e-10 |b| nats; instances: 1e-9
+max(1, |H|), their 10 printed digits, and the largest change of the predicted P@10 and residual).
 
     python benchmarks/compare_solutions.py OLD.csv NEW.csv [--out results/.../solutions.csv]
         [--changed results/.../changed.csv]    # with --out: the problems whose status changed
         [--note "NEW.csv made under ..."]      # with --out: kept in PROVENANCE.json
-
-Two ``instances.csv`` of ``python -m analysis.maxent`` (rows per run, topic, metric, threshold;
-entropies printed to 10 digits) are compared the same way, per metric and threshold, with the
-largest change of the predicted P@10 (a start or trajectory that moves to another KKT point
-shows there) and of the constraint residual.
 """
 from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))     # the tests import this file too
+from _common import write_provenance  # noqa: E402
+
 
 def _summary(old: pd.DataFrame, new: pd.DataFrame, key: list, group: list, what: str, allow,
              derive=None, **extra) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rows of ``old`` and ``new`` matched on ``key``, summarised per ``group``: status changes,
-    not_converged on each side, the largest relative entropy change of the rows optimal on
-    both sides, and how many move by more than ``allow(m)`` (m: the merged rows) or to a lower
-    entropy by more than it. ``derive(m)``: more columns (a dict), which ``extra`` aggregates,
-    name=(column, function). Returns the summary and the matched rows (``_old``/``_new``
+    """The summary per ``group`` of the rows of ``old`` and ``new`` matched on ``key`` (see the
+    module docstring; ``allow(m)``: the allowance of the merged rows; ``derive(m)``: more columns,
+    which ``extra`` aggregates, name=(column, function)), and the matched rows (``_old``/``_new``
     columns, ``changed``: the status changed)."""
     m = old.merge(new, on=key, suffixes=("_old", "_new"), validate="one_to_one")
     if len(m) != len(old) or len(m) != len(new):
-        raise SystemExit(f"error: the files hold different {what} ({len(old)} vs {len(new)}, {len(m)} shared)")
+        raise SystemExit(f"error: the files hold different {what} "
+                         f"({len(old)} vs {len(new)}, {len(m)} shared)")
     both = (m.status_old == "optimal") & (m.status_new == "optimal")
     dH = (m.entropy_new - m.entropy_old).where(both, 0.0)
     allowance = allow(m)
@@ -51,10 +49,8 @@ def _summary(old: pd.DataFrame, new: pd.DataFrame, key: list, group: list, what:
     return summary, m
 
 
-PROBLEM_KEY = ["collection", "count", "metric", "i"]
-"""A problem of check_convergence.py --save: its list i among the collection's, per count and metric."""
-INSTANCE_KEY = ["run", "topic", "metric", "threshold"]
-"""An instance of the analyses' instances.csv."""
+PROBLEM_KEY = ["collection", "count", "metric", "i"]        # i: the list among the collection's
+INSTANCE_KEY = ["run", "topic", "metric", "threshold"]      # of the analyses' instances.csv
 
 
 def compare(old: pd.DataFrame, new: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -90,11 +86,6 @@ def main(argv=None) -> int:
     tot = out[["problems", "status_changed", "not_converged_new", "over_allowance", "lower_entropy"]].sum()
     print("total:", ", ".join(f"{k} {v}" for k, v in tot.items()), f"max_rel_dH {out.max_rel_dH.max():.2e}")
     if args.out:
-        import time
-
-        sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-        from analysis._provenance import command_line, write_provenance
-
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         out.to_csv(args.out, index=False, float_format="%.3g")
         if args.changed:
@@ -102,9 +93,8 @@ def main(argv=None) -> int:
             cols = key + [f"{c}_{s}" for c in ("status", "entropy", "nit", "residual", "attained", "b")
                           for s in ("old", "new") if f"{c}_{s}" in matched.columns]
             matched.loc[matched.changed, cols].to_csv(args.changed, index=False, float_format="%.10g")
-        write_provenance(Path(args.out).parent,
-                         command_line(None if argv is None else ["", *argv], script=__file__), time.time(),
-                         extra={"old": args.old, "new": args.new} | ({"note": args.note} if args.note else {}))
+        write_provenance(Path(args.out).parent, argv, __file__, time.time(),
+                         {"old": args.old, "new": args.new} | ({"note": args.note} if args.note else {}))
     return 0 if tot.status_changed == 0 and tot.not_converged_new == 0 and tot.lower_entropy == 0 else 1
 
 

@@ -1,14 +1,11 @@
 """The mutation score of a mutmut 3 run, as committed evidence.
 
-mutmut keeps each mutant's verdict in ``mutants/<file>.meta`` (the test run's exit code:
-1 killed, 0 survived, 33 no test covers it, 36 / 24 / -24 / 152 timeout, ...). This script
-reads those of the files given, keeps the mutants named in ``--sample`` (the run's mutant
-list, one name a line) and writes ``score.csv`` (per file: sampled, killed, survived,
-untested, timed out, score = killed / (killed + survived)) and ``survivors.csv`` (each
-surviving mutant with the line it changes, from ``mutmut show``) with ``PROVENANCE.json``.
+Reads each mutant's verdict (the test run's exit code) from ``mutants/<file>.meta`` of the files
+below, keeps the mutants named in ``--sample`` (one a line), and writes ``score.csv`` (per file:
+sampled, killed, survived, untested, timed out, score = killed / (killed + survived)) and
+``survivors.csv`` (each survivor with the line it changes, from ``mutmut show``).
 
-Usage (from the folder mutmut ran in):
-``python benchmarks/mutation_score.py --mutants mutants --sample sample.txt --out results/mutation``
+    python benchmarks/mutation_score.py --mutants mutants --sample sample.txt --out results/mutation
 """
 from __future__ import annotations
 
@@ -19,8 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import write_provenance
 
 FILES = ("maxent/compare/__init__.py", "maxent/cli/compare.py", "maxent/evaluate/__init__.py",
          "maxent/cli/evaluate.py", "analysis/_instances.py", "analysis/_cli.py")
@@ -52,8 +48,9 @@ def main(argv: list[str] | None = None) -> int:
         picked = {k: v for k, v in codes.items() if sample is None or k in sample}
         n = {"killed": 0, "survived": 0, "untested": 0, "timeout": 0, "other": 0, "not run": 0}
         for name, code in sorted(picked.items()):
-            kind = ("not run" if code is None else "killed" if code in KILLED else "survived" if code in SURVIVED
-                    else "untested" if code in UNTESTED else "timeout" if code in TIMEOUT else "other")
+            kind = ("not run" if code is None else "killed" if code in KILLED
+                    else "survived" if code in SURVIVED else "untested" if code in UNTESTED
+                    else "timeout" if code in TIMEOUT else "other")
             n[kind] += 1
             if kind == "survived":
                 survivors.append({"file": f, "mutant": name, "change": _diff(args.mutants, name)})
@@ -62,13 +59,12 @@ def main(argv: list[str] | None = None) -> int:
                      "score": round(n["killed"] / decided, 4) if decided else None})
     import pandas as pd
 
-    from analysis._provenance import command_line, write_provenance
-
     args.out.mkdir(parents=True, exist_ok=True)
     pd.DataFrame(rows).to_csv(args.out / "score.csv", index=False)
-    pd.DataFrame(survivors, columns=["file", "mutant", "change"]).to_csv(args.out / "survivors.csv", index=False)
-    write_provenance(args.out, command_line(), started,
-                     extra={"mutmut_command": args.command, "sample": str(args.sample) if args.sample else None})
+    survivors = pd.DataFrame(survivors, columns=["file", "mutant", "change"])
+    survivors.to_csv(args.out / "survivors.csv", index=False)
+    write_provenance(args.out, argv, __file__, started,
+                     {"mutmut_command": args.command, "sample": str(args.sample) if args.sample else None})
     print(pd.DataFrame(rows).to_string(index=False))
     return 0
 
