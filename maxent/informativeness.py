@@ -1,15 +1,10 @@
 """How informative is a metric? The analysis of Yilmaz & Robertson (2010, s3) and Robertson,
 Kanoulas & Yilmaz (2010, s5) as a function that returns frames.
 
-For every (run, topic) and every metric: infer the maximum-entropy distribution of relevance
-from the metric's value alone (plus the list's count side information), reconstruct the
-precision-recall curve and predict P@10 (or any metric) from it, and score both against the
-truth. :func:`informativeness` returns the instance table (one row per run, topic, metric
-and threshold; the ``instances.csv`` that ``python -m analysis.maxent`` writes) and the mean
-errors per metric with bootstrap intervals over topics (:func:`error_summary`).
-
-The command line runs the same per-run function (:func:`analyse_run`) with files, progress,
-parallel workers and resuming, and lays out the papers' tables itself (``analysis.tables``).
+For every (run, topic) and metric: infer the maximum-entropy distribution of relevance from
+the metric's value, reconstruct the precision-recall curve and predict other metrics from it,
+and score both against the truth. ``python -m analysis.maxent`` runs the same
+:func:`analyse_run` per run.
 """
 from __future__ import annotations
 
@@ -37,8 +32,7 @@ ALL_PREDICT = ("P@10", "P@5", "P@20", "R-prec", "RR", "AP", "nDCG", "nDCG@10", "
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """What one informativeness analysis computes (every field a plain value, so that the
-    settings can be stamped beside resumable results)."""
+    """What one informativeness analysis computes (plain values, stamped beside results)."""
 
     metrics: tuple[str, ...]
     thresholds: tuple[int, ...]
@@ -47,7 +41,7 @@ class Settings:
     min_relevant: int
     depth: int
     predict: tuple[str, ...]
-    graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored (Robertson, Kanoulas & Yilmaz 2010, s3.2)
+    graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored
     score_precision: str = "single"             # trec_eval 9.x (single) or 10.0 (double) ranking
 
     def metric_objects(self) -> list[Metric]:
@@ -74,8 +68,7 @@ def infer(metric: Metric, lists, settings: Settings):
 
 
 def counts_text(res, t: int) -> np.ndarray:
-    """The ``count`` column: the count constraints the solver used (``res.K``), as text: K at
-    the binary solve's threshold, or ``K_1;...;K_c`` for a graded solve."""
+    """The count constraints ``res.K`` as text: K at the binary threshold, or ``K_1;...;K_c``."""
     if np.ndim(res.p) == 2:
         return res.K[:, 1].astype(np.int64).astype(str).astype(object)
     return np.array([";".join(str(int(k)) for k in row[1:]) for row in res.K], dtype=object)
@@ -131,12 +124,8 @@ def _graded_solve(solved):
 
 
 def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> dict:
-    """Graded PR curve errors (Robertson, Kanoulas & Yilmaz 2010, s3.2) of one metric's graded solve, when asked for.
-
-    The graded curve does not depend on the binary threshold: the same values go on every
-    threshold row of the metric. ``graded eligible``: selected by ``min_relevant``, solved,
-    and with a graded PR point. Binary solves carry no grade distribution: NaN, not eligible.
-    """
+    """Graded PR curve errors of one metric's graded solve (the same on every threshold row);
+    NaN and not eligible for a binary solve."""
     from maxent.inference import graded_pr_errors
 
     if settings.graded_pr is None:
@@ -152,8 +141,8 @@ def _graded_pr_columns(res, lists, settings: Settings, selected: np.ndarray) -> 
 
 
 def resolve_graded_pr(g, max_grade: int, name: str = "graded_pr") -> tuple[float, ...] | None:
-    """The g of the graded PR curve: None, ``'uniform'``, ``'g1,g2,..'`` or a sequence of
-    numbers (validated as GAP's g; ParameterError naming ``name`` otherwise)."""
+    """The g of the graded PR curve from None, ``'uniform'``, ``'g1,g2,..'`` or numbers
+    (checked as GAP's g)."""
     if g is None:
         return None
     if isinstance(g, str) and g == "uniform":
@@ -176,8 +165,7 @@ def graded_summary(g: "pd.DataFrame", prefix: str) -> dict:
 
 # ------------------------------------------------------------------ curves of one list
 def topic_lists(qrels, run, topic, *, depth: int = 1000, score_precision: str = "single"):
-    """The one-list :class:`~maxent.RankedLists` of ``run`` on ``topic`` (InputError if the
-    run has no list for it)."""
+    """The one-list :class:`~maxent.RankedLists` of ``run`` on ``topic``."""
     from maxent.errors import InputError
     from maxent.inputs import as_qrels, as_run
     from maxent.ranked import rank_runs
@@ -194,13 +182,11 @@ def topic_lists(qrels, run, topic, *, depth: int = 1000, score_precision: str = 
 
 def pr_curves(lists, metrics=DEFAULT_METRICS, *, threshold: int = 1, count: str = "retrieved",
               graded=None) -> "pd.DataFrame":
-    """The actual precision-recall curve of one ranked list and the curves inferred from each
-    metric's value (expected precision and recall under the MaxEnt distribution).
+    """The actual PR curve of one ranked list (:func:`topic_lists`) and those inferred from
+    each metric's value: a frame ``run, topic, curve, recall, precision``.
 
-    ``lists`` holds one list (:func:`topic_lists`). With ``graded`` = g (threshold
-    probabilities, or ``"uniform"``), the graded PR curves of Robertson, Kanoulas & Yilmaz
-    (2010, s3.2) instead, inferred from the graded metrics only. Returns a long frame
-    ``run, topic, curve, recall, precision`` (``curve``: ``actual`` or ``inferred from M``).
+    With ``graded`` = g (or ``"uniform"``), the graded PR curves of Robertson, Kanoulas &
+    Yilmaz (2010, s3.2) instead, inferred from the graded metrics only.
     """
     import pandas as pd
 
@@ -242,13 +228,11 @@ def pr_curves(lists, metrics=DEFAULT_METRICS, *, threshold: int = 1, count: str 
 # ------------------------------------------------------------------ the analysis as a function
 def error_summary(instances: "pd.DataFrame", *, level: float = 0.95, n_boot: int = 1000,
                   seed: int = 0) -> "pd.DataFrame":
-    """Mean error of the inferences per metric and threshold, each with its percentile bootstrap
-    interval over topics (:func:`topic_bootstrap_mean`, one draw of topics for every column).
+    """Mean error per metric and threshold with percentile bootstrap intervals over topics.
 
     Columns: ``metric``, ``threshold``, ``instances`` (eligible rows), ``rms``, ``rms lo``,
-    ``rms hi``, ``mae``, ``mae lo``, ``mae hi``; with graded PR columns in ``instances``, the
-    same over the graded-eligible rows, prefixed ``graded``. A (metric, threshold) without
-    eligible rows has 0 instances and NaN errors.
+    ``rms hi``, ``mae``, ``mae lo``, ``mae hi``; the same prefixed ``graded`` over the
+    graded-eligible rows when present.
     """
     keys = ["metric", "threshold"]
     out = instances[keys].drop_duplicates().reset_index(drop=True)
@@ -297,36 +281,27 @@ def _names(value, argument: str) -> tuple[str, ...]:
 def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, count: str = "retrieved",
                     alignment: str = "recall", min_relevant: int = 0, depth: int = 1000, predict="P@10",
                     graded_pr=None, score_precision: str = "single") -> Informativeness:
-    """How informative is each metric? MaxEnt-infer relevance from each metric's value alone,
-    per (run, topic), and score the inferred PR curve and predicted metrics against the truth.
+    """MaxEnt-infer relevance from each metric's value alone, per (run, topic), and score the
+    inferred PR curve and predicted metrics against the truth.
 
     Parameters
     ----------
-    qrels, runs : anything :func:`maxent.inputs.as_qrels` / :func:`maxent.inputs.as_runs`
-        reads: paths, :class:`~maxent.Qrels` / :class:`~maxent.Run`, PyTerrier or
-        ir_datasets frames, pytrec_eval dicts, a mapping ``{name: run}``.
+    qrels, runs : anything :func:`maxent.inputs.as_qrels` / :func:`maxent.inputs.as_runs` reads
     metrics : the metrics inferred from (names, metric objects or ir_measures measures)
-    threshold : relevance threshold(s) >= 1 at which PR curves are scored (default: every
-        grade >= 1 of the qrels); binary metrics are solved at each
-    count : ``retrieved`` (K per grade: the number retrieved) or ``total`` (qrels totals
-        capped at the depth)
+    threshold : relevance threshold(s) >= 1 of the PR curves (default: every qrels grade >= 1)
+    count : ``retrieved`` (K per grade retrieved) or ``total`` (qrels totals capped at depth)
     alignment : ``recall`` or ``rank``: how inferred and actual PR curves are compared
     min_relevant : keep lists with at least this many relevant retrieved at every threshold
-        (the selection rule of Robertson, Kanoulas & Yilmaz 2010)
     depth : documents per topic kept (trec_eval ``-M``)
     predict : measures predicted from every inferred distribution, or ``"all"``
-    graded_pr : also score the graded PR curve (Robertson, Kanoulas & Yilmaz 2010, s3.2) with these
-        threshold probabilities: ``"uniform"`` or g_1..g_c
+    graded_pr : also score the graded PR curve with these g: ``"uniform"`` or g_1..g_c
     score_precision : ``single`` (trec_eval 9.x ranking) or ``double`` (trec_eval 10.0)
 
     Returns
     -------
     Informativeness
-        ``instances`` (one row per run, topic, metric and threshold: value, solver status,
-        PR errors, actual and predicted measures, ``eligible``; as ``python -m
-        analysis.maxent`` writes them) and ``summary`` (mean errors per metric and threshold
-        with bootstrap intervals over topics, :func:`error_summary`); unpacks as
-        ``instances, summary``. Runs are analysed in order of name, as the command does.
+        ``instances`` (one row per run, topic, metric and threshold, runs by name) and
+        ``summary`` (:func:`error_summary`); unpacks as ``instances, summary``.
     """
     import pandas as pd
 
