@@ -1,50 +1,23 @@
 r"""Synthetic learning-to-rank data with tunable difficulty.
 
-:func:`make_synthetic` draws a :class:`~maxent.letor.RankingData` that looks like a web
-learning-to-rank set (MSLR-WEB10K, Yahoo LTR) in the respects that matter to the comparisons of
-training metrics (Yilmaz & Robertson 2010; Robertson, Kanoulas & Yilmaz 2010; Donmez, Svore &
-Burges 2009; Qin, Liu & Li 2010), at any size and in seconds:
+:func:`make_synthetic` draws a :class:`~maxent.letor.RankingData` like a web learning-to-rank set
+(MSLR-WEB10K, Yahoo LTR) in the respects the comparisons of training metrics depend on (Yilmaz &
+Robertson 2010; Donmez, Svore & Burges 2009; Qin, Liu & Li 2010), at any size:
 
-* **graded labels 0-4, most documents non-relevant** (default grade fractions 0.52, 0.32, 0.13,
-  0.02, 0.01, close to MSLR-WEB10K's), with a per-query shift of the latent relevance so that some queries have many
-  relevant documents and some few or none before ``min_relevant`` applies;
-* **queries of varying length**: documents per query log-uniform on ``[min_docs, max_docs]``
-  (10-200 by default, mean about 63);
-* **a non-linear relevance function** of ``n_informative`` latent features :math:`z \sim U[0,1]`:
-  ``"cubic"`` is the random cubic polynomial of Donmez et al. (2009, section 6, after Burges et
-  al. 2005) with ``n_terms`` random terms of each order 1, 2 and 3; ``"linear"`` is a random
-  linear form (a linear ranker can then be Bayes-optimal up to the feature noise);
-* **noisy, redundant and useless features**: the ranker sees :math:`x = z + \sigma\,\epsilon`
-  (``feature_noise`` :math:`\sigma` in units of the standard deviation of z), ``n_redundant``
-  noisy random mixtures of z, and ``n_noise`` features independent of relevance.
+* graded labels 0-4, most documents non-relevant (default fractions close to MSLR-WEB10K's),
+  with a per-query shift of the latent relevance so that queries differ in relevant documents;
+* documents per query log-uniform on ``[min_docs, max_docs]``;
+* a relevance function of ``n_informative`` latent features :math:`z \sim U[0,1]`: the random
+  cubic polynomial of Donmez et al. (2009, section 6, after Burges et al. 2005) or a random
+  linear form;
+* features :math:`x = z + \sigma\,\epsilon` (``feature_noise``, the difficulty knob, in units of
+  the sd of z), ``n_redundant`` noisy random mixtures of z and ``n_noise`` useless features.
 
-Difficulty is set by ``feature_noise`` (the main knob: 0 makes the grades a deterministic
-function of the features), the relevance function, and the share of useless features. With
-the defaults a linear LambdaRank model reaches test nDCG@10 of about 0.6 (tested in
-``tests/test_synthetic.py``), far from the ceiling of 1 that ranking by the latent relevance
-attains.
-
-What synthetic data can tell, and what it cannot
--------------------------------------------------
-It can decide questions about *learning procedures on a known distribution*: whether training
-for metric A gives better test values of metric B than training for B, with as many test
-queries as the statistical power needs, and with the data's properties (label skew, noise,
-non-linearity, query lengths) under control, so that an effect can be tied to one of them. It
-cannot tell whether the same holds on real queries and judgments: the relevance function,
-the independence of documents, the noise model and the label thresholds are assumptions, and
-real collections have structure (duplicate documents, judging biases, features engineered
-from the text) that this generator does not have. A result on synthetic data is evidence about
-the mechanism, not a reproduction on the papers' collections.
-
-Everything is seeded: the same arguments give bit-identical data. ``task_seed`` fixes the
-ranking problem (relevance function, mixtures, grade thresholds) and ``seed`` the sample, so
-samples with one ``task_seed`` and different ``seed`` come from the same problem.
-
-The artificial data of Donmez et al. (2009, section 6; Burges et al. 2005) is a special case:
-:func:`artificial` gives its parameters (fixed-length queries whose features are the latent
-features themselves, grades from the cubic polynomial alone), drawn from the random streams
-``streams="artificial"`` (the draws of the library's first generator of that set, so its samples
-and every result computed on them stay as they were).
+``task_seed`` fixes the ranking problem (relevance function, mixtures, thresholds) and ``seed``
+the sample; the same arguments give bit-identical data. :func:`artificial` gives the arguments
+of the artificial data of Donmez et al. (2009): fixed-length queries whose features are the
+latent features, drawn from the ``streams="artificial"`` random streams, which keep the draws
+(and every result computed on them) of the library's first generator of that set.
 """
 from __future__ import annotations
 
@@ -62,11 +35,11 @@ ARTIFICIAL_GRADE_FRACTIONS = (0.45, 0.30, 0.15, 0.07, 0.03)
 STREAMS = ("synthetic", "artificial")
 _Z_SD = 1.0 / np.sqrt(12.0)            # standard deviation of U[0, 1]
 _REFERENCE_DOCS = 200_000              # documents drawn to place the grade thresholds
-_ARTIFICIAL_REFERENCE_DOCS = 100_000   # the same under streams="artificial"
+_ARTIFICIAL_REFERENCE_DOCS = 100_000   # under streams="artificial"
 
 
 class _Task:
-    """The ranking problem of one ``task_seed``: relevance function, feature mixtures, thresholds."""
+    """The ranking problem of one ``task_seed``: relevance function, mixtures, thresholds."""
 
     def __init__(self, rng, relevance, n_informative, n_redundant, n_terms, query_shift, grade_fractions,
                  streams="synthetic"):
@@ -105,11 +78,9 @@ class _Task:
 
 
 def artificial(docs_per_query: int = 50, n_features: int = 20) -> dict:
-    """The :func:`make_synthetic` arguments of the artificial data of Donmez et al. (2009,
-    section 6): ``docs_per_query`` documents per query, ``n_features`` uniform features that
-    are the polynomial's own inputs (no noise, mixtures or useless features), grades 0-4 at the
-    quantiles :data:`ARTIFICIAL_GRADE_FRACTIONS` of the cubic relevance, on the
-    ``"artificial"`` streams. Use as ``make_synthetic(n_queries, **artificial(50, 20), seed=s)``."""
+    """The :func:`make_synthetic` arguments of the artificial data of Donmez et al. (2009, section 6):
+    ``n_features`` uniform features that are the cubic polynomial's inputs, grades at the quantiles
+    :data:`ARTIFICIAL_GRADE_FRACTIONS`. Use as ``make_synthetic(Q, **artificial(50, 20), seed=s)``."""
     return dict(docs_per_query=docs_per_query, n_informative=n_features, n_redundant=0, n_noise=0,
                 feature_noise=0.0, relevance="cubic", query_shift=0.0, grade_fractions=ARTIFICIAL_GRADE_FRACTIONS,
                 min_relevant=0, streams="artificial")
@@ -121,7 +92,7 @@ def make_synthetic(n_queries: int = 10_000, *, min_docs: int = 10, max_docs: int
                    n_terms: int | None = None, query_shift: float = 0.5, label_noise: float = 0.0,
                    grade_fractions=DEFAULT_GRADE_FRACTIONS, min_relevant: int = 1, seed: int = 0,
                    task_seed: int | None = None, streams: str = "synthetic") -> RankingData:
-    r"""Draw a synthetic learning-to-rank sample (see the module docstring for the model).
+    r"""Draw a synthetic learning-to-rank sample (the model: module docstring).
 
     Parameters
     ----------
@@ -132,40 +103,34 @@ def make_synthetic(n_queries: int = 10_000, *, min_docs: int = 10, max_docs: int
     docs_per_query : int, optional
         Every query this long instead (no lengths drawn; ``min_docs``, ``max_docs`` unused).
     n_informative, n_redundant, n_noise : int
-        Features: noisy copies of the latent features, noisy random mixtures of them, and
-        features independent of relevance; F = the sum, in that column order.
+        Noisy copies of the latent features, noisy random mixtures of them, and features
+        independent of relevance; F = the sum, in that column order.
     feature_noise : float
-        :math:`\sigma \ge 0`: Gaussian noise on every informative and redundant feature, in units
-        of the latent features' standard deviation. The difficulty knob.
+        :math:`\sigma \ge 0`, Gaussian noise on the informative and redundant features in units
+        of the latent features' standard deviation.
     relevance : {"cubic", "linear"}
-        The relevance function of the latent features.
     n_terms : int, optional
         Terms of each order of the cubic polynomial; default ``n_informative``.
     query_shift : float
-        Standard deviation of a per-query shift of the latent relevance (in units of its spread
-        over documents): how much the number of relevant documents varies between queries.
+        Standard deviation of a per-query shift of the latent relevance (in units of its spread).
     label_noise : float
-        Gaussian noise added to the latent relevance before the grades are assigned, in units of
-        its spread over documents.
+        Gaussian noise on the latent relevance before grading (in units of its spread).
     grade_fractions : sequence of float
-        Expected share of each grade 0..G-1 over all documents (before ``min_relevant``).
+        Expected share of each grade 0..G-1 (before ``min_relevant``).
     min_relevant : int
-        In a query with fewer documents of grade >= 1, the most relevant documents are raised to
-        grade 1 (benchmarks drop or rarely hold queries without relevant documents); 0 keeps all.
+        In a query with fewer documents of grade >= 1, the most relevant are raised to grade 1.
     seed, task_seed : int
         Seed of the sample and of the ranking problem (default ``seed``).
     streams : {"synthetic", "artificial"}
-        How the seeds become random draws. ``"artificial"`` draws the set of :func:`artificial`
-        as the library always has (its own seeding, 100 000 reference documents, grades on the
-        raw polynomial); it takes only those parameters, with any ``n_queries``,
-        ``docs_per_query``, ``n_informative``, ``n_terms``, ``grade_fractions``,
-        ``label_noise`` and seeds.
+        How the seeds become draws; ``"artificial"`` takes only the arguments of
+        :func:`artificial` (any ``n_queries``, ``docs_per_query``, ``n_informative``,
+        ``n_terms``, ``grade_fractions``, ``label_noise`` and seeds).
 
     Returns
     -------
     RankingData
-        Features (D, F) float64, grades 0..G-1, query ids ``"0"``..``"Q-1"``; ``source``
-        names the generator and its arguments.
+        Features (D, F), grades 0..G-1, query ids ``"0"``..``"Q-1"``; ``source`` names the
+        generator and its arguments.
     """
     if relevance not in RELEVANCE_FUNCTIONS:
         raise ParameterError(f"relevance must be one of {RELEVANCE_FUNCTIONS}, got {relevance!r}")
@@ -244,13 +209,11 @@ def make_synthetic(n_queries: int = 10_000, *, min_docs: int = 10, max_docs: int
 
 
 def _raise_top(y, f, offsets, sizes, k):
-    """Grades with, in each query, at least k documents of grade >= 1: the k documents of
-    largest latent relevance are raised to grade 1 where they are below it (vectorised)."""
+    """Grades with the k documents of largest latent relevance of each query with fewer than k
+    relevant ones raised to grade 1."""
     qi = np.repeat(np.arange(len(sizes)), sizes)
     order = np.lexsort((-f, qi))                       # by query, then relevance descending
     rank = np.empty(len(y), dtype=np.int64)
     rank[order] = np.arange(len(y)) - np.repeat(offsets[:-1], sizes)
     short = np.bincount(qi, weights=(y >= 1), minlength=len(sizes)) < k
-    y = y.copy()
-    y[short[qi] & (rank < k)] = np.maximum(y[short[qi] & (rank < k)], 1)
-    return y
+    return np.where(short[qi] & (rank < k), np.maximum(y, 1), y)
