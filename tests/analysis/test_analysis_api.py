@@ -28,7 +28,7 @@ from maxent.informativeness import topic_lists  # noqa: E402
 from maxent.stats import resample_counts, topic_bootstrap_mean  # noqa: E402
 from maxent.inputs import qrels_frame, run_frame  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "trec_runs"
 RUNS = ["BITEM_df", "T5R1", "jlbase"]
 TOPICS = {"1", "2", "3", "5", "8", "13"}

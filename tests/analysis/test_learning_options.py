@@ -200,7 +200,7 @@ def test_pairs_train_and_target(tmp_path):
 
 
 def test_approx_qrels(tmp_path):
-    root = Path(__file__).resolve().parents[1] / "trec_runs"
+    root = Path(__file__).resolve().parents[2] / "trec_runs"
     runs = sorted((root / "runs").iterdir())[:2]
     qrels = tmp_path / "q.txt"
     lines = root.joinpath("qrels-rnd1.txt").read_text().splitlines()

@@ -14,7 +14,7 @@ import pytest
 from analysis import active_eval, figures
 from analysis import gap_thresholds as gt
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "trec_runs"
 
 

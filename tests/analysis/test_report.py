@@ -16,7 +16,7 @@ import pytest
 from analysis import report
 from maxent.errors import InputError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
 MARK = re.compile(r"<!--\s*(/?)report:([A-Za-z0-9_-]+)\s*-->")
 

@@ -284,7 +284,7 @@ def test_approx_error_part(tmp_path):
     1-2) and the true mean equals the library's metric on the same lists."""
     from pathlib import Path
 
-    runs = sorted((Path(__file__).resolve().parents[1] / "trec_runs" / "runs").glob("*.gz"))[:2]
+    runs = sorted((Path(__file__).resolve().parents[2] / "trec_runs" / "runs").glob("*.gz"))[:2]
     out = tmp_path / "ae"
     assert main(["--dataset", "artificial", "--n-queries", "20", "--parts", "approx_error", "--approx-runs",
                  *map(str, runs), "--approx-alphas", "1,30,3000", "--approx-depth", "20", "--no-progress",

@@ -27,7 +27,7 @@ from maxent import parse_measure, rank_runs, read_qrels, read_runs
 from maxent.errors import MaxEntError, ParameterError
 from maxent.informativeness import Settings, analyse_run, at_threshold, counts_text, graded_summary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "trec_runs"
 RUNS = ["T5R1", "bm25_baseline"]
 TOPICS = {"1", "2", "3"}

@@ -9,7 +9,7 @@ import pytest
 
 from analysis import active_eval
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())[:3]
 QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 SMALL = ["--runs", *map(str, RUNS), "--qrels", str(QRELS), "--depth", "20", "--repetitions", "20",

@@ -11,7 +11,7 @@ from maxent.metrics import parse_measure
 from maxent.ranked import rank_runs
 from maxent.trec import read_qrels, read_runs
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "trec_runs"
 
 
@@ -94,7 +94,7 @@ def test_deterministic_with_seed(slice_dir, tmp_path):
 
 
 def test_binary_qrels_refused(tmp_path, capsys):
-    d = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "trec_eval_test"
+    d = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "trec_eval_test"
     if not d.exists():
         pytest.skip("../shared/data absent: trec_eval's binary qrels not available")
     rc = gt.main(["--runs", str(d / "results.test"), "--qrels", str(d / "qrels.test"), "--out", str(tmp_path)])

@@ -6,12 +6,12 @@ import pandas as pd
 from analysis.learning.report import BLOCKS, claims_table
 from analysis.report import TABLES
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "guide" / "learning.md"
 
 
 def test_guide_shows_every_learning_table():
-    # tests/test_report.py regenerates every marked table and compares it with the page
+    # tests/analysis/test_report.py regenerates every marked table and compares it with the page
     page = PAGE.read_text()
     for name in BLOCKS:
         assert f"learning_{name}" in TABLES and f"<!-- report:learning_{name} -->" in page

@@ -16,7 +16,7 @@ from analysis import maxent as cli
 from maxent.errors import TopicWarning
 from maxent.informativeness import counts_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUNDLED = ROOT / "trec_runs"
 RUNS = ["BITEM_df", "T5R1", "bm25_baseline", "jlbase"]
 TOPICS = {"1", "2", "3", "4", "5", "6"}
