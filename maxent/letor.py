@@ -18,14 +18,7 @@ import numpy as np
 
 from maxent.errors import InputError, ParameterError
 
-__all__ = [
-    "RankingData",
-    "read_letor",
-    "split_queries",
-    "kfold",
-    "standardize",
-    "default_data_root",
-]
+__all__ = ["RankingData", "read_letor", "split_queries", "kfold", "standardize", "default_data_root"]
 
 
 @dataclass(frozen=True, eq=False)

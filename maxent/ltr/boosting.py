@@ -43,21 +43,9 @@ from maxent.ltr.lambdas import DeltaContext, check_lambda_metric, lambda_gradien
 from maxent.metrics._kernels import ideal_dcg
 from maxent.ranked import RankedLists
 
-__all__ = [
-    "QueryGroups",
-    "LambdaMARTObjective",
-    "metric_values",
-    "lightgbm_objective",
-    "lightgbm_metric",
-    "lightgbm_ranker_objective",
-    "lightgbm_ranker_metric",
-    "xgboost_objective",
-    "xgboost_metric",
-    "BoostingResult",
-    "train_lambdamart",
-    "LIGHTGBM_INSTALL",
-    "XGBOOST_INSTALL",
-]
+__all__ = ["QueryGroups", "LambdaMARTObjective", "metric_values", "lightgbm_objective",
+           "lightgbm_metric", "lightgbm_ranker_objective", "lightgbm_ranker_metric", "xgboost_objective",
+           "xgboost_metric", "BoostingResult", "train_lambdamart", "LIGHTGBM_INSTALL", "XGBOOST_INSTALL"]
 
 LIGHTGBM_INSTALL = 'LightGBM is an optional extra: pip install -e ".[lightgbm]"'
 XGBOOST_INSTALL = 'XGBoost is an optional extra: pip install -e ".[xgboost]"'

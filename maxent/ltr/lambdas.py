@@ -25,13 +25,7 @@ import numpy as np
 from maxent.errors import ParameterError
 from maxent.metrics.base import Metric
 
-__all__ = [
-    "DeltaContext",
-    "check_lambda_metric",
-    "swap_deltas",
-    "rank_by_score",
-    "lambda_gradients",
-]
+__all__ = ["DeltaContext", "check_lambda_metric", "swap_deltas", "rank_by_score", "lambda_gradients"]
 
 
 def check_lambda_metric(metric) -> None:
