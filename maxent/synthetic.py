@@ -147,12 +147,9 @@ def make_synthetic(n_queries: int = 10_000, *, min_docs: int = 10, max_docs: int
     if n_informative < 1 or n_redundant < 0 or n_noise < 0:
         raise ParameterError("n_informative must be >= 1 and n_redundant, n_noise >= 0, got "
                              f"{n_informative}, {n_redundant}, {n_noise}")
-    if not (np.isfinite(feature_noise) and feature_noise >= 0):
-        raise ParameterError(f"feature_noise must be a finite number >= 0, got {feature_noise}")
-    if not (np.isfinite(query_shift) and query_shift >= 0):
-        raise ParameterError(f"query_shift must be a finite number >= 0, got {query_shift}")
-    if not (np.isfinite(label_noise) and label_noise >= 0):
-        raise ParameterError(f"label_noise must be a finite number >= 0, got {label_noise}")
+    for name, v in (("feature_noise", feature_noise), ("query_shift", query_shift), ("label_noise", label_noise)):
+        if not (np.isfinite(v) and v >= 0):
+            raise ParameterError(f"{name} must be a finite number >= 0, got {v}")
     if streams == "artificial" and (docs_per_query is None or relevance != "cubic" or n_redundant or n_noise
                                     or feature_noise or query_shift or min_relevant):
         raise ParameterError("streams='artificial' draws the set of artificial(): fixed docs_per_query, cubic "

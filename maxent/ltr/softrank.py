@@ -93,8 +93,7 @@ def rank_distributions(scores, sigma_s: float) -> np.ndarray:
         rows sum to 1.
     """
     pi, _ = beat_probabilities(scores, sigma_s)
-    N = len(pi)
-    return _insert(pi, np.arange(N), keep=False)[0]
+    return _insert(pi, np.arange(len(pi)), keep=False)[0]
 
 
 def _rank_metric(ctx, b, y, s, sigma_s, want_grad):
