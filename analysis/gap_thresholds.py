@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
-from analysis._instances import parse_graded_pr, run_instances
+from analysis._instances import run_instances
 from maxent.cli.progress import phase
 from maxent.errors import ParameterError
 from maxent.informativeness import Settings, analyse_run, graded_summary, resolve_graded_pr
@@ -200,6 +200,21 @@ def bootstrap_metrics(c: int, best: dict, reference: str, bootstrap_g=None) -> l
                               + [parse_measure("AP"), parse_measure(reference)]))
 
 
+def _prepare(qrels, runs, keep, thresholds_of, step, reference, min_relevant, depth, graded_pr,
+             score_precision, opt="", source="qrels"):
+    """(runs, qrels cut to ``keep``, c, grid of g, the sweep's Settings); ``opt``: "--" in the command."""
+    runs, qrels = restrict_topics(runs, qrels, keep, opt + "topics")
+    c = qrels.max_grade
+    if c < 2:
+        raise ParameterError(f"{source}: GAP thresholds need graded qrels (max grade {c})")
+    thresholds = thresholds_of(c)
+    grid = simplex_grid(c, step, opt + "step")
+    metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(reference)),)
+    graded_pr = resolve_graded_pr(graded_pr, c, "--graded-pr" if opt else "graded_pr")
+    return runs, qrels, c, grid, Settings(metrics, thresholds, "retrieved", "recall", int(min_relevant),
+                                          int(depth), ("P@10",), graded_pr, score_precision=score_precision)
+
+
 def gap_thresholds(qrels, runs, *, step: float = 0.1, threshold=None, min_relevant: int = 5, depth: int = 1000,
                    reference: str = "nDCG", topics=None, bootstrap: int = 1000, seed: int = 0, alpha: float = 0.05,
                    top_k: int = 10, bootstrap_g=None, graded_pr=None,
@@ -227,31 +242,25 @@ def gap_thresholds(qrels, runs, *, step: float = 0.1, threshold=None, min_releva
     """
     from maxent.inputs import as_qrels, as_runs
 
-    qrels = as_qrels(qrels)
-    runs = sorted(as_runs(runs), key=lambda r: r.name)
-    keep = topic_set(topics) if isinstance(topics, str) or topics is None else {str(t) for t in topics}
-    runs, qrels = restrict_topics(runs, qrels, keep)
-    c = qrels.max_grade
-    if c < 2:
-        raise ParameterError(f"qrels: GAP thresholds need graded qrels (max grade {c})")
-    if threshold is None:
-        thresholds = tuple(range(1, c + 1))
-    else:
-        items = [threshold] if np.isscalar(threshold) else list(threshold)
+    def checked_thresholds(c):  # the thresholds; then the other arguments are checked
+        items = (list(range(1, c + 1)) if threshold is None
+                 else [threshold] if np.isscalar(threshold) else list(threshold))
         if not items or not all(isinstance(t, (int, np.integer)) and 1 <= t <= c for t in items):
             raise ParameterError(f"threshold: expected integers in 1..{c}, got {threshold!r}")
-        thresholds = tuple(int(t) for t in items)
-    for name, v, ok in (("min_relevant", min_relevant, min_relevant >= 0), ("depth", depth, depth >= 1),
-                        ("bootstrap", bootstrap, bootstrap >= 0), ("top_k", top_k, top_k >= 1)):
-        if not isinstance(v, (int, np.integer)) or not ok:
-            raise ParameterError(f"{name}: expected an integer {'>= 0' if name in ('min_relevant', 'bootstrap') else '>= 1'}, "
-                                 f"got {v!r}")
-    if not 0 < alpha < 1:
-        raise ParameterError(f"alpha: expected a level in (0, 1), got {alpha!r}")
-    grid = simplex_grid(c, step)
-    metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(reference)),)
-    settings = Settings(metrics, thresholds, "retrieved", "recall", int(min_relevant), int(depth), ("P@10",),
-                        resolve_graded_pr(graded_pr, c), score_precision=score_precision)
+        for name, v, ok in (("min_relevant", min_relevant, min_relevant >= 0), ("depth", depth, depth >= 1),
+                            ("bootstrap", bootstrap, bootstrap >= 0), ("top_k", top_k, top_k >= 1)):
+            if not isinstance(v, (int, np.integer)) or not ok:
+                bound = ">= 0" if name in ("min_relevant", "bootstrap") else ">= 1"
+                raise ParameterError(f"{name}: expected an integer {bound}, got {v!r}")
+        if not 0 < alpha < 1:
+            raise ParameterError(f"alpha: expected a level in (0, 1), got {alpha!r}")
+        return tuple(int(t) for t in items)
+
+    keep = topic_set(topics) if isinstance(topics, str) or topics is None else {str(t) for t in topics}
+    runs, qrels, c, grid, settings = _prepare(as_qrels(qrels), sorted(as_runs(runs), key=lambda r: r.name),
+                                              keep, checked_thresholds, step, reference, min_relevant, depth,
+                                              graded_pr, score_precision)
+    thresholds = settings.thresholds
     inst = pd.concat([analyse_run(r, qrels, settings) for r in runs], ignore_index=True)
     sweep = sweep_table(inst, grid, c)
     best = best_g(sweep, thresholds)
@@ -330,16 +339,12 @@ def _body(args) -> int:
     with phase("reading the qrels and runs"):
         qrels = read_qrels(args.qrels)
         runs = sorted(read_runs(args.runs), key=lambda r: r.name)
-    runs, qrels = restrict_topics(runs, qrels, topic_set(args.topics, "--topics"), "--topics")
-    c = qrels.max_grade
-    if c < 2:
-        raise ParameterError(f"{args.qrels}: GAP thresholds need graded qrels (max grade {c})")
-    thresholds = tuple(int(x) for x in args.threshold.split(",")) if args.threshold else tuple(range(1, c + 1))
-    grid = simplex_grid(c, args.step, "--step")
-    metrics = tuple(g_name(g) for g in grid) + (str(parse_measure(args.reference)),)
-    graded_pr = parse_graded_pr(args.graded_pr, c)
-    settings = Settings(metrics, thresholds, "retrieved", "recall", args.min_relevant, args.depth, ("P@10",),
-                        graded_pr, score_precision=args.score_precision)
+    runs, qrels, c, grid, settings = _prepare(
+        qrels, runs, topic_set(args.topics, "--topics"),
+        lambda c: tuple(int(x) for x in (args.threshold.split(",") if args.threshold else range(1, c + 1))),
+        args.step, args.reference, args.min_relevant, args.depth, args.graded_pr, args.score_precision, "--",
+        args.qrels)
+    metrics, thresholds, graded_pr = settings.metrics, settings.thresholds, settings.graded_pr
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.SCRATCH / "gap_thresholds" / name)
     config = dict(metrics=metrics, thresholds=thresholds, min_relevant=args.min_relevant, depth=args.depth,
