@@ -49,7 +49,8 @@ def query_costs(doc_cost: np.ndarray, *rankings: np.ndarray, normalize: bool = T
 
 def instrumental(second_moment: np.ndarray, mean: np.ndarray, cost: np.ndarray, *,
                  target: float | None = None, mix: float = 0.0) -> np.ndarray:
-    r"""Eq. 16 / 17: :math:`q^*(x) \propto \lambda(x)^{-1/2}\sqrt{E[(L - R_\theta)^2 | x;\theta]}`.
+    r"""Eq. 16 / 17: :math:`q^*(x) \propto \lambda(x)^{-1/2}\sqrt{E[(L - R_\theta)^2 | x;\theta]}`
+    (uniform when every query has zero expected loss).
 
     Parameters
     ----------
@@ -59,8 +60,6 @@ def instrumental(second_moment: np.ndarray, mean: np.ndarray, cost: np.ndarray, 
     target : R_theta (resp. Delta_theta); default the pool mean of ``mean`` (Corollary 1)
     mix : share of the uniform distribution mixed in, (1 - mix) q* + mix / m (0 = the paper;
         a positive share keeps q > 0 where the model is certain, which consistency needs)
-
-    Returns the uniform distribution when every query has zero expected loss.
     """
     mean = np.asarray(mean, dtype=np.float64)
     R = float(mean.mean()) if target is None else float(target)
