@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "maxent"
 
 # Lowest first. A module may import modules of its own layer and of the layers below.
@@ -106,7 +106,7 @@ def layer_of(module: str) -> int:
             if pattern.endswith(".*") and module.startswith(pattern[:-1]) and len(pattern) > best_len:
                 best, best_len = i, len(pattern)
     if best is None:
-        pytest.fail(f"module {module} has no layer in tests/test_layout.py: add it to LAYERS there "
+        pytest.fail(f"module {module} has no layer in tests/project/test_layout.py: add it to LAYERS there "
                     "and to the drawing in docs/design/index.md")
     return best
 

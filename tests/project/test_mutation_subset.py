@@ -19,43 +19,43 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.slow
 
 # (file, pattern, replacement, tests that must fail)
 MUTANTS = {
     "compare ignores --test": ("maxent/cli/compare.py", r"test=args\.test", 'test="t"',
-                               "tests/test_cli_options.py::test_compare_test_sets_the_marks"),
+                               "tests/cli/test_compare_options.py::test_compare_test_sets_the_marks"),
     "compare ignores --correction": ("maxent/cli/compare.py", r"correction=args\.correction", 'correction="holm"',
-                                     "tests/test_cli_options.py::test_compare_correction"),
+                                     "tests/cli/test_compare_options.py::test_compare_correction"),
     "compare ignores --alpha": ("maxent/cli/compare.py", r"alpha=args\.alpha,", "alpha=0.05,",
-                                "tests/test_cli_options.py::test_compare_tests_and_alpha_change_the_marks"),
+                                "tests/cli/test_compare_options.py::test_compare_tests_and_alpha_change_the_marks"),
     "evaluate ignores -M": ("maxent/cli/evaluate.py", r"depth=args\.depth", "depth=None",
-                            "tests/test_edges.py::test_depth_is_unlimited_by_default_as_trec_eval"),
+                            "tests/cli/test_evaluate_edges.py::test_depth_is_unlimited_by_default_as_trec_eval"),
     "-q -c prints rows of missing topics": ("maxent/cli/evaluate.py", r"rows = rows\[lists\.lengths\[rows\] > 0\]",
                                             "pass",
-                                            "tests/test_edges.py::test_per_topic_rows_with_complete_as_trec_eval_9"),
+                                            "tests/cli/test_evaluate_edges.py::test_per_topic_rows_with_complete_as_trec_eval_9"),
     "analysis.maxent ignores --alignment": ("analysis/maxent.py", r"args\.alignment", '"recall"',
-                                            "tests/test_analysis_cli.py::test_alignment_rank_scores_other_errors"),
+                                            "tests/analysis/test_analysis_cli.py::test_alignment_rank_scores_other_errors"),
     "analysis.maxent ignores --count-constraint": ("analysis/maxent.py", r"args\.count\b", '"retrieved"',
-                                                   "tests/test_analysis_cli.py::test_count_constraint_total"),
+                                                   "tests/analysis/test_analysis_cli.py::test_count_constraint_total"),
     "--runs without --qrels accepted": ("analysis/_cli.py", r'if args\.runs is not None and args\.qrels is None:',
                                         "if False:",
-                                        "tests/test_analysis_cli.py::test_bad_values_name_their_option"),
+                                        "tests/analysis/test_analysis_cli.py::test_bad_values_name_their_option"),
     "pair means over every value": ("maxent/compare/__init__.py", r'"mean_a": v\[ia\]\.mean\(axis=1\)',
                                     '"mean_a": v[ia].mean(axis=None)',
-                                    "tests/test_cli_options.py::test_compare_values_pairs_seeds_and_minimum_topics"),
+                                    "tests/compare/test_compare.py::test_compare_values_pairs_seeds_and_minimum_topics"),
     "bootstrap test unseeded": ("maxent/compare/__init__.py", r"paired_bootstrap_asl\(d, n_boot=n_bootstrap, seed=seed\)",
                                 "paired_bootstrap_asl(d, n_boot=n_bootstrap, seed=None)",
-                                "tests/test_cli_options.py::test_compare_values_pairs_seeds_and_minimum_topics"),
+                                "tests/compare/test_compare.py::test_compare_values_pairs_seeds_and_minimum_topics"),
     "compare refuses -l 0": ("maxent/cli/compare.py", r"args\.rel < 0", "args.rel < 1",
-                             "tests/test_cli_options.py::test_compare_accepts_the_smallest_valid_values"),
+                             "tests/cli/test_compare_options.py::test_compare_accepts_the_smallest_valid_values"),
     "lists without a PR point eligible": ("maxent/informativeness.py", r"\(err\.n_points > 0\) & res\.success",
                                           "(err.n_points >= 0) & res.success",
-                                          "tests/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
+                                          "tests/analysis/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
     "min-relevant off by one": ("maxent/informativeness.py", r">= settings\.min_relevant", "> settings.min_relevant",
-                                "tests/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
+                                "tests/analysis/test_analysis_cli.py::test_analyse_run_rows_and_expectations"),
 }
 
 

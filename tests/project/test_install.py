@@ -1,6 +1,6 @@
 """A non-editable install into a fresh virtual environment: the C extensions build (Cython and
 a C compiler at install time), and the main job runs from outside the checkout on the bundled
-sample. Slow (a venv, dependencies, a build): ``pytest -m slow tests/test_install.py``."""
+sample. Slow (a venv, dependencies, a build): ``pytest -m slow tests/project/test_install.py``."""
 from __future__ import annotations
 
 import os
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow

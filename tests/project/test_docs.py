@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 OPT_OUT = 'title="not run"'
 
 # An opening fence: three or more backticks (or tildes), then the info string; indented fences

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from test_docs import python_blocks      # the block parser every docs page is run with
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "docs" / "guide" / "notebook.md", ROOT / "docs" / "guide" / "python-api.md"]
 
 
