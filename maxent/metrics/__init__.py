@@ -18,6 +18,6 @@ from maxent.metrics.rr import RR
 
 __all__ = [
     "Metric", "Param", "METRICS", "MEASURE_SETS", "parse_measure", "parse_measures", "as_measure",
-    "AP", "GMAP", "Bpref", "SetP", "SetR", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG", "ERR", "GAP",
-    "RBP", "NumRet", "NumRel", "NumRelRet", "gap_pivot",
+    "AP", "GMAP", "Bpref", "SetP", "SetR", "Precision", "RPrec", "Recall", "Success", "IPrec", "RR", "DCG", "NDCG",
+    "ERR", "GAP", "RBP", "NumRet", "NumRel", "NumRelRet", "gap_pivot",
 ]

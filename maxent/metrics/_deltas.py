@@ -1,20 +1,10 @@
 r"""Swap-delta machinery shared by the metric families (docs/method.md, Learning to rank).
 
-A metric that declares ``HAS_SWAP_DELTA`` gives LambdaRank the change of its value when the
-documents at ranks a and b of one list exchange places, :math:`\Delta M_{ab}`, for all pairs
-at once. The generic kernels of :mod:`maxent.ltr.lambdas` read it in three shapes, all
-provided by the metric (each family's formula lives in that family's file):
-
-* ``swap_delta(grades, side)``: the signed (B, N, N) matrix (short lists, tests);
-* ``delta_blocks(y, side, b)``: per query, pairs grouped by grade level, each block an outer
-  sum :math:`|\Delta_{ac}| = p_a + q_c` (above the diagonal) or :math:`p'_a + q'_c` (below);
-* ``delta_strip(y, side, b, K)``: the K x n strip of signed deltas with an upper rank < K,
-  for metrics whose deltas vanish when both ranks are >= K (``delta_depth``).
-
-This module holds the per-query side information (:class:`DeltaSide`) and the
-position-additive form shared by DCG, nDCG, P@k and RBP (:class:`PositionalDeltas`):
-:math:`M = \sum_n u(i_n) D(n)` with a utility per grade u and a rank discount D, so that
-:math:`\Delta M_{ab} = (u_a - u_b)(D(b) - D(a))` (Donmez, Svore & Burges 2009 eq. 7).
+A metric with ``HAS_SWAP_DELTA`` gives LambdaRank :math:`\Delta M_{ab}`, the change of its
+value when ranks a and b swap, as ``swap_delta`` (signed (B, N, N)), ``delta_blocks`` (outer
+sums per pair of grade levels) or ``delta_strip`` (the K x n strip, when deltas vanish below
+``delta_depth``). Here: the per-query :class:`DeltaSide` and the position-additive form
+:math:`M = \sum_n u(i_n) D(n)` of DCG, nDCG, P@k and RBP (:class:`PositionalDeltas`).
 """
 from __future__ import annotations
 
@@ -28,19 +18,9 @@ __all__ = ["DeltaSide", "PositionalDeltas", "level_groups", "symmetric_from_uppe
 
 
 class DeltaSide:
-    """Per-query constants of a metric's swap deltas (R, ideal DCG, GAP weights, ...).
-
-    Built once per (metric, data set) by ``metric.delta_side(rel_counts)``; every array
-    attribute named in ``per_query`` has one row per query and ``take(rows)`` selects some.
-
-    Parameters
-    ----------
-    rel_counts : ndarray, shape (B, L)
-        Judged documents of each grade per query.
-    **arrays
-        Per-query arrays (first axis B) or constants (anything else: floats, (L,) tables
-        passed through ``constants``).
-    """
+    """Per-query constants of a metric's swap deltas (R, ideal DCG, GAP weights, ...), from
+    ``metric.delta_side(rel_counts)``: ``per_query`` arrays have one row per query (``take``
+    selects some), ``constants`` are shared; both read as attributes."""
 
     def __init__(self, rel_counts: np.ndarray, per_query: dict | None = None, **constants):
         self.rel_counts = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
@@ -96,13 +76,10 @@ _DGAP_CACHE: dict[tuple, np.ndarray] = {}
 class PositionalDeltas:
     r"""Mix-in: swap deltas of a position-additive metric :math:`M = \sum_n u(i_n) D(n)`.
 
-    The metric provides ``utility_table(levels)`` -> (L,) u(z) per grade (unjudged: 0),
-    ``_utility_scale(rel_counts)`` -> (B,) per-query factor (1 / IDCG for nDCG), and
-    ``rank_discount(N)`` -> (N,) D(n) with the cutoff applied (0 beyond it);
-    ``smooth_discount(x)`` gives D and D' at real positions x >= 1 (ApproxRank).
-
-    Signed delta for ranks a < b: :math:`(u_a - u_b)(D(b) - D(a))` (Donmez, Svore &
-    Burges 2009 eq. 7 for nDCG, Yilmaz & Robertson 2010 section 4.2.1 for P@k).
+    The metric provides ``utility_table(levels)`` (u per grade), ``_utility_scale(rel_counts)``
+    (per-query factor, 1 / IDCG for nDCG), ``rank_discount(N)`` (D, 0 beyond the cutoff) and
+    ``smooth_discount(x)`` (D and D' at real x >= 1). For a < b:
+    :math:`\Delta M_{ab} = (u_a - u_b)(D(b) - D(a))` (Donmez, Svore & Burges 2009 eq. 7).
     """
 
     HAS_SWAP_DELTA: ClassVar[bool] = True
@@ -117,8 +94,7 @@ class PositionalDeltas:
         self._require_delta()
         rc = np.atleast_2d(np.asarray(rel_counts, dtype=np.int64))
         table = np.asarray(self.utility_table(rc.shape[1]), dtype=np.float64)
-        # u as a function of the grade -1 (unjudged), 0..L-1: non-decreasing means a higher
-        # grade never has a lower utility (the fast dense path of LambdaRank relies on it)
+        # u non-decreasing over grades -1..L-1: LambdaRank's fast dense path relies on it
         monotone = bool(np.all(np.diff(np.concatenate(([0.0], table))) >= 0))
         scale = np.asarray(self._utility_scale(rc), dtype=np.float64)
         return DeltaSide(rc, {"scale": scale}, table=table, table_ext=np.concatenate(([0.0], table)),

@@ -19,12 +19,8 @@ def cutoff_mask(N: int, cutoff: int | None) -> np.ndarray:
 
 
 def discount(N: int, kind: str = "log2") -> np.ndarray:
-    """(N,) rank discounts D(n), n = 1..N.
-
-    ``log2``: 1 / log2(n + 1) (Burges et al.; trec_eval's ndcg).
-    ``jk``: Järvelin & Kekäläinen with log base 2: 1 for n <= 2, else 1 / log2(n)
-    (NTCIREVAL's "nDCG").
-    """
+    """(N,) rank discounts D(n): ``log2`` 1 / log2(n + 1) (trec_eval's ndcg) or ``jk``
+    1 / max(1, log2 n) (Järvelin & Kekäläinen; NTCIREVAL's nDCG)."""
     n = np.arange(1, N + 1, dtype=np.float64)
     if kind == "log2":
         return 1.0 / np.log2(n + 1.0)
@@ -32,12 +28,8 @@ def discount(N: int, kind: str = "log2") -> np.ndarray:
 
 
 def gain_vector(levels: int, gain) -> np.ndarray:
-    """(L,) gain of each grade level 0..L-1.
-
-    ``linear``: gain = grade (trec_eval); ``exp``: 2^grade - 1; a tuple of (level, gain)
-    pairs overrides those levels and keeps gain = grade for the others (trec_eval's
-    ``ndcg.1=3,2=9`` convention).
-    """
+    """(L,) gain of each grade: ``linear`` (= grade, trec_eval), ``exp`` (2^grade - 1), or
+    (level, gain) pairs overriding those levels of the linear gain (``ndcg.1=3,2=9``)."""
     z = np.arange(levels, dtype=np.float64)
     if gain == "exp":
         return 2.0 ** z - 1.0
@@ -50,13 +42,8 @@ def gain_vector(levels: int, gain) -> np.ndarray:
 
 
 def ideal_dcg(rel_counts: np.ndarray, gains: np.ndarray, cutoff: int | None, disc: str = "log2") -> np.ndarray:
-    """Ideal DCG of each topic from its qrels counts R_z: (B, L) -> (B,).
-
-    The ideal list puts every judged document with positive gain in order of decreasing
-    gain; it is truncated at ``cutoff`` (trec_eval's ndcg_cut) or not (trec_eval's ndcg,
-    ``cutoff=None``). Closed form: sum over levels in gain order of
-    gain_z * (C(end_z) - C(start_z)), C(m) = sum_{n<=m} D(n).
-    """
+    """Ideal DCG of each topic from its qrels counts (B, L) -> (B,): judged documents by
+    decreasing positive gain, truncated at ``cutoff`` (ndcg_cut) or not (ndcg)."""
     L = rel_counts.shape[1]
     gains = np.asarray(gains, dtype=np.float64)[:L]
     order = np.argsort(-gains, kind="stable")
@@ -82,11 +69,7 @@ def prefix_exclusive(x: np.ndarray, axis: int = 1) -> np.ndarray:
 
 
 def exclusive_product(x: np.ndarray, axis: int = -1) -> np.ndarray:
-    r"""prod_{m<n} x_m along ``axis`` (exclusive prefix product; 1 at the first position).
-
-    The one function behind RR, ERR and Success (values, expectations and swap deltas):
-    :math:`A_n = \prod_{m<n}(1 - r_m)` is ``exclusive_product(1 - r)``.
-    """
+    """prod_{m<n} x_m along ``axis`` (exclusive prefix product; 1 at the first position)."""
     x = np.asarray(x, dtype=np.float64)
     x = np.moveaxis(x, axis, -1)
     out = np.ones_like(x)

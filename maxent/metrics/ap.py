@@ -33,7 +33,7 @@ def expected_ap(q: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.n
 
 
 def expected_ap_gradient(q: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.ndarray:
-    r"""Gradient of :func:`expected_ap`, (B, N), in O(N) with prefix sums.
+    r"""Gradient of :func:`expected_ap`, (B, N).
 
     .. math:: \frac{\partial E[AP]}{\partial q_j} = \frac1R\Big[\frac{1+\sum_{m<j} q_m}{j}[j\le k]
               + \sum_{j<n\le k} \frac{q_n}{n}\Big]
@@ -44,32 +44,27 @@ def expected_ap_gradient(q: np.ndarray, R: np.ndarray, cutoff: int | None = None
     own = (1.0 + prefix_exclusive(q)) / n * mask
     later = q / n * mask
     upto = np.cumsum(later, axis=1)
-    after = upto[:, -1:] - upto  # sum_{n>j} = total - sum_{n<=j} (no reversed copies)
+    after = upto[:, -1:] - upto  # sum_{n>j}
     return safe_divide(own + after, R[:, None])
 
 
 def expected_ap_hvp(d: np.ndarray, R: np.ndarray, cutoff: int | None = None) -> np.ndarray:
-    r"""Hessian-vector product of :func:`expected_ap` (constant Hessian: E[AP] is quadratic).
-
-    .. math:: \frac{\partial^2 E[AP]}{\partial q_j \partial q_k} = \frac{f_{\max(j,k)}}{R}
-              \;(j \ne k),\ 0\ (j = k),\qquad f_n = [n \le k_{cut}]/n
-
-    so (H d)_j = (1/R)[f_j sum_{m<j} d_m + sum_{n>j} f_n d_n], O(N) with prefix sums.
-    """
+    r"""Hessian-vector product of :func:`expected_ap` (E[AP] is quadratic):
+    :math:`H_{jk} = f_{\max(j,k)}/R` for j != k, 0 on the diagonal, :math:`f_n = [n \le k]/n`."""
     N = d.shape[1]
     f = cutoff_mask(N, cutoff) / np.arange(1, N + 1, dtype=np.float64)
     later = np.cumsum(d * f, axis=1)
     return safe_divide(f * prefix_exclusive(d) + later[:, -1:] - later, R[:, None])
 
-def ap_swap_vectors(relb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    r"""Rank vectors U, V (same shape as ``relb``, (..., N)) of R times the AP swap delta.
 
-    With 1-based ranks, :math:`C(a)` the relevant documents in the top a and
-    :math:`S(a) = \sum_{m\le a} rel_m / m` (the prefix sums of the value):
-    :math:`U_a = (C(a-1) + 1)/a - S(a)`, :math:`V_b = S(b-1) - C(b)/b`. A relevant document at
-    a and a non-relevant one at b: :math:`R |\Delta AP| = U_a + V_b` when a < b and
-    :math:`V_a + U_b` when a > b (Donmez, Svore & Burges 2009 eq. 9;
-    Yilmaz & Robertson 2010 section 4.2.2; both directions).
+def ap_swap_vectors(relb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    r"""Rank vectors U, V (shape of ``relb``) of R times the AP swap delta.
+
+    With :math:`C(a)` the relevant documents in the top a and :math:`S(a) = \sum_{m\le a}
+    rel_m / m`: :math:`U_a = (C(a-1) + 1)/a - S(a)`, :math:`V_b = S(b-1) - C(b)/b`; for a
+    relevant document at a and a non-relevant one at b, :math:`R |\Delta AP| = U_a + V_b`
+    (a < b) or :math:`V_a + U_b` (a > b) (Donmez, Svore & Burges 2009 eq. 9; Yilmaz &
+    Robertson 2010 section 4.2.2).
     """
     rel = relb.astype(np.float64)
     r = np.arange(1, rel.shape[-1] + 1, dtype=np.float64)
@@ -104,9 +99,7 @@ def _lower(N: int) -> np.ndarray:
 
 
 def ap_abs_better(relb: np.ndarray, scale: np.ndarray, valid: np.ndarray) -> np.ndarray:
-    """|Delta AP| * scale on pairs (a relevant, b not), zero elsewhere; (B, N, N).
-
-    For a < b: R |Delta| = U_a + V_b; for a > b: U_b + V_a (:func:`ap_swap_vectors`)."""
+    """|Delta AP| * scale on pairs (a relevant, b not), zero elsewhere; (B, N, N)."""
     U, V = ap_swap_vectors(relb)
     rel = relb.astype(np.float64)
     W = np.add(U[:, :, None], V[:, None, :])               # a < b:  U_a + V_b
@@ -142,8 +135,7 @@ class AP(Metric):
         rel = lists.grades >= self.rel
         if self.cutoff is not None:
             rel = rel[:, : self.cutoff]
-        # precision at the relevant ranks only (sparse), summed per list in rank order as
-        # trec_eval does
+        # precision at the relevant ranks only, summed in rank order as trec_eval
         rows, cols = np.nonzero(rel)
         per_list = rel.sum(axis=1)
         hits = np.arange(1, len(rows) + 1) - np.repeat(np.cumsum(per_list) - per_list, per_list)
@@ -165,24 +157,15 @@ class AP(Metric):
         return expected_ap_hvp(np.asarray(d, dtype=np.float64), lists.n_rel(self.rel), self.cutoff)
 
     def prefix_hessian(self, lists):
-        """Structure of the Hessian for the Newton solver (the compiled engine, ``maxent/solver/_prefix.pxi``).
-
-        Returns (js, kappa, f): category thresholds js (here (1,), the relevant category of
-        the binary form), kappa (B, 1) = 1/R and f (N,) = [n <= cutoff]/n such that
-        d^2E/dQ_j dQ_j = kappa_j (f_{max(n,m)} - [n = m] f_n), Q_j = P(category >= j).
-        """
+        """The Hessian's structure for the compiled solver: (js = (1,), kappa (B, 1) = 1/R,
+        f (N,) = [n <= cutoff]/n) with d^2E/dQ_n dQ_m = kappa (f_{max(n,m)} - [n = m] f_n)."""
         N = lists.depth
         f = cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
         return (1,), safe_divide(1.0, lists.n_rel(self.rel))[:, None], f
 
-    # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True
+    DELTA_NO_CUTOFF: ClassVar[bool] = True
     SMOOTH_FORM: ClassVar[str | None] = "pairwise"
-
-    def delta_unsupported(self):
-        if self.cutoff is not None:
-            return f"no LambdaRank swap delta for {self} (AP only without a cutoff)"
-        return None
 
     def delta_side(self, rel_counts):
         self._require_delta()
@@ -221,8 +204,7 @@ class AP(Metric):
         return np.multiply.outer(rel, rel), float(side.R[b])
 
     def pair_factors(self, y, side, b):
-        r"""The same delta as a low-rank sum :math:`\sum_k w_k v_k v_k^T`: ``(V (K, n), w (K,), Z)``,
-        here V = rel (one row), w = 1 (ApproxAP: matrix-vector products only)."""
+        r"""The same delta as :math:`\sum_k w_k v_k v_k^T`: ``(V (K, n), w (K,), Z)`` (ApproxAP)."""
         rel = (y >= self.rel).astype(np.float64)
         return rel[None, :], np.ones(1), float(side.R[b])
 
@@ -231,11 +213,8 @@ class AP(Metric):
 class GMAP(Metric):
     r"""Geometric mean average precision (trec_eval ``gm_map``).
 
-    Per topic this is AP (see :class:`AP`); over topics the mean is geometric:
-    :math:`\exp\big(\frac1T\sum_t \ln\max(AP_t, 10^{-5})\big)` (trec_eval's
-    ``MIN_GEO_MEAN`` floor, so a topic with AP = 0 counts as 1e-5). trec_eval reports it only
-    in the summary over all topics (no per-topic lines); with ``-c`` missing topics count as
-    1e-5. No expectation (not a MaxEnt constraint).
+    Per topic AP; over topics :math:`\exp\big(\frac1T\sum_t \ln\max(AP_t, 10^{-5})\big)`
+    (trec_eval's ``MIN_GEO_MEAN``), printed in the summary only. No expectation.
     """
 
     rel: int = 1

@@ -1,16 +1,10 @@
-"""The metric base class: a frozen value object that knows its value, expectation and gradient.
+"""The metric base class: a frozen dataclass of its parameters that knows its value,
+expectation and gradient.
 
-A metric is a frozen dataclass whose fields are its parameters. ``str(m)`` is the canonical
-name with default parameters left out (``AP``, ``P@10``, ``nDCG(gain=exp)@10``,
-``GAP(g=0.5,0.5)``); equality and hashing use that name, so metrics serve as dict keys and
-DataFrame labels, and ``parse_measure(str(m)) == m``.
-
-Shapes: B lists, N ranks, L grade levels 0..L-1.
-
-Binary metrics (``GRADED = False``) see the relevance probability q_n = P(grade_n >= rel)
-as a (B, N) array; given a graded distribution p (B, N, L) they use
-Q_n(rel) = sum_{z >= rel} p_n(z) and chain the gradient back (dq/dp_n(z) = [z >= rel]).
-Graded metrics need the graded p (B, N, L). Every ``p`` must be 0 beyond a list's length.
+``str(m)`` is the canonical name without default parameters (``nDCG(gain=exp)@10``); equality
+and hashing use it, and ``parse_measure(str(m)) == m``. Shapes: B lists, N ranks, L grade
+levels. Binary metrics take q_n = P(grade_n >= rel) (B, N), or a graded p (B, N, L) summed to
+it; graded metrics need p (B, N, L), 0 beyond a list's length.
 """
 from __future__ import annotations
 
@@ -21,7 +15,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.metrics._deltas import DeltaSide, check_delta_args, symmetric_from_upper, valid_ranks
+from maxent.metrics._deltas import DeltaSide, check_delta_args
 
 if TYPE_CHECKING:
     from maxent.ranked import RankedLists
@@ -56,7 +50,7 @@ def format_value(v) -> str:
 class Metric:
     """Base class of every metric; subclasses are frozen dataclasses of their parameters."""
 
-    # The registry (maxent.metrics.METRICS) derives names, parsing and output order from these
+    # names, parsing and output order (maxent.metrics.registry) derive from these
     NAME: ClassVar[str] = ""               # canonical (ir_measures-style) name
     ALIASES: ClassVar[tuple] = ()           # other accepted ir_measures-style names
     TREC_NAME: ClassVar[str | None] = None
@@ -73,20 +67,18 @@ class Metric:
     PER_TOPIC: ClassVar[bool] = True     # printed per topic by -q (trec_eval omits gm_map)
     INTEGER: ClassVar[bool] = False      # printed as an integer by --format trec
     HAS_EXPECTATION: ClassVar[bool] = True
-    # solver facts: whether the (min, max) of E[M] over the relaxed polytope equal those of the
-    # deterministic lists (a target beyond is certainly infeasible; on it, certainly a boundary)
+    # whether min / max of E[M] over the relaxed polytope are those of deterministic lists
     CERTIFIED_ENDS: ClassVar[tuple] = (False, False)
-    # the structure the solver's compiled kernels use: "linear" (E = <W, p>, LINEAR_IN_P),
-    # "prefix" (prefix-structured Hessian: prefix_hessian), "cascade" (cascade_form) or None
-    # (successive linearisation with the numpy iterations)
+    # the compiled solver's form: "linear" (E = <W, p>), "prefix" (prefix_hessian) or
+    # "cascade" (cascade_form); every metric with an expectation sets one
     SOLVER_FORM: ClassVar[str | None] = None
-    # LambdaRank interface (maxent.metrics._deltas): capabilities
+    # LambdaRank capabilities (maxent.metrics._deltas)
     HAS_SWAP_DELTA: ClassVar[bool] = False   # swap_delta, delta_side, delta_blocks
+    DELTA_NO_CUTOFF: ClassVar[bool] = False  # swap deltas only without a cutoff
     DELTA_STRIP: ClassVar[bool] = False      # delta_strip (deltas vanish below delta_depth)
     SMOOTH_FORM: ClassVar[str | None] = None  # SoftRank / ApproxRank form: "positional" or "pairwise"
     LAMBDA_BLOCK_MIN_N: ClassVar[int] = 64   # list length from which the block kernel is faster
 
-    # ------------------------------------------------------------------ naming
     def _non_default(self) -> list[tuple[str, Any]]:
         out = []
         for f in dataclasses.fields(self):
@@ -117,8 +109,7 @@ class Metric:
         return hash(str(self))
 
     def trec_name(self) -> str:
-        """The name trec_eval prints: ``TREC_NAME``, or ``TREC_CUT_NAME_k`` with a cutoff k
-        (``P_10``, ``map_cut_10``); the canonical name for measures trec_eval lacks."""
+        """The name trec_eval prints (``P_10``, ``map_cut_10``), else the canonical name."""
         if self.TREC_NAME is None:
             return str(self)
         at = getattr(self, "cutoff", None) if self.AT_PARAM == "cutoff" else None
@@ -138,9 +129,8 @@ class Metric:
         self.validate()
 
     def validate(self) -> None:
-        """Check parameter values; raise ParameterError. Here: ``rel`` (an integer >= 0; 0
-        makes every judged document relevant, as trec_eval ``-l 0``) and
-        an integer ``cutoff`` >= 1 (required when ``CUTOFF_REQUIRED``); subclasses add more."""
+        """Raise ParameterError for a bad ``rel`` (integer >= 0) or ``cutoff`` (integer >= 1,
+        required when ``CUTOFF_REQUIRED``); subclasses check more."""
         if "rel" in self.PARAMS:
             rel = getattr(self, "rel")
             self._check(isinstance(rel, int) and not isinstance(rel, bool) and rel >= 0,
@@ -150,7 +140,6 @@ class Metric:
             if k is not None or self.CUTOFF_REQUIRED:
                 self._check(isinstance(k, int) and k >= 1, f"cutoff must be an integer >= 1, got {k!r}")
 
-    # ------------------------------------------------------------------ maths
     def value(self, lists: RankedLists) -> np.ndarray:
         """Metric value of each list, (B,)."""
         raise NotImplementedError
@@ -196,10 +185,8 @@ class Metric:
         return p
 
     def indicator(self, lists: RankedLists) -> np.ndarray:
-        """The 0/1 distribution of the real lists: (B, N) binary or (B, N, L) graded.
-
-        Unjudged documents count as grade 0; padding beyond a list's length is all-zero.
-        """
+        """The 0/1 distribution of the real lists, (B, N) or (B, N, L); unjudged as grade 0,
+        padding all-zero."""
         g = lists.grades.astype(np.int64)
         inside = np.arange(lists.depth)[None, :] < lists.lengths[:, None]
         if not self.GRADED:
@@ -208,11 +195,12 @@ class Metric:
         np.put_along_axis(onehot, np.maximum(g, 0)[..., None], 1.0, axis=2)
         return onehot * inside[..., None]
 
-    # ------------------------------------------------------------------ swap deltas
     def delta_unsupported(self) -> str | None:
         """Why this metric (with these parameters) has no swap delta, or None when it has one."""
         if not self.HAS_SWAP_DELTA:
             return f"{self} has no LambdaRank swap delta"
+        if self.DELTA_NO_CUTOFF and self.cutoff is not None:
+            return f"no LambdaRank swap delta for {self} ({self.NAME} only without a cutoff)"
         return None
 
     def _require_delta(self) -> None:
@@ -224,8 +212,7 @@ class Metric:
         return check_delta_args(self, grades, side)
 
     def delta_side(self, rel_counts) -> DeltaSide:
-        """Per-query constants of the swap deltas from the qrels counts (B, L), computed once
-        per data set."""
+        """Per-query constants of the swap deltas from the qrels counts (B, L)."""
         self._require_delta()
         return DeltaSide(rel_counts)
 
@@ -235,12 +222,11 @@ class Metric:
         Parameters
         ----------
         grades : array_like, shape (B, N) or (N,)
-            Grades in ranked order (rank 1 first); -1 marks unjudged documents and padding.
+            Grades in ranked order; -1 marks unjudged documents and padding.
         side : DeltaSide or array_like, shape (B, L) or (L,)
             ``self.delta_side(rel_counts)``, or the qrels counts themselves.
         lengths : array_like, shape (B,), optional
-            Ranked documents per list; positions at or beyond get delta 0 (default: up to
-            the last grade >= 0).
+            Ranked documents per list (default: up to the last grade >= 0).
 
         Returns
         -------
@@ -255,9 +241,7 @@ class Metric:
         return None
 
     def abs_delta_better(self, ys: np.ndarray, side: DeltaSide, valid: np.ndarray) -> np.ndarray:
-        """|Delta M_ab| on pairs with l_a > l_b (ranked order), 0 elsewhere; (B, N, N).
-
-        Generic: ``|swap_delta|`` masked; families override it with fewer N x N passes."""
+        """|Delta M_ab| on pairs with l_a > l_b, 0 elsewhere; (B, N, N)."""
         W = np.abs(self.swap_delta(ys, side, lengths=valid.sum(axis=1)))
         y = np.where(valid, ys, -1)
         W *= y[:, :, None] > y[:, None, :]
@@ -269,11 +253,8 @@ class Metric:
         return None
 
     def delta_blocks(self, y: np.ndarray, side: DeltaSide, b: int):
-        r"""Grade blocks of one ranked query (y: (n,) grades) with :math:`|\Delta M|` in
-        outer-sum form: a list of ``(I, J, p1, q1, p2, q2)``, I the ranks (0-based,
-        increasing) of the better documents, J of the worse ones, and for a in I, c in J
-        :math:`|\Delta M_{ac}| = p1_a + q1_c` (a < c) or :math:`p2_a + q2_c` (a > c), p and q
-        rank vectors or scalars. Pairs whose delta is identically 0 may be left out. None
-        when the closed form does not apply (the caller then uses ``abs_delta_better``)."""
+        r"""Grade blocks of one ranked query (y: (n,)): ``(I, J, p1, q1, p2, q2)`` with I the
+        ranks of the better documents, J of the worse, and :math:`|\Delta M_{ac}| = p1_a + q1_c`
+        (a < c) or :math:`p2_a + q2_c` (a > c); None when the closed form does not apply."""
         self._require_delta()
         raise NotImplementedError  # pragma: no cover

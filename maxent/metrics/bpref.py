@@ -19,12 +19,9 @@ class Bpref(Metric):
 
     .. math:: bpref = \frac1R \sum_{n:\, rel_n} \Big(1 - \frac{\min(F_n, R)}{\min(N_J, R)}\Big)
 
-    with F_n the number of judged non-relevant documents (0 <= grade < rel) retrieved above
-    rank n, N_J the number of judged non-relevant documents of the topic and R the number of
-    judged relevant ones; a term is 1 when F_n = 0. Unjudged documents (and negative qrels
-    grades) are skipped, not counted as non-relevant. 0 when R = 0 (trec_eval ``m_bpref.c``).
-    Cite: Buckley & Voorhees, "Retrieval evaluation with incomplete information", SIGIR 2004.
-    No expectation (not a MaxEnt constraint).
+    with F_n the judged non-relevant documents (0 <= grade < rel) above rank n, N_J those of
+    the topic and R its judged relevant ones; unjudged documents are skipped. 0 when R = 0
+    (trec_eval ``bpref``; Buckley & Voorhees, SIGIR 2004). No expectation.
     """
 
     rel: int = 1
@@ -45,7 +42,6 @@ class Bpref(Metric):
         denom = np.minimum(n_nonrel, R)[:, None]
         frac = safe_divide(np.minimum(nonrel_above, R[:, None]), denom)
         term = np.where(nonrel_above > 0, 1.0 - frac, 1.0)
-        # summed left to right, as trec_eval's loop does (numpy's pairwise sum can differ in
-        # the last bit, enough to flip a printed digit: DL 2019 TUW19-p1-re, topic 168216, -l 2)
+        # summed left to right as trec_eval: numpy's pairwise sum can flip a printed digit
         total = np.cumsum(np.where(relevant, term, 0.0), axis=1)[:, -1] if g.shape[1] else np.zeros(len(g))
         return safe_divide(total, R)

@@ -22,7 +22,6 @@ class _Count(Metric):
     HAS_EXPECTATION: ClassVar[bool] = False
 
 
-
 @dataclass(frozen=True, eq=False, repr=False)
 class NumRet(_Count):
     """Number of documents retrieved (after the depth cut)."""

@@ -27,15 +27,20 @@ def _check_gain(m):
 
 
 class _Gains(PositionalDeltas):
-    """Mix-in: gain vector and the per-rank weights gain(z) * D(n) * [n <= k]; swap deltas
-    in the position-additive form u = gain (/ IDCG), D = discount cut at k."""
+    """Mix-in: gains, rank weights D(n) [n <= k] and swap deltas with u = gain (/ IDCG)."""
 
     CERTIFIED_ENDS: ClassVar[tuple] = (True, True)
+    GRADED: ClassVar[bool] = True
+    LINEAR_IN_P: ClassVar[bool] = True
+    SOLVER_FORM: ClassVar[str | None] = "linear"
+
+    def validate(self):
+        _check_gain(self)
+        super().validate()
 
     def gains(self, levels: int) -> np.ndarray:
         return gain_vector(levels, self.gain)
 
-    # --- swap deltas (maxent.metrics._deltas.PositionalDeltas)
     def utility_table(self, levels: int) -> np.ndarray:
         return self.gains(levels)
 
@@ -51,12 +56,9 @@ class _Gains(PositionalDeltas):
         L = np.log2(np.maximum(x, 2.0))
         return 1.0 / L, np.where(x > 2.0, -1.0 / (L * L * np.log(2.0) * x), 0.0)
 
-    def _rank_weights(self, lists) -> np.ndarray:
-        return discount(lists.depth, self.discount) * cutoff_mask(lists.depth, self.cutoff)
-
     def _dcg(self, lists) -> np.ndarray:
         gz = self.gains(lists.levels)
-        w = self._rank_weights(lists)
+        w = self.rank_discount(lists.depth)
         # only ranks holding a judged document of non-zero gain contribute (sparse)
         rows, cols = np.nonzero((lists.grades >= 0) & (gz[np.maximum(lists.grades, 0)] != 0))
         contrib = gz[lists.grades[rows, cols]] * w[cols]
@@ -67,12 +69,12 @@ class _Gains(PositionalDeltas):
 
     def _expectation(self, p, lists):
         gz = self.gains(p.shape[2])
-        w = self._rank_weights(lists)
+        w = self.rank_discount(lists.depth)
         return safe_divide(np.einsum("bnz,z,n->b", p, gz, w), self._norm(lists))
 
     def _gradient(self, p, lists):
         gz = self.gains(p.shape[2])
-        w = self._rank_weights(lists)
+        w = self.rank_discount(lists.depth)
         grad = w[None, :, None] * gz[None, None, :] * safe_divide(1.0, self._norm(lists))[:, None, None]
         return np.broadcast_to(grad, p.shape).copy()
 
@@ -89,14 +91,6 @@ class DCG(_Gains, Metric):
     TREC_CUT_NAME: ClassVar[str] = "dcg_cut"
     TREC_ORDER: ClassVar[tuple] = (18, 19)   # dcg, dcg_cut (after trec_eval's own)
     PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k"), "gain": GAIN, "discount": DISCOUNT}
-    GRADED: ClassVar[bool] = True
-    LINEAR_IN_P: ClassVar[bool] = True
-    SOLVER_FORM: ClassVar[str | None] = "linear"
-
-    def validate(self):
-        _check_gain(self)
-        super().validate()
-
 
     def value(self, lists):
         return self._dcg(lists)
@@ -106,14 +100,10 @@ class DCG(_Gains, Metric):
 class NDCG(_Gains, Metric):
     r"""Normalised DCG: :math:`nDCG@k = DCG@k / IDCG`.
 
-    The ideal list orders all judged documents of the topic by decreasing gain. ``ideal``
-    picks trec_eval's convention: ``all`` (ideal DCG over the whole ideal list, as trec_eval
-    ``ndcg``, the default without a cutoff) or ``cut`` (ideal truncated at k, as
-    ``ndcg_cut_k``, the default with a cutoff). 0 when the ideal DCG is 0. Linear in p:
-    :math:`E[nDCG@k] = \sum_{n\le k}\sum_z gain(z) p_n(z) D(n) / IDCG`.
-
-    trec_eval sorts gain levels with an integer-truncating comparator, which can misorder
-    levels whose gains differ by less than 1; we sort exactly.
+    The ideal list orders the topic's judged documents by decreasing gain, whole (``all``,
+    trec_eval ``ndcg``, the default without a cutoff) or truncated at k (``cut``,
+    ``ndcg_cut_k``, the default with one). 0 when the ideal DCG is 0. Linear in p. Gain levels
+    are sorted exactly (trec_eval's comparator truncates gains to integers).
     """
 
     cutoff: int | None = None
@@ -133,19 +123,12 @@ class NDCG(_Gains, Metric):
                        "default: cut with a cutoff, all without", choices=(None, "all", "cut")),
         "discount": DISCOUNT,
     }
-    GRADED: ClassVar[bool] = True
-    LINEAR_IN_P: ClassVar[bool] = True
-    SOLVER_FORM: ClassVar[str | None] = "linear"
 
     def __post_init__(self):
         default = "all" if self.cutoff is None else "cut"
         if self.ideal == default:
             object.__setattr__(self, "ideal", None)  # canonical: the default is left out
         super().__post_init__()
-
-    def validate(self):
-        _check_gain(self)
-        super().validate()
 
     @property
     def ideal_cut(self) -> bool:
@@ -159,7 +142,7 @@ class NDCG(_Gains, Metric):
         return "ndcg"
 
     def _idcg(self, rel_counts: np.ndarray) -> np.ndarray:
-        """Ideal DCG per topic from the qrels counts (B, L): the one ideal-DCG kernel."""
+        """Ideal DCG per topic from the qrels counts (B, L)."""
         return ideal_dcg(rel_counts, self.gains(rel_counts.shape[1]),
                          self.cutoff if self.ideal_cut else None, self.discount)
 

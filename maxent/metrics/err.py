@@ -21,11 +21,10 @@ class ERR(Metric):
     :math:`ERR@k = \sum_{n\le k}\frac1n r_n\prod_{m<n}(1-r_m)`,
     :math:`r_n = gain(i_n) / (gain(c) + 1)`, c = ``max_grade``.
 
-    With the default exponential gain this is Chapelle's :math:`r = (2^{i}-1)/2^{c}`; with
-    linear or mapped gains it is NTCIREVAL's ERR. ``max_grade`` defaults to the highest
-    grade level of the qrels (L - 1). Under a graded product distribution
-    :math:`E[ERR]` replaces r_n by :math:`E[r_n]=\sum_z p_n(z) r(z)` (independence).
-    Unjudged documents have r = 0.
+    The default exponential gain gives Chapelle's :math:`r = (2^{i}-1)/2^{c}`; linear or
+    mapped gains NTCIREVAL's ERR. ``max_grade`` defaults to the qrels' highest level;
+    unjudged documents have r = 0. :math:`E[ERR]` replaces r_n by
+    :math:`E[r_n]=\sum_z p_n(z) r(z)`. No trec_eval measure.
     """
     SOLVER_FORM: ClassVar[str | None] = "cascade"
 
@@ -40,8 +39,8 @@ class ERR(Metric):
         "max_grade": Param(int, None, "c, the maximum grade (default: the qrels' highest level)"),
     }
     GRADED: ClassVar[bool] = True
-    # the maximum is certified when the stopping probabilities s_z strictly increase with z
-    # (see certified_ends); validate() withdraws it for gains where they may not
+    # the maximum is certified when the stopping probabilities increase strictly with z;
+    # validate() withdraws it for gains where they may not
     CERTIFIED_ENDS: ClassVar[tuple] = (False, True)
 
     def validate(self):
@@ -53,9 +52,8 @@ class ERR(Metric):
             object.__setattr__(self, "CERTIFIED_ENDS", (False, False))
 
     def _strict_satisfaction(self) -> bool:
-        """Whether s_z = gain(z) / (gain(c) + 1) strictly increases with z and stays below 1 at
-        every number of levels: non-negative, strictly increasing gains with c the highest
-        level (no ``max_grade``; above it s is clipped to 1, and negative gains to 0)."""
+        """Whether s_z = gain(z) / (gain(c) + 1) strictly increases and stays below 1 at every
+        number of levels: non-negative, strictly increasing gains and no ``max_grade``."""
         if self.max_grade is not None:
             return False
         top = max((level for level, _ in self.gain), default=0) if isinstance(self.gain, tuple) else 0
@@ -97,13 +95,11 @@ class ERR(Metric):
         return dr[:, :, None] * r[None, None, :]
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
-        (s (L,), c (N,)) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)`,
-        :math:`r_n = \sum_z s_z p_n(z)`: s the satisfaction of each grade level, c_n = [n <= k]/n."""
+        r"""(s (L,), c (N,)) for the compiled solver: :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)`,
+        :math:`r_n = \sum_z s_z p_n(z)`, s the satisfactions, c_n = [n <= k]/n."""
         N = lists.depth
         return self.satisfaction(lists.levels), cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
 
-    # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True
     DELTA_STRIP: ClassVar[bool] = True
 
@@ -158,11 +154,9 @@ class ERR(Metric):
 
     @staticmethod
     def _swap_terms_certain_stop(R, P, inc, r):
-        r"""Division-free form for lists holding a certain stop (r = 1, e.g. a gain map above
-        gain(c)): for a < b, :math:`\Delta = P(a)(r_b - r_a)[[a \le k]/a - S(a, b) -
-        Q(a, b)[b \le k]/b]` with :math:`Q(a, b) = \prod_{a<m<b}(1 - r_m)` and
-        :math:`S(a, b) = \sum_{a<n<b} r_n Q(a, n)[n \le k]/n`; Q from cumulative logarithms
-        with the zero factors counted apart. (B, N, N), upper triangle."""
+        r"""Division-free upper triangle for lists with a certain stop (r = 1): for a < b,
+        :math:`\Delta = P(a)(r_b - r_a)[[a \le k]/a - S(a, b) - Q(a, b)[b \le k]/b]`,
+        :math:`Q(a, b) = \prod_{a<m<b}(1 - r_m)`, :math:`S(a, b) = \sum_{a<n<b} r_n Q(a, n)[n \le k]/n`."""
         one_m = 1.0 - R
         zero = one_m <= 0.0
         with np.errstate(divide="ignore"):

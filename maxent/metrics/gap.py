@@ -7,8 +7,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from maxent.metrics._deltas import DeltaSide, level_groups, valid_ranks
 from maxent.errors import ParameterError
+from maxent.metrics._deltas import DeltaSide, level_groups, valid_ranks
 from maxent.metrics._kernels import cutoff_mask, safe_divide
 from maxent.metrics.ap import (ap_abs_better, ap_swap_terms, ap_swap_vectors, expected_ap,
                                expected_ap_gradient, expected_ap_hvp)
@@ -21,15 +21,14 @@ __all__ = ["GAP", "gap_pivot"]
 class GAP(Metric):
     r"""Graded average precision with threshold probabilities g = (g_1..g_c), sum g_j = 1.
 
-    g_j is the probability that a user regards grades >= j as relevant. Computed from the
-    identity (docs/method.md, Graded average precision)
+    g_j is the probability that a user regards grades >= j as relevant (Robertson, Kanoulas &
+    Yilmaz 2010). Computed as a weighted mean of thresholded APs (docs/method.md), equal to
+    the paper's pivot definition (:func:`gap_pivot`):
 
     .. math:: GAP(g) = \frac{\sum_j g_j R_{\ge j} AP_{\ge j}}{\sum_j g_j R_{\ge j}}
 
-    (a weighted mean of thresholded APs), which equals the paper's pivot definition
-    (:func:`gap_pivot`). Default g: uniform over the grades above 0 of the qrels. A g shorter
-    than the number of grades is padded with zeros. 0 when no judged document has a grade
-    >= 1. Expectation: the same weighted mean of E[AP_{>=j}] with q_n = Q_n(j).
+    Default g: uniform over the qrels' grades above 0; a shorter g is padded with zeros. 0
+    when no judged document has a grade >= 1. No trec_eval measure.
     """
     SOLVER_FORM: ClassVar[str | None] = "prefix"
 
@@ -58,11 +57,8 @@ class GAP(Metric):
         super().validate()
 
     def weights(self, levels: int) -> np.ndarray:
-        """(L,) g_j for thresholds j = 0..L-1 (g_0 = 0).
-
-        Raises ParameterError when g puts weight on a grade above the highest the qrels
-        know (L - 1): that weight would multiply R_{>=j} = 0 and drop out silently.
-        """
+        """(L,) g_j for thresholds j = 0..L-1 (g_0 = 0); ParameterError for weight on a grade
+        above the qrels' highest (it would drop out silently)."""
         c = max(levels - 1, 1)
         if self.g is None:
             g = np.full(c, 1.0 / c)
@@ -105,7 +101,7 @@ class GAP(Metric):
 
     def _expectation(self, p, lists):
         js, Rj, coef, Z = self._thresholds(lists)
-        Q = self._tail_sums(p, js)  # Q_n(j) = sum_{z>=j} p_n(z)
+        Q = self._tail_sums(p, js)
         total = np.zeros(len(p))
         for col, j in enumerate(js):
             total += coef[:, col] * expected_ap(Q[j], Rj[:, col], self.cutoff)
@@ -132,24 +128,18 @@ class GAP(Metric):
         return out
 
     def prefix_hessian(self, lists):
-        """Structure of the Hessian for the Newton solver (the compiled engine, ``maxent/solver/_prefix.pxi``):
-        thresholds js, kappa (B, J) = g_j R_j / (Z R_j), f (N,) = [n <= cutoff]/n, with
-        d^2E/dQ_j dQ_j = kappa_j (f_{max(n,m)} - [n = m] f_n) and no cross-threshold terms."""
+        """The Hessian's structure for the compiled solver: (js, kappa (B, J) = g_j / Z,
+        f (N,) = [n <= cutoff]/n), as :meth:`AP.prefix_hessian` per threshold."""
         js, Rj, coef, Z = self._thresholds(lists)
         N = lists.depth
         f = cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
         kappa = safe_divide(safe_divide(coef, Z[:, None]), Rj)
         return tuple(int(j) for j in js), kappa, f
 
-    # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True
+    DELTA_NO_CUTOFF: ClassVar[bool] = True
     SMOOTH_FORM: ClassVar[str | None] = "pairwise"
     LAMBDA_BLOCK_MIN_N: ClassVar[int] = 256
-
-    def delta_unsupported(self):
-        if self.cutoff is not None:
-            return f"no LambdaRank swap delta for {self} (GAP only without a cutoff)"
-        return None
 
     def delta_side(self, rel_counts):
         r"""g_j (j = 1..c), :math:`R_{\ge j}` (B, c), :math:`Z = \sum_j g_j R_{\ge j}`."""
@@ -232,14 +222,9 @@ class GAP(Metric):
 
 
 def gap_pivot(grades: np.ndarray, rel_counts: np.ndarray, g) -> np.ndarray:
-    r"""GAP from the pivot definition of Robertson, Kanoulas & Yilmaz (2010), an independent
-    O(N^2) reference.
-
-    For each rank n with grade i_n > 0:
-    :math:`E[PC_n] = \frac1n\sum_{m\le n}\delta(m,n)`, :math:`\delta(m,n)=\sum_{j\le\min(i_m,i_n)} g_j`;
-    GAP = :math:`\sum_n E[PC_n] / \sum_z R_z \sum_{j\le z} g_j`.
-
-    grades: (B, N) (-1 = unjudged), rel_counts: (B, L), g: (c,) -> (B,).
+    r"""GAP from the pivot definition of Robertson, Kanoulas & Yilmaz (2010), an O(N^2)
+    reference: :math:`\sum_{n: i_n > 0} \frac1n\sum_{m\le n}\delta(m,n) / \sum_z R_z \sum_{j\le z} g_j`,
+    :math:`\delta(m,n)=\sum_{j\le\min(i_m,i_n)} g_j`; grades (B, N), rel_counts (B, L) -> (B,).
     """
     grades = np.maximum(np.asarray(grades), 0)
     L = rel_counts.shape[1]

@@ -1,13 +1,8 @@
 """Measure names: ir_measures style (``nDCG@10(gain=exp)``, ``GAP(g=0.5,0.5)``) and trec_eval
 style (``map``, ``P_10``, ``P.5,10``, ``ndcg_cut.10,20``, ``ndcg.1=3,2=9``), both mapping to
-the same metric objects. An unknown name raises MeasureNameError with close matches.
-
-Both name tables are derived from class attributes of the registered metrics
-(:data:`maxent.metrics.registry.METRICS`): ``NAME`` and ``ALIASES``; ``TREC_NAME``,
-``TREC_SUFFIX`` and ``TREC_CUT_NAME``. A new metric is one file plus one row of that table.
-
-:func:`as_measure` maps ir_measures measure objects (``ir_measures.nDCG@10``, ``AP(rel=2)``)
-to our metrics; names and our metric objects pass through.
+the same metric objects; an unknown name raises MeasureNameError with close matches. The
+tables derive from the registered classes' ``NAME``, ``ALIASES`` and ``TREC_*`` attributes.
+:func:`as_measure` maps ir_measures measure objects.
 """
 from __future__ import annotations
 
@@ -38,8 +33,7 @@ def aliases() -> dict[str, type[Metric]]:
 
 
 def trec_names() -> dict[str, tuple[type[Metric], dict, str | None]]:
-    """trec_eval name -> (class, fixed keyword arguments, parameter its suffix sets), from each
-    registered class's ``TREC_NAME`` / ``TREC_SUFFIX`` and ``TREC_CUT_NAME`` (suffix: cutoff)."""
+    """trec_eval name -> (class, fixed keyword arguments, parameter its suffix sets)."""
     if "trec" not in _CACHE:
         out: dict = {}
         for cls in METRICS:
@@ -250,12 +244,10 @@ IR_MEASURES_NAMES = tuple(_IR_MEASURES)
 def as_measure(measure) -> Metric | str:
     """A metric from an ir_measures measure object; names and metric objects pass through.
 
-    ir_measures' parameters map to ours: ``IPrec@r`` is ``IPrec@r``; ``nDCG(dcg='exp-log2')``
-    is ``nDCG(gain=exp)`` and ``nDCG(gains={0: 0, 1: 1, 2: 3})`` a gain map;
-    ``NumRet(rel=r)`` is ``NumRelRet(rel=r)``; ``ERR@k`` is gdeval's (which ir_measures runs):
-    exponential gains over a fixed top grade 4, ``ERR(max_grade=4)@k``. ``judged_only=True``,
-    ``SetP(relative=True)``, RBP without ``rel`` and measures with no equivalent raise
-    :class:`~maxent.errors.MeasureNameError`.
+    ``nDCG(dcg='exp-log2')`` is ``nDCG(gain=exp)``, ``gains={...}`` a gain map,
+    ``NumRet(rel=r)`` ``NumRelRet(rel=r)``, ``ERR@k`` gdeval's ``ERR(max_grade=4)@k``.
+    ``judged_only=True``, ``SetP(relative=True)``, RBP without ``rel`` and measures with no
+    equivalent raise :class:`~maxent.errors.MeasureNameError`.
     """
     if isinstance(measure, (str, Metric)):
         return measure

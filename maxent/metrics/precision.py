@@ -1,6 +1,5 @@
-"""Set-based and linear binary metrics: P@k, R-precision, recall@k, success@k,
-interpolated precision at a recall level, set precision and set recall
-(docs/method.md, Metrics)."""
+"""Set-based and linear binary metrics: P@k, R-precision, recall@k, success@k, interpolated
+precision, set precision and set recall (docs/method.md, Metrics)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -9,7 +8,7 @@ from typing import ClassVar
 import numpy as np
 
 from maxent.metrics._deltas import PositionalDeltas
-from maxent.metrics._kernels import cutoff_mask, safe_divide
+from maxent.metrics._kernels import cutoff_mask, exclusive_product, safe_divide
 from maxent.metrics.base import Metric, Param
 
 __all__ = ["Precision", "RPrec", "Recall", "Success", "IPrec", "SetP", "SetR"]
@@ -33,8 +32,7 @@ class _RankWeighted:
 
 class _CutCount(PositionalDeltas):
     """Swap deltas of P@k and recall@k: u = [grade >= rel] (/ R for recall), D(n) = [n <= k]
-    (/ k for precision); LambdaRank's |Delta| is 1/k (1/R) when exactly one of a relevant and
-    a non-relevant document is in the top k."""
+    (/ k for precision)."""
 
     LAMBDA_BLOCK_MIN_N: ClassVar[int] = 64
 
@@ -56,8 +54,7 @@ class _CutCount(PositionalDeltas):
 class Precision(_CutCount, _RankWeighted, Metric):
     r"""Precision at cutoff k: :math:`P@k = \frac1k \sum_{n\le k} rel_n`.
 
-    Divides by k even when fewer than k documents were retrieved (trec_eval ``P_k``).
-    Linear in p: :math:`E[P@k] = \frac1k\sum_{n\le k} p_n` (docs/method.md, Expectations).
+    Divides by k even when fewer were retrieved (trec_eval ``P_k``). Linear in p.
     """
 
     cutoff: int = 10
@@ -95,14 +92,16 @@ class RPrec(_RankWeighted, Metric):
     AT_PARAM: ClassVar = None
     PARAMS: ClassVar = {"rel": REL}
 
-    def _weights(self, lists):
+    def _top_r(self, lists):
         R = lists.n_rel(self.rel)
-        inside = np.arange(lists.depth)[None, :] < R[:, None]
+        return R, np.arange(lists.depth)[None, :] < R[:, None]
+
+    def _weights(self, lists):
+        R, inside = self._top_r(lists)
         return safe_divide(inside, R[:, None])
 
     def value(self, lists):
-        R = lists.n_rel(self.rel)
-        inside = np.arange(lists.depth)[None, :] < R[:, None]
+        R, inside = self._top_r(lists)
         return safe_divide(((lists.grades >= self.rel) & inside).sum(axis=1), R)
 
 
@@ -159,17 +158,14 @@ class Success(Metric):
         k = min(self.cutoff, q.shape[1])
         one_minus = 1.0 - q[:, :k]
         # prod_{m<=k, m != n} (1 - p_m) without division: prefix x suffix products
-        pre = np.cumprod(np.concatenate((np.ones((len(q), 1)), one_minus[:, :-1]), axis=1), axis=1)
-        suf = np.concatenate((np.cumprod(one_minus[:, ::-1], axis=1)[:, ::-1][:, 1:], np.ones((len(q), 1))), axis=1)
+        suf = exclusive_product(one_minus[:, ::-1], axis=1)[:, ::-1]
         out = np.zeros_like(q)
-        out[:, :k] = pre * suf
+        out[:, :k] = exclusive_product(one_minus, axis=1) * suf
         return out
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
-        (s, c) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` over the binary form's
-        two categories (s = [0, 1]: r_n = q_n) and c_n = [n <= k]: the probability that the
-        first relevant document is in the top k."""
+        r"""(s, c) for the compiled solver: :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` with
+        s = [0, 1] (r_n = q_n) and c_n = [n <= k]."""
         return np.array([0.0, 1.0]), cutoff_mask(lists.depth, self.cutoff).astype(np.float64)
 
 
@@ -177,10 +173,9 @@ class Success(Metric):
 class IPrec(Metric):
     r"""Interpolated precision at recall level x (trec_eval ``iprec_at_recall_x``).
 
-    With c = round(x R) relevant documents (rounded half away from zero, as trec_eval 10's
-    ``lround``) and r_c the rank of the c-th relevant retrieved document (r_0 = 1), the value
-    is :math:`\max_{r_c \le n \le N} P(n)`; 0 when fewer than c relevant documents were
-    retrieved. No expectation (not a MaxEnt constraint).
+    With c = round(x R) (half away from zero, as trec_eval 10's ``lround``) and r_c the rank
+    of the c-th relevant retrieved document (r_0 = 1): :math:`\max_{r_c \le n \le N} P(n)`;
+    0 when fewer than c were retrieved. No expectation.
     """
 
     cutoff: float = 0.0
@@ -223,8 +218,7 @@ class IPrec(Metric):
 class SetP(Metric):
     r"""Set precision: num_rel_ret / num_ret over the whole retrieved list (trec_eval ``set_P``).
 
-    Unlike P@k it does not pad: with ``-M 50`` and 20 documents retrieved it divides by 20.
-    0 when nothing was retrieved. No expectation (the denominator is the list length).
+    Divides by the documents retrieved, not k; 0 when none. No expectation.
     """
 
     rel: int = 1

@@ -20,16 +20,11 @@ __all__ = ["RBP"]
 class RBP(PositionalDeltas, Metric):
     r"""Rank-biased precision: :math:`RBP = (1 - p) \sum_{n \le k} u(i_n)\, p^{n-1}`.
 
-    A user reads rank 1 and moves on from each rank to the next with persistence p
-    (0 < p < 1; Moffat & Zobel 2008 section 4; default 0.8 as ir_measures), so RBP is the
-    expected utility per document read. Binary (``gain`` unset, Moffat & Zobel's definition):
-    :math:`u = [i_n \ge rel]`. Graded: the gains mapped to [0, 1],
-    :math:`u(z) = \min(1, \max(0, gain(z) / gain(c)))`, c = ``max_grade`` (default the qrels'
-    highest level L - 1), with ``gain`` linear, exp or a level:gain map as for nDCG. Unjudged
-    documents have u = 0 (the paper's base value; its residual p^N bound is not added). With a
-    cutoff k only ranks n <= k count (not renormalised). Linear in p:
-    :math:`E[RBP] = (1 - p) \sum_n \sum_z u(z)\, p_n(z)\, p^{n-1}`; swap deltas in the
-    position-additive form :math:`(u_a - u_b)(D(b) - D(a))`, :math:`D(n) = (1-p) p^{n-1}`.
+    A user moves on from each rank to the next with persistence p (Moffat & Zobel 2008
+    section 4; default 0.8 as ir_measures). Binary (``gain`` unset): :math:`u = [i_n \ge rel]`;
+    graded: :math:`u(z) = \min(1, \max(0, gain(z) / gain(c)))`, c = ``max_grade`` (default the
+    qrels' highest level). Unjudged documents have u = 0 (no residual added); a cutoff k is
+    not renormalised. Linear in p. No trec_eval measure.
     """
 
     p: float = 0.8
@@ -67,7 +62,6 @@ class RBP(PositionalDeltas, Metric):
             self._check(isinstance(self.max_grade, int) and self.max_grade >= 1, "max_grade must be >= 1")
         super().validate()
 
-    # --- the two kernels of value, expectation, gradient and swap deltas
     def utility_table(self, levels: int) -> np.ndarray:
         """(L,) u(z) in [0, 1] for the grade levels 0..L-1."""
         if self.gain is None:

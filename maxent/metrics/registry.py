@@ -1,8 +1,5 @@
-"""The metric table (as trec_eval's measures.c): every metric class, in trec_eval output order,
-plus the named measure sets used by ``python -m maxent.evaluate``.
-
-The name parser (:mod:`maxent.metrics.names`) derives its tables from this one; a new metric
-is one file plus one row of :data:`METRICS`.
+"""The metric table (as trec_eval's measures.c) and the named measure sets of
+``maxent evaluate``; a new metric is one file plus one row of :data:`METRICS`.
 """
 from __future__ import annotations
 

@@ -21,10 +21,6 @@ class RR(Metric):
     r"""Reciprocal rank: 1 / (rank of the first relevant document), 0 if none (``recip_rank``).
 
     .. math:: E[RR] = \sum_n \frac{q_n}{n}\prod_{m<n}(1-q_m)
-
-    The gradient :math:`\frac{A_j}{j} - A_j T_j` with :math:`A_j=\prod_{m<j}(1-q_m)` and
-    :math:`T_j=\sum_{n>j}\frac{q_n}{n}\prod_{j<m<n}(1-q_m)` is evaluated with a reversed
-    cumulative log-sum-exp, so no division by a vanishing product occurs.
     """
     SOLVER_FORM: ClassVar[str | None] = "cascade"
 
@@ -51,6 +47,8 @@ class RR(Metric):
         return (q / n * A * cutoff_mask(N, self.cutoff)).sum(axis=1)
 
     def _gradient(self, q, lists):
+        # A_j (1/j - T_j), T_j = sum_{n>j} q_n/n prod_{j<m<n}(1-q_m) by a reversed log-sum-exp,
+        # so nothing is divided by a vanishing product
         N = q.shape[1]
         n = np.arange(1, N + 1, dtype=np.float64)
         mask = cutoff_mask(N, self.cutoff)
@@ -69,19 +67,13 @@ class RR(Metric):
         return A * (mask / n - T)
 
     def cascade_form(self, lists):
-        r"""Structure for the compiled solver (:func:`maxent.solver._engine.cascade_batch`):
-        (s, c) with :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` over the binary form's
-        two categories (s = [0, 1]: r_n = q_n) and c_n = [n <= k]/n."""
+        r"""(s, c) for the compiled solver: :math:`E = \sum_n c_n r_n \prod_{m<n}(1 - r_m)` with
+        s = [0, 1] (r_n = q_n) and c_n = [n <= k]/n."""
         N = lists.depth
         return np.array([0.0, 1.0]), cutoff_mask(N, self.cutoff) / np.arange(1, N + 1, dtype=np.float64)
 
-    # ------------------------------------------------------------------ swap deltas
     HAS_SWAP_DELTA: ClassVar[bool] = True
-
-    def delta_unsupported(self):
-        if self.cutoff is not None:
-            return f"no LambdaRank swap delta for {self} (RR only without a cutoff)"
-        return None
+    DELTA_NO_CUTOFF: ClassVar[bool] = True
 
     def delta_side(self, rel_counts):
         self._require_delta()
@@ -98,11 +90,9 @@ class RR(Metric):
         return f, f2, np.where(np.isfinite(f), 1.0 / f, 0.0)
 
     def swap_delta(self, grades, side, lengths=None):
-        r"""RR swap deltas (Donmez, Svore & Burges 2009 eq. 11): with f the rank of the first
-        relevant document
-        and f_2 of the second, :math:`1/a - 1/f` when a relevant one moves from b >= f up to
-        a < f, :math:`1/\min(b, f_2) - 1/f` when the first relevant one (a = f) moves down to
-        b, else 0."""
+        r"""RR swap deltas (Donmez, Svore & Burges 2009 eq. 11), f and f_2 the ranks of the first
+        two relevant documents: :math:`1/a - 1/f` when a relevant one moves up to a < f,
+        :math:`1/\min(b, f_2) - 1/f` when the first moves down to b, else 0."""
         y, single, side = self._delta_args(grades, side)
         B, N = y.shape
         valid = valid_ranks(y, lengths)
