@@ -250,66 +250,26 @@ def _run_parts(args, out: Path, t0: float) -> int:
             by_train, text = part_table(args, out, runs_dir)
         if "table" in args.parts:
             print("\nTest metric (0-100) by training metric (Yilmaz & Robertson 2010 Tables 2-4):\n" + text)
-    if "curves" in args.parts:
-        with phase("part curves"):
-            df = part_curves(args, out, by_train)
+    steps = {"curves": lambda: part_curves(args, out, by_train),
+             "sweep": lambda: part_sweep(args, out, runs_dir, by_train),
+             "optimality": lambda: part_optimality(args, out, runs_dir, by_train),
+             "optimality001": lambda: part_optimality001(args, out, runs_dir, by_train),
+             "pairs": lambda: part_pairs(args, out, runs_dir, by_train),
+             "approx_error": lambda: part_approx_error(args, out),
+             "approx": lambda: part_approx(args, out, runs_dir),
+             "anchor": lambda: part_anchor(args, out, by_train)}
+    for name, run in steps.items():
+        if name not in args.parts:
+            continue
+        if args.model == "lambdamart" and name in ("optimality", "optimality001", "pairs", "approx"):
+            if name == "approx":       # the others: said in body()
+                print("approx skipped: it trains ApproxRank and LambdaRank nets (and LambdaMART itself); "
+                      "drop --model lambdamart", file=sys.stderr)
+            continue
+        with phase(f"part {name}"):
+            df = run()
         if df is not None:
-            last = df.groupby(["train", "test"], sort=False).last()
-            print("\nLearning curves (curves.csv/png), last epoch:")
-            print(last[["train_objective", "test_metric_on_train", "test_metric_on_valid"]].round(4).to_string())
-    if "sweep" in args.parts:
-        with phase("part sweep"):
-            df = part_sweep(args, out, runs_dir, by_train)
-        print("\nTraining-set size x features (sweep.csv/png; Yilmaz & Robertson 2010 Fig. 4):")
-        piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value", sort=False)
-        print(piv.round(2).to_string())
-    if "optimality" in args.parts and args.model != "lambdamart":
-        with phase("part optimality"):
-            df = part_optimality(args, out, runs_dir, by_train)
-        if df is not None:
-            print("\nMonte-Carlo local optimality (optimality.csv; Yilmaz & Robertson 2010 Table 5): "
-                  f"{args.mc_directions} directions x 10 steps")
-            piv = df.pivot_table(index=["train_metric", "test_metric", "weights"], columns="split",
-                                 values=["improved", "improved_eps"], sort=False)
-            print(piv.to_string())
-    if "optimality001" in args.parts and args.model != "lambdamart":
-        with phase("part optimality001"):
-            df = part_optimality001(args, out, runs_dir, by_train)
-        print("\nLocal optimality as Donmez et al. 2009 count it (optimality001_counts.csv, optimality001.png): "
-              "random directions with A(w) <= A(w + eta r) for each model's own training metric on train, "
-              "summed over seeds and folds, by step size")
-        piv = df[df.directions == "random"].pivot_table(index=["train_metric", "weights"], columns="step",
-                                                        values="not_worse", aggfunc="sum", sort=False)
-        print(piv.to_string())
-    if "pairs" in args.parts and args.model != "lambdamart":
-        with phase("part pairs"):
-            df = part_pairs(args, out, runs_dir, by_train)
-        print("\nEffective training pairs vs test (pairs.csv/png; Donmez et al. 2009 Fig. 5):")
-        print(df.round(3).to_string(index=False))
-    if "approx_error" in args.parts:
-        with phase("part approx_error"):
-            df = part_approx_error(args, out)
-        print("\nApproxRank approximation error (approx_error.csv/png; Qin et al. 2010 Figs. 1-2): mean |approx - true| "
-              f"over {int(df.n_lists.iloc[0])} run lists, by alpha")
-        print(df.pivot_table(index=["metric", "beta"], columns="alpha", values="mean_abs_error", sort=False)
-              .round(4).to_string())
-    if "approx" in args.parts:
-        if args.model == "lambdamart":
-            print("approx skipped: it trains ApproxRank and LambdaRank nets (and LambdaMART itself); drop "
-                  "--model lambdamart", file=sys.stderr)
-        else:
-            with phase("part approx"):
-                df = part_approx(args, out, runs_dir)
-            print("\nApproxAP / ApproxNDCG against LambdaRank and LambdaMART (approx_compare.csv; Qin et al. 2010; "
-                  "alpha x restarts in approx_restarts.csv):")
-            if len(df):
-                print(df[["claim", "approx", "other", "diff", "p_holm", "verdict"]].round(3).to_string(index=False))
-    if "anchor" in args.parts:
-        with phase("part anchor"):
-            df = part_anchor(args, out, by_train)
-        if df is not None:
-            print("\nSanity anchor (anchor.csv):")
-            print(df.round(4).to_string(index=False))
+            print(_part_text(name, df, args))
     if args.figures_dir is not None:
         args.figures_dir.mkdir(parents=True, exist_ok=True)
         for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
@@ -321,6 +281,44 @@ def _run_parts(args, out: Path, t0: float) -> int:
                                                         "dataset": args.dataset}, indent=1))
     print(f"\nwrote {out} in {wall:.0f} s")
     return 0
+
+
+def _part_text(name: str, df, args) -> str:
+    """What the command prints of a part's frame."""
+    if name == "curves":
+        last = df.groupby(["train", "test"], sort=False).last()
+        cols = ["train_objective", "test_metric_on_train", "test_metric_on_valid"]
+        return "\nLearning curves (curves.csv/png), last epoch:\n" + last[cols].round(4).to_string()
+    if name == "sweep":
+        piv = df.pivot_table(index=["test", "features", "fraction"], columns="train", values="value",
+                             sort=False)
+        return ("\nTraining-set size x features (sweep.csv/png; Yilmaz & Robertson 2010 Fig. 4):\n"
+                + piv.round(2).to_string())
+    if name == "optimality":
+        piv = df.pivot_table(index=["train_metric", "test_metric", "weights"], columns="split",
+                             values=["improved", "improved_eps"], sort=False)
+        return ("\nMonte-Carlo local optimality (optimality.csv; Yilmaz & Robertson 2010 Table 5): "
+                f"{args.mc_directions} directions x 10 steps\n" + piv.to_string())
+    if name == "optimality001":
+        piv = df[df.directions == "random"].pivot_table(index=["train_metric", "weights"], columns="step",
+                                                        values="not_worse", aggfunc="sum", sort=False)
+        return ("\nLocal optimality as Donmez et al. 2009 count it (optimality001_counts.csv, "
+                "optimality001.png): random directions with A(w) <= A(w + eta r) for each model's own training "
+                "metric on train, summed over seeds and folds, by step size\n" + piv.to_string())
+    if name == "pairs":
+        return ("\nEffective training pairs vs test (pairs.csv/png; Donmez et al. 2009 Fig. 5):\n"
+                + df.round(3).to_string(index=False))
+    if name == "approx_error":
+        piv = df.pivot_table(index=["metric", "beta"], columns="alpha", values="mean_abs_error", sort=False)
+        return ("\nApproxRank approximation error (approx_error.csv/png; Qin et al. 2010 Figs. 1-2): mean "
+                f"|approx - true| over {int(df.n_lists.iloc[0])} run lists, by alpha\n"
+                + piv.round(4).to_string())
+    if name == "approx":
+        cols = ["claim", "approx", "other", "diff", "p_holm", "verdict"]
+        text = ("\nApproxAP / ApproxNDCG against LambdaRank and LambdaMART (approx_compare.csv; Qin et al. "
+                "2010; alpha x restarts in approx_restarts.csv):")
+        return text + "\n" + df[cols].round(3).to_string(index=False) if len(df) else text
+    return "\nSanity anchor (anchor.csv):\n" + df.round(4).to_string(index=False)
 
 
 def main(argv: list[str] | None = None) -> int:
