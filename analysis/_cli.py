@@ -61,6 +61,13 @@ def split_names(text: str) -> list[str]:
     return out
 
 
+def md_table(header: list[str], rows) -> str:
+    """A Markdown table: the header, its ``---`` rule and one line per row."""
+    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
+
+
 NO_PROGRESS_HELP = f"no progress bar: a line on stderr every {EVERY:.0f} s instead (as without a terminal)"
 
 

@@ -17,6 +17,7 @@ from typing import Callable
 import pandas as pd
 
 from analysis import _cli
+from analysis._cli import md_table as _md
 from analysis._provenance import RESULTS
 from maxent.errors import InputError
 
@@ -32,12 +33,6 @@ def _read(results: Path, *parts: str, **kw) -> pd.DataFrame:
         raise InputError(path, None, "evidence file missing; run `python -m analysis.evidence` "
                                      "and `python -m analysis.significance`")
     return pd.read_csv(path, keep_default_na=False, na_values=[""], **kw)
-
-
-def _md(header: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-    return "\n".join(out)
 
 
 def _ci(x, lo, hi, digits=4) -> str:

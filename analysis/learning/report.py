@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis._cli import md_table
 from analysis._provenance import RESULTS
 
 ORDER = ("synthetic", "yahoo", "mq2008", "mslr", "dl2019", "covid", "robust03")
@@ -25,14 +26,12 @@ def _folders(root: Path, name: str) -> list[Path]:
 
 def claims_table(root: Path = RESULTS / "learning") -> str:
     """One row per (data set, claim): difference [95% CI], test queries, MDE, Holm p, verdict."""
-    lines = ["| data set | claim | difference [95% CI] | test queries | MDE | Holm p | verdict |",
-             "|---|---|---|---|---|---|---|"]
-    for folder in _folders(root, "claims.csv"):
-        df = pd.read_csv(folder / "claims.csv")
-        for r in df.itertuples():
-            lines.append(f"| {folder.name} | {r.claim} | {r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}] | "
-                         f"{r.n_test_queries} | {r.mde:.2f} | {r.p_holm:.3f} | {r.verdict} |")
-    return "\n".join(lines)
+    rows = [[folder.name, r.claim, f"{r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]", r.n_test_queries,
+             f"{r.mde:.2f}", f"{r.p_holm:.3f}", r.verdict]
+            for folder in _folders(root, "claims.csv")
+            for r in pd.read_csv(folder / "claims.csv").itertuples()]
+    return md_table(["data set", "claim", "difference [95% CI]", "test queries", "MDE", "Holm p", "verdict"],
+                    rows)
 
 
 def _run_length(s: pd.DataFrame, weights: str) -> str:
@@ -49,35 +48,35 @@ def _run_length(s: pd.DataFrame, weights: str) -> str:
 def optimality_table(root: Path = RESULTS / "learning") -> str:
     """Table 5 of Yilmaz & Robertson (2010): alterations improving the test metric by > 0 and > eps,
     with the epoch of the weights and the epochs their run trained (optimum: whether it converged)."""
-    lines = ["| data set | train | test | weights (epoch) | epochs run | train > 0 | train > eps | test > 0 | "
-             "test > eps | of |", "|---|---|---|---|---|---|---|---|---|---|"]
+    rows = []
     for folder in _folders(root, "optimality.csv"):
         df = pd.read_csv(folder / "optimality.csv")
         for (tr, te, w), d in df.groupby(["train_metric", "test_metric", "weights"], sort=False):
             s = d.set_index("split")
-            lines.append(f"| {folder.name} | {tr} | {te} | {w} ({int(s.epoch.iloc[0])}) | {_run_length(s, w)} | "
-                         f"{s.improved['train']} | {s.improved_eps['train']} | {s.improved['test']} | "
-                         f"{s.improved_eps['test']} | {s.alterations.iloc[0]} |")
-    return "\n".join(lines)
+            rows.append([folder.name, tr, te, f"{w} ({int(s.epoch.iloc[0])})", _run_length(s, w),
+                         *(s[c][sp] for sp in ("train", "test") for c in ("improved", "improved_eps")),
+                         s.alterations.iloc[0]])
+    return md_table(["data set", "train", "test", "weights (epoch)", "epochs run", "train > 0", "train > eps",
+                     "test > 0", "test > eps", "of"], rows)
 
 
 def donmez_table(root: Path = RESULTS / "learning") -> str:
     """Donmez et al. (2009): per data set and weights, how many models (training metric x seed x
     fold) pass the local-optimality test over random directions, counting ties as the paper does
     (no direction with A(w) <= A(w + eta r) at any step) and strictly (no direction raising it)."""
-    lines = ["| data set | weights | models | epochs run | directions x steps | no tie or rise (paper's count) | "
-             "no rise (strict) | share not worse at eta 0.1 |", "|---|---|---|---|---|---|---|---|"]
+    rows = []
     for folder in _folders(root, "optimality001_counts.csv"):
         df = pd.read_csv(folder / "optimality001_counts.csv")
         df = df[df.directions == "random"]
         for w, d in df.groupby("weights", sort=False):
             per = d.groupby(["train_metric", "seed", "fold"])
             first = d[d.step == d.step.min()]
-            lines.append(f"| {folder.name.replace('-optimality001', '')} | {w} | {per.ngroups} | {_epochs_run(per, w)} | "
-                         f"{int(d.n_directions.iloc[0])} x {d.step.nunique()} | {int((per.not_worse.sum() == 0).sum())} | "
-                         f"{int((per.improved.sum() == 0).sum())} | "
-                         f"{100 * first.not_worse.sum() / first.n_directions.sum():.0f}% |")
-    return "\n".join(lines)
+            rows.append([folder.name.replace("-optimality001", ""), w, per.ngroups, _epochs_run(per, w),
+                         f"{int(d.n_directions.iloc[0])} x {d.step.nunique()}",
+                         int((per.not_worse.sum() == 0).sum()), int((per.improved.sum() == 0).sum()),
+                         f"{100 * first.not_worse.sum() / first.n_directions.sum():.0f}%"])
+    return md_table(["data set", "weights", "models", "epochs run", "directions x steps", "no tie or rise "
+                     "(paper's count)", "no rise (strict)", "share not worse at eta 0.1"], rows)
 
 
 def _epochs_run(per, weights: str) -> str:
@@ -95,42 +94,38 @@ def _epochs_run(per, weights: str) -> str:
 def approx_table(root: Path = RESULTS / "learning") -> str:
     """Qin, Liu & Li (2010): ApproxAP and ApproxNDCG against LambdaRank and LambdaMART, with the
     alpha and beta validation chose, under the one verdict rule."""
-    lines = ["| data set | comparison | Approx | other | difference [95% CI] | alpha, beta | MDE | Holm p | verdict |",
-             "|---|---|---|---|---|---|---|---|---|"]
-    for folder in _folders(root, "approx_compare.csv"):
-        df = pd.read_csv(folder / "approx_compare.csv")
-        for r in df.itertuples():
-            lines.append(f"| {folder.name.replace('-approx', '')} | {r.claim} | {r.approx:.2f} | {r.other:.2f} | "
-                         f"{r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}] | {r.alpha:g}, {r.beta:g} | {r.mde:.2f} | "
-                         f"{r.p_holm:.3f} | {r.verdict} |")
-    return "\n".join(lines)
+    rows = [[folder.name.replace("-approx", ""), r.claim, f"{r.approx:.2f}", f"{r.other:.2f}",
+             f"{r.diff:+.2f} [{r.ci_low:+.2f}, {r.ci_high:+.2f}]", f"{r.alpha:g}, {r.beta:g}", f"{r.mde:.2f}",
+             f"{r.p_holm:.3f}", r.verdict]
+            for folder in _folders(root, "approx_compare.csv")
+            for r in pd.read_csv(folder / "approx_compare.csv").itertuples()]
+    return md_table(["data set", "comparison", "Approx", "other", "difference [95% CI]", "alpha, beta", "MDE",
+                     "Holm p", "verdict"], rows)
 
 
 def restarts_table(root: Path = RESULTS / "learning") -> str:
     """The alpha-versus-restarts table: test value of the run validation picks among K restarts."""
-    rows = []
+    tables = []
     for folder in _folders(root, "approx_restarts.csv"):
         df = pd.read_csv(folder / "approx_restarts.csv")
         ks = sorted(df.restarts.unique())
-        rows.append("| data set | train | test | alpha | " + " | ".join(f"K = {k}" for k in ks) + " |")
-        rows.append("|---|---|---|---|" + "---|" * len(ks))
-        for (tr, te, a), d in df.groupby(["train", "test", "alpha"], sort=False):
-            v = d.set_index("restarts").value
-            rows.append(f"| {folder.name.replace('-approx', '')} | {tr} | {te} | {a:g} | "
-                        + " | ".join(f"{v[k]:.2f}" for k in ks) + " |")
-        rows.append("")
-    return "\n".join(rows).strip()
+        rows = [[folder.name.replace("-approx", ""), tr, te, f"{a:g}"]
+                + [f"{v:.2f}" for v in d.set_index("restarts").value[ks]]
+                for (tr, te, a), d in df.groupby(["train", "test", "alpha"], sort=False)]
+        tables.append(md_table(["data set", "train", "test", "alpha"] + [f"K = {k}" for k in ks], rows))
+    return "\n\n".join(tables)
 
 
 def evidence_table(root: Path = RESULTS / "learning") -> str:
     """Every evidence folder with the command that made it and its wall time (PROVENANCE.json)."""
     import json
 
-    lines = ["| folder | command | wall time |", "|---|---|---|"]
+    rows = []
     for folder in sorted(p.parent for p in root.glob("*/PROVENANCE.json")):
         prov = json.loads((folder / "PROVENANCE.json").read_text())
-        lines.append(f"| `results/learning/{folder.name}` | `{prov['command']}` | {prov['wall_time_s'] / 60:.0f} min |")
-    return "\n".join(lines)
+        rows.append([f"`results/learning/{folder.name}`", f"`{prov['command']}`",
+                     f"{prov['wall_time_s'] / 60:.0f} min"])
+    return md_table(["folder", "command", "wall time"], rows)
 
 
 BLOCKS = {"evidence": evidence_table, "claims": claims_table, "optimality": optimality_table, "donmez": donmez_table, "approx": approx_table,
