@@ -1,18 +1,6 @@
-"""Statistics of IR evaluation over topics: paired tests, bootstrap, intervals, corrections, power.
-
-One module per concept, every public name importable from ``maxent.stats``:
-
-* :mod:`maxent.stats.paired`: paired t-test, Wilcoxon signed-rank, sign test, Sakai's
-  bootstrap test and Fisher's randomisation test on per-topic values of two systems;
-* :mod:`maxent.stats.bootstrap`: the one topic resampler (indices or weights) and Sakai's
-  paired bootstrap test with the discriminative power it gives (Sakai 2006);
-* :mod:`maxent.stats.intervals`: percentile bootstrap intervals (mean difference, effect
-  sizes, grouped means of a frame);
-* :mod:`maxent.stats.corrections`: Holm and Benjamini-Hochberg adjusted p-values;
-* :mod:`maxent.stats.power`: minimum detectable effects and the test queries they need;
-* :mod:`maxent.stats.proportions`: Wilson intervals and McNemar's test.
-
-Importing the package loads numpy only; scipy and pandas load where they are used.
+"""Statistics of IR evaluation over topics: paired tests (:mod:`~maxent.stats.paired`), the
+bootstrap (:mod:`~maxent.stats.bootstrap`), intervals, corrections, power and proportions;
+every public name importable from ``maxent.stats``. Importing it loads numpy only.
 """
 from __future__ import annotations
 

@@ -1,23 +1,16 @@
 """Bootstrap over topics: the one resampler, and Sakai's paired bootstrap test (Sakai 2006).
 
-Resampling: B resamples of the n topics drawn with replacement from
-``numpy.random.default_rng(seed)``, either as the drawn topic indices (``rng.integers``) or,
-with ``weights=True``, as how often each topic is drawn (``rng.multinomial``: each topic's
-weight in the resample). :func:`topic_bootstrap` applies a statistic to the resamples in
-blocks of rows; the percentile intervals of :mod:`maxent.stats.intervals` and Sakai's test
-below all draw through it, so a seed means the same resamples everywhere.
+Resamples draw topic indices (``rng.integers``) or, with ``weights=True``, draw counts
+(``rng.multinomial``) from ``numpy.random.default_rng(seed)``; every bootstrap of the
+library draws through :func:`topic_bootstrap`, so a seed means the same resamples everywhere.
 
-Sakai's test: for runs X, Y with per-topic differences z_1..z_n, the studentised statistic is
-:math:`t(z) = \\bar z / (s_z / \\sqrt n)`. The null hypothesis is enforced by shifting,
-w = z - mean(z); B bootstrap samples w*_b (n topics drawn with replacement) give the
-achieved significance level
+Sakai's test: with per-topic differences z and :math:`t(z) = \\bar z / (s_z / \\sqrt n)`, the
+null is enforced by shifting, w = z - mean(z), and
 
-.. math:: ASL = \\#\\{b : |t(w^*_b)| \\ge |t(z)|\\} / B.
+.. math:: ASL = \\#\\{b : |t(w^*_b)| \\ge |t(z)|\\} / B
 
-The same B resamplings of topics are used for every pair of runs (as Sakai), drawn from a
-seeded generator, so results are reproducible. Conventions for degenerate pairs: all z = 0
-(identical effectiveness on every topic) gives ASL = 1; a constant non-zero difference
-(s_z = 0) gives ASL = 0; a resample with s = 0 has t = 0 when its mean is 0.
+over the same B resamples for every pair. All z = 0 gives ASL = 1; a constant non-zero
+difference gives 0.
 """
 from __future__ import annotations
 
@@ -41,14 +34,11 @@ def _draw(rng: np.random.Generator, n_topics: int, rows: int, weights: bool) -> 
 
 def resample_topics(n_topics: int, n_boot: int, seed: int = 0, *, weights: bool = False,
                     block: int | None = None) -> Iterator[np.ndarray]:
-    """The ``n_boot`` bootstrap resamples of ``n_topics`` topics, in blocks of ``block`` rows.
+    """The ``n_boot`` bootstrap resamples of ``n_topics`` topics, in blocks of ``block`` rows:
+    (rows, n_topics) topic indices, or with ``weights=True`` draw counts (float).
 
-    Yields arrays of shape (rows, n_topics), one per block, from one seeded stream: the drawn
-    topic indices (int), or with ``weights=True`` each topic's draw count (float).
-
-    The counts of a resample do not depend on ``block`` (the multinomial draws row by row);
-    the indices do, since the generator buffers its 32-bit draws within one call: a caller
-    that has to reproduce earlier numbers keeps its block size.
+    Counts do not depend on ``block``; indices do (the generator buffers its draws), so a
+    caller reproducing earlier numbers keeps its block size.
     """
     if n_topics < 1 and not weights:
         raise ParameterError(f"the bootstrap needs at least 1 topic, got {n_topics}")
@@ -66,19 +56,14 @@ def resample_indices(n_topics: int, n_boot: int, seed: int = 0) -> np.ndarray:
 
 
 def resample_counts(n_topics: int, n_boot: int, seed: int = 0) -> np.ndarray:
-    """(n_boot, n_topics) float counts: how often each topic is drawn in each bootstrap
-    resample of ``n_topics`` topics with replacement (seeded)."""
+    """(n_boot, n_topics) float counts of each topic in each bootstrap resample."""
     return _draw(np.random.default_rng(seed), n_topics, n_boot, True)
 
 
 def topic_bootstrap(statistic: Callable[[np.ndarray], np.ndarray], n_topics: int, n_boot: int, seed: int = 0, *,
                     weights: bool = False, block: int | None = None) -> np.ndarray:
-    """``statistic`` of every bootstrap resample of the topics, stacked over the resamples.
-
-    ``statistic`` maps one block of resamples (:func:`resample_topics`: indices, or counts
-    with ``weights=True``) of shape (rows, n_topics) to an array whose first axis is the
-    block's rows; the result has ``n_boot`` rows. Blocks bound the memory of large draws.
-    """
+    """``statistic`` of every bootstrap resample, stacked: it maps one block of
+    :func:`resample_topics` (rows, n_topics) to an array with the block's rows first."""
     out = None
     r0 = 0
     for draw in resample_topics(n_topics, n_boot, seed, weights=weights, block=block):
@@ -106,10 +91,9 @@ def paired_bootstrap_asl(diffs: np.ndarray, n_boot: int = 1000, seed: int = 0,
 
     Parameters
     ----------
-    diffs : (P, n) per-topic metric differences of P run pairs over the same n topics
-    n_boot : B, the number of bootstrap samples
-    seed : seed of the topic resampling (shared by all pairs)
-    chunk : pairs processed at once (bounds memory at chunk x B x n floats)
+    diffs : (P, n) per-topic differences of P run pairs over the same n topics
+    n_boot : B, the number of bootstrap samples; seed : of the resampling (shared by all pairs)
+    chunk : pairs processed at once (bounds memory)
 
     Returns
     -------

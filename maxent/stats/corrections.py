@@ -1,15 +1,6 @@
-r"""Multiple-comparison corrections of the p-values of one family of tests.
-
-* Holm (1979), step-down: sorted :math:`p_{(1)} \le .. \le p_{(m)}`,
-  :math:`\tilde p_{(k)} = \max_{i \le k} \min(1, (m - i + 1) p_{(i)})`; controls the
-  family-wise error rate.
-* Benjamini & Hochberg (1995), step-up:
-  :math:`\tilde p_{(k)} = \min_{i \ge k} \min(1, m p_{(i)} / i)`; controls the false
-  discovery rate (``scipy.stats.false_discovery_control`` gives the same values).
-
-A hypothesis is rejected at level :math:`\alpha` when its adjusted p-value is below
-:math:`\alpha`. Ties keep their input order (a stable sort), so equal p-values get equal
-adjusted values.
+"""Multiple-comparison corrections of the p-values of one family of tests: Holm (1979,
+family-wise error rate) and Benjamini & Hochberg (1995, false discovery rate); reject where
+the adjusted p-value is below alpha.
 """
 from __future__ import annotations
 

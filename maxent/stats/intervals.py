@@ -1,12 +1,6 @@
-r"""Percentile bootstrap intervals over topics (Efron & Tibshirani 1993, section 13.3).
-
-Every interval here is the :math:`((1 - \text{level})/2, (1 + \text{level})/2)` quantile pair
-of a statistic over bootstrap resamples of the topics (:func:`maxent.stats.bootstrap.topic_bootstrap`):
-
-* :func:`bootstrap_ci`: the mean of paired differences;
-* :func:`effect_sizes`: the mean difference and Cohen's :math:`d_z = \bar d / s_d` of run pairs;
-* :func:`topic_bootstrap_mean`: the mean of a frame's column per group, each resample given as
-  topic weights (draw counts), so that one draw of topics serves every group.
+r"""Percentile bootstrap intervals over topics (Efron & Tibshirani 1993, section 13.3): the
+:math:`((1 - \text{level})/2, (1 + \text{level})/2)` quantiles of a statistic over
+:func:`maxent.stats.bootstrap.topic_bootstrap` resamples.
 """
 from __future__ import annotations
 
@@ -24,12 +18,8 @@ __all__ = ["percentile_interval", "bootstrap_ci", "effect_sizes", "topic_bootstr
 
 
 def percentile_interval(boot, level: float = 0.95, *, finite_only: bool = True) -> tuple[float, float]:
-    """The (1 - level)/2 and (1 + level)/2 quantiles of the resampled statistic ``boot``.
-
-    With ``finite_only`` the resamples where the statistic is undefined (NaN, infinite) are
-    left out, and the interval is (nan, nan) when none is left; without it such a resample
-    makes the interval NaN.
-    """
+    """The (1 - level)/2 and (1 + level)/2 quantiles of the resampled statistic ``boot``;
+    ``finite_only`` leaves out NaN and infinite resamples ((nan, nan) when none is left)."""
     boot = np.asarray(boot, dtype=np.float64)
     if finite_only:
         boot = boot[np.isfinite(boot)]
@@ -40,13 +30,8 @@ def percentile_interval(boot, level: float = 0.95, *, finite_only: bool = True) 
 
 
 def bootstrap_ci(d, *, level: float = 0.95, n_resamples: int = 10000, seed: int = 0) -> tuple[float, float]:
-    r"""Percentile bootstrap confidence interval of the mean of paired differences d.
-
-    Topics are resampled with replacement B = ``n_resamples`` times
-    (``numpy.random.default_rng(seed)``, topic indices drawn in blocks of 2,000,000 values);
-    the interval is the :math:`(1 - \text{level})/2` and :math:`(1 + \text{level})/2` quantiles
-    of the B resampled means (Efron & Tibshirani 1993, section 13.3; ``scipy.stats.bootstrap``
-    with ``method="percentile"`` computes the same interval).
+    r"""Percentile bootstrap confidence interval of the mean of paired differences d (as
+    ``scipy.stats.bootstrap`` with ``method="percentile"``).
 
     Parameters
     ----------
@@ -81,13 +66,8 @@ def _dz(x: np.ndarray) -> np.ndarray:
 def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
     r"""Mean difference and Cohen's :math:`d_z = \bar d / s_d` with percentile bootstrap intervals.
 
-    Topics are resampled with replacement (B = ``n_boot`` resamples of n topic indices from
-    ``numpy.random.default_rng(seed)``, drawn at once and shared by all pairs); the interval is
-    the ((1 - level)/2, (1 + level)/2) quantile pair of the resampled statistic. :math:`d_z` is
-    NaN when :math:`s_d = 0` (and such resamples are left out of its interval).
-
-    diffs : (P, n) per-topic differences. Returns a frame with P rows: ``diff``, ``diff_lo``,
-    ``diff_hi``, ``d``, ``d_lo``, ``d_hi``.
+    diffs : (P, n) per-topic differences, the resamples shared by all pairs. Returns a frame of
+    P rows: ``diff``, ``diff_lo``, ``diff_hi``, ``d``, ``d_lo``, ``d_hi`` (d_z NaN when s_d = 0).
     """
     import pandas as pd
 
@@ -118,14 +98,9 @@ def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95)
 
 def topic_bootstrap_mean(frame: pd.DataFrame, value: str, by: Sequence[str], *, level: float = 0.95,
                          n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
-    """Mean of ``value`` per group of ``by`` with a percentile bootstrap interval over topics.
-
-    Topics (column ``topic``) are resampled with replacement (one draw of topics shared by
-    every group, so the intervals of two groups come from the same resamples); a group's
-    statistic on a resample is the mean of its rows on the drawn topics, each drawn topic
-    weighted by how often it was drawn (:func:`maxent.stats.bootstrap.resample_counts`).
-    Returns ``by``, ``mean``, ``lo``, ``hi``, ``n`` (rows) and ``topics``.
-    """
+    """Mean of ``value`` per group of ``by`` with a percentile bootstrap interval over the
+    ``topic`` column (one draw of topics, as weights, for every group). Returns ``by``,
+    ``mean``, ``lo``, ``hi``, ``n`` (rows) and ``topics``."""
     import pandas as pd
 
     if not 0 < level < 1:
@@ -152,8 +127,7 @@ def topic_bootstrap_mean(frame: pd.DataFrame, value: str, by: Sequence[str], *, 
         with np.errstate(invalid="ignore", divide="ignore"):
             return (W @ sums) / (W @ counts)
 
-    # counts in blocks of rows (the same draws as one (n_boot, T) matrix), so memory stays
-    # O(T) however many topics there are
+    # counts in blocks of rows (the same draws), so memory stays O(T)
     boot = topic_bootstrap(statistic, T, n_boot, seed, weights=True, block=max(1, min(n_boot, 2**22 // max(T, 1))))
     rows = []
     for j, (key, _) in enumerate(groups):

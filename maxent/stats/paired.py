@@ -1,26 +1,11 @@
 r"""Paired significance tests over topics (Yilmaz & Robertson 2010 section 5).
 
-Yilmaz & Robertson (2010) mark a difference between two systems as significant only when the paired
-t-test, the Wilcoxon signed-rank test and the sign test all reject at 95% (after Sanderson &
-Zobel 2005). :func:`paired_tests` runs the three on per-topic values and reports each
-p-value and the joint verdict. All tests are two-sided.
-
-Conventions:
-
-* t-test: :math:`t = \bar d / (s_d / \sqrt n)` on the differences d, n - 1 degrees of
-  freedom (``scipy.stats.ttest_rel``); p = 1 when all differences are equal (no variance).
-* Wilcoxon signed-rank: zero differences are dropped (Wilcoxon's convention), exact null
-  distribution for small samples without ties, normal approximation otherwise
-  (``scipy.stats.wilcoxon``); p = 1 when every difference is 0.
-* sign test: ties dropped, two-sided binomial test of #(d > 0) among the non-zero
-  differences with p = 1/2.
-* bootstrap: Sakai's paired bootstrap test (:func:`maxent.stats.bootstrap.paired_bootstrap_asl`,
-  the library's one implementation): the studentised statistic
-  :math:`t = \bar d / (s_d / \sqrt n)`, null enforced by shifting d to mean 0, two-sided
-  achieved significance level :math:`\#\{|t^*| \ge |t|\} / B`.
-* randomisation: Fisher's paired randomisation test (Smucker et al., CIKM 2007), each
-  :math:`d_i` keeping or flipping its sign with probability 1/2 under the null
-  (:func:`randomisation_test`).
+Yilmaz & Robertson (2010) call a difference significant only when the paired t-test, the
+Wilcoxon signed-rank test and the sign test all reject at 95% (after Sanderson & Zobel 2005):
+:func:`paired_tests`. All tests are two-sided: the t-test (``scipy.stats.ttest_rel``; p = 1
+without variance), Wilcoxon (zero differences dropped), the sign test (ties dropped), Sakai's
+bootstrap (:func:`maxent.stats.bootstrap.paired_bootstrap_asl`) and Fisher's randomisation
+test (Smucker et al., CIKM 2007).
 """
 from __future__ import annotations
 
@@ -78,20 +63,8 @@ def sign_test(a, b) -> float:
 
 
 def paired_bootstrap(a, b, *, n_resamples: int = 10000, seed: int = 0) -> float:
-    r"""Two-sided achieved significance level of Sakai's paired bootstrap test (Sakai 2006).
-
-    Delegates to :func:`maxent.stats.bootstrap.paired_bootstrap_asl` with ``diffs = a - b``,
-    ``n_boot = n_resamples``: the topics are resampled with replacement from the shifted
-    differences :math:`w = d - \bar d` and the ASL is the fraction of resamples whose
-    studentised statistic :math:`|t(w^*)| = |\bar w^*| / (s_{w^*} / \sqrt n)` is at least
-    :math:`|t(d)|`.
-
-    Notes
-    -----
-    The statistic is Sakai's *studentised* one (not the resampled mean of Efron & Tibshirani's
-    shift method), so this test and the discriminative-power analysis report the same number.
-    Conventions of :mod:`maxent.stats.bootstrap`: all differences 0 gives 1; a constant non-zero
-    difference gives 0.
+    r"""Two-sided achieved significance level of Sakai's paired bootstrap test (Sakai 2006):
+    :func:`maxent.stats.bootstrap.paired_bootstrap_asl` of ``a - b``.
 
     Parameters
     ----------
@@ -148,17 +121,13 @@ def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk:
 
     .. math:: p = \#\{s : |\textstyle\sum_i s_i d_i| \ge |\sum_i d_i|\} / P
 
-    When :math:`2^n \le` ``n_permutations`` every sign vector is enumerated (the exact p);
-    otherwise P = ``n_permutations`` random sign vectors from ``numpy.random.default_rng(seed)``
-    (the Monte-Carlo estimate ranx also reports, without the +1 correction).
-
     Parameters
     ----------
     diffs : array_like, shape (P_pairs, n)
         Per-topic differences of P_pairs system pairs over the same n topics.
     n_permutations : int
-        Random sign vectors P when :math:`2^n` exceeds it; otherwise all :math:`2^n` sign
-        vectors are enumerated and the p-value is exact.
+        Random sign vectors P (seeded, without the +1 correction, as ranx); all :math:`2^n`
+        are enumerated, for the exact p, when that is not more.
     seed : int
         Seed of the random sign vectors (shared by all pairs).
 

@@ -1,11 +1,6 @@
-r"""Power analysis of the paired t-test over topics: minimum detectable effects and test-set sizes.
-
-With n topics whose per-topic differences have standard deviation sd, the two-sided paired
-t-test at level :math:`\alpha` detects a true mean difference :math:`\delta` with the power
-of a non-central t with n - 1 degrees of freedom and non-centrality
-:math:`\delta \sqrt n / \mathrm{sd}`. :func:`minimum_detectable_effect` solves it for
-:math:`\delta`, :func:`family_mde` for one claim of a family under Holm's correction
-(:mod:`maxent.stats.corrections`), :func:`queries_needed` for n.
+r"""Power analysis of the paired t-test over topics: minimum detectable effects and test-set sizes
+(the power of a non-central t with n - 1 degrees of freedom, non-centrality
+:math:`\delta \sqrt n / \mathrm{sd}`).
 """
 from __future__ import annotations
 
@@ -19,12 +14,8 @@ __all__ = ["minimum_detectable_effect", "family_mde", "queries_needed"]
 def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: float = 0.8) -> float:
     r"""Smallest true mean difference the two-sided paired t-test detects with the given power.
 
-    With n topics and per-topic differences of standard deviation ``sd``, the test statistic
-    follows a non-central t with n - 1 degrees of freedom and non-centrality
-    :math:`\delta \sqrt n / \mathrm{sd}`; the MDE is the :math:`\delta` at which
-    :math:`P(|T| > t_{1-\alpha/2, n-1}) = \text{power}` (solved with ``scipy.optimize.brentq``).
-    For large n it tends to :math:`(z_{1-\alpha/2} + z_{\text{power}})\,\mathrm{sd}/\sqrt n`.
-    Returns 0 when sd is 0 and nan when sd is not finite.
+    The :math:`\delta` at which :math:`P(|T| > t_{1-\alpha/2, n-1}) = \text{power}` for n topics
+    whose differences have standard deviation ``sd``; 0 when sd is 0, nan when not finite.
     """
     from scipy import optimize, stats
 
@@ -40,8 +31,7 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
     crit = stats.t.ppf(1 - alpha / 2, df)
 
     def excess(nc):
-        # the lower tail P(T < -crit) is below P(T < 0) = Phi(-nc); where scipy's non-central
-        # t returns nan for it (df = 19, nc = 8 at alpha = 0.005), it is below 1e-15: 0
+        # where scipy returns nan for the lower tail it is below 1e-15: 0
         lower = stats.nct.cdf(-crit, df, nc)
         return stats.nct.sf(crit, df, nc) + (lower if np.isfinite(lower) else 0.0) - power
 
@@ -55,11 +45,8 @@ def minimum_detectable_effect(sd: float, n: int, *, alpha: float = 0.05, power: 
 def family_mde(sd: float, n: int, *, n_claims: int = 1, alpha: float = 0.05, power: float = 0.8) -> float:
     r"""Minimum detectable effect of one claim among ``n_claims`` tested with Holm's correction.
 
-    Holm (1979) compares the smallest p-value with :math:`\alpha / m`, the next with
-    :math:`\alpha / (m - 1)` and so on, so :math:`\alpha / m` is the most stringent level a
-    claim can face. The MDE at that level (:func:`minimum_detectable_effect` with
-    ``alpha / n_claims``) is therefore an effect that the Holm-corrected paired t-test detects
-    with at least the given power whatever the other claims' p-values are.
+    The MDE at :math:`\alpha / m`, the most stringent level Holm (1979) applies, so the
+    corrected test detects it with at least the given power whatever the other p-values.
     """
     if n_claims < 1:
         raise ParameterError(f"n_claims must be >= 1, got {n_claims}")
@@ -70,11 +57,8 @@ def queries_needed(sd: float, mde: float, *, n_claims: int = 1, alpha: float = 0
                    max_queries: int = 10_000_000) -> int:
     r"""Smallest number of test queries n with :func:`family_mde` ``(sd, n) <= mde``.
 
-    The power analysis before a run: ``sd`` is the standard deviation of the per-query
-    differences a pilot measured, ``mde`` the effect the run must be able to detect. Starts from
-    the normal approximation :math:`n \approx ((z_{1-\alpha/2m} + z_{\text{power}})\,
-    \mathrm{sd} / \mathrm{mde})^2` and settles the exact n by bisection on the non-central t
-    (the MDE decreases with n). Returns 2 when sd is 0.
+    ``sd``: the standard deviation of a pilot's per-query differences; ``mde``: the effect to
+    detect. From the normal approximation, settled by bisection; 2 when sd is 0.
     """
     from scipy import stats
 

@@ -1,16 +1,5 @@
-r"""Proportions: Wilson's interval of a success rate and McNemar's test of two paired ones.
-
-* :func:`wilson_interval`: the score interval of Wilson (1927) for k successes in n trials,
-
-  .. math:: \frac{\hat p + z^2/2n \pm z \sqrt{\hat p (1 - \hat p)/n + z^2/4n^2}}{1 + z^2/n},
-     \quad \hat p = k/n,\ z = z_{(1 + \text{level})/2},
-
-  which stays inside [0, 1] and keeps its coverage near 0 and 1 (``scipy.stats.binomtest``'s
-  ``proportion_ci(method="wilson")``).
-* :func:`mcnemar_exact`: McNemar's test of two classifiers on the same items (e.g. two metrics
-  finding the same run pairs significant or not), exact form: of the :math:`b + c` discordant
-  items, b ~ Binomial(b + c, 1/2) under the null; two-sided p-value, 1 when no item is
-  discordant.
+r"""Proportions: Wilson's (1927) score interval of a success rate and McNemar's exact test of
+two paired ones (b ~ Binomial(b + c, 1/2) over the discordant items).
 """
 from __future__ import annotations
 
