@@ -180,6 +180,14 @@ def _letor(args, metrics):
 
 CITE = "Sawade et al. 2013"
 Z95 = 1.959963984540054  # the bars: +-1.96 Monte-Carlo standard errors
+# the experiments of Algorithm 1: the column naming the ranker or pair, the error and its standard
+# error, the y label and the title of their figure
+CURVES = {"errors": ("ranker", "rmse", "rmse_se", "RMSE of the mean metric",
+                     "estimation error of the mean metric ({cite}, Fig. 2)"),
+          "selection": ("pair", "wrong_rate", "wrong_se", "model-selection error",
+                        "choosing the better of two rankers ({cite}, Fig. 3)"),
+          "update": ("ranker", "rmse", "rmse_se", "RMSE of the difference",
+                     "index update, {fraction:.0%} of each list removed ({cite}, Fig. 4)")}
 
 
 def _plot_curves(df, key, value, err, ylabel, title, path):
@@ -277,7 +285,7 @@ def _plot_costs(df, path):
     _cli.save_figure(fig, path)
 
 
-def _summary(errors, selection, update, pool_queries: int):
+def _summary(frames: dict, pool_queries: int):
     """Per experiment, metric and budget: each method's RMSE and the share of passive's labelling
     effort it saves at equal error (``effort_saved``), with a 95% interval from the Monte-Carlo
     standard errors; ``*_side`` ">" marks a lower bound, "<" an upper one. ``queries_*``: mean
@@ -287,10 +295,10 @@ def _summary(errors, selection, update, pool_queries: int):
     from maxent.active import effort_saved, effort_saved_interval
 
     parts = []
-    for name, df, key in (("errors", errors, "ranker"), ("selection", selection, "pair"), ("update", update, "ranker")):
-        if df is None:
+    for name, (key, *_) in CURVES.items():
+        if name not in frames:
             continue
-        d = df[df[key] == "all"]
+        d = frames[name][frames[name][key] == "all"]
         for metric, g in d.groupby("metric", sort=False):
             by = {m: x.sort_values("budget").reset_index(drop=True) for m, x in g.groupby("method", sort=False)}
             p = by["passive"]
@@ -375,19 +383,14 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
             if done(exp):
                 frames[exp] = pd.read_csv(path)
                 continue
-            parts = []
-            for metric in metrics:
-                r = np.random.default_rng([args.seed, EXPERIMENTS.index(exp), metrics.index(metric)])
-                if exp == "errors":
-                    parts.append(absolute_errors(metric, pool, P, names, budgets, args.repetitions, r, **kw))
-                elif exp == "selection":
-                    if len(names) < 2:
-                        raise ParameterError("the selection experiment needs at least two rankers")
-                    parts.append(selection_errors(metric, pool, P, pairs, budgets, args.repetitions, r, **kw))
-                else:
-                    parts.append(update_errors(metric, pool, P, names, budgets, args.repetitions, r,
-                                               fraction=args.update_fraction, **kw))
-            frames[exp] = pd.concat(parts, ignore_index=True)
+            if exp == "selection" and len(names) < 2:
+                raise ParameterError("the selection experiment needs at least two rankers")
+            run, which, kws = {"errors": (absolute_errors, names, kw),
+                               "selection": (selection_errors, pairs, kw),
+                               "update": (update_errors, names, dict(kw, fraction=args.update_fraction))}[exp]
+            rng_of = lambda m: np.random.default_rng([args.seed, EXPERIMENTS.index(exp), metrics.index(m)])
+            frames[exp] = pd.concat([run(m, pool, P, which, budgets, args.repetitions, rng_of(m), **kws)
+                                     for m in metrics], ignore_index=True)
             _cli.atomic_write_csv(path, frames[exp])
     with phase("writing the tables and figures"):
         if "sampling" in experiments:
@@ -403,16 +406,11 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
             _cli.atomic_write_csv(out / "costs.csv", costs)
             _plot_sampling(samp, frames.get("errors"), out / "sampling.png")
             _plot_costs(costs, out / "costs.png")
-        if "errors" in frames:
-            _plot_curves(frames["errors"], "ranker", "rmse", "rmse_se", "RMSE of the mean metric",
-                         f"estimation error of the mean metric ({CITE}, Fig. 2)", out / "errors.png")
-        if "selection" in frames:
-            _plot_curves(frames["selection"], "pair", "wrong_rate", "wrong_se", "model-selection error",
-                         f"choosing the better of two rankers ({CITE}, Fig. 3)", out / "selection.png")
-        if "update" in frames:
-            _plot_curves(frames["update"], "ranker", "rmse", "rmse_se", "RMSE of the difference",
-                         f"index update, {args.update_fraction:.0%} of each list removed ({CITE}, Fig. 4)", out / "update.png")
-        summary = _summary(frames.get("errors"), frames.get("selection"), frames.get("update"), pool.n_queries)
+        for exp, (key, value, err, ylabel, title) in CURVES.items():
+            if exp in frames:
+                _plot_curves(frames[exp], key, value, err, ylabel,
+                             title.format(cite=CITE, fraction=args.update_fraction), out / f"{exp}.png")
+        summary = _summary(frames, pool.n_queries)
         if len(summary):
             _cli.atomic_write_csv(out / "summary.csv", summary)
             _plot_saved(summary, out / "saved.png")
