@@ -1,32 +1,11 @@
-r"""Which systems really differ? Paired significance tests, corrections and effect sizes.
+"""Which systems really differ? Paired significance tests, corrections and effect sizes.
 
-:func:`compare` (the command ``maxent compare QRELS RUN... -m AP -m nDCG@10``) evaluates
-every run on every measure per topic (any measure of :mod:`maxent.metrics`, GAP included), then compares every
-pair of runs (or every run against ``--baseline``) on the same topics, as ranx's ``compare``
-report and the practice of Yilmaz & Robertson (2010) (three tests) and Robertson, Kanoulas & Yilmaz (2010) (Sakai's bootstrap).
-
-Tests, all two-sided, on the per-topic differences :math:`d = a - b` of n topics:
-
-* ``t``: paired t-test (``scipy.stats.ttest_rel``; :func:`maxent.stats.paired.paired_t`);
-* ``wilcoxon``: Wilcoxon signed-rank, zero differences dropped (``scipy.stats.wilcoxon``);
-* ``sign``: sign test, ties dropped (binomial, p = 1/2);
-* ``randomisation``: Fisher's paired randomisation test (Smucker et al., CIKM 2007;
-  :func:`maxent.stats.paired.randomisation_test`): under
-  the null each topic's two values are exchangeable, i.e. each :math:`d_i` keeps or flips its
-  sign with probability 1/2; :math:`p = \#\{|\sum_i s_i d_i| \ge |\sum_i d_i|\} / P` over P
-  sign vectors s. When :math:`2^n \le` ``n_permutations`` every sign vector is enumerated
-  (the exact p); otherwise P = ``n_permutations`` random sign vectors from a seeded generator
-  (the Monte-Carlo estimate ranx also reports, without the +1 correction);
-* ``bootstrap``: Sakai's paired bootstrap test (:func:`maxent.stats.bootstrap.paired_bootstrap_asl`).
-
-Multiple comparisons: p-values of one test and one measure are corrected over the family of
-pairs compared (Holm-Bonferroni step-down, or Benjamini-Hochberg step-up), see
-:func:`maxent.stats.corrections.adjust`. Effect sizes: the mean difference and Cohen's
-:math:`d_z = \bar d / s_d` with 95% percentile bootstrap intervals over topics
-(:func:`maxent.stats.intervals.effect_sizes`).
-
-The report marks a run's mean with the superscript letters of the runs it is significantly
-better than (the ranx / paper convention), under the chosen test and correction.
+:func:`compare` (``maxent compare QRELS RUN... -m AP -m nDCG@10``) evaluates every run per
+topic, then compares every pair of runs (or each against a baseline) on the same topics, as
+ranx's ``compare`` and Yilmaz & Robertson (2010): the tests of :mod:`maxent.stats.paired`,
+p-values corrected over the pairs of each measure (:func:`maxent.stats.corrections.adjust`)
+and effect sizes with bootstrap intervals (:func:`maxent.stats.intervals.effect_sizes`). The
+report marks a run's mean with the letters of the runs it is significantly better than.
 """
 from __future__ import annotations
 
@@ -72,9 +51,8 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
 
     Returns
     -------
-    DataFrame, one row per pair (run_a, run_b), diff = mean_a - mean_b: the means, the effect
-    sizes (:func:`maxent.stats.effect_sizes`), ``p_<test>`` raw and ``p_<test>_adj`` corrected for every
-    test in :data:`TESTS`.
+    DataFrame, one row per pair (run_a, run_b): the means, :func:`maxent.stats.effect_sizes`,
+    and ``p_<test>`` raw and ``p_<test>_adj`` corrected for every test in :data:`TESTS`.
     """
     import pandas as pd
 
@@ -106,7 +84,6 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
     return frame
 
 
-# ------------------------------------------------------------------------------- result
 _SUP = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖ𐞥ʳˢᵗᵘᵛʷˣʸᶻ"))
 
 
@@ -120,6 +97,18 @@ def _letters(k: int) -> list[str]:
             s = chr(97 + r) + s
         out.append(s)
     return out
+
+
+def _markdown(head: list[str], rows: list[list[str]], left: int) -> str:
+    rule = "|" + "|".join(["---"] * left + ["---:"] * (len(head) - left)) + "|"
+    lines = ["| " + " | ".join(head) + " |", rule]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def _aligned(head: list[str], rows: list[list[str]]) -> str:
+    width = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(head)]
+    out = ["  ".join(h.ljust(w) for h, w in zip(head, width)), "  ".join("-" * w for w in width)]
+    return "\n".join(out + ["  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows])
 
 
 @dataclass(frozen=True)
@@ -179,10 +168,8 @@ class Comparison:
                 f"{corr} correction, alpha {self.alpha:g}, {topics} topics)")
 
     def details(self, fmt: str = "terminal", digits: int = 4) -> str:
-        """One line per compared pair: difference and d_z with 95% intervals, every corrected p.
-
-        ``fmt``: ``terminal`` (aligned columns) or ``markdown``.
-        """
+        """One line per compared pair (``terminal`` or ``markdown``): difference and d_z with
+        95% intervals, every corrected p."""
         _check_digits(digits)
         sig = self.significant()
         head = ["measure", "run a", "run b", "a - b [95% CI]", "d_z [95% CI]",
@@ -196,13 +183,10 @@ class Comparison:
         note = (f"p-values {self.correction}-corrected over the pairs of each measure; "
                 f"sig: {self.test} at alpha {self.alpha:g}")
         if fmt == "markdown":
-            lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 3 + ["---:"] * (len(head) - 3)) + "|"]
-            return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows]) + f"\n\n{note}\n"
+            return _markdown(head, rows, 3) + f"\n\n{note}\n"
         if fmt != "terminal":
             raise ParameterError(f"details are printed as terminal or markdown, got {fmt!r}")
-        width = [max(len(h), *(len(r[k]) for r in rows)) if rows else len(h) for k, h in enumerate(head)]
-        out = ["  ".join(h.ljust(w) for h, w in zip(head, width)), "  ".join("-" * w for w in width)]
-        return "\n".join(out + ["  ".join(c.ljust(w) for c, w in zip(r, width)) for r in rows]) + f"\n{note}\n"
+        return _aligned(head, rows) + f"\n{note}\n"
 
     def format(self, fmt: str = "terminal", digits: int = 4) -> str:
         """The report as ``terminal``, ``markdown``, ``latex``, ``csv`` (pairs) or ``json``."""
@@ -240,9 +224,7 @@ class Comparison:
         head = ["#", "run", *self.measures]
         body = [[l, r, *[cell(r, m) for m in self.measures]] for l, r in zip(letters, self.runs)]
         if fmt == "markdown":
-            lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] * 2 + ["---:"] * len(self.measures)) + "|"]
-            lines += ["| " + " | ".join(row) + " |" for row in body]
-            return "\n".join(lines) + f"\n\n{self.legend()}; best in bold.\n"
+            return _markdown(head, body, 2) + f"\n\n{self.legend()}; best in bold.\n"
         if fmt == "latex":
             esc = lambda s: (s.replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&")
                              .replace("%", "\\%").replace("#", "\\#"))
@@ -251,10 +233,7 @@ class Comparison:
             lines += [" & ".join([row[0], esc(row[1]), *row[2:]]) + " \\\\" for row in body]
             lines += ["\\bottomrule", "\\end{tabular}", f"% {self.legend()}; best in bold."]
             return "\n".join(lines) + "\n"
-        width = [max(len(h), *(len(row[k]) for row in body)) for k, h in enumerate(head)]
-        out = ["  ".join(h.ljust(w) for h, w in zip(head, width)), "  ".join("-" * w for w in width)]
-        out += ["  ".join(c.ljust(w) for c, w in zip(row, width)) for row in body]
-        return "\n".join(out) + f"\n{self.legend()}\n"
+        return _aligned(head, body) + f"\n{self.legend()}\n"
 
 
 def _check_digits(digits) -> None:
@@ -273,12 +252,11 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     qrels, runs : as :func:`maxent.evaluate.evaluate` (paths, objects, frames, dicts)
     measures : measure names, metric objects or ir_measures measures
     baseline : run name; compare every run with it only (default: every pair)
-    test : which test's (corrected) verdict sets the marks: one of :data:`TESTS` or
-        ``paper000`` (t, Wilcoxon and sign test all reject: the rule of Yilmaz & Robertson 2010)
+    test : the test whose corrected verdict sets the marks: one of :data:`TESTS` or
+        ``paper000`` (t, Wilcoxon and sign test all reject, Yilmaz & Robertson 2010)
     correction : ``holm``, ``bh`` or ``none``, over the pairs of each measure, per test
-    complete : trec_eval ``-c`` (default True): every qrels topic counts, a topic a run did
-        not retrieve for scoring 0, so every run is paired on the same topics. With False,
-        only the topics every run retrieved for are compared.
+    complete : trec_eval ``-c`` (default True: missing topics score 0); False compares the
+        topics every run retrieved for
     score_precision : ``single`` (trec_eval 9.x, default) or ``double`` (trec_eval 10.0)
 
     Returns
