@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Callable
 
-from maxent.errors import MaxEntError
+from maxent.errors import MaxEntError, ParameterError
 
 SCORE_PRECISION_HELP = ("how run scores are compared when ranking: single = as C floats, as "
                         "trec_eval 9.x, pytrec_eval and the official TREC result files (default); "
@@ -15,8 +15,8 @@ SCORE_PRECISION_HELP = ("how run scores are compared when ranking: single = as C
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Keeps the epilog's lines; appends "(default: X)" only where the help does not
-    already state a default and the default is a value (not None or a False flag)."""
+    """Keeps the epilog's lines; appends "(default: X)" where the help states none and the
+    default is a value."""
 
     def _get_help_string(self, action):
         text = action.help or ""
@@ -37,8 +37,7 @@ _TEX = (
 
 
 def plain_text(doc: str) -> str:
-    """A numpydoc/reStructuredText docstring as plain terminal text: ``.. math::`` blocks
-    become indented formulas, roles and literals lose their markup, LaTeX becomes readable
+    """A numpydoc/reStructuredText docstring as plain terminal text, LaTeX made readable
     (``\\frac{a}{b}`` -> ``(a)/(b)``, ``\\sum_{n\\le k}`` -> ``sum_(n<=k)``)."""
     import inspect
 
@@ -64,8 +63,7 @@ def plain_text(doc: str) -> str:
 
 def run_command(body: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
     """``body(args)``'s exit code; a MaxEntError is one line ``error: ...`` and exit 1
-    (``--debug``: the traceback); a reader that went away (``... | head -1``) ends it
-    quietly with 141, as trec_eval on SIGPIPE."""
+    (``--debug``: the traceback); a closed pipe ends it quietly with 141, as trec_eval."""
     try:
         return body(args)
     except MaxEntError as e:
@@ -77,3 +75,11 @@ def run_command(body: Callable[[argparse.Namespace], int], args: argparse.Namesp
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())   # no second error when Python flushes stdout at exit
         return 141
+
+
+def check_options(args) -> None:
+    """ParameterError naming the option for a ``-M`` or ``-l`` trec_eval would not take."""
+    if args.depth is not None and args.depth < 1:
+        raise ParameterError(f"-M: the depth must be >= 1 (default: no cut), got {args.depth}")
+    if args.rel is not None and args.rel < 0:
+        raise ParameterError(f"-l: the relevance level must be >= 0, got {args.rel}")

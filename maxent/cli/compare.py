@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, run_command
+from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, check_options, run_command
 from maxent.cli.progress import phase
 from maxent.compare import CORRECTIONS, MARK_TESTS, compare
 from maxent.errors import ParameterError
 
 __all__ = ["main"]
+
 
 def _parser(prog: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -62,10 +63,7 @@ def _run(args) -> int:
         raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
     if not 0 <= args.digits <= 17:
         raise ParameterError(f"--digits: must be from 0 to 17, got {args.digits}")
-    if args.depth is not None and args.depth < 1:
-        raise ParameterError(f"-M: the depth must be >= 1 (default: no cut), got {args.depth}")
-    if args.rel is not None and args.rel < 0:
-        raise ParameterError(f"-l: the relevance level must be >= 0, got {args.rel}")
+    check_options(args)
     with phase("reading, evaluating and testing the runs"):
         res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
                       baseline=args.baseline, test=args.test, correction=args.correction,

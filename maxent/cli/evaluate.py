@@ -1,11 +1,8 @@
 """``maxent evaluate`` (also ``python -m maxent.evaluate``): trec_eval's command line.
 
-``maxent evaluate QRELS RUN... -m MEASURE... [-q] [-c] [-l N] [-M N]
-[--score-precision single|double] [--format trec|csv]`` prints, in ``trec`` format, lines
-comparable one for one with trec_eval's (``measure<TAB>topic<TAB>value``, ``%6.4f``, an
-``all`` block per run; with ``-q -c``, per-topic lines only for the topics a run retrieved
-for, as trec_eval). As trec_eval, ``-M`` (depth) is unlimited by default. No output format
-imports pandas or scipy, so the command starts fast.
+``maxent evaluate QRELS RUN... -m MEASURE... [-q] [-c] [-l N] [-M N] [--format trec|csv]``
+prints lines comparable one for one with trec_eval's. No output format imports pandas or
+scipy, so the command starts fast.
 """
 from __future__ import annotations
 
@@ -15,9 +12,9 @@ import warnings
 
 import numpy as np
 
-from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, plain_text, run_command
+from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, check_options, plain_text, run_command
 from maxent.cli.progress import phase
-from maxent.errors import InputWarning, MeasureNameError, ParameterError, TopicWarning
+from maxent.errors import InputWarning, MeasureNameError, TopicWarning
 from maxent.evaluate import resolve_measures, run_summary
 from maxent.metrics import METRICS, Metric, parse_measure
 from maxent.ranked import RankedLists, rank_runs
@@ -27,9 +24,8 @@ __all__ = ["main"]
 
 
 def _trec_key(m: Metric):
-    """Sort key of trec_eval's output order (measures.c), from the class's ``TREC_ORDER``:
-    the place of its trec_eval name, or of its cut name (``map_cut``, ``ndcg_cut``) when the
-    metric has a cutoff; measures trec_eval lacks follow, in registry order."""
+    """Sort key of trec_eval's output order, from the class's ``TREC_ORDER`` (the cut name's
+    place with a cutoff); measures trec_eval lacks follow, in registry order."""
     cls = type(m)
     at = getattr(m, m.AT_PARAM, None) if m.AT_PARAM else None
     cut = cls.TREC_CUT_NAME is not None and m.AT_PARAM == "cutoff" and at is not None
@@ -57,11 +53,8 @@ def _run_ids(lists: RankedLists, runs) -> np.ndarray:
 
 
 def _print_trec(lists: RankedLists, measures, runs, per_topic, out) -> None:
-    """trec_eval's output: per-topic lines (``-q``), then the ``all`` block of each run.
-
-    Per-topic lines are printed for the topics a run retrieved for only: with ``-c`` the
-    qrels topics a run lacks count (as zeros) in ``all`` but get no line, as in trec_eval.
-    """
+    """trec_eval's output: per-topic lines (``-q``, only for topics the run retrieved for, as
+    trec_eval), then the ``all`` block of each run."""
     measures = sorted(measures, key=_trec_key)
     values = [m.value(lists) for m in measures]
     names = [m.trec_name() for m in measures]
@@ -93,9 +86,8 @@ def _csv_field(text: str) -> str:
 
 
 def _print_csv(lists: RankedLists, measures, out) -> None:
-    """The :func:`evaluate_lists` frame as CSV (``run,topic,measure,value``, values ``%.17g``,
-    NaN empty): the text ``frame.to_csv(index=False, float_format="%.17g")`` writes, without
-    importing pandas."""
+    """The :func:`evaluate_lists` frame as ``frame.to_csv(index=False, float_format="%.17g")``
+    writes it, without importing pandas."""
     runs = [_csv_field(str(r)) for r in lists.runs]
     topics = [_csv_field(str(t)) for t in lists.topics]
     out.write("run,topic,measure,value\n")
@@ -157,14 +149,6 @@ def _read_and_rank(args, qrels):
         lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
                           precision=args.score_precision)
     return runs, lists, [str(w.message) for w in caught]
-
-
-def check_options(args) -> None:
-    """ParameterError naming the option for a value trec_eval would not take."""
-    if args.depth is not None and args.depth < 1:
-        raise ParameterError(f"-M: the depth must be >= 1 (default: no cut), got {args.depth}")
-    if args.rel is not None and args.rel < 0:
-        raise ParameterError(f"-l: the relevance level must be >= 0, got {args.rel}")
 
 
 def _run_cli(args, p) -> int:

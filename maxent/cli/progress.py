@@ -1,10 +1,8 @@
 """What a long command is doing, on stderr, also when stderr is not a terminal.
 
-:func:`phase` wraps one step (reading, ranking, solving, writing): a step still running after
-``after`` seconds (default :data:`AFTER`) is announced, and when it ends a second line says how
-long it took; quicker steps print nothing, so short commands stay quiet. :func:`progress` counts
-items: a tqdm bar on a terminal, else a line every :data:`EVERY` seconds from a daemon thread
-(a pipe or a log file cannot redraw a bar). The library itself never prints.
+:func:`phase` announces a step that runs longer than :data:`AFTER` seconds and says how long it
+took; :func:`progress` counts items (a tqdm bar on a terminal, else a line every :data:`EVERY`
+seconds, as a pipe cannot redraw a bar). The library itself never prints.
 """
 from __future__ import annotations
 
@@ -31,10 +29,9 @@ def say(text: str) -> None:
 
 
 class Lines:
-    """A step said in plain lines by a daemon thread: once after ``after`` seconds, then every
-    ``every`` seconds (0: once), and at its end if it took longer than ``after`` (not when it
-    raises: the error is the next thing said). With ``total``, the lines count items done
-    (:meth:`update`, the part of a tqdm bar the commands use)."""
+    """A step said in plain lines by a daemon thread: after ``after`` seconds, then every
+    ``every`` (0: once), and at its end if it took longer (not when it raises). With
+    ``total``, the lines count the items :meth:`update` reports."""
 
     def __init__(self, what: str, total: int | None = None, after: float | None = None,
                  every: float | None = None):
@@ -92,8 +89,8 @@ def phase(what: str, after: float | None = None, enabled: bool = True):
 
 
 def progress(total: int, desc: str, no_bar: bool = False):
-    """Progress over ``total`` items for a ``with`` block that calls ``update(1)`` per item: a
-    tqdm bar on a terminal; otherwise (a pipe, a log file, or ``no_bar``) counted lines."""
+    """Progress over ``total`` items (``update(1)`` per item): a tqdm bar on a terminal,
+    otherwise (or with ``no_bar``) counted lines."""
     if no_bar or not sys.stderr.isatty():
         return Lines(desc, total)
     from tqdm import tqdm

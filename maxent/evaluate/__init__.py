@@ -1,11 +1,7 @@
 """Evaluate TREC runs against qrels as trec_eval does: one value per (run, topic, measure).
 
-:func:`evaluate` returns a pandas frame, :func:`aggregate` its per-run ``all`` rows. The
-command line is :mod:`maxent.cli.evaluate` (``maxent evaluate``, ``python -m maxent.evaluate``).
-
-Score precision: trec_eval 9.x (and pytrec_eval, and the official TREC result files) ranks
-by scores stored as C floats; trec_eval 10.0 stores them as doubles. ``single`` (default)
-reproduces the former, ``double`` the latter (see :func:`maxent.ranked.rank_runs`).
+:func:`evaluate` returns a pandas frame, :func:`aggregate` its per-run ``all`` rows; the
+command line is :mod:`maxent.cli.evaluate`.
 """
 from __future__ import annotations
 
@@ -28,13 +24,10 @@ if TYPE_CHECKING:  # pandas is imported where a frame is built, not at start-up
 __all__ = ["evaluate", "evaluate_lists", "aggregate", "run_summary", "resolve_measures"]
 
 
-
-def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int | None = None) -> list[Metric]:
-    """Names (or measure-set names ``official``/``all_trec``), metric objects or ir_measures
-    measures (:func:`maxent.metrics.names.as_measure`) -> metric objects.
-
-    ``rel`` (trec_eval ``-l``) sets the relevance threshold of every binary measure.
-    """
+def resolve_measures(measures: str | Metric | Iterable[str | Metric],
+                     rel: int | None = None) -> list[Metric]:
+    """Names (or the sets ``official``/``all_trec``), metric objects or ir_measures measures ->
+    unique metric objects; ``rel`` (trec_eval ``-l``) sets every binary measure's threshold."""
     if isinstance(measures, (str, Metric)) or hasattr(measures, "params"):  # one name, metric or ir_measures measure
         measures = [measures]
     elif measures is None or isinstance(measures, (bytes, dict)) or not hasattr(measures, "__iter__"):
@@ -58,12 +51,7 @@ def resolve_measures(measures: str | Metric | Iterable[str | Metric], rel: int |
         raise MeasureNameError("no measure given")
     if rel is not None:
         out = [dataclasses.replace(m, rel=int(rel)) if "rel" in m.PARAMS else m for m in out]
-    seen, unique = set(), []
-    for m in out:
-        if m not in seen:
-            seen.add(m)
-            unique.append(m)
-    return unique
+    return list(dict.fromkeys(out))
 
 
 def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFrame":
@@ -73,13 +61,9 @@ def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFr
     if not measures:
         raise MeasureNameError("no measure given")
     B = len(lists)
-    frames = []
-    for m in measures:
-        frames.append(pd.DataFrame({
-            "run": lists.runs, "topic": lists.topics,
-            "measure": np.full(B, str(m), dtype=object), "value": m.value(lists),
-        }))
-    return pd.concat(frames, ignore_index=True)
+    return pd.concat([pd.DataFrame({"run": lists.runs, "topic": lists.topics,
+                                    "measure": np.full(B, str(m), dtype=object), "value": m.value(lists)})
+                      for m in measures], ignore_index=True)
 
 
 def evaluate(
@@ -96,17 +80,14 @@ def evaluate(
 
     Parameters
     ----------
-    qrels : a path, a :class:`Qrels`, a PyTerrier or ir_datasets frame or a pytrec_eval dict
-        (:func:`maxent.inputs.as_qrels`)
-    runs : one run or several: paths (files or folders of run files), :class:`Run` objects,
-        frames, pytrec_eval dicts, a mapping ``{name: run}`` or a frame with a ``name``
-        column (:func:`maxent.inputs.as_runs`)
+    qrels : anything :func:`maxent.inputs.as_qrels` reads (path, Qrels, frame, dict)
+    runs : one run or several, as :func:`maxent.inputs.as_runs` reads them
     measures : measure names (ir_measures or trec_eval style), metric objects or
-        ir_measures measure objects (``ir_measures.nDCG@10``)
-    depth : trec_eval ``-M``: documents kept per topic (default None: all, as trec_eval)
-    complete : trec_eval ``-c``; rel : trec_eval ``-l`` (0: every judged document relevant)
-    score_precision : ``single`` (trec_eval 9.x, pytrec_eval, official TREC results: scores
-        compared as C floats) or ``double`` (trec_eval 10.0: as C doubles)
+        ir_measures measure objects
+    depth : trec_eval ``-M`` (default None: all); complete : trec_eval ``-c``;
+    rel : trec_eval ``-l``
+    score_precision : ``single`` (trec_eval 9.x, pytrec_eval: C floats) or ``double``
+        (trec_eval 10.0)
 
     See Also
     --------
@@ -121,9 +102,8 @@ def evaluate(
 
 
 def run_summary(m: Metric, v: np.ndarray, run_id: np.ndarray, n_runs: int) -> np.ndarray:
-    """Per-run ``all`` value of one measure from its per-list values ``v``: the mean over
-    topics, the sum for counts, the geometric mean of max(v, 1e-5) for ``gm_map``
-    (trec_eval's ``MIN_GEO_MEAN``). ``run_id[i]`` is the run (0 .. n_runs-1) of list i."""
+    """Per-run ``all`` value of one measure from its per-list values ``v`` (list i of run
+    ``run_id[i]``): mean, sum for counts, or geometric mean of max(v, 1e-5) for ``gm_map``."""
     n = np.bincount(run_id, minlength=n_runs)
     if m.AGGREGATE == "gmean":
         logv = np.log(np.maximum(v, MIN_GEO_MEAN))
