@@ -5,16 +5,8 @@ The public API is exactly the names in ``__all__`` (``analysis/`` imports nothin
 """
 from __future__ import annotations
 
-from maxent.errors import (
-    ConvergenceWarning,
-    InputError,
-    MaxEntError,
-    MaxEntWarning,
-    MeasureNameError,
-    ParameterError,
-    TopicMismatchError,
-    TopicWarning,
-)
+from maxent.errors import (ConvergenceWarning, InputError, MaxEntError, MaxEntWarning, MeasureNameError,
+                           ParameterError, TopicMismatchError, TopicWarning)
 # eager: each function must shadow the subpackage or module of its name (a lazy attribute
 # would be replaced by the module as soon as that is imported); none of them imports pandas
 from maxent.evaluate import aggregate, evaluate
@@ -23,25 +15,19 @@ from maxent.informativeness import informativeness
 
 # Everything else loads on first use (module-level __getattr__, PEP 562), so that
 # ``maxent evaluate`` does not pay for pandas, scipy and the solver at start-up.
-_LAZY = {
-    "METRICS": "maxent.metrics", "parse_measure": "maxent.metrics", "parse_measures": "maxent.metrics",
-    "RankedLists": "maxent.ranked", "rank_runs": "maxent.ranked",
-    "discriminative_power": "maxent.stats", "paired_bootstrap_asl": "maxent.stats",
-    "pr_errors": "maxent.inference", "real_pr_points": "maxent.inference",
-    "expected_pr_curve": "maxent.inference", "real_pr_curve": "maxent.inference",
-    "threshold_probabilities": "maxent.inference", "graded_pr_errors": "maxent.inference",
-    "graded_pr_points": "maxent.inference", "inferred_graded_pr": "maxent.inference",
-    "inferred_graded_pr_curve": "maxent.inference",
-    "RankingData": "maxent.letor", "read_letor": "maxent.letor",
-    "HAS_SOLUTION": "maxent.solver", "NO_SOLUTION": "maxent.solver", "MaxEntResult": "maxent.solver",
-    "Status": "maxent.solver", "solve": "maxent.solver", "value_range": "maxent.solver",
-    "Qrels": "maxent.trec", "Run": "maxent.trec", "read_qrels": "maxent.trec", "read_run": "maxent.trec",
-    "read_runs": "maxent.trec", "run_from_frame": "maxent.inputs",
-    "as_qrels": "maxent.inputs", "as_runs": "maxent.inputs", "as_run": "maxent.inputs",
-    "as_measure": "maxent.metrics.names", "qrels_frame": "maxent.inputs", "run_frame": "maxent.inputs",
-    "qrels_dict": "maxent.inputs", "run_dict": "maxent.inputs",
-    "Informativeness": "maxent.informativeness",
-}
+_LAZY = {name: module for module, names in (
+    ("maxent.metrics", "METRICS parse_measure parse_measures"),
+    ("maxent.ranked", "RankedLists rank_runs"),
+    ("maxent.stats", "discriminative_power paired_bootstrap_asl"),
+    ("maxent.inference", "pr_errors real_pr_points expected_pr_curve real_pr_curve threshold_probabilities "
+                         "graded_pr_errors graded_pr_points inferred_graded_pr inferred_graded_pr_curve"),
+    ("maxent.letor", "RankingData read_letor"),
+    ("maxent.solver", "HAS_SOLUTION NO_SOLUTION MaxEntResult Status solve value_range"),
+    ("maxent.trec", "Qrels Run read_qrels read_run read_runs"),
+    ("maxent.inputs", "run_from_frame as_qrels as_runs as_run qrels_frame run_frame qrels_dict run_dict"),
+    ("maxent.metrics.names", "as_measure"),
+    ("maxent.informativeness", "Informativeness"),
+) for name in names.split()}
 
 
 def __getattr__(name: str):

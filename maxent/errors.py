@@ -5,17 +5,8 @@ of these exceptions; recoverable surprises are warnings.
 """
 from __future__ import annotations
 
-__all__ = [
-    "MaxEntError",
-    "InputError",
-    "TopicMismatchError",
-    "MeasureNameError",
-    "ParameterError",
-    "MaxEntWarning",
-    "InputWarning",
-    "TopicWarning",
-    "ConvergenceWarning",
-]
+__all__ = ["MaxEntError", "InputError", "TopicMismatchError", "MeasureNameError", "ParameterError",
+           "MaxEntWarning", "InputWarning", "TopicWarning", "ConvergenceWarning"]
 
 
 class MaxEntError(Exception):
@@ -23,11 +14,8 @@ class MaxEntError(Exception):
 
 
 class InputError(MaxEntError, ValueError):
-    """A run, qrels or ranking file cannot be used as it is.
-
-    Carries the ``path``, the 1-based ``line`` (or None when the problem is the whole file)
-    and the ``reason``; prints as ``path:line: reason``.
-    """
+    """A run, qrels or ranking file cannot be used as it is: ``path``, 1-based ``line`` (None
+    for the whole file) and ``reason``, printed as ``path:line: reason``."""
 
     def __init__(self, path, line: int | None, reason: str):
         self.path = None if path is None else str(path)
@@ -48,9 +36,8 @@ class MeasureNameError(MaxEntError, ValueError):
 
 
 class ParameterError(MaxEntError, ValueError, TypeError):
-    """A metric, solver or analysis parameter outside its allowed values, or of the wrong
-    type; the message names the parameter. It is both a ValueError and a TypeError (as
-    scikit-learn's ``InvalidParameterError``), so either ``except`` catches it."""
+    """A parameter outside its allowed values or of the wrong type, named in the message; both
+    a ValueError and a TypeError (as scikit-learn's ``InvalidParameterError``)."""
 
 
 class MaxEntWarning(UserWarning):
