@@ -275,10 +275,7 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
 
     qrels = as_qrels(qrels)
     loaded = as_runs(runs)                                # keep the order given (report letters)
-    names = [r.name for r in loaded]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise ParameterError(f"run names must be unique; given twice: {', '.join(dup)}")
+    names = [r.name for r in loaded]                     # unique: as_runs checks
     if len(loaded) < 2:
         raise ParameterError("compare needs at least 2 runs")
     metrics = resolve_measures(measures, rel)

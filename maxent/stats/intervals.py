@@ -35,12 +35,8 @@ def bootstrap_ci(d, *, level: float = 0.95, n_resamples: int = 10000, seed: int 
 
     Parameters
     ----------
-    d : array_like, shape (n,)
-        Per-topic differences a - b.
-    level : float
-        Confidence level in (0, 1).
-    n_resamples, seed : int
-        Bootstrap samples and the seed of the topic resampling.
+    d : array_like, shape (n,): per-topic differences a - b
+    level : confidence level in (0, 1); n_resamples, seed : bootstrap samples and their seed
 
     Returns
     -------

@@ -68,17 +68,12 @@ def paired_bootstrap(a, b, *, n_resamples: int = 10000, seed: int = 0) -> float:
 
     Parameters
     ----------
-    a, b : array_like, shape (n,)
-        Per-topic values of two systems on the same topics.
-    n_resamples : int
-        Bootstrap samples B.
-    seed : int
-        Seed of the topic resampling.
+    a, b : array_like, shape (n,): per-topic values of two systems on the same topics
+    n_resamples : bootstrap samples B; seed : of the topic resampling
 
     Returns
     -------
-    float
-        ASL in [0, 1].
+    float: ASL in [0, 1]
     """
     from maxent.stats.bootstrap import paired_bootstrap_asl
 
@@ -123,18 +118,14 @@ def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk:
 
     Parameters
     ----------
-    diffs : array_like, shape (P_pairs, n)
-        Per-topic differences of P_pairs system pairs over the same n topics.
-    n_permutations : int
-        Random sign vectors P (seeded, without the +1 correction, as ranx); all :math:`2^n`
-        are enumerated, for the exact p, when that is not more.
-    seed : int
-        Seed of the random sign vectors (shared by all pairs).
+    diffs : array_like, shape (P_pairs, n): per-topic differences of system pairs
+    n_permutations : random sign vectors P (no +1 correction, as ranx); all :math:`2^n` are
+        enumerated, for the exact p, when that is not more
+    seed : of the random sign vectors (shared by all pairs)
 
     Returns
     -------
-    ndarray, shape (P_pairs,)
-        p-values in [0, 1]; 1 for a pair whose differences are all 0.
+    ndarray, shape (P_pairs,): p-values in [0, 1]; 1 where all differences are 0
     """
     d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
     n = d.shape[1]
