@@ -1,7 +1,9 @@
 """Shared command-line plumbing of the analysis entry points.
 
-Common options (--out, --workers, --resume, --debug), exit handling (MaxEntError -> one line
-``error: ...`` and exit 1), atomic file writes, chunked resumable results, progress bars.
+Common options (--out, --workers, --resume, --debug), exit handling (MaxEntError or a failed
+write -> one line ``error: ...`` and exit 1), option checks shared by analysis.maxent and
+analysis.gap_thresholds, atomic file writes, final outputs staged and renamed into place,
+chunked resumable results (each with a record of its inputs and checksum), progress bars.
 No mathematics lives here.
 """
 from __future__ import annotations
@@ -9,8 +11,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import hashlib
+import io
 import json
 import os
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -109,15 +113,18 @@ def dataset_name(runs: list[str], explicit: str | None) -> str:
 
 def _write_atomically(path: Path, suffix: str, write: Callable[[int, str], None]) -> None:
     """``write(fd, tmp)`` to a temporary file in the same folder, then os.replace (never a partial file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=suffix)
         write(fd, tmp)
         os.chmod(tmp, _FILE_MODE)  # mkstemp makes 0600; outputs follow the umask as open() would
         os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as e:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(e, OSError):  # a full disk or a file-size limit names the file it hit
+            raise OSError(e.errno, e.strerror or str(e), str(path)) from e
         raise
 
 
@@ -180,11 +187,90 @@ def prepare_chunks(out: Path, config: dict, resume: bool) -> Path:
         for f in chunks.glob(".*.tmp"):
             f.unlink()
         if not resume:
-            for f in chunks.glob("*.csv"):
-                f.unlink()
+            for pattern in ("*.csv", "*.json"):
+                for f in chunks.glob(pattern):
+                    f.unlink()
     chunks.mkdir(parents=True, exist_ok=True)
     atomic_write_text(stamp, text)
     return chunks
+
+
+_DIGESTS: dict[str, tuple[tuple, str]] = {}  # path -> (its size, mtime, inode; sha256 of its bytes)
+
+
+def file_digest(path) -> str:
+    """sha256 of a file's bytes, read in 1 MiB blocks; cached per path for this process (read
+    again only if the file's size, mtime or inode changed)."""
+    key = os.path.abspath(path)
+    st = os.stat(key)
+    sig = (st.st_size, st.st_mtime_ns, st.st_ino)
+    if key not in _DIGESTS or _DIGESTS[key][0] != sig:
+        h = hashlib.sha256()
+        with open(key, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = (sig, h.hexdigest())
+    return _DIGESTS[key][1]
+
+
+def chunk_inputs(run_path, qrels_path, options: dict) -> dict:
+    """What one run's chunk is made from: its run file, the qrels and the options (by hash)."""
+    return {"run": file_digest(run_path) if run_path else "",
+            "qrels": file_digest(qrels_path) if qrels_path else "",
+            "options": hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()}
+
+
+_INPUT_NAMES = {"run": "the run file", "qrels": "the qrels", "options": "the options"}
+CHUNK_DTYPES = {"topic": str, "count": str}
+
+
+def write_chunk(chunks: Path, name: str, frame: pd.DataFrame, inputs: dict) -> None:
+    """``name.csv`` and then its record ``name.json`` (inputs, checksum, columns), each atomically;
+    the old record goes first, so a chunk is never taken for one of other inputs."""
+    record = chunks / f"{name}.json"
+    text = frame.to_csv(index=False, float_format="%.10g", lineterminator="\n")
+    with contextlib.suppress(FileNotFoundError):
+        record.unlink()
+    atomic_write_text(chunks / f"{name}.csv", text)
+    atomic_write_text(record, json.dumps({"inputs": inputs, "sha256": hashlib.sha256(text.encode()).hexdigest(),
+                                          "columns": list(frame.columns)}, sort_keys=True, indent=1) + "\n")
+
+
+def read_chunk(chunks: Path, name: str, inputs: dict, label: str) -> pd.DataFrame | None:
+    """The chunk ``name`` if it was made from ``inputs`` and is intact, else None: absent
+    silently, made from other inputs with a ``resume:`` line, damaged with a ``warning:`` line
+    (``label`` names it there)."""
+    path, record = chunks / f"{name}.csv", chunks / f"{name}.json"
+    if not path.exists():
+        return None
+    try:
+        meta = json.loads(record.read_text())
+        made_from, checksum, columns = meta["inputs"], meta["sha256"], meta["columns"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return _damaged(path, label, f"no readable record {record.name}")
+    changed = [_INPUT_NAMES.get(k, k) for k in inputs if made_from.get(k) != inputs[k]]
+    if changed:
+        print(f"resume: {label}: {' and '.join(changed)} changed since its chunk was written; recomputed",
+              file=sys.stderr)
+        return None
+    try:
+        data = path.read_bytes()
+    except OSError as e:
+        return _damaged(path, label, e.strerror or str(e))
+    if hashlib.sha256(data).hexdigest() != checksum:
+        return _damaged(path, label, "its checksum does not match")
+    try:
+        frame = pd.read_csv(io.BytesIO(data), dtype=CHUNK_DTYPES)
+    except Exception as e:  # noqa: BLE001 - any unreadable chunk is recomputed, never a traceback
+        return _damaged(path, label, f"unreadable: {type(e).__name__}")
+    if list(frame.columns) != list(columns):
+        return _damaged(path, label, "other columns than recorded")
+    return frame
+
+
+def _damaged(path: Path, label: str, why: str) -> None:
+    print(f"warning: {label}: chunk {path} is damaged ({why}); recomputed", file=sys.stderr)
+    return None
 
 
 def resolve_data(args: argparse.Namespace) -> None:
@@ -214,6 +300,89 @@ def check_limits(args: argparse.Namespace) -> None:
             raise ParameterError(f"--{name.replace('_', '-')}: must be >= {low}, got {value}")
 
 
+GRID_LIMIT = 10_000  # g settings of the simplex grid: each is a metric solved on every list
+
+
+def simplex_size(c: int, step: float, name: str = "step") -> int:
+    """m = 1 / step for a grid of g over the simplex of ``c`` grades; ParameterError (naming
+    ``name``) unless the step divides 1 and the grid has at most :data:`GRID_LIMIT` points."""
+    import math
+
+    m = int(round(1.0 / step)) if isinstance(step, (int, float)) and 0 < step <= 1 else 0
+    if c < 1 or m < 1 or abs(m * step - 1.0) > 1e-9:
+        raise ParameterError(f"{name}: the step must divide 1 (e.g. 0.1, 0.25), got {step}")
+    points = math.comb(m + c - 1, c - 1)
+    if points > GRID_LIMIT:
+        raise ParameterError(f"{name}: a step of {step:g} makes {points} g settings over the simplex of "
+                             f"{c} grades, more than the limit of {GRID_LIMIT}; choose a larger step (e.g. 0.1)")
+    return m
+
+
+def parse_thresholds(text: str | None) -> tuple[int, ...] | None:
+    """--threshold: comma-separated integers >= 1 (None: not given)."""
+    if text is None:
+        return None
+    try:
+        values = tuple(int(x) for x in text.split(","))
+    except ValueError:
+        values = ()
+    if not values or min(values) < 1:
+        raise ParameterError(f"--threshold: expected integers >= 1, comma-separated, got {text!r}")
+    return values
+
+
+def parse_g_list(text: str | None) -> list[tuple[float, ...]] | None:
+    """--bootstrap-g: g settings g1,g2,... separated by ';' (None: not given)."""
+    if text is None:
+        return None
+    try:
+        gs = [tuple(float(x) for x in part.split(",")) for part in text.split(";")]
+    except ValueError:
+        gs = []
+    if not gs or not all(g and all(x >= 0 for x in g) for g in gs):
+        raise ParameterError(f"--bootstrap-g: expected g settings g1,g2,... (numbers >= 0) separated "
+                             f"by ';', got {text!r}")
+    return gs
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """The option values of analysis.maxent and analysis.gap_thresholds that can be checked
+    before any data is read (each ParameterError names its option); the rest, against the
+    qrels, is :func:`check_against_qrels`'s."""
+    parse_thresholds(getattr(args, "threshold", None))
+    parse_g_list(getattr(args, "bootstrap_g", None))
+    if getattr(args, "step", None) is not None:
+        simplex_size(2, args.step, "--step")   # at least two grades: the smallest grid there is
+
+
+def check_against_qrels(args: argparse.Namespace, qrels, thresholds) -> None:
+    """--threshold above the highest grade, a --min-relevant no topic reaches and --bootstrap-g
+    of another number of grades: ParameterError naming the option."""
+    import numpy as np
+
+    from maxent.metrics import parse_measure
+
+    top = int(qrels.max_grade)
+    for t in parse_thresholds(getattr(args, "threshold", None)) or ():
+        if t > top:
+            raise ParameterError(f"--threshold: {t} is above the highest grade in the qrels ({top})")
+    need = getattr(args, "min_relevant", 0) or 0
+    if need > 0 and thresholds:
+        t = max(thresholds)
+        most = max((int(np.count_nonzero(np.asarray(qrels.grades[q]) >= t)) for q in qrels.topics), default=0)
+        if most < need:
+            raise ParameterError(f"--min-relevant: no topic has {need} relevant documents at threshold {t} "
+                                 f"(the most is {most}), so no list could be kept")
+    for g in parse_g_list(getattr(args, "bootstrap_g", None)) or ():
+        if len(g) != top:
+            raise ParameterError(f"--bootstrap-g: {','.join('%g' % x for x in g)} has {len(g)} values; "
+                                 f"the qrels have {top} grades")
+        try:
+            parse_measure("GAP(g=" + ",".join("%.12g" % x for x in g) + ")")
+        except MaxEntError as e:
+            raise ParameterError(f"--bootstrap-g: {e}") from None
+
+
 def report_depth_cut(runs, qrels, depth: int | None, option: str = "--depth") -> int:
     """Say on stderr how many (run, topic) lists are longer than ``depth`` and so are cut
     (trec_eval's -M); returns that number."""
@@ -234,16 +403,86 @@ def report_depth_cut(runs, qrels, depth: int | None, option: str = "--depth") ->
     return cut
 
 
+class _Stdout:
+    """sys.stdout that keeps the first write error instead of raising it: a closed pipe or a
+    full disk on stdout must not abort an analysis (nor end in a traceback at exit)."""
+
+    def __init__(self, stream):
+        self.stream, self.error = stream, None
+
+    def write(self, text):
+        if self.error is None:
+            try:
+                return self.stream.write(text)
+            except OSError as e:
+                self.error = e
+        return len(text)
+
+    def flush(self):
+        if self.error is None:
+            try:
+                self.stream.flush()
+            except OSError as e:
+                self.error = e
+
+    def __getattr__(self, name):
+        return getattr(self.stream, name)
+
+
+def _open_std_fds() -> None:
+    """/dev/null on a closed fd 0-2, so that no file this process opens becomes 'stdout'."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+
+
+def _stdout_failed(error: OSError) -> int:
+    """Exit code after a failed write to stdout (EPIPE: quiet 0; else one ``error:`` line, 1);
+    stdout goes to /dev/null so that Python's last flush cannot fail again."""
+    import errno
+
+    with contextlib.suppress(OSError, ValueError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    if error.errno == errno.EPIPE:
+        return 0
+    print(f"error: stdout: cannot write ({error.strerror or error})", file=sys.stderr)
+    return 1
+
+
 def run_main(body: Callable[[argparse.Namespace], int], parser: argparse.ArgumentParser,
              argv: list[str] | None) -> int:
     """Parse arguments and run ``body``; MaxEntError or an unwritable output -> one ``error:``
-    line on stderr, exit 1; library warnings -> one ``warning:`` line each."""
+    line on stderr, exit 1; library warnings -> one ``warning:`` line each. A closed stdout
+    (or a reader that went away) -> a quiet exit; a full one -> ``error: stdout: ...``, 1."""
+    _open_std_fds()
+    args = parser.parse_args(argv)
+    real = sys.stdout
+    sys.stdout = guard = _Stdout(real if real is not None else open(os.devnull, "w"))
+    try:
+        code = _run_body(body, args)
+        guard.flush()
+    finally:
+        sys.stdout = real
+    if guard.error is not None:
+        failed = _stdout_failed(guard.error)
+        return code or failed
+    return code
+
+
+def _run_body(body, args) -> int:
     import warnings
 
-    args = parser.parse_args(argv)
     try:
         resolve_data(args)
         check_limits(args)
+        check_options(args)
         with warnings.catch_warnings():
             warnings.simplefilter("default", MaxEntWarning)
             warnings.showwarning = _show_warning
@@ -284,9 +523,13 @@ def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, 
     """Hold ``out`` for this process and clear the outputs an earlier run left there.
 
     An exclusive ``flock`` on ``out/.lock`` (released when the process ends, even by SIGKILL)
-    makes a second analysis on the same folder fail at once instead of mixing results.
+    makes a second analysis on the same folder fail at once instead of mixing results; the
+    file is removed on leaving, while still held (a process that opened it before then finds,
+    once it holds the lock, that the path is gone or another file, and locks anew).
     ``outputs`` (glob patterns) are deleted first so that none outlives the settings that made
-    it; with ``config`` and ``resume``, other settings in config.json are refused before that.
+    it; with ``config``, only if config.json holds other settings (or none): the outputs of
+    these settings stay until :func:`staged_outputs` replaces them. With ``config`` and
+    ``resume``, other settings in config.json are refused before anything is deleted.
     """
     import errno
 
@@ -295,9 +538,51 @@ def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, 
     except ImportError:  # not POSIX: no advisory locks (outputs are still cleared)
         fcntl = None
     out = Path(out)
+    lock = out / ".lock"
+    while True:
+        fd = _open_lock(out, lock)
+        try:
+            if fcntl is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as e:
+            if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                os.close(fd)
+                raise MaxEntError(f"{out}: cannot lock the output folder ({e.strerror}); "
+                                  "choose an --out on a local file system") from None
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
+            os.close(fd)
+            raise MaxEntError(f"{out}: output folder in use by another analysis (pid {holder}); "
+                              "wait for it to finish or choose another --out") from None
+        try:  # a holder that just finished removed the file we locked: lock the new one
+            mine = os.path.samestat(os.fstat(fd), os.stat(lock))
+        except FileNotFoundError:
+            mine = False
+        if mine:
+            break
+        os.close(fd)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        stale = True
+        if config is not None:
+            text = _check_config(out, config, resume)
+            with contextlib.suppress(OSError):
+                stale = (out / "config.json").read_text() != text
+        for pattern in outputs if stale else ():
+            for f in out.glob(pattern):
+                if f.is_file():
+                    f.unlink()
+        yield out
+    finally:
+        with contextlib.suppress(OSError):
+            lock.unlink()  # while still held: a waiter that opened it sees it is gone and retries
+        os.close(fd)
+
+
+def _open_lock(out: Path, lock: Path) -> int:
     try:
         out.mkdir(parents=True, exist_ok=True)
-        fd = os.open(out / ".lock", os.O_RDWR | os.O_CREAT, 0o666)
+        return os.open(lock, os.O_RDWR | os.O_CREAT, 0o666)
     except FileExistsError:
         raise MaxEntError(f"--out {out}: a file of that name exists; --out names a folder") from None
     except NotADirectoryError:
@@ -305,30 +590,39 @@ def own_output(out: Path, outputs: tuple[str, ...], config: dict | None = None, 
     except OSError as e:
         raise MaxEntError(f"--out {out}: cannot create the output folder there "
                           f"({e.strerror or e})") from None
+
+
+STAGING = ".staging-"
+
+
+@contextlib.contextmanager
+def staged_outputs(out: Path, outputs: tuple[str, ...]):
+    """A temporary folder inside ``out`` for the final outputs; only when the block ends
+    without an error are they renamed into ``out`` (and earlier outputs matching ``outputs``
+    that this run did not make removed). A failed write leaves the previous result as it was;
+    its error names the file in ``out``. Call it holding :func:`own_output`."""
+    out = Path(out)
+    for old in out.glob(STAGING + "*"):   # left by a killed run
+        shutil.rmtree(old, ignore_errors=True)
     try:
-        if fcntl is not None:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        stage = Path(tempfile.mkdtemp(dir=out, prefix=STAGING))
     except OSError as e:
-        if e.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-            os.close(fd)
-            raise MaxEntError(f"{out}: cannot lock the output folder ({e.strerror}); "
-                              "choose an --out on a local file system") from None
-        holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "?"
-        os.close(fd)
-        raise MaxEntError(f"{out}: output folder in use by another analysis (pid {holder}); "
-                          "wait for it to finish or choose another --out") from None
+        raise OSError(e.errno, e.strerror, str(out)) from e
     try:
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, str(os.getpid()).encode(), 0)
-        if config is not None:
-            _check_config(out, config, resume)
+        yield stage
+        made = sorted(p.name for p in stage.iterdir())
+        for name in made:
+            os.replace(stage / name, out / name)
         for pattern in outputs:
             for f in out.glob(pattern):
-                if f.is_file():
+                if f.is_file() and f.name not in made:
                     f.unlink()
-        yield out
+    except OSError as e:
+        if e.filename is not None and Path(e.filename).parent == stage:
+            raise OSError(e.errno, e.strerror, str(out / Path(e.filename).name)) from e
+        raise
     finally:
-        os.close(fd)  # releases the lock; the file stays (removing it would race a waiter)
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def report_resumed(done: list[str], total: int, what: str) -> None:

@@ -24,15 +24,26 @@ def _job(args):
 
 
 def run_instances(runs, qrels, settings: Settings, out: Path, config: dict, args) -> pd.DataFrame:
-    """Analyse every run (one resumable chunk per run, written atomically); all instances."""
+    """Analyse every run (one resumable chunk per run, written atomically with a record of its
+    inputs and checksum); all instances. ``--resume`` reuses a chunk only when its run file,
+    the qrels and the options are those it was made from and it is intact."""
     chunks = _cli.prepare_chunks(out, config, args.resume)
-    todo = [r for r in runs if not (chunks / f"{r.name}.csv").exists()]
-    _cli.report_resumed([r.name for r in runs if r not in todo], len(runs), "runs")
+    options = {k: v for k, v in config.items() if k not in ("qrels", "runs")}
+    inputs = {r.name: _cli.chunk_inputs(r.path, qrels.path, options) for r in runs}
+    frames = {}
+    if args.resume:
+        for r in runs:
+            frame = _cli.read_chunk(chunks, r.name, inputs[r.name], f"run {r.name}")
+            if frame is not None:
+                frames[r.name] = frame
+    todo = [r for r in runs if r.name not in frames]
+    _cli.report_resumed([r.name for r in runs if r.name in frames], len(runs), "runs")
     jobs = [(r, qrels, settings) for r in todo]
     with _cli.progress(len(runs), "runs", args.no_progress) as bar:
         bar.update(len(runs) - len(todo))
         for run_name, frame in _cli.parallel_map(_job, jobs, args):  # local, process pool or Dask
-            _cli.atomic_write_csv(chunks / f"{run_name}.csv", frame)
+            _cli.write_chunk(chunks, run_name, frame, inputs[run_name])
             bar.update(1)
-    return pd.concat([pd.read_csv(chunks / f"{r.name}.csv", dtype={"topic": str, "count": str})
-                      for r in runs], ignore_index=True)
+    for r in todo:  # as written, so that a resumed table equals a fresh one byte for byte
+        frames[r.name] = pd.read_csv(chunks / f"{r.name}.csv", dtype=_cli.CHUNK_DTYPES)
+    return pd.concat([frames[r.name] for r in runs], ignore_index=True)

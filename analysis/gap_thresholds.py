@@ -43,10 +43,8 @@ OUTPUTS = ("instances.csv", "sweep.csv", "sweep.png", "asl.csv", "asl.png", "dis
 def simplex_grid(c: int, step: float, name: str = "step") -> list[tuple[float, ...]]:
     """All g = (g_1..g_c) with g_j in {0, step, 2 step, .., 1} and sum g_j = 1, ordered
     lexicographically by decreasing g_1 (so c = 2 runs from (1, 0) to (0, 1)); ``name``
-    names the step in errors."""
-    m = int(round(1.0 / step)) if step > 0 else 0
-    if c < 1 or m < 1 or abs(m * step - 1.0) > 1e-9:
-        raise ParameterError(f"{name} must divide 1 (e.g. 0.1, 0.25), got {step}; grades c = {c}")
+    names the step in errors (at most :data:`analysis._cli.GRID_LIMIT` settings)."""
+    m = _cli.simplex_size(c, step, name)   # the step divides 1 and the grid is not too large
     return [tuple(round(x / m, 12) for x in parts) + (round((m - sum(parts)) / m, 12),)
             for parts in itertools.product(range(m, -1, -1), repeat=c - 1) if sum(parts) <= m]
 
@@ -336,14 +334,15 @@ def _body(args) -> int:
     t0 = time.time()
     if not 0 < args.alpha < 1:
         raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
-    with phase("reading the qrels and runs"):
+    with phase("reading the qrels and runs"):   # the options were checked by _cli.check_options
         qrels = read_qrels(args.qrels)
         runs = sorted(read_runs(args.runs), key=lambda r: r.name)
     runs, qrels, c, grid, settings = _prepare(
         qrels, runs, topic_set(args.topics, "--topics"),
-        lambda c: tuple(int(x) for x in (args.threshold.split(",") if args.threshold else range(1, c + 1))),
+        lambda c: _cli.parse_thresholds(args.threshold) or tuple(range(1, c + 1)),
         args.step, args.reference, args.min_relevant, args.depth, args.graded_pr, args.score_precision, "--",
         args.qrels)
+    _cli.check_against_qrels(args, qrels, settings.thresholds)
     metrics, thresholds, graded_pr = settings.metrics, settings.thresholds, settings.graded_pr
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.SCRATCH / "gap_thresholds" / name)
@@ -354,13 +353,16 @@ def _body(args) -> int:
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
     with _cli.own_output(out, OUTPUTS, config, args.resume):
         _cli.report_depth_cut(runs, qrels, args.depth)
-        return _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0)
+        with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
+            inst = run_instances(runs, qrels, settings, out, config, args)
+        with _cli.staged_outputs(out, OUTPUTS) as stage:   # renamed into out/ once all are written
+            _analyse(args, runs, qrels, c, thresholds, grid, settings, name, inst, stage)
+    print(f"({time.time() - t0:.1f} s) results in {out}")
+    return 0
 
 
-def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config, t0) -> int:
+def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, inst, out) -> None:
     graded_pr = settings.graded_pr
-    with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
-        inst = run_instances(runs, qrels, settings, out, config, args)
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)
@@ -385,8 +387,6 @@ def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, out, config
         print(f"Discriminative power (B = {args.bootstrap}, alpha = {args.alpha}, {len(topics)} topics):")
         for r in power.itertuples(index=False):
             print(f"  {r[0]:<26} {r[2]:6.1%} of {r[1]} pairs significant; top {args.top_k}: {r[4]:6.1%}")
-    print(f"({time.time() - t0:.1f} s) results in {out}")
-    return 0
 
 
 def _best_text(table: pd.DataFrame, t, prefix: str = "") -> str | None:

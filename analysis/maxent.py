@@ -7,7 +7,8 @@ P@10 (or any metric) and score them against the truth. Default data: the bundled
 
 Writes to ``out/maxent/<dataset>/``: instances.csv, summary.csv (Yilmaz & Robertson 2010,
 Table 1 layout), informativeness.csv (with ``--predict all``) and figures (PNG + CSV). Each
-run's rows go atomically to ``chunks/``; ``--resume`` skips finished runs. The inference is
+run's rows go atomically to ``chunks/`` with a record of their inputs; ``--resume`` skips
+finished runs whose run file, qrels and options are unchanged. The inference is
 :mod:`maxent.informativeness`'s, the tables :mod:`analysis.tables`'.
 """
 from __future__ import annotations
@@ -201,18 +202,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _body(args) -> int:
     t_start = time.time()
-    with phase("reading the qrels and runs"):
+    with phase("reading the qrels and runs"):   # the options were checked by _cli.check_options
         qrels = read_qrels(args.qrels)
+        thresholds = _cli.parse_thresholds(args.threshold) or tuple(range(1, max(qrels.max_grade, 1) + 1))
+        _cli.check_against_qrels(args, qrels, thresholds)
         runs = sorted(read_runs(args.runs), key=lambda r: r.name)
-    if args.threshold:
-        try:
-            thresholds = tuple(int(x) for x in args.threshold.split(","))
-        except ValueError:
-            raise ParameterError(f"--threshold: expected integers, got {args.threshold!r}") from None
-    else:
-        thresholds = tuple(range(1, max(qrels.max_grade, 1) + 1))
-    if any(t < 1 for t in thresholds):
-        raise ParameterError("--threshold: thresholds must be >= 1")
     predict = ALL_PREDICT if args.predict == "all" else split_names(args.predict)
     metrics = split_names(args.metrics)
     if not metrics or not predict:
@@ -236,13 +230,13 @@ def _body(args) -> int:
         _cli.report_depth_cut(runs, qrels, args.depth)
         with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
             inst = run_instances(runs, qrels, settings, out, config, args)
-        with phase("writing the tables and figures"):
-            _cli.atomic_write_csv(out / "instances.csv", inst)
+        with phase("writing the tables and figures"), _cli.staged_outputs(out, OUTPUTS) as stage:
+            _cli.atomic_write_csv(stage / "instances.csv", inst)
             summary = summarize(inst, settings)
-            _cli.atomic_write_csv(out / "summary.csv", summary)
+            _cli.atomic_write_csv(stage / "summary.csv", summary)
             if args.predict == "all":
-                _cli.atomic_write_csv(out / "informativeness.csv", prediction_table(inst, settings))
-            _figures(inst, settings, runs, qrels, out)
+                _cli.atomic_write_csv(stage / "informativeness.csv", prediction_table(inst, settings))
+            _figures(inst, settings, runs, qrels, stage)
     _print_summary(summary, settings, name, time.time() - t_start)
     print(f"results in {out}")
     return 0

@@ -173,9 +173,11 @@ def test_killed_process_resumes(tmp_path):
     assert not (out / "instances.csv").exists()
     assert 1 <= len(list((out / "chunks").glob("*.csv"))) < n_runs
     # a kill during another chunk's write can leave its temporary file (SIGKILL runs no
-    # clean-up; CI saw one): never a partial *.csv, and --resume removes the leftovers
+    # clean-up; CI saw one): never a partial *.csv (nor *.json record), and --resume removes
+    # the leftovers
     for f in (out / "chunks").iterdir():
-        assert (f.suffix == ".csv" and not f.name.startswith(".")) or (f.name.startswith(".") and f.suffix == ".tmp")
+        assert (f.suffix in (".csv", ".json") and not f.name.startswith(".")) or (
+            f.name.startswith(".") and f.suffix == ".tmp")
     (out / "chunks" / ".T9R9.csv.abc123.tmp").write_text("run,topic\npartial")   # as a kill leaves it
     assert cli.main([*args, "--out", str(out), "--resume"]) == 0
     assert not list(out.glob("chunks/.*.tmp"))
