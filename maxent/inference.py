@@ -186,9 +186,7 @@ def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
 @dataclass(frozen=True)
 class GradedPR:
     r"""Real graded PR points (Robertson, Kanoulas & Yilmaz 2010 section 3.2), one per
-    document with w(i_n) > 0.
-
-    For the k-th such document, at rank n_k:
+    document with w(i_n) > 0, the k-th at rank n_k:
 
     .. math::
 
@@ -253,8 +251,7 @@ def graded_pr_points(lists: RankedLists, g=None) -> GradedPR:
 def inferred_graded_pr(p: np.ndarray, g=None) -> tuple[np.ndarray, np.ndarray]:
     r"""Inferred graded PR curve of a graded distribution p (B, N, L), at every rank.
 
-    With :math:`Q_n(j) = \sum_{z\ge j} p_n(z)` and :math:`S_j(n) = \sum_{m<n} Q_m(j)`
-    (independent ranks; docs/method.md, Expectations):
+    With :math:`Q_n(j) = \sum_{z\ge j} p_n(z)` and :math:`S_j(n) = \sum_{m<n} Q_m(j)`:
 
     .. math::
 

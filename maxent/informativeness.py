@@ -199,29 +199,27 @@ def pr_curves(lists, metrics=DEFAULT_METRICS, *, threshold: int = 1, count: str 
     run, topic, n = lists.runs[0], lists.topics[0], int(lists.lengths[0])
     settings = Settings(_names(metrics, "metrics"), (int(threshold),), count, "recall", 0, lists.depth, ())
     out = []
+
+    def curve(name, recall, precision):
+        out.append(pd.DataFrame({"run": run, "topic": topic, "curve": name, "recall": recall,
+                                 "precision": precision}))
+
     if graded is None:
         rec, prec, valid = real_pr_curve(lists, threshold)
-        out.append(pd.DataFrame({"run": run, "topic": topic, "curve": "actual",
-                                 "recall": rec[0][valid[0]], "precision": prec[0][valid[0]]}))
+        curve("actual", rec[0][valid[0]], prec[0][valid[0]])
         for metric in settings.metric_objects():
             for t, _, res in infer(metric, lists, settings):
-                q = threshold_probabilities(res.p, t)[:, :n]
-                erec, eprec = expected_pr_curve(q, lists.n_rel(t))
-                out.append(pd.DataFrame({"run": run, "topic": topic, "curve": f"inferred from {metric}",
-                                         "recall": erec[0], "precision": eprec[0]}))
+                erec, eprec = expected_pr_curve(threshold_probabilities(res.p, t)[:, :n], lists.n_rel(t))
+                curve(f"inferred from {metric}", erec[0], eprec[0])
         return pd.concat(out, ignore_index=True)
     g = resolve_graded_pr(graded, lists.levels - 1, "graded")
     pts = graded_pr_points(lists, g)
-    k = pts.valid[0]
-    out.append(pd.DataFrame({"run": run, "topic": topic, "curve": "actual",
-                             "recall": pts.recall[0, k], "precision": pts.precision[0, k]}))
+    curve("actual", pts.recall[0, pts.valid[0]], pts.precision[0, pts.valid[0]])
     for metric in settings.metric_objects():
-        if not metric.GRADED:
-            continue
-        res = solve(metric, metric.value(lists), lists, count=count)
-        rec, prec = inferred_graded_pr_curve(res.p, pts.Z, g)
-        out.append(pd.DataFrame({"run": run, "topic": topic, "curve": f"inferred from {metric}",
-                                 "recall": rec[0, :n], "precision": prec[0, :n]}))
+        if metric.GRADED:
+            res = solve(metric, metric.value(lists), lists, count=count)
+            rec, prec = inferred_graded_pr_curve(res.p, pts.Z, g)
+            curve(f"inferred from {metric}", rec[0, :n], prec[0, :n])
     return pd.concat(out, ignore_index=True)
 
 

@@ -197,9 +197,6 @@ class _Slices(Mapping):
             raise KeyError(topic)
         return self._values[self._bounds[i]: self._bounds[i + 1]]
 
-    def __contains__(self, topic) -> bool:
-        return self._position(topic) >= 0
-
     def __iter__(self):
         return iter(self._topics)
 

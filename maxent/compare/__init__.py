@@ -44,8 +44,7 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
 
     Parameters
     ----------
-    values : array_like, shape (R, n)
-        Per-topic values of R runs over the same n topics.
+    values : array_like, shape (R, n): per-topic values of R runs over the same n topics
     names : R run names. baseline : compare each run with this one only (default: all pairs).
     correction : ``holm``, ``bh`` or ``none``, over the pairs of this measure, per test.
 
