@@ -189,10 +189,7 @@ class ERR(Metric):
         rl_of = self._stop(levels, rz)
         if rl_of.max() >= 1.0:
             return None        # a certain stop: the closed form divides by 1 - r
-        R = np.zeros(len(y))
-        for (v, idx), rv in zip(groups, rl_of):
-            R[idx] = rv
-        P, Pr, inc, term, E = self._prefix(R)
+        P, Pr, inc, term, E = self._prefix(self._stop(y, rz))
         Ep = E - term                                           # E(n - 1)
         blocks = []
         for hi in range(len(groups)):
