@@ -171,7 +171,6 @@ def kendall_tau(a, b) -> float:
     return float(s / np.sqrt(float(ta) * float(tb)))   # every pair counted twice: the ratio holds
 
 
-# ------------------------------------------------------------------ graded precision and recall
 # Robertson, Kanoulas & Yilmaz (2010) section 3.2
 def graded_weights(g, levels: int) -> tuple[np.ndarray, np.ndarray]:
     """(g_j, w(z)) for j, z = 0..L-1: threshold probabilities (g_0 = 0, as :class:`GAP`'s g;

@@ -163,7 +163,6 @@ def graded_summary(g: "pd.DataFrame", prefix: str) -> dict:
             "graded instances": len(e)}
 
 
-# ------------------------------------------------------------------ curves of one list
 def topic_lists(qrels, run, topic, *, depth: int = 1000, score_precision: str = "single"):
     """The one-list :class:`~maxent.RankedLists` of ``run`` on ``topic``."""
     from maxent.errors import InputError
@@ -223,7 +222,6 @@ def pr_curves(lists, metrics=DEFAULT_METRICS, *, threshold: int = 1, count: str 
     return pd.concat(out, ignore_index=True)
 
 
-# ------------------------------------------------------------------ the analysis as a function
 def error_summary(instances: "pd.DataFrame", *, level: float = 0.95, n_boot: int = 1000,
                   seed: int = 0) -> "pd.DataFrame":
     """Mean error per metric and threshold with percentile bootstrap intervals over topics.

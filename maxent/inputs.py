@@ -168,7 +168,6 @@ def _flatten_dict(d: Mapping, what: str, where: str):
     return qid, docno, value
 
 
-# ---------------------------------------------------------------------------------- qrels
 def as_qrels(qrels) -> Qrels:
     """Qrels from a path, a :class:`Qrels`, a frame, a pytrec_eval dict or a ranx Qrels.
 
@@ -199,7 +198,6 @@ def as_qrels(qrels) -> Qrels:
                      f"dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}")
 
 
-# ---------------------------------------------------------------------------------- runs
 def as_run(run, name: str | None = None) -> Run:
     """One run from a :class:`Run`, a file path, a frame, a pytrec_eval dict or a ranx Run.
 
@@ -320,7 +318,6 @@ def _frame_runs(frame) -> list[Run]:
     return [as_run(g.drop(columns=[col]), name=str(k)) for k, g in frame.groupby(col, sort=False)]
 
 
-# ------------------------------------------------------------------- back to frames and dicts
 def _text(a: np.ndarray) -> np.ndarray:
     """Identifiers (bytes) as text; a long token's surrogate shows its prefix and ``...``."""
     if len(a) == 0:

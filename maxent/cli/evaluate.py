@@ -140,17 +140,6 @@ def _parser(prog: str = "maxent evaluate") -> argparse.ArgumentParser:
     return p
 
 
-def _read_and_rank(args, qrels):
-    """``(runs, lists, warning messages)`` of the command's run files."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", TopicWarning)
-        warnings.simplefilter("always", InputWarning)
-        runs = read_runs(args.runs)
-        lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
-                          precision=args.score_precision)
-    return runs, lists, [str(w.message) for w in caught]
-
-
 def _run_cli(args, p) -> int:
     if args.describe:
         print(_describe(args.describe))
@@ -166,10 +155,15 @@ def _run_cli(args, p) -> int:
         warnings.simplefilter("always", InputWarning)
         qrels = read_qrels(args.qrels)
     messages = [str(w.message) for w in caught]
-    with phase("reading and ranking the runs"):
-        runs, lists, more = _read_and_rank(args, qrels)
-    for message in messages + more:  # trec_eval is silent about qrels topics a run lacks (not
-        if "have no results" not in message:  # about lines it cannot use): say so on stderr
+    with phase("reading and ranking the runs"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", TopicWarning)
+        warnings.simplefilter("always", InputWarning)
+        runs = read_runs(args.runs)
+        lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
+                          precision=args.score_precision)
+    # trec_eval is silent about qrels topics a run lacks, not about lines it cannot use
+    for message in messages + [str(w.message) for w in caught]:
+        if "have no results" not in message:
             print(f"warning: {message}", file=sys.stderr)
     with phase(f"evaluating {len(lists)} lists and writing"):
         if args.format == "csv":

@@ -218,7 +218,6 @@ def parse_measure(name: str | Metric) -> Metric:
     return got[0]
 
 
-# ------------------------------------------------------------------ ir_measures objects
 # ir_measures measure name -> (our name, {their parameter: our parameter})
 _IR_MEASURES = {
     "AP": ("AP", {"cutoff": "cutoff", "rel": "rel"}),
