@@ -187,16 +187,9 @@ def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_has
     return np.where(out < 0, UNJUDGED, out)
 
 
-def rank_runs(
-    runs: Sequence[Run],
-    qrels: Qrels,
-    *,
-    depth: int | None = None,
-    complete: bool = False,
-    levels: int | None = None,
-    precision: str = "single",
-    score_precision: str | None = None,
-) -> RankedLists:
+def rank_runs(runs: Sequence[Run], qrels: Qrels, *, depth: int | None = None, complete: bool = False,
+              levels: int | None = None, precision: str = "single",
+              score_precision: str | None = None) -> RankedLists:
     """Rank every topic of every run as trec_eval and look up grades in the qrels.
 
     Parameters
@@ -318,10 +311,8 @@ def assemble(parts: Sequence[tuple], names: Sequence[str], qrels: Qrels,
              setup: RankSetup) -> RankedLists:
     """The :class:`RankedLists` of :func:`rank_one`'s parts; TopicMismatchError when empty."""
     if not any(p[4] for p in parts):
-        raise TopicMismatchError(
-            qrels.path, None, f"no topic in common with run(s) {', '.join(names[:3])}"
-            + (" ..." if len(names) > 3 else "")
-        )
+        raise TopicMismatchError(qrels.path, None, f"no topic in common with run(s) {', '.join(names[:3])}"
+                                 + (" ..." if len(names) > 3 else ""))
     tids = np.concatenate([p[1] for p in parts]).astype(np.int64)
     lengths = np.concatenate([p[2] for p in parts]).astype(np.int64)
     flat = np.concatenate([p[3] for p in parts])

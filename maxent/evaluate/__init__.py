@@ -66,16 +66,9 @@ def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFr
                       for m in measures], ignore_index=True)
 
 
-def evaluate(
-    qrels: Qrels | str,
-    runs: Run | str | Sequence[Run | str],
-    measures=("AP", "P@10", "nDCG"),
-    *,
-    depth: int | None = None,
-    complete: bool = False,
-    rel: int | None = None,
-    score_precision: str = "single",
-) -> "pd.DataFrame":
+def evaluate(qrels: Qrels | str, runs: Run | str | Sequence[Run | str], measures=("AP", "P@10", "nDCG"), *,
+             depth: int | None = None, complete: bool = False, rel: int | None = None,
+             score_precision: str = "single") -> "pd.DataFrame":
     """Evaluate runs: one row per (run, topic, measure) with its value.
 
     Parameters

@@ -123,9 +123,7 @@ class Metric:
         for name, spec in self.PARAMS.items():
             v = getattr(self, name)
             if spec.choices is not None and v not in spec.choices and not isinstance(v, tuple):
-                raise ParameterError(
-                    f"{self.NAME}: {name}={v!r} not allowed; expected one of {spec.choices}"
-                )
+                raise ParameterError(f"{self.NAME}: {name}={v!r} not allowed; expected one of {spec.choices}")
         self.validate()
 
     def validate(self) -> None:
