@@ -30,3 +30,25 @@ def rng() -> np.random.Generator:
 def test_data() -> Path:
     """``tests/data``: small files written for these tests."""
     return TEST_DATA
+
+
+TREC_EVAL_SOURCES = REPO.parent / "shared" / "tools" / "trec_eval"
+
+
+@pytest.fixture(scope="session")
+def trec_eval(tmp_path_factory) -> dict[str, Path]:
+    """NIST's trec_eval built from source for this test session, the live oracle:
+    ``{"9.0.7": binary, "10.0": binary}``. Skips when the sources or a C compiler are absent."""
+    import shutil
+    import subprocess
+
+    script = TREC_EVAL_SOURCES / "build.sh"
+    if not script.is_file():
+        pytest.skip(f"trec_eval sources not found at {TREC_EVAL_SOURCES}")
+    if shutil.which("make") is None or shutil.which("cc") is None:
+        pytest.skip("building trec_eval needs make and a C compiler")
+    dest = tmp_path_factory.mktemp("trec_eval")
+    done = subprocess.run(["bash", str(script), str(dest)], capture_output=True, text=True)
+    if done.returncode:
+        pytest.fail(f"building trec_eval failed: {done.stderr[-2000:]}")
+    return {v: dest / f"trec_eval-{v}" / "trec_eval" for v in ("9.0.7", "10.0")}
