@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis import _cli
+from analysis import _outputs
 from maxent.cli.progress import phase
 from maxent.errors import InputError, MaxEntError, ParameterError
 
@@ -338,7 +339,7 @@ def _body(args) -> int:
     else:
         dataset = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.SCRATCH / "active_eval" / dataset)
-    with _cli.own_output(out, ()):   # one analysis per folder at a time
+    with _outputs.own_output(out, ()):   # one analysis per folder at a time
         return _run(args, out, metrics, budgets, experiments, dataset)
 
 

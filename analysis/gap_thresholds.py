@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import _cli
+from analysis import _outputs
 from analysis._instances import run_instances
 from maxent.cli.progress import phase
 from maxent.errors import ParameterError
@@ -351,11 +352,11 @@ def _body(args) -> int:
                   **({"graded_pr": graded_pr} if graded_pr is not None else {}),
                   **({"score_precision": args.score_precision} if args.score_precision != "single" else {}))
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
-    with _cli.own_output(out, OUTPUTS, config, args.resume):
+    with _outputs.own_output(out, OUTPUTS, config, args.resume):
         _cli.report_depth_cut(runs, qrels, args.depth)
         with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
             inst = run_instances(runs, qrels, settings, out, config, args)
-        with _cli.staged_outputs(out, OUTPUTS) as stage:   # renamed into out/ once all are written
+        with _outputs.staged_outputs(out, OUTPUTS) as stage:   # renamed into out/ once all are written
             _analyse(args, runs, qrels, c, thresholds, grid, settings, name, inst, stage)
     print(f"({time.time() - t0:.1f} s) results in {out}")
     return 0

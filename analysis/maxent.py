@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from analysis import _cli
+from analysis import _outputs
 from analysis._cli import split_names
 from analysis._instances import parse_graded_pr, run_instances
 from analysis.tables import prediction_table, summarize
@@ -226,11 +227,11 @@ def _body(args) -> int:
     if settings.score_precision == "single":
         del config["score_precision"]      # likewise for the default ranking
     _cli.report_unknown_topics(runs, qrels)  # after the arguments are known good
-    with _cli.own_output(out, OUTPUTS, config, args.resume):
+    with _outputs.own_output(out, OUTPUTS, config, args.resume):
         _cli.report_depth_cut(runs, qrels, args.depth)
         with phase(f"solving the maximum-entropy problems of {len(runs)} runs"):
             inst = run_instances(runs, qrels, settings, out, config, args)
-        with phase("writing the tables and figures"), _cli.staged_outputs(out, OUTPUTS) as stage:
+        with phase("writing the tables and figures"), _outputs.staged_outputs(out, OUTPUTS) as stage:
             _cli.atomic_write_csv(stage / "instances.csv", inst)
             summary = summarize(inst, settings)
             _cli.atomic_write_csv(stage / "summary.csv", summary)

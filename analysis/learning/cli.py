@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from analysis._cli import (HelpFormatter, add_common, atomic_write_text, describe, own_output, run_main,
-                           split_names)
+from analysis._cli import HelpFormatter, add_common, atomic_write_text, describe, run_main, split_names
+from analysis._outputs import own_output
 from analysis.learning import data as _data
 from analysis.learning.approx import part_approx
 from analysis.learning.data import DEFAULT_PARTS, PARTS, ROOT, TRAINING_PARTS, _metric, _sets, out_dir

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 from analysis import _cli, _instances
+from analysis import _outputs
 from analysis import maxent as cli
 from maxent import parse_measure, rank_runs, read_qrels, read_runs
 from maxent.errors import MaxEntError, ParameterError
@@ -270,18 +271,16 @@ def test_atomic_writes(tmp_path, monkeypatch):
     assert p.read_bytes() == b"a\nb" and [q.name for q in p.parent.iterdir()] == ["f.txt"]
 
 
-def test_config_key_and_chunks(tmp_path):
-    k = _cli.config_key({"a": 1, "b": [1, 2]})
-    assert len(k) == 16 and k == _cli.config_key({"b": [1, 2], "a": 1}) != _cli.config_key({"a": 2, "b": [1, 2]})
-    chunks = _cli.prepare_chunks(tmp_path, {"x": 1}, resume=False)
+def test_chunks_folder(tmp_path):
+    chunks = _outputs.prepare_chunks(tmp_path, {"x": 1}, resume=False)
     (chunks / "r1.csv").write_text("1")
     (chunks / ".r2.csv.abc.tmp").write_text("partial")
     assert json.loads((tmp_path / "config.json").read_text()) == {"x": 1}
-    _cli.prepare_chunks(tmp_path, {"x": 1}, resume=True)
+    _outputs.prepare_chunks(tmp_path, {"x": 1}, resume=True)
     assert [p.name for p in chunks.iterdir()] == ["r1.csv"]
     with pytest.raises(MaxEntError, match="other settings"):
-        _cli.prepare_chunks(tmp_path, {"x": 2}, resume=True)
-    _cli.prepare_chunks(tmp_path, {"x": 2}, resume=False)
+        _outputs.prepare_chunks(tmp_path, {"x": 2}, resume=True)
+    _outputs.prepare_chunks(tmp_path, {"x": 2}, resume=False)
     assert list(chunks.iterdir()) == []
 
 
@@ -292,16 +291,16 @@ def test_own_output_clears_and_locks(tmp_path):
     import subprocess
     import sys
 
-    with _cli.own_output(tmp_path, ("summary.csv", "fig_*.png")):
+    with _outputs.own_output(tmp_path, ("summary.csv", "fig_*.png")):
         assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "keep.txt"]
         assert (tmp_path / ".lock").read_text() == str(os.getpid())
-        code = ("import sys; from analysis import _cli\n"
-                "try:\n  _cli.own_output(sys.argv[1], ()).__enter__()\n"
+        code = ("import sys; from analysis import _outputs\n"
+                "try:\n  _outputs.own_output(sys.argv[1], ()).__enter__()\n"
                 "except Exception as e: print(e); sys.exit(3)\n")
         done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True,
                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
         assert done.returncode == 3 and f"in use by another analysis (pid {os.getpid()})" in done.stdout
-    with _cli.own_output(tmp_path, ()):          # released on exit
+    with _outputs.own_output(tmp_path, ()):          # released on exit
         pass
 
 

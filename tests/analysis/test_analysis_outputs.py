@@ -1,4 +1,4 @@
-"""Output folders of the analyses (analysis._cli, used by analysis.maxent, analysis.learning and
+"""Output folders of the analyses (analysis._outputs, used by analysis.maxent, analysis.learning and
 analysis.active_eval): a folder in use is refused, stale outputs are removed, --resume says
 what it skipped, files follow the umask; and analysis.maxent's titles, warnings and errors.
 
@@ -42,9 +42,9 @@ def _analysis(small, out, *extra):
 
 # ------------------------------------------------- 1 and 5: output folders of the analyses
 def test_second_analysis_on_a_folder_in_use_is_refused(small, tmp_path, capsys):
-    from analysis import _cli
+    from analysis import _outputs
 
-    with _cli.own_output(tmp_path, ()):                 # as a first analysis running there
+    with _outputs.own_output(tmp_path, ()):                 # as a first analysis running there
         assert _analysis(small, tmp_path) == 1
         err = capsys.readouterr().err
         assert err.startswith(f"error: {tmp_path}: output folder in use by another analysis (pid {os.getpid()})")
@@ -57,8 +57,8 @@ def test_lock_is_held_by_a_running_process(small, tmp_path):
     # a real concurrent run: the second process is refused while the first holds the folder
     # (the lock dies with its process, so a SIGKILLed run never leaves the folder locked)
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from analysis import _cli\n"
-         f"with _cli.own_output(__import__('pathlib').Path({str(tmp_path)!r}), ()):\n"
+        [sys.executable, "-c", "import sys, time; from analysis import _outputs\n"
+         f"with _outputs.own_output(__import__('pathlib').Path({str(tmp_path)!r}), ()):\n"
          "    print('held', flush=True); time.sleep(60)"],
         cwd=ROOT, stdout=subprocess.PIPE, text=True)
     try:
@@ -153,10 +153,10 @@ def test_learning_clears_stale_outputs_and_keeps_records(tmp_path, capsys):
 
 
 def test_active_eval_output_folder_is_locked_too(tmp_path, capsys):
-    from analysis import _cli
+    from analysis import _outputs
     from analysis.active_eval import main as active_main
 
-    with _cli.own_output(tmp_path, ()):
+    with _outputs.own_output(tmp_path, ()):
         assert active_main(["--out", str(tmp_path), "--no-progress"]) == 1
     assert "output folder in use by another analysis" in capsys.readouterr().err
 
