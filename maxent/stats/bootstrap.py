@@ -4,6 +4,13 @@ Resamples draw topic indices (``rng.integers``) or, with ``weights=True``, draw 
 (``rng.multinomial``) from ``numpy.random.default_rng(seed)``; every bootstrap of the
 library draws through :func:`topic_bootstrap`, so a seed means the same resamples everywhere.
 
+Resamples are drawn in blocks of rows (:func:`block_rows`: about :data:`BLOCK_ELEMENTS`
+numbers at once), so memory is bounded at any number of topics and resamples. Blocks do not
+change the draws: ``Generator.integers`` with its default ``int64`` dtype (any range) draws the
+same stream in several calls as in one (numpy keeps the half-used 32-bit word in the bit
+generator's state; the small dtypes ``uint8``/``uint16``/``bool`` buffer locally and would
+not), and ``multinomial`` draws each row on its own.
+
 Sakai's test: with per-topic differences z and :math:`t(z) = \\bar z / (s_z / \\sqrt n)`, the
 null is enforced by shifting, w = z - mean(z), and
 
@@ -20,8 +27,17 @@ import numpy as np
 
 from maxent.errors import ParameterError
 
-__all__ = ["resample_topics", "resample_indices", "resample_counts", "topic_bootstrap",
-           "paired_bootstrap_asl", "discriminative_power"]
+__all__ = ["BLOCK_ELEMENTS", "block_rows", "resample_topics", "resample_indices", "resample_counts",
+           "topic_bootstrap", "paired_bootstrap_asl", "discriminative_power"]
+
+#: numbers (indices, signs, resampled values) drawn or gathered at once: 2**22, 32 MiB of float64
+BLOCK_ELEMENTS = 2 ** 22
+
+
+def block_rows(n_columns: int, n_rows: int, elements: int = BLOCK_ELEMENTS) -> int:
+    """Rows of ``n_columns`` numbers per block: at most ``elements`` numbers, at least 1 row,
+    at most ``n_rows`` (one block when everything fits)."""
+    return max(1, min(int(n_rows), int(elements) // max(1, int(n_columns))))
 
 
 def _draw(rng: np.random.Generator, n_topics: int, rows: int, weights: bool) -> np.ndarray:
@@ -37,8 +53,8 @@ def resample_topics(n_topics: int, n_boot: int, seed: int = 0, *, weights: bool 
     """The ``n_boot`` bootstrap resamples of ``n_topics`` topics, in blocks of ``block`` rows:
     (rows, n_topics) topic indices, or with ``weights=True`` draw counts (float).
 
-    Counts do not depend on ``block``; indices do (the generator buffers its draws), so a
-    caller reproducing earlier numbers keeps its block size.
+    Neither counts nor indices depend on ``block`` (see the module's notes): the blocks
+    stacked are the one-block draws.
     """
     if n_topics < 1 and not weights:
         raise ParameterError(f"the bootstrap needs at least 1 topic, got {n_topics}")
@@ -86,14 +102,16 @@ def _t_stat(x: np.ndarray) -> np.ndarray:
 
 
 def paired_bootstrap_asl(diffs: np.ndarray, n_boot: int = 1000, seed: int = 0,
-                         chunk: int = 256) -> np.ndarray:
+                         chunk: int = 256, block: int | None = None) -> np.ndarray:
     """ASL of Sakai's paired bootstrap test for each row of per-topic differences.
 
     Parameters
     ----------
     diffs : (P, n) per-topic differences of P run pairs over the same n topics
     n_boot : B, the number of bootstrap samples; seed : of the resampling (shared by all pairs)
-    chunk : pairs processed at once (bounds memory)
+    chunk : at most this many pairs processed at once
+    block : resamples drawn at once (default :func:`block_rows`); the result does not depend
+        on it, memory is O(block x n x pairs at once), at most about :data:`BLOCK_ELEMENTS`
 
     Returns
     -------
@@ -105,14 +123,16 @@ def paired_bootstrap_asl(diffs: np.ndarray, n_boot: int = 1000, seed: int = 0,
         raise ParameterError(f"the bootstrap test needs at least 2 topics, got {n}")
     if n_boot < 1:
         raise ParameterError(f"n_boot must be >= 1, got {n_boot}")
-    idx = resample_indices(n, n_boot, seed)
+    rows = block_rows(n, n_boot) if block is None else max(1, min(int(block), n_boot))
+    pairs = max(1, min(int(chunk), BLOCK_ELEMENTS // (rows * n)))
     observed = np.abs(_t_stat(diffs))
     shifted = diffs - diffs.mean(axis=1, keepdims=True)
-    asl = np.empty(P)
-    for a in range(0, P, chunk):
-        w = shifted[a:a + chunk]
-        boot = np.abs(_t_stat(w[:, idx]))                 # (chunk, B)
-        asl[a:a + chunk] = (boot >= observed[a:a + chunk, None] - 1e-12).mean(axis=1)
+    hits = np.zeros(P, dtype=np.int64)
+    for idx in resample_topics(n, n_boot, seed, block=rows):
+        for a in range(0, P, pairs):
+            boot = np.abs(_t_stat(shifted[a:a + pairs][:, idx]))      # (pairs, rows)
+            hits[a:a + pairs] += (boot >= observed[a:a + pairs, None] - 1e-12).sum(axis=1)
+    asl = hits / n_boot
     same = np.all(np.abs(diffs) < 1e-15, axis=1)
     asl[same] = 1.0
     return asl

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Sequence
 import numpy as np
 
 from maxent.errors import ParameterError
-from maxent.stats.bootstrap import topic_bootstrap
+from maxent.stats.bootstrap import block_rows, topic_bootstrap
 
 if TYPE_CHECKING:  # pandas loads where a frame is built
     import pandas as pd
@@ -59,11 +59,21 @@ def _dz(x: np.ndarray) -> np.ndarray:
         return np.where(sd > 0, x.mean(axis=-1) / np.where(sd > 0, sd, 1.0), np.nan)
 
 
-def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95) -> pd.DataFrame:
+#: resampled statistics :func:`effect_sizes` keeps at once (2 per resample and pair): 256 MiB
+KEPT_ELEMENTS = 2 ** 25
+
+
+def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95, *,
+                 block: int | None = None, kept: int = KEPT_ELEMENTS) -> pd.DataFrame:
     r"""Mean difference and Cohen's :math:`d_z = \bar d / s_d` with percentile bootstrap intervals.
 
     diffs : (P, n) per-topic differences, the resamples shared by all pairs. Returns a frame of
     P rows: ``diff``, ``diff_lo``, ``diff_hi``, ``d``, ``d_lo``, ``d_hi`` (d_z NaN when s_d = 0).
+
+    Memory is bounded: resamples are drawn ``block`` rows at a time (default
+    :func:`~maxent.stats.bootstrap.block_rows`), and the intervals of at most ``kept / (2 B)``
+    pairs are computed per pass over the resamples (the same draws again for the next pairs).
+    Neither changes the numbers.
     """
     import pandas as pd
 
@@ -73,22 +83,31 @@ def effect_sizes(diffs, n_boot: int = 10000, seed: int = 0, level: float = 0.95)
         raise ParameterError(f"effect sizes need at least 2 topics, got {n}")
     if not 0 < level < 1:
         raise ParameterError(f"level must be in (0, 1), got {level}")
+    if n_boot < 1:
+        raise ParameterError(f"n_boot must be >= 1, got {n_boot}")
+    rows_at_once = block_rows(n, n_boot) if block is None else max(1, min(int(block), n_boot))
+    group = max(1, int(kept) // (2 * n_boot))            # pairs per pass over the resamples
 
-    def statistic(idx):                                 # (B, P, 2): mean and d_z per resample and pair
-        out = np.empty((len(idx), P, 2))
-        for a in range(P):                              # pairs, not documents: B x n per pair
-            boot = d[a][idx]                            # (B, n)
-            out[:, a, 0] = boot.mean(axis=1)
-            out[:, a, 1] = _dz(boot)
-        return out
-
-    boot = topic_bootstrap(statistic, n, n_boot, seed)
     rows = {k: np.empty(P) for k in ("diff", "diff_lo", "diff_hi", "d", "d_lo", "d_hi")}
     rows["diff"] = d.mean(axis=1)
     rows["d"] = _dz(d)
-    for a in range(P):
-        rows["diff_lo"][a], rows["diff_hi"][a] = percentile_interval(boot[:, a, 0], level, finite_only=False)
-        rows["d_lo"][a], rows["d_hi"][a] = percentile_interval(boot[:, a, 1], level)
+    for g0 in range(0, P, group):
+        part = d[g0:g0 + group]
+
+        def statistic(idx, part=part):                  # (rows, pairs, 2): mean and d_z
+            out = np.empty((len(idx), len(part), 2))
+            for a in range(len(part)):                  # pairs, not documents: rows x n per pair
+                boot = part[a][idx]                     # (rows, n)
+                out[:, a, 0] = boot.mean(axis=1)
+                out[:, a, 1] = _dz(boot)
+            return out
+
+        boot = topic_bootstrap(statistic, n, n_boot, seed, block=rows_at_once)
+        for a in range(len(part)):
+            k = g0 + a
+            rows["diff_lo"][k], rows["diff_hi"][k] = percentile_interval(boot[:, a, 0], level, finite_only=False)
+            rows["d_lo"][k], rows["d_hi"][k] = percentile_interval(boot[:, a, 1], level)
+        del boot
     return pd.DataFrame(rows)
 
 

@@ -111,7 +111,8 @@ def paired_tests(a, b, *, alpha: float = 0.05) -> PairedTests:
                        sign_test(a, b), alpha)
 
 
-def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk: int = 64) -> np.ndarray:
+def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk: int = 64,
+                       block: int | None = None) -> np.ndarray:
     r"""Two-sided p-value of Fisher's paired randomisation test for each row of differences.
 
     .. math:: p = \#\{s : |\textstyle\sum_i s_i d_i| \ge |\sum_i d_i|\} / P
@@ -122,27 +123,38 @@ def randomisation_test(diffs, n_permutations: int = 10000, seed: int = 0, chunk:
     n_permutations : random sign vectors P (no +1 correction, as ranx); all :math:`2^n` are
         enumerated, for the exact p, when that is not more
     seed : of the random sign vectors (shared by all pairs)
+    chunk : pairs tested at once
+    block : sign vectors drawn at once (default :func:`maxent.stats.bootstrap.block_rows`);
+        memory is O(block x n), the result does not depend on it
 
     Returns
     -------
     ndarray, shape (P_pairs,): p-values in [0, 1]; 1 where all differences are 0
     """
+    from maxent.stats.bootstrap import block_rows
+
     d = np.atleast_2d(np.asarray(diffs, dtype=np.float64))
     n = d.shape[1]
     if n < 1:
         raise ParameterError("the randomisation test needs at least 1 topic")
     if n_permutations < 1:
         raise ParameterError(f"n_permutations must be >= 1, got {n_permutations}")
-    if n < 63 and 2 ** n <= n_permutations:
-        bits = (np.arange(2 ** n, dtype=np.int64)[:, None] >> np.arange(n)) & 1
-        signs = 1.0 - 2.0 * bits                      # (2^n, n), row 0 is the identity
-    else:
-        rng = np.random.default_rng(seed)
-        signs = 1.0 - 2.0 * rng.integers(0, 2, size=(n_permutations, n))
+    exact = n < 63 and 2 ** n <= n_permutations
+    total = 2 ** n if exact else int(n_permutations)
+    rows = block_rows(n, total) if block is None else max(1, min(int(block), total))
+    rng = None if exact else np.random.default_rng(seed)
     observed = np.abs(d.sum(axis=1))
     tol = 1e-9 * np.abs(d).sum(axis=1)                # sums equal up to rounding count as ties
-    p = np.empty(len(d))
-    for a in range(0, len(d), chunk):
-        perm = np.abs(signs @ d[a:a + chunk].T)       # (P, chunk)
-        p[a:a + chunk] = (perm >= observed[a:a + chunk] - tol[a:a + chunk]).mean(axis=0)
-    return p
+    hits = np.zeros(len(d), dtype=np.int64)
+    for r0 in range(0, total, rows):
+        r = min(rows, total - r0)
+        if exact:                                     # sign vectors r0 .. r0 + r - 1 of all 2^n
+            bits = (np.arange(r0, r0 + r, dtype=np.int64)[:, None] >> np.arange(n)) & 1
+        else:                                         # int64 draws: blocks give the one-block stream
+            bits = rng.integers(0, 2, size=(r, n))
+        signs = 1.0 - 2.0 * bits                      # (r, n); vector 0 of the enumeration is the identity
+        del bits
+        for a in range(0, len(d), chunk):
+            perm = np.abs(signs @ d[a:a + chunk].T)   # (r, chunk)
+            hits[a:a + chunk] += (perm >= observed[a:a + chunk] - tol[a:a + chunk]).sum(axis=0)
+    return hits / total
