@@ -7,7 +7,8 @@ import sys
 
 from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, check_options, run_command
 from maxent.cli.progress import phase
-from maxent.compare import CORRECTIONS, MARK_TESTS, compare
+from maxent.compare import (CORRECTIONS, MARK_TESTS, MAX_BOOTSTRAP, MAX_PERMUTATIONS, compare, count_problem,
+                            seed_problem)
 from maxent.errors import ParameterError
 
 __all__ = ["main"]
@@ -34,10 +35,11 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="multiple-comparison correction over the pairs of each measure")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level")
-    p.add_argument("--permutations", type=int, default=10000,
-                   help="randomisation test: random sign vectors (exact enumeration when 2^topics is smaller)")
-    p.add_argument("--bootstrap", type=int, default=10000, help="bootstrap resamples (test and intervals)")
-    p.add_argument("--seed", type=int, default=0, help="seed of permutations and bootstrap resamples")
+    p.add_argument("--permutations", default="10000",
+                   help="randomisation test: random sign vectors, 1 to 1e9 (exact enumeration when "
+                        "2^topics is smaller)")
+    p.add_argument("--bootstrap", default="10000", help="bootstrap resamples (test and intervals), 1 to 1e7")
+    p.add_argument("--seed", default="0", help="seed of permutations and bootstrap resamples, an integer >= 0")
     p.add_argument("-l", dest="rel", type=int, default=None,
                    help="relevance threshold of binary measures, >= 0 (default: each measure's own, 1)")
     p.add_argument("-M", dest="depth", type=int, default=None,
@@ -55,10 +57,30 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     return p
 
 
+def _integer(option: str, text: str) -> int:
+    """An option's integer: digits, or a number such as ``1e6`` that is a whole number."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not value.is_integer():
+        raise ParameterError(f"{option}: must be an integer, got {text!r}")
+    return int(value)
+
+
 def _run(args) -> int:
-    for option, value in (("--permutations", args.permutations), ("--bootstrap", args.bootstrap)):
-        if value < 1:
-            raise ParameterError(f"{option}: must be >= 1, got {value}")
+    args.permutations = _integer("--permutations", args.permutations)
+    args.bootstrap = _integer("--bootstrap", args.bootstrap)
+    args.seed = _integer("--seed", args.seed)
+    for option, problem in (("--permutations", count_problem(args.permutations, MAX_PERMUTATIONS)),
+                            ("--bootstrap", count_problem(args.bootstrap, MAX_BOOTSTRAP)),
+                            ("--seed", seed_problem(args.seed))):
+        if problem:
+            raise ParameterError(f"{option}: {problem}")
     if not 0 < args.alpha < 1:
         raise ParameterError(f"--alpha: must be in (0, 1), got {args.alpha}")
     if not 0 <= args.digits <= 17:

@@ -6,10 +6,16 @@ ranx's ``compare`` and Yilmaz & Robertson (2010): the tests of :mod:`maxent.stat
 p-values corrected over the pairs of each measure (:func:`maxent.stats.corrections.adjust`)
 and effect sizes with bootstrap intervals (:func:`maxent.stats.intervals.effect_sizes`). The
 report marks a run's mean with the letters of the runs it is significantly better than.
+
+Each column is the measure it names, aggregated over topics as trec_eval's ``all`` row
+(:func:`maxent.evaluate.run_summary`): the mean, the sum for counts (``num_rel_ret``), the
+geometric mean for ``gm_map``, whose tests and effect sizes are those of the per-topic
+:math:`\ln\max(AP, 10^{-5})` (its difference is :math:`\ln(gm_a / gm_b)`).
 """
 from __future__ import annotations
 
 import warnings
+from types import SimpleNamespace
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Sequence
 
@@ -21,11 +27,57 @@ from maxent.stats import CORRECTIONS, adjust, effect_sizes, randomisation_test
 if TYPE_CHECKING:  # pandas loads where a frame is built (``import maxent`` stays light)
     import pandas as pd
 
-__all__ = ["TESTS", "CORRECTIONS", "compare_values", "compare", "Comparison"]
+__all__ = ["TESTS", "CORRECTIONS", "MAX_PERMUTATIONS", "MAX_BOOTSTRAP", "compare_values", "compare",
+           "Comparison"]
 
 TESTS = ("t", "wilcoxon", "sign", "randomisation", "bootstrap")
 #: ``--test`` choices: one test, or ``paper000`` (t, Wilcoxon and sign test must all reject)
 MARK_TESTS = TESTS + ("paper000",)
+#: ``AGGREGATE`` of a measure (:class:`maxent.metrics.base.Metric`): how its column summarises topics
+AGGREGATES = ("mean", "sum", "gmean")
+#: most random sign vectors: they are streamed (memory bounded), this bounds the time
+MAX_PERMUTATIONS = 10 ** 9
+#: most bootstrap resamples: the intervals keep 2 statistics (16 bytes) per resample of a pair
+MAX_BOOTSTRAP = 10 ** 7
+
+
+def count_problem(value, maximum: int) -> str | None:
+    """What is wrong with a count of resamples (None: an integer from 1 to ``maximum``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return f"must be an integer from 1 to {maximum:.0e}".replace("e+0", "e") + f", got {value!r}"
+    if value < 1:
+        return f"must be >= 1, got {value}"
+    if value > maximum:
+        return f"must be at most {maximum:.0e}".replace("e+0", "e") + f" ({maximum}), got {value}"
+    return None
+
+
+def seed_problem(value) -> str | None:
+    """What is wrong with a seed (None: an integer >= 0, as ``numpy.random.default_rng`` takes)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        return f"must be an integer >= 0, got {value!r}"
+    if value < 0:
+        return f"must be an integer >= 0, got {value}"
+    return None
+
+
+def _check_resampling(n_permutations, n_bootstrap, seed) -> None:
+    for name, problem in (("n_permutations", count_problem(n_permutations, MAX_PERMUTATIONS)),
+                          ("n_bootstrap", count_problem(n_bootstrap, MAX_BOOTSTRAP)),
+                          ("seed", seed_problem(seed))):
+        if problem:
+            raise ParameterError(f"{name} {problem}")
+
+
+def _summary(v: np.ndarray, aggregate: str) -> np.ndarray:
+    """Per-row summary of (R, n) per-topic values as the measure's column: mean, sum, gmean."""
+    if aggregate == "sum":
+        return v.sum(axis=1)
+    if aggregate == "gmean":
+        from maxent.metrics.ap import MIN_GEO_MEAN
+
+        return np.exp(np.log(np.maximum(v, MIN_GEO_MEAN)).mean(axis=1))
+    return v.mean(axis=1)
 
 
 def _pairs(names: Sequence[str], baseline: str | None) -> list[tuple[int, int]]:
@@ -39,7 +91,7 @@ def _pairs(names: Sequence[str], baseline: str | None) -> list[tuple[int, int]]:
 
 def compare_values(values, names: Sequence[str], *, measure: str = "", baseline: str | None = None,
                    correction: str = "holm", n_permutations: int = 10000, n_bootstrap: int = 10000,
-                   seed: int = 0) -> pd.DataFrame:
+                   seed: int = 0, aggregate: str = "mean") -> pd.DataFrame:
     """Every test on every pair of runs of one measure.
 
     Parameters
@@ -47,6 +99,11 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
     values : array_like, shape (R, n): per-topic values of R runs over the same n topics
     names : R run names. baseline : compare each run with this one only (default: all pairs).
     correction : ``holm``, ``bh`` or ``none``, over the pairs of this measure, per test.
+    n_permutations : random sign vectors, 1 to :data:`MAX_PERMUTATIONS`; n_bootstrap :
+        resamples, 1 to :data:`MAX_BOOTSTRAP`; seed : integer >= 0
+    aggregate : the measure's ``AGGREGATE``: ``mean``; ``sum`` (means are sums, the difference
+        and its interval those of the sums); ``gmean`` (means are geometric means of
+        max(v, 1e-5), every test and effect size is that of the logarithms)
 
     Returns
     -------
@@ -57,6 +114,9 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
 
     from maxent.stats import paired_bootstrap_asl, paired_t, sign_test, wilcoxon
 
+    _check_resampling(n_permutations, n_bootstrap, seed)
+    if aggregate not in AGGREGATES:
+        raise ParameterError(f"aggregate must be one of {', '.join(AGGREGATES)}, got {aggregate!r}")
     v = np.asarray(values, dtype=np.float64)
     if v.ndim != 2 or v.shape[0] != len(names):
         raise ParameterError(f"values must be (runs, topics) with {len(names)} runs, got shape {v.shape}")
@@ -69,10 +129,18 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
         raise ParameterError("comparing runs needs at least 2 runs")
     ia = np.array([a for a, _ in pairs])
     ib = np.array([b for _, b in pairs])
-    d = v[ia] - v[ib]                                    # (P, n)
+    summary = _summary(v, aggregate)
     frame = pd.DataFrame({"measure": measure, "run_a": [names[i] for i in ia], "run_b": [names[j] for j in ib],
-                          "topics": v.shape[1], "mean_a": v[ia].mean(axis=1), "mean_b": v[ib].mean(axis=1)})
-    frame = pd.concat([frame, effect_sizes(d, n_boot=n_bootstrap, seed=seed)], axis=1)
+                          "topics": v.shape[1], "mean_a": summary[ia], "mean_b": summary[ib]})
+    if aggregate == "gmean":                             # tests of the mean of logs: of gm_a / gm_b
+        from maxent.metrics.ap import MIN_GEO_MEAN
+
+        v = np.log(np.maximum(v, MIN_GEO_MEAN))
+    d = v[ia] - v[ib]                                    # (P, n)
+    effects = effect_sizes(d, n_boot=n_bootstrap, seed=seed)
+    if aggregate == "sum":                               # the difference of the sums, n times the mean's
+        effects[["diff", "diff_lo", "diff_hi"]] *= v.shape[1]
+    frame = pd.concat([frame, effects], axis=1)
     frame["p_t"] = [paired_t(v[a], v[b]) for a, b in pairs]
     frame["p_wilcoxon"] = [wilcoxon(v[a], v[b]) for a, b in pairs]
     frame["p_sign"] = [sign_test(v[a], v[b]) for a, b in pairs]
@@ -96,6 +164,20 @@ def _letters(k: int) -> list[str]:
             s = chr(97 + r) + s
         out.append(s)
     return out
+
+
+_LATEX = {"\\": "\\textbackslash{}", "{": "\\{", "}": "\\}", "$": "\\$", "&": "\\&", "%": "\\%",
+          "#": "\\#", "_": "\\_", "~": "\\textasciitilde{}", "^": "\\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """``text`` as LaTeX text: its special characters ``\\ { } $ & % # _ ~ ^`` escaped."""
+    return "".join(_LATEX.get(c, c) for c in str(text))
+
+
+def markdown_escape(text: str) -> str:
+    """``text`` for a markdown table cell: ``|`` escaped (``\\|``), so it does not split the row."""
+    return str(text).replace("|", "\\|")
 
 
 def _markdown(head: list[str], rows: list[list[str]], left: int) -> str:
@@ -130,6 +212,8 @@ class Comparison:
     alpha: float = 0.05
     baseline: str | None = None
     settings: dict = field(default_factory=dict)
+    #: measure -> its ``AGGREGATE`` (``mean``, ``sum``, ``gmean``); absent: ``mean``
+    aggregates: dict = field(default_factory=dict)
 
     def significant(self) -> np.ndarray:
         """Bool mask over ``pairs``: the chosen test rejects at ``alpha`` after correction."""
@@ -140,9 +224,24 @@ class Comparison:
         return (p < self.alpha).to_numpy()
 
     def means(self) -> pd.DataFrame:
-        """Mean over topics: rows runs, columns measures (report order)."""
+        """Each measure over topics as trec_eval's ``all`` row (:func:`maxent.evaluate.run_summary`):
+        the mean, the sum of counts, the geometric mean for ``gm_map``. Rows runs, columns
+        measures (report order)."""
         m = self.values.groupby(["run", "measure"], sort=False)["value"].mean().unstack("measure")
-        return m.loc[list(self.runs), list(self.measures)]
+        m = m.loc[list(self.runs), list(self.measures)]
+        other = [k for k in self.measures if self.aggregates.get(k, "mean") != "mean"]
+        if other:
+            import pandas as pd
+
+            from maxent.evaluate import run_summary
+
+            m = m.copy()
+            for k in other:
+                part = self.values[self.values["measure"] == k]
+                run_id, names = pd.factorize(part["run"])
+                v = run_summary(SimpleNamespace(AGGREGATE=self.aggregates[k]), part["value"].to_numpy(dtype=np.float64), run_id, len(names))
+                m[k] = pd.Series(v, index=names).reindex(m.index).to_numpy()
+        return m
 
     def marks(self) -> dict[tuple[str, str], list[str]]:
         """(run, measure) -> letters of the runs it is significantly better than."""
@@ -174,13 +273,17 @@ class Comparison:
         head = ["measure", "run a", "run b", "a - b [95% CI]", "d_z [95% CI]",
                 *[f"p {t}" for t in TESTS], "sig"]
         rows = []
+        cell = markdown_escape if fmt == "markdown" else str
         for r, s in zip(self.pairs.itertuples(index=False), sig):
-            rows.append([r.measure, r.run_a, r.run_b,
+            rows.append([cell(r.measure), cell(r.run_a), cell(r.run_b),
                          f"{r.diff:+.{digits}f} [{r.diff_lo:+.{digits}f}, {r.diff_hi:+.{digits}f}]",
                          f"{r.d:+.2f} [{r.d_lo:+.2f}, {r.d_hi:+.2f}]",
                          *[f"{getattr(r, f'p_{t}_adj'):.4f}" for t in TESTS], "*" if s else ""])
         note = (f"p-values {self.correction}-corrected over the pairs of each measure; "
                 f"sig: {self.test} at alpha {self.alpha:g}")
+        logs = [m for m in self.measures if self.aggregates.get(m) == "gmean"]
+        if logs:
+            note += f"; {', '.join(logs)}: a - b and d_z of ln max(value, 1e-5), a - b = ln(a / b)"
         if fmt == "markdown":
             return _markdown(head, rows, 3) + f"\n\n{note}\n"
         if fmt != "terminal":
@@ -223,10 +326,11 @@ class Comparison:
         head = ["#", "run", *self.measures]
         body = [[l, r, *[cell(r, m) for m in self.measures]] for l, r in zip(letters, self.runs)]
         if fmt == "markdown":
+            head = [markdown_escape(h) for h in head]
+            body = [[row[0], markdown_escape(row[1]), *row[2:]] for row in body]
             return _markdown(head, body, 2) + f"\n\n{self.legend()}; best in bold.\n"
         if fmt == "latex":
-            esc = lambda s: (s.replace("\\", "\\textbackslash{}").replace("_", "\\_").replace("&", "\\&")
-                             .replace("%", "\\%").replace("#", "\\#"))
+            esc = latex_escape
             lines = ["\\begin{tabular}{ll" + "r" * len(self.measures) + "}", "\\toprule",
                      " & ".join(["", "run", *[esc(m) for m in self.measures]]) + " \\\\", "\\midrule"]
             lines += [" & ".join([row[0], esc(row[1]), *row[2:]]) + " \\\\" for row in body]
@@ -257,6 +361,11 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     complete : trec_eval ``-c`` (default True: missing topics score 0); False compares the
         topics every run retrieved for
     score_precision : ``single`` (trec_eval 9.x, default) or ``double`` (trec_eval 10.0)
+    n_permutations : 1 to :data:`MAX_PERMUTATIONS`; n_bootstrap : 1 to :data:`MAX_BOOTSTRAP`;
+        seed : integer >= 0. Memory does not grow with them (resamples are drawn in blocks).
+
+    Topics are told apart as the readers tell qids apart, by their bytes: two qids that are
+    not UTF-8 stay two topics even when their text (with replacement characters) is the same.
 
     Returns
     -------
@@ -270,6 +379,7 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
         raise ParameterError(f"test must be one of {', '.join(MARK_TESTS)}, got {test!r}")
     if not 0 < alpha < 1:
         raise ParameterError(f"alpha must be in (0, 1), got {alpha}")
+    _check_resampling(n_permutations, n_bootstrap, seed)
     from maxent.inputs import as_qrels, as_runs
 
     qrels = as_qrels(qrels)
@@ -282,19 +392,57 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
         warnings.simplefilter("ignore")                   # topic mismatches: handled below
         frame = evaluate(qrels, loaded, metrics, depth=depth, complete=complete,
                          score_precision=score_precision)
+    code = _topic_positions(frame, qrels, loaded, metrics, complete)
     if not complete:
-        per_run = frame.groupby("run")["topic"].apply(set)
-        common = set.intersection(*[per_run.get(n, set()) for n in names])
-        frame = frame[frame["topic"].isin(common)]
-    topics = list(dict.fromkeys(frame["topic"]))
+        per_run = [set(code[(frame["run"] == n).to_numpy()]) for n in names]
+        keep = np.isin(code, np.fromiter(set.intersection(*per_run), dtype=np.int64))
+        frame, code = frame[keep], code[keep]
+    topics = list(dict.fromkeys(code.tolist()))
+    keyed = frame.assign(topic=code)
     parts = []
+    aggregates = {str(m): getattr(m, "AGGREGATE", "mean") for m in metrics}
     for m in metrics:
-        wide = (frame[frame["measure"] == str(m)].pivot(index="run", columns="topic", values="value")
+        wide = (keyed[keyed["measure"] == str(m)].pivot(index="run", columns="topic", values="value")
                 .reindex(index=names, columns=topics))
         parts.append(compare_values(wide.to_numpy(), names, measure=str(m), baseline=baseline,
                                     correction=correction, n_permutations=n_permutations,
-                                    n_bootstrap=n_bootstrap, seed=seed))
+                                    n_bootstrap=n_bootstrap, seed=seed, aggregate=aggregates[str(m)]))
     settings = {"permutations": n_permutations, "bootstrap": n_bootstrap, "seed": seed, "depth": depth,
                 "complete": complete, "topics": len(topics)}
     return Comparison(frame.reset_index(drop=True), pd.concat(parts, ignore_index=True), tuple(names),
-                      tuple(str(m) for m in metrics), test, correction, alpha, baseline, settings)
+                      tuple(str(m) for m in metrics), test, correction, alpha, baseline, settings,
+                      aggregates)
+
+
+def _topic_positions(frame: pd.DataFrame, qrels, runs, metrics, complete: bool) -> np.ndarray:
+    """The qrels position of every row's topic: the key the readers use (the qid's bytes), so
+    that qids whose text is the same (not UTF-8, shown with replacement characters) stay apart.
+
+    :func:`maxent.evaluate.evaluate` lists, for every measure, the runs in order and each run's
+    topics in qrels order (all of them with ``complete``, else those it retrieved for); the
+    positions are rebuilt so and checked against the frame's topic names and runs.
+    """
+    import pandas as pd
+
+    from maxent.trec import topic_codes
+
+    T = len(qrels.topics)
+    per_run = []
+    for run in runs:
+        if complete:
+            per_run.append(np.arange(T, dtype=np.int64))
+        else:
+            c = topic_codes(run.qid, qrels.topic_index)
+            per_run.append(np.unique(c[c >= 0]))
+    one = np.concatenate(per_run) if per_run else np.zeros(0, dtype=np.int64)
+    code = np.tile(one, len(metrics))
+    run = np.tile(np.repeat(np.array([r.name for r in runs], dtype=object), [len(c) for c in per_run]),
+                  len(metrics))
+    if (len(code) == len(frame) and np.array_equal(frame["run"].to_numpy(dtype=object), run)
+            and np.array_equal(frame["topic"].to_numpy(dtype=object), np.asarray(qrels.topics, dtype=object)[code])):
+        return code
+    # another row order: topic names as keys, which must then be unique per run and measure
+    if frame.duplicated(["run", "topic", "measure"]).any():
+        raise ParameterError("two topics of the qrels have the same name; cannot pair their values")
+    return pd.factorize(frame["topic"])[0].astype(np.int64)
+
