@@ -12,8 +12,10 @@ Every public entry point taking qrels or runs passes them through :func:`as_qrel
 
 Several runs come as a list of these, a mapping ``{name: run}``, or one frame with a ``name``
 or ``run`` column. Identifiers are their text, as trec_eval reads them (an integer 7 is
-``"7"``); floats, whitespace and empty values are refused. Grades are read as ``atol`` (the
-integer part); scores must be finite; a ``rank`` column is ignored.
+``"7"``, a uint64 above 2^63 its exact decimal text); floats, whitespace and empty values are
+refused. Grades are read as ``atol`` (the integer part), those above ``MAX_GRADE`` refused;
+scores must be finite; a dict's values must be int or float (not str, Decimal or bool); a
+``rank`` column is ignored. Paths may be str, bytes or os.PathLike.
 """
 from __future__ import annotations
 
@@ -24,8 +26,8 @@ from typing import TYPE_CHECKING, Iterable
 import numpy as np
 
 from maxent.errors import InputError, ParameterError
-from maxent.trec import (_SURROGATE_WIDTH, LONG_TOKEN, Qrels, Run, build_qrels, build_run, compact_long,
-                         read_qrels, read_run, read_runs, shown)
+from maxent.trec import (LONG_TOKEN, MAX_GRADE, Qrels, Run, build_qrels, build_run, compact_long, names,
+                         read_qrels, read_run, read_runs)
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -42,7 +44,7 @@ RUN_NAME_COLUMNS = ("name", "run")
 
 
 def _is_path(x) -> bool:
-    return isinstance(x, (str, os.PathLike))
+    return isinstance(x, (str, bytes, os.PathLike))
 
 
 def _is_frame(x) -> bool:
@@ -68,8 +70,9 @@ def _columns(frame, conventions: dict, what: str, where: str) -> tuple[str, str,
                      f"Columns found: {', '.join(cols) or 'none'}")
 
 
-def _ids(values, column: str, where: str) -> np.ndarray:
-    """Identifiers as bytes, as trec_eval reads them from text."""
+def _ids(values, column: str, where: str, long: dict | None = None) -> np.ndarray:
+    """Identifiers as bytes, as trec_eval reads them from text (integers exact, as their
+    decimal text); ``long`` receives surrogate -> identifier of the long ones."""
     a = np.asarray(values)
     if a.dtype.kind == "f":
         raise InputError(where, None, f"column {column!r} holds floats (e.g. {_shown(a[0])!r}); "
@@ -82,8 +85,8 @@ def _ids(values, column: str, where: str) -> np.ndarray:
         import pandas as pd
 
         kind = pd.api.types.infer_dtype(a, skipna=False)
-    if kind == "integer":
-        ids = a.astype(np.int64).astype(str).astype("S")
+    if kind == "integer":                   # never through int64: uint64 above 2^63 stays exact
+        ids = a.astype(str).astype("S")
     elif kind == "string":
         u = a.astype("U")
         try:
@@ -108,7 +111,7 @@ def _ids(values, column: str, where: str) -> np.ndarray:
         ids = np.array(out, dtype=bytes) if out else np.zeros(0, "S1")
     lengths = np.char.str_len(ids)
     if len(ids) and lengths.max() > LONG_TOKEN:
-        ids = compact_long(ids.tolist())
+        ids = compact_long(ids.tolist(), long)
     bad = np.flatnonzero((lengths == 0) | _has_space(ids))
     if len(bad):
         i = int(bad[0])
@@ -130,16 +133,29 @@ def _has_space(ids: np.ndarray) -> np.ndarray:
 
 
 def _grades(values, column: str, where: str) -> np.ndarray:
-    """Grades as trec_eval's ``atol`` reads them: the integer part (truncated towards 0)."""
+    """Grades as trec_eval's ``atol`` reads them: the integer part (truncated towards 0, as
+    the file reader reads ``1.5``); above :data:`~maxent.trec.MAX_GRADE` refused, as in files
+    (never wrapped through int64)."""
     a = np.asarray(values)
-    if a.dtype.kind in "iub":
+    if a.dtype.kind in "ib":
+        return a.astype(np.int64)            # int64: build_qrels refuses grades above MAX_GRADE
+    if a.dtype.kind == "u":
+        _grade_range(a > MAX_GRADE, a, column, where)
         return a.astype(np.int64)
     f = _floats(a, where, column)
     bad = ~np.isfinite(f)
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(where, i + 1, f"{column} {_shown(a[i])!r} is not a finite number")
-    return np.trunc(f).astype(np.int64)
+    _grade_range(f >= MAX_GRADE + 1, a, column, where)
+    return np.trunc(np.maximum(f, -MAX_GRADE)).astype(np.int64)
+
+
+def _grade_range(high: np.ndarray, a: np.ndarray, column: str, where: str) -> None:
+    if high.any():
+        i = int(np.argmax(high))
+        raise InputError(where, i + 1, f"{column} {_shown(a[i])!r} is out of range: grades above "
+                         f"{MAX_GRADE} are not supported (memory grows with the number of grade levels)")
 
 
 def _floats(a: np.ndarray, where: str, column: str) -> np.ndarray:
@@ -155,16 +171,26 @@ def _floats(a: np.ndarray, where: str, column: str) -> np.ndarray:
         raise
 
 
-def _flatten_dict(d: Mapping, what: str, where: str):
-    """``{qid: {docno: value}}`` -> (qids, docnos, values) lists."""
+def _number_type(t: type) -> bool:
+    return issubclass(t, (int, float, np.integer, np.floating)) and not issubclass(t, (bool, np.bool_))
+
+
+def _flatten_dict(d: Mapping, what: str, where: str, value_name: str):
+    """``{qid: {docno: value}}`` -> (qids, docnos, values) lists; InputError naming the qid,
+    the docno and the type of a value that is not an int or a float."""
     qid, docno, value = [], [], []
     for q, docs in d.items():
         if not isinstance(docs, Mapping):
             raise InputError(where, None, f"a pytrec_eval {what} dict maps each qid to a dict "
-                             f"{{docno: value}}; qid {q!r} maps to {type(docs).__name__}")
+                             f"{{docno: {value_name}}}; qid {q!r} maps to {type(docs).__name__}")
         qid.extend([q] * len(docs))
         docno.extend(docs.keys())
         value.extend(docs.values())
+    bad = [t for t in set(map(type, value)) if not _number_type(t)]    # a C loop over the values
+    if bad:
+        i = next(i for i, v in enumerate(value) if type(v) in bad)
+        raise InputError(where, i + 1, f"qid {qid[i]!r}, docno {docno[i]!r}: {value_name} {value[i]!r} "
+                         f"is a {type(value[i]).__name__}, not a number (int or float)")
     return qid, docno, value
 
 
@@ -185,15 +211,19 @@ def as_qrels(qrels) -> Qrels:
     if _is_frame(qrels):
         where = "<qrels frame>"
         q, d, g = _columns(qrels, QRELS_COLUMNS, "qrels", where)
-        return build_qrels(where, _ids(qrels[q].to_numpy(), q, where), _ids(qrels[d].to_numpy(), d, where),
-                           _grades(qrels[g].to_numpy(), g, where), np.arange(1, len(qrels) + 1))
+        if len(qrels) == 0:
+            raise InputError(where, None, "the qrels frame holds no judgement (no rows)")
+        long: dict[bytes, bytes] = {}
+        return build_qrels(where, _ids(qrels[q].to_numpy(), q, where, long), _ids(qrels[d].to_numpy(), d, where),
+                           _grades(qrels[g].to_numpy(), g, where), np.arange(1, len(qrels) + 1), long)
     if isinstance(qrels, Mapping):
         where = "<qrels dict>"
-        q, d, g = _flatten_dict(qrels, "qrels", where)
+        q, d, g = _flatten_dict(qrels, "qrels", where, "grade")
         if not q:
             raise InputError(where, None, "the qrels dict holds no judgement")
-        return build_qrels(where, _ids(q, "qid", where), _ids(d, "docno", where),
-                           _grades(g, "grade", where), np.arange(1, len(q) + 1))
+        long = {}
+        return build_qrels(where, _ids(q, "qid", where, long), _ids(d, "docno", where),
+                           _grades(g, "grade", where), np.arange(1, len(q) + 1), long)
     raise ParameterError(f"qrels: expected a path, a Qrels, a pandas frame or a pytrec_eval "
                      f"dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}")
 
@@ -227,14 +257,15 @@ def as_run(run, name: str | None = None) -> Run:
         q, d, _ = _columns(run, RUN_COLUMNS, "run", where)
         qid, docno, score = run[q].to_numpy(), run[d].to_numpy(), run["score"].to_numpy()
     elif isinstance(run, Mapping):
-        qid, docno, score = _flatten_dict(run, "run", where)
+        qid, docno, score = _flatten_dict(run, "run", where, "score")
     else:
         raise ParameterError(f"run {name!r}: expected a path, a Run, a pandas frame or a "
                          f"pytrec_eval dict {{qid: {{docno: score}}}}, got {type(run).__name__}")
     if len(score) == 0:
         raise InputError(where, None, f"run {name!r} is empty")
-    return build_run(name, _ids(qid, "qid", where), _ids(docno, "docno", where),
-                     _floats(np.asarray(score), where, "score"))
+    long: dict[bytes, bytes] = {}
+    return build_run(name, _ids(qid, "qid", where, long), _ids(docno, "docno", where),
+                     _floats(np.asarray(score), where, "score"), long)
 
 
 def run_from_frame(frame, name: str = "run") -> Run:
@@ -248,8 +279,8 @@ def _is_run_dict(d: Mapping) -> bool:
     first = next(iter(d.values()), None)
     if not isinstance(first, Mapping):
         return False
-    inner = next(iter(first.values()), None)
-    return inner is None or isinstance(inner, (int, float, np.number)) and not isinstance(inner, bool)
+    inner = next(iter(first.values()), None)   # a run's {docno: score}, or a named run's {qid: {..}}
+    return not isinstance(inner, Mapping)
 
 
 def as_runs(runs) -> list[Run]:
@@ -318,16 +349,13 @@ def _frame_runs(frame) -> list[Run]:
     return [as_run(g.drop(columns=[col]), name=str(k)) for k, g in frame.groupby(col, sort=False)]
 
 
-def _text(a: np.ndarray) -> np.ndarray:
-    """Identifiers (bytes) as text; a long token's surrogate shows its prefix and ``...``."""
+def _text(a: np.ndarray, long: Mapping | None = None) -> np.ndarray:
+    """Identifiers (bytes) as text (:func:`maxent.trec.names`): bytes that are not UTF-8
+    escaped; a long token's surrogate as the token when ``long`` has it, else its prefix and ``...``."""
     if len(a) == 0:
         return np.zeros(0, dtype=object)
-    try:
-        out = a.astype("U").astype(object)             # ASCII (the common case): a cast
-    except UnicodeDecodeError:
-        out = np.char.decode(a, "utf-8", "replace").astype(object)
-    for i in np.flatnonzero(np.char.str_len(a) == _SURROGATE_WIDTH):
-        out[i] = shown(a[i])
+    out = np.empty(len(a), dtype=object)
+    out[:] = names(a, long)
     return out
 
 
@@ -354,7 +382,7 @@ def run_frame(runs, convention: str = "PyTerrier") -> "pd.DataFrame":
         qid = r.qid[order]
         first = np.concatenate(([True], qid[1:] != qid[:-1]))
         start = np.maximum.accumulate(np.where(first, np.arange(len(qid)), 0))
-        frame = pd.DataFrame({"name": r.name, cols[0]: _text(qid), cols[1]: _text(r.docno[order]),
+        frame = pd.DataFrame({"name": r.name, cols[0]: _text(qid, r.long_qids), cols[1]: _text(r.docno[order]),
                               "score": r.score[order], "rank": np.arange(len(qid)) - start})
         parts.append(frame.iloc[::-1].sort_values([cols[0], "rank"], kind="stable"))
     return pd.concat(parts, ignore_index=True)
@@ -370,7 +398,7 @@ def run_dict(run) -> dict[str, dict[str, float]]:
     """One run as pytrec_eval's ``{qid: {docno: score}}``."""
     r = as_run(run)
     out: dict[str, dict[str, float]] = {}
-    for q, d, s in zip(_text(r.qid), _text(r.docno), r.score.tolist()):
+    for q, d, s in zip(_text(r.qid, r.long_qids), _text(r.docno), r.score.tolist()):
         out.setdefault(q, {})[d] = s
     return out
 

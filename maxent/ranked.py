@@ -117,8 +117,8 @@ class RankedLists:
                            self.runs[index], self.topics[index])
 
     def truncate(self, depth: int) -> "RankedLists":
-        """The same lists cut at ``depth`` (trec_eval -M)."""
-        if depth >= self.depth:
+        """The same lists cut at ``depth`` (trec_eval -M; None: no cut)."""
+        if depth is None or depth >= self.depth:
             return self
         return RankedLists(self.grades[:, :depth], np.minimum(self.lengths, depth), self.rel_counts,
                            self.runs, self.topics)
@@ -239,14 +239,16 @@ class RankSetup:
 
 
 def check_depth(depth, name: str = "depth") -> int | None:
-    """``depth`` (trec_eval ``-M``) checked: None or an integer >= 1, else ParameterError."""
+    """``depth`` (trec_eval ``-M``) checked: None or an integer >= 1, else ParameterError.
+    A depth beyond any list (2^62 or more, e.g. ``-M 99999999999999999999``) is no cut
+    (None), as trec_eval reads it."""
     if depth is None:
         return None
     if isinstance(depth, bool) or not isinstance(depth, (int, np.integer)):
         raise ParameterError(f"{name} must be an integer >= 1 or None (no cut), got {depth!r}")
     if depth < 1:
         raise ParameterError(f"{name} must be >= 1 (or None: no cut), got {depth}")
-    return int(depth)
+    return None if int(depth) >= 2**62 else int(depth)
 
 
 def rank_setup(qrels: Qrels, *, depth: int | None = None, complete: bool = False,
@@ -269,7 +271,7 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
     codes = topic_codes(run.qid, setup.topic_index)
     known = codes >= 0
     if not known.all():
-        unknown = [q.decode("utf-8", "replace") for q in np.unique(run.qid[~known])]
+        unknown = run.qid_names(np.unique(run.qid[~known]))
         messages.append(
             f"run {run.name}: {len(unknown)} topic(s) not in the qrels, ignored: "
             + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else ""))

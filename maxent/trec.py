@@ -4,8 +4,11 @@ Runs: ``qid Q0 docno rank score tag``, any whitespace; extra trailing columns, b
 ``#`` lines are skipped; the rank column is never used. Qrels: ``qid iter docno grade``,
 exactly four columns; grades are read as trec_eval's ``atol`` (``1.5`` is 1); negative grades
 count at no level (like unjudged documents); grades above :data:`MAX_GRADE` are refused, as
-memory grows with the number of levels. A UTF-8 byte-order mark is read through, with an
-:class:`~maxent.errors.InputWarning` (trec_eval 9 drops that line); UTF-16 is refused.
+memory grows with the number of levels. Scores are what C's ``strtod`` reads from the whole
+token (:func:`strtod_whole`: ``0x1p3`` is 8, ``1_5`` is refused). A UTF-8 byte-order mark is
+read through, with an :class:`~maxent.errors.InputWarning` (trec_eval 9 drops that line);
+UTF-16, CR-only line ends and devices (``/dev/zero``) are refused. Qids print as read
+(:func:`names`: bytes that are not UTF-8 escaped, long qids whole).
 
 The per-byte loops are in C (:mod:`maxent._ctrec`; ``tests/_trec_numpy.py`` is their numpy
 oracle). Every problem raises :class:`~maxent.errors.InputError` naming file, line and reason.
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import warnings
 import zlib
 from dataclasses import dataclass, field
@@ -52,21 +56,71 @@ def _surrogate(token: bytes) -> bytes:
     return token[:LONG_TOKEN] + b"\xff" + hashlib.blake2b(token, digest_size=8).digest()
 
 
+def _is_surrogate(token: bytes) -> bool:
+    """A long token's surrogate (numpy may have dropped its digest's trailing NUL bytes)."""
+    return len(token) > LONG_TOKEN and token[LONG_TOKEN] == 0xFF
+
+
 def shown(token: bytes) -> str:
-    """A docno or qid as text for messages; a surrogate shows its prefix and ``...``."""
+    """A docno or qid as text for messages; a surrogate shows its prefix and ``...``; bytes
+    that are not UTF-8 are shown escaped (``\\xff``), so two distinct tokens show distinctly."""
     token = bytes(token)
-    if len(token) == _SURROGATE_WIDTH and token[LONG_TOKEN] == 0xFF:
+    if _is_surrogate(token):
         token = token[:LONG_TOKEN] + b"..."
-    return token.decode("utf-8", "replace")
+    return token.decode("utf-8", "backslashreplace")
 
 
-def compact_long(tokens: list[bytes]) -> np.ndarray:
-    """A bytes (``S``) array of ``tokens``, those longer than :data:`LONG_TOKEN` as surrogates."""
-    return np.array([t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens], dtype=bytes) \
-        if tokens else np.zeros(0, dtype="S1")
+def compact_long(tokens: list[bytes], originals: dict | None = None) -> np.ndarray:
+    """A bytes (``S``) array of ``tokens``, those longer than :data:`LONG_TOKEN` as surrogates
+    (``originals``, when given, receives surrogate -> token for each)."""
+    if not tokens:
+        return np.zeros(0, dtype="S1")
+    out = [t if len(t) <= LONG_TOKEN else _surrogate(t) for t in tokens]
+    if originals is not None:
+        originals.update((s.rstrip(b"\0"), t) for s, t in zip(out, tokens) if s is not t)
+    return np.array(out, dtype=bytes)
+
+
+def names(tokens: np.ndarray, originals: Mapping | None = None) -> list[str]:
+    """Qids (a bytes array) as the text printed for them, as they were read: UTF-8, bytes
+    that are not UTF-8 escaped (``\\xff``, so distinct qids print distinctly), a long qid's
+    surrogate as the whole qid when ``originals`` (surrogate -> qid) has it."""
+    try:
+        out = tokens.astype(str).tolist()       # ASCII (the common case): a cast
+    except UnicodeDecodeError:
+        out = np.char.decode(tokens, "utf-8", "backslashreplace").tolist()
+    if len(tokens) and tokens.dtype.itemsize > LONG_TOKEN:
+        for i in np.flatnonzero(np.char.str_len(tokens) > LONG_TOKEN):
+            t = bytes(tokens[i])
+            if _is_surrogate(t):
+                full = (originals or {}).get(t)
+                out[i] = shown(t) if full is None else full.decode("utf-8", "backslashreplace")
+    return out
 
 
 _LEADING_INT = re.compile(rb"^[+-]?\d*")
+_HEX_FLOAT = re.compile(rb"[+-]?0[xX]([0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?")
+_NAN_CHARS = re.compile(rb"[+-]?[nN][aA][nN]\([0-9A-Za-z_]*\)")
+
+
+def strtod_whole(token: bytes) -> float | None:
+    """What C's ``strtod`` reads from the whole ``token``, None when it stops before its end
+    (trec_eval's ``atof`` would read a prefix: ``1_5`` is 1). Python's ``float()`` reads the
+    same numbers except ``_`` between digits (it reads ``1_5`` as 15), hexadecimal floats
+    (``0x1p3`` is 8) and ``nan(chars)``; overflow gives +-inf, as strtod's HUGE_VAL."""
+    if _HEX_FLOAT.fullmatch(token):
+        try:
+            return float.fromhex(token.decode("ascii"))
+        except OverflowError:
+            return float("-inf") if token.startswith(b"-") else float("inf")
+    if _NAN_CHARS.fullmatch(token):
+        return float("nan")
+    if b"_" in token or not token.isascii():
+        return None
+    try:
+        return float(token)
+    except ValueError:
+        return None
 _GRADE = re.compile(rb"^[+-]?\d+(\.\d*)?([eE][+-]?\d+)?$|^[+-]?\.\d+([eE][+-]?\d+)?$")
 
 
@@ -89,13 +143,19 @@ class Run:
     score: np.ndarray
     line: np.ndarray
     tag: str = ""
+    long_qids: Mapping[bytes, bytes] | None = None
+    """surrogate -> qid of the qids longer than :data:`LONG_TOKEN` (None: none kept)"""
 
     def __len__(self) -> int:
         return len(self.score)
 
     @property
     def topics(self) -> list[str]:
-        return [q.decode("utf-8", "replace") for q in np.unique(self.qid)]
+        return names(np.unique(self.qid), self.long_qids)
+
+    def qid_names(self, qid: np.ndarray) -> list[str]:
+        """Some of this run's qids (bytes) as printed (:func:`names`)."""
+        return names(qid, self.long_qids)
 
     @cached_property
     def docno_hash(self) -> np.ndarray:
@@ -185,10 +245,20 @@ class _Slices(Mapping):
     def __init__(self, topics: list[str], index: TopicIndex, bounds: np.ndarray, values: np.ndarray):
         self._topics, self._index, self._bounds, self._values = topics, index, bounds, values
 
+    @cached_property
+    def _names(self) -> dict[str, int]:
+        return {t: i for i, t in enumerate(self._topics)}
+
     def _position(self, topic) -> int:
         if not isinstance(topic, str):
             return -1
-        key = compact_long([topic.encode("utf-8", "surrogateescape")])
+        i = self._names.get(topic)
+        if i is not None:
+            return i
+        try:
+            key = compact_long([topic.encode("utf-8", "surrogateescape")])
+        except UnicodeEncodeError:
+            return -1
         return int(self._index.codes(key)[0])
 
     def __getitem__(self, topic):
@@ -240,6 +310,11 @@ def read_raw(path) -> bytes:
 
     Raises OSError (reading) or InputError (a truncated or corrupt gzip file)."""
     with open(path, "rb") as f:
+        mode = os.fstat(f.fileno()).st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):   # a pipe (<(zcat run.gz)) is read
+            kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
+                    else "a socket" if stat.S_ISSOCK(mode) else "a special file")
+            raise InputError(path, None, f"not a regular file ({kind}): expected a run or qrels file")
         data = f.read()
     if data[:2] != GZIP_MAGIC:
         return data
@@ -300,8 +375,9 @@ class _Table:
         W = max(1, int((e - a).max(initial=1)))
         return np.frombuffer(_ctrec.gather(self.buf, a, e, W), np.uint8).reshape(len(a), W)
 
-    def strings(self, c: int) -> np.ndarray:
-        """Column c as a bytes (``S``) array, long tokens as surrogates (:data:`LONG_TOKEN`)."""
+    def strings(self, c: int, originals: dict | None = None) -> np.ndarray:
+        """Column c as a bytes (``S``) array, long tokens as surrogates (:data:`LONG_TOKEN`);
+        ``originals``, when given, receives surrogate -> token for each."""
         a, e = self.bounds(c)
         length = e - a
         long = np.flatnonzero(length > LONG_TOKEN)
@@ -312,27 +388,32 @@ class _Table:
         short_e[long] = a[long]                       # empty tokens while building the matrix
         mat = self.matrix(c, bounds=(a, short_e))
         out = mat.view(f"S{mat.shape[1]}").ravel().astype(f"S{_SURROGATE_WIDTH}")
-        out[long] = [_surrogate(self.buf[s: t].tobytes()) for s, t in zip(a[long], e[long])]
+        if originals is None:             # one long token at a time (docnos may be huge)
+            out[long] = [_surrogate(self.buf[s: t].tobytes()) for s, t in zip(a[long], e[long])]
+            return out
+        full = [self.buf[s: t].tobytes() for s, t in zip(a[long], e[long])]
+        out[long] = [_surrogate(t) for t in full]
+        originals.update(zip((bytes(x) for x in out[long]), full))
         return out
 
     def floats(self, c: int, what: str) -> np.ndarray:
-        """Column c as finite float64 (as ``float(text)``); InputError naming the line."""
+        """Column c as finite float64, what C's strtod reads from each whole token
+        (:func:`strtod_whole`); InputError naming the line."""
         a, e = self.bounds(c)
         value, ok = _ctrec.parse_floats(self.buf, a, e)
         value = np.frombuffer(value, np.float64).copy()
         ok = np.frombuffer(ok, np.bool_)
-        # the C parser leaves the rare long or underscored tokens to float()
+        # the C parser leaves the rare long, hexadecimal or underscored tokens to strtod_whole
         for i in np.flatnonzero(~ok):
             t = self.buf[a[i]: e[i]].tobytes()
-            try:
-                value[i] = float(t)
-            except ValueError:
-                raise InputError(self.path, int(self.lines[i]),
-                                 f"{what} {t.decode('utf-8', 'replace')!r} is not a number") from None
+            v = strtod_whole(t)
+            if v is None:
+                raise InputError(self.path, int(self.lines[i]), f"{what} {shown(t)!r} is not a number")
+            value[i] = v
         bad = ~np.isfinite(value)
         if bad.any():
             i = int(np.argmax(bad))
-            t = self.buf[a[i]: e[i]].tobytes().decode("utf-8", "replace")
+            t = shown(self.buf[a[i]: e[i]].tobytes())
             raise InputError(self.path, int(self.lines[i]), f"{what} {t!r} is not finite")
         return value
 
@@ -349,14 +430,21 @@ def _columns_error(path, line: int, ncols: int, found: int, exact: bool, what: s
     return InputError(path, line, reason)
 
 
+_CR_BREAK = re.compile(rb"\r[ \t\v\f\r]*[^\s]")   # a CR with text after it (no LF in the head)
+
+
 def _check_text(data: bytes, path, what: str) -> None:
-    """InputError for empty, UTF-16 or binary data."""
+    """InputError for empty, UTF-16, CR-only or binary data."""
     if not data or data.isspace():
         raise InputError(path, None, f"empty file: no {what} lines")
     if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and (
             data[1:64:2].count(0) > 8 or data[0:64:2].count(0) > 8)):
         raise InputError(path, None, "UTF-16 text (trec_eval reads UTF-8 or ASCII only): convert it, "
                                      "e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8")
+    if b"\n" not in data[:65536] and _CR_BREAK.search(data, 0, 65536):
+        raise InputError(path, None, "lines end in a carriage return only (CR, old Mac line ends); "
+                                     "trec_eval reads lines ending in LF: convert it, e.g. "
+                                     "tr '\\r' '\\n' < FILE > FILE.unix")
     nul = data.find(b"\x00")
     if nul >= 0:
         line = data.count(b"\n", 0, nul) + 1
@@ -396,14 +484,6 @@ def topic_keys(docno_hash: np.ndarray, topic: np.ndarray) -> np.ndarray:
     h = np.ascontiguousarray(docno_hash, dtype=np.uint64)
     c = np.ascontiguousarray(topic, dtype=np.int64)      # (code + 1) * golden, modulo 2^64
     return np.frombuffer(_ctrec.topic_keys(h, c), dtype=np.uint64)
-
-
-def _decode(topic_bytes: np.ndarray) -> list[str]:
-    """A bytes array as a list of str (UTF-8, invalid bytes replaced)."""
-    try:
-        return topic_bytes.astype(str).tolist()
-    except UnicodeDecodeError:
-        return np.char.decode(topic_bytes, "utf-8", "replace").tolist()
 
 
 def word_keys(a: np.ndarray) -> list[np.ndarray]:
@@ -458,6 +538,16 @@ def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" =
     return np.repeat(codes[inverse], np.diff(np.append(starts, n)))
 
 
+def as_path(path) -> Path:
+    """A path given as str, bytes (:func:`os.fsdecode`) or os.PathLike; InputError for ''."""
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        raise InputError(None, None, f"expected a path (str, bytes or os.PathLike), got {type(path).__name__}")
+    text = os.fsdecode(path)
+    if not text:
+        raise InputError(None, None, "empty path: expected a run or qrels file")
+    return Path(text)
+
+
 def _run_name(path: Path) -> str:
     return path.name[:-3] if path.name.endswith(".gz") else path.name
 
@@ -478,7 +568,7 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.nd
             cand = np.flatnonzero(dup)
             i = cand[np.argmin(lines[order[cand]])]
             raise InputError(run_path, int(lines[order[i]]), f"duplicate docno {shown(d[i])!r} in topic "
-                             f"{qid[order[i]].decode('utf-8', 'replace')} "
+                             f"{shown(qid[order[i]])} "
                              f"(first at line {int(lines[order[group_first[i]]])})")
     return docno_hash
 
@@ -496,24 +586,27 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     InputError
         unreadable file, fewer than 6 columns, a bad score, a docno twice in one topic.
     """
-    path = Path(path)
+    path = as_path(path)
     data = _read_bytes(path)
     _check_text(data, path, "qid Q0 docno rank score tag")
     table = _table(data, path, 6, exact=False, what="qid Q0 docno rank score tag", keep=(0, 2, 4))
-    qid = table.strings(0)
+    long_qids: dict[bytes, bytes] = {}
+    qid = table.strings(0, long_qids)
     docno = table.strings(2)
     score = table.floats(4, "score")
     lines = table.lines.astype(np.int64)
     h = _check_duplicates(path, qid, docno, lines)
     run = Run(name=name or _run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=lines,
-              tag=table.last_line_token(5).decode("utf-8", "replace"))
+              tag=table.last_line_token(5).decode("utf-8", "replace"), long_qids=long_qids or None)
     object.__setattr__(run, "docno_hash", h)  # fill the cached property
     return run
 
 
-def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray) -> Run:
+def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray,
+              long_qids: Mapping[bytes, bytes] | None = None) -> Run:
     """A :class:`Run` from parallel arrays (qid, docno: bytes; score: float); InputError
-    (line = 1-based row) for a non-finite score or a duplicate (qid, docno)."""
+    (line = 1-based row) for a non-finite score or a duplicate (qid, docno). ``long_qids``:
+    surrogate -> qid of the long qids (:func:`compact_long`), for printing them."""
     score = np.asarray(score, dtype=np.float64)
     lines = np.arange(1, len(score) + 1)
     bad = ~np.isfinite(score)
@@ -521,14 +614,20 @@ def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray) 
         i = int(np.argmax(bad))
         raise InputError(f"<run {name}>", i + 1, f"score {float(score[i])!r} of run {name!r} is not finite")
     h = _check_duplicates(f"<run {name}>", qid, docno, lines)
-    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line=lines, tag=name)
+    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line=lines, tag=name,
+              long_qids=long_qids or None)
     object.__setattr__(run, "docno_hash", h)
     return run
 
 
 def _run_files(path: Path) -> list[Path]:
     if path.is_dir():
-        files = sorted(p for p in path.iterdir() if p.is_file() and not p.name.startswith("."))
+        entries = sorted(p for p in path.iterdir() if not p.name.startswith("."))
+        for p in entries:
+            if p.is_symlink() and not p.exists():
+                raise InputError(path, None, f"run folder entry {p.name!r} is a broken link "
+                                 f"(to {os.readlink(p)!r})")
+        files = [p for p in entries if p.is_file()]
         if not files:
             raise InputError(path, None, "directory holds no run files")
         return files
@@ -537,12 +636,12 @@ def _run_files(path: Path) -> list[Path]:
 
 def read_runs(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Run]:
     """Read runs from files and/or directories (their non-hidden files); names must be unique."""
-    if isinstance(paths, (str, os.PathLike)):
+    if isinstance(paths, (str, bytes, os.PathLike)):
         paths = [paths]
     runs: list[Run] = []
     seen: dict[str, str] = {}
     for p in paths:
-        for f in _run_files(Path(p)):
+        for f in _run_files(as_path(p)):
             run = read_run(f)
             if run.name in seen:
                 raise InputError(f, None, f"run name {run.name!r} also read from {seen[run.name]}")
@@ -561,17 +660,19 @@ def _parse_grades(tokens: np.ndarray, lines: np.ndarray, path) -> np.ndarray:
     if digit is not None and (digit <= 9).all():
         return digit.astype(np.int64)  # the usual file: every grade one digit (0-9)
     try:
+        if (np.ascontiguousarray(tokens).view(np.uint8) == ord("_")).any():
+            raise ValueError("'_' in a grade")  # int() reads 1_5 as 15, atol as 1: refused below
         out = tokens.astype(np.int64)  # the common case: plain integers
     except (ValueError, OverflowError):
         out = np.empty(len(tokens), dtype=np.int64)
         for i, t in enumerate(tokens):
             if not _GRADE.match(t):
                 raise InputError(path, int(lines[i]),
-                                 f"grade {t.decode('utf-8', 'replace')!r} is not a number")
+                                 f"grade {shown(t)!r} is not a number")
             digits = _LEADING_INT.match(t).group()
             v = int(digits) if digits.strip(b"+-") else 0
             out[i] = min(max(v, -MAX_GRADE), MAX_GRADE + 1)  # Python int: no overflow
-    _check_range(out, lines, path, lambda i: repr(tokens[i].decode("utf-8", "replace")))
+    _check_range(out, lines, path, lambda i: repr(shown(tokens[i])))
     return np.maximum(out, -MAX_GRADE)
 
 
@@ -591,18 +692,22 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     InputError
         unreadable file, not 4 columns, a non-numeric grade, a docno judged twice in a topic.
     """
-    path = Path(path)
+    path = as_path(path)
     data = _read_bytes(path)
     _check_text(data, path, "qid iter docno grade")
     table = _table(data, path, 4, exact=True, what="qid iter docno grade", keep=(0, 2, 3))
     lines = table.lines
     grades = _parse_grades(table.strings(3), lines, path)
-    return build_qrels(path, table.strings(0), table.strings(2), grades, lines)
+    long_qids: dict[bytes, bytes] = {}
+    qid = table.strings(0, long_qids)
+    return build_qrels(path, qid, table.strings(2), grades, lines, long_qids)
 
 
-def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray, lines: np.ndarray) -> Qrels:
+def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray, lines: np.ndarray,
+                long_qids: Mapping[bytes, bytes] | None = None) -> Qrels:
     """:class:`Qrels` from parallel arrays (qid, docno: bytes; grades: int; lines: for
-    messages). InputError for a docno judged twice for a topic."""
+    messages). InputError for a docno judged twice for a topic. ``long_qids``: surrogate ->
+    qid of the long qids (:func:`compact_long`): the topics are named by the whole qid."""
     grades = np.maximum(np.asarray(grades, dtype=np.int64), -MAX_GRADE)
     _check_range(grades, lines, path, lambda i: int(grades[i]))
     codes = topic_codes(qid_a)                 # rank among the distinct qids, in strcmp order
@@ -615,10 +720,10 @@ def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray
     if dup.any():
         i = int(np.argmax(dup)) + 1
         raise InputError(path, int(line_s[i]), f"docno {shown(doc_s[i])!r} judged twice for topic "
-                         f"{qid_s[i].decode('utf-8', 'replace')} (first at line {int(line_s[i - 1])})")
+                         f"{shown(qid_s[i])} (first at line {int(line_s[i - 1])})")
     bounds = np.flatnonzero(np.concatenate(([True], code_s[1:] != code_s[:-1], [True])))
     topic_bytes = qid_s[bounds[:-1]]
-    topics = _decode(topic_bytes)
+    topics = names(topic_bytes, long_qids)
     index = TopicIndex(topic_bytes)
     qrels = Qrels(None if path is None else str(path), topics, _Slices(topics, index, bounds, doc_s),
                   _Slices(topics, index, bounds, grade_s), int(max(0, grades.max(initial=0))))

@@ -86,24 +86,26 @@ class _Table(trec._Table):
             lead = W - np.count_nonzero(sub, axis=1)
             cols = np.arange(W)[None, :] + lead[:, None]
             left = np.where(cols < W, np.take_along_axis(sub, np.minimum(cols, W - 1), axis=1), 0)
-            try:  # numpy's bytes -> float64 cast parses as float() does (correctly rounded)
-                value[slow] = np.ascontiguousarray(left).view(f"S{W}").ravel().astype(np.float64)
-                slow = slow[:0]
+            # numpy's bytes -> float64 cast parses as float() does (correctly rounded), which
+            # is strtod on the whole token except for '_' (float: 1_5 is 15), hexadecimal
+            # floats and nan(chars): tokens holding '_', 'x', 'X' or '(' go one by one
+            odd = np.isin(left, np.frombuffer(b"_xX(", np.uint8)).any()
+            try:
+                if not odd:
+                    value[slow] = np.ascontiguousarray(left).view(f"S{W}").ravel().astype(np.float64)
+                    slow = slow[:0]
             except ValueError:
                 pass                             # find the culprit one by one, for its line
             texts = [mat[i].tobytes().lstrip(b"\0") for i in slow]
             for i, t in zip(slow, texts):
-                try:
-                    value[i] = float(t)
-                except ValueError:
-                    raise InputError(
-                        self.path, int(self.lines[i]),
-                        f"{what} {t.decode('utf-8', 'replace')!r} is not a number",
-                    ) from None
+                v = trec.strtod_whole(t)
+                if v is None:
+                    raise InputError(self.path, int(self.lines[i]), f"{what} {trec.shown(t)!r} is not a number")
+                value[i] = v
         bad = ~np.isfinite(value)
         if bad.any():
             i = int(np.argmax(bad))
-            t = mat[i].tobytes().lstrip(b"\0").decode("utf-8", "replace")
+            t = trec.shown(mat[i].tobytes().lstrip(b"\0"))
             raise InputError(self.path, int(self.lines[i]), f"{what} {t!r} is not finite")
         return value
 
