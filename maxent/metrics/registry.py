@@ -13,17 +13,22 @@ from maxent.metrics.gap import GAP
 from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR, Success
 from maxent.metrics.rbp import RBP
 from maxent.metrics.rr import RR
+from maxent.metrics.trec_extra import (RNDCG, BinG, ElevenPtAvg, G, GMBpref, InfAP, NDCGRel,
+                                       NumNonRelJudgedRet, RelP, RPrecMult, SetAP, SetF, SetRelP,
+                                       Utility)
 
 __all__ = ["METRICS", "MEASURE_SETS"]
 
 METRICS: tuple[type[Metric], ...] = (
     NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
-    SetP, SetR, DCG, ERR, GAP, RBP,
+    SetP, SetR, InfAP, GMBpref, RPrecMult, Utility, ElevenPtAvg, BinG, G, NDCGRel, RNDCG, RelP, SetRelP,
+    SetAP, SetF, NumNonRelJudgedRet, DCG, ERR, GAP, RBP,
 )
 """Every metric class, in trec_eval's output order (ours last)."""
 
 _CUTS = "5,10,15,20,30,100,200,500,1000"
 _RECALL_LEVELS = ",".join(f"{x / 10:.2f}" for x in range(11))
+_R_MULTS = ",".join(f"{x / 10:.1f}" for x in range(2, 21, 2))
 
 MEASURE_SETS: dict[str, list[str]] = {
     # trec_eval's default ("official") measures that this library implements
@@ -31,6 +36,8 @@ MEASURE_SETS: dict[str, list[str]] = {
                  f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}"],
     # trec_eval's all_trec measures that this library implements
     "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "ndcg",
-                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", "success.1,5,10", "set_P", "set_recall"],
+                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "infAP", "gm_bpref",
+                 f"Rprec_mult.{_R_MULTS}", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
+                 f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", f"relative_P.{_CUTS}", "success.1,5,10", "set_P",
+                 "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret"],
 }

@@ -1,0 +1,158 @@
+"""The measures of maxent.metrics.trec_extra against live trec_eval 9.0.7 and 10.0 (the
+``trec_eval`` fixture builds NIST's sources): every line trec_eval prints for them, per topic
+(-q) and ``all``, with -l 2 and -c too, must be in our output unchanged, and no other line of
+theirs. Inputs: trec_eval's own test files, the bundled TREC-COVID sample (3 runs) and a small
+collection written here (ties, unjudged documents, grades 0-2, a topic without relevant
+documents, a topic missing from the run and one missing from the qrels).
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import io
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from maxent.cli.evaluate import main
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLE_RUNS = ("BITEM_df", "BRPHJ_NLP1", "T5R1")
+
+# trec_eval's names of the measures (a trailing "_": a family with a parameter suffix)
+OURS = ("infAP", "gm_bpref", "Rprec_mult_", "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg",
+        "relative_P_", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret")
+OPTIONS = ([], ["-q"], ["-q", "-l", "2"], ["-q", "-c"])
+
+
+def _ours(name: str, skip=()) -> bool:
+    if name in skip:
+        return False
+    return any(name == p or (p.endswith("_") and name.startswith(p)) for p in OURS)
+
+
+def _lines(text: str, skip=(), topics=None) -> set[str]:
+    """Lines of our measures; with ``topics``, per-topic lines of other topics are dropped."""
+    out = set()
+    for line in text.splitlines():
+        parts = line.split("\t")
+        if len(parts) == 3 and _ours(parts[0].strip(), skip):
+            if topics is None or parts[1] == "all" or parts[1] in topics:
+                out.add(line)
+    return out
+
+
+def _run_ours(argv: list[str]) -> str:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        assert main(argv) == 0
+    return buf.getvalue()
+
+
+def _run_trec_eval(binary: Path, argv: list[str]) -> str:
+    done = subprocess.run([str(binary), *argv], capture_output=True, text=True, check=True)
+    return done.stdout
+
+
+def _run_topics(run: Path) -> set[str]:
+    return {line.split()[0] for line in run.read_text().splitlines() if line.strip()}
+
+
+def _synthetic(tmp: Path) -> tuple[Path, Path]:
+    """A small qrels/run pair with the cases where these measures branch."""
+    rng = np.random.default_rng(7)
+    qrels, run = [], []
+    for t in range(1, 13):
+        docs = [f"d{t}_{i:02d}" for i in range(40)]
+        if t == 1:      # no relevant document: all judged non-relevant
+            grades = {d: 0 for d in docs[:10]}
+        elif t == 2:    # grade 1 only: nothing relevant at -l 2
+            grades = {d: 1 for d in docs[:3]} | {d: 0 for d in docs[3:8]}
+        elif t == 3:    # R+ = 3, run of R+ + 1 documents (Rndcg's end term), relevant at rank 1
+            grades = {docs[0]: 2, docs[1]: 1, docs[5]: 1, docs[2]: 0}
+        else:
+            judged = rng.choice(40, size=int(rng.integers(5, 30)), replace=False)
+            grades = {docs[i]: int(rng.choice(3, p=[0.5, 0.3, 0.2])) for i in judged}
+        qrels += [f"{t} 0 {d} {g}" for d, g in sorted(grades.items())]
+        if t == 12:     # in the qrels only (-c)
+            continue
+        n = 4 if t == 3 else int(rng.integers(1, 40))
+        ranked = docs[:n] if t == 3 else list(rng.permutation(docs)[:n])
+        scores = np.round(rng.uniform(0, 3, size=n), 0 if t % 2 else 1)   # many ties
+        if t == 3:
+            scores = np.array([4.0, 3.0, 2.0, 1.0])
+        run += [f"{t} Q0 {d} {r + 1} {s:g} synth" for r, (d, s) in enumerate(zip(ranked, scores))]
+    run += [f"99 Q0 x{i} {i + 1} {10 - i} synth" for i in range(5)]   # not in the qrels
+    (tmp / "qrels.txt").write_text("\n".join(qrels) + "\n")
+    # trec_eval 10.0 stops on a qrels topic the run lacks unless -c: the same without topic 12
+    (tmp / "qrels_no12.txt").write_text("\n".join(q for q in qrels if not q.startswith("12 ")) + "\n")
+    (tmp / "run.txt").write_text("\n".join(run) + "\n")
+    return tmp / "qrels.txt", tmp / "run.txt"
+
+
+@pytest.fixture(scope="module")
+def inputs(shared_data, tmp_path_factory):
+    """[(name, qrels, run)]: one trec_eval call per run."""
+    tmp = tmp_path_factory.mktemp("live")
+    d = shared_data / "trec_eval_test"
+    out = [("trec_eval_test", d / "qrels.test", d / "results.test")]
+    for name in SAMPLE_RUNS:
+        run = tmp / name
+        with gzip.open(REPO / "trec_runs" / "runs" / f"{name}.gz", "rb") as f:
+            run.write_bytes(f.read())
+        out.append((name, REPO / "trec_runs" / "qrels-rnd1.txt", run))
+    out.append(("synthetic", *_synthetic(tmp)))
+    return out
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: " ".join(o) or "all")
+def test_same_lines_as_trec_eval_9(trec_eval, inputs, options):
+    for name, qrels, run in inputs:
+        argv = ["-m", "all_trec", *options, str(qrels), str(run)]
+        expected = _lines(_run_trec_eval(trec_eval["9.0.7"], argv))
+        got = _lines(_run_ours(argv))
+        assert expected, name
+        assert got == expected, (name, sorted(expected - got)[:5], sorted(got - expected)[:5])
+
+
+@pytest.mark.parametrize("options", OPTIONS, ids=lambda o: " ".join(o) or "all")
+def test_same_lines_as_trec_eval_10(trec_eval, inputs, options):
+    """As trec_eval 10.0 (``--score-precision double``); 11pt_avg, whose recall levels 10.0
+    rounds differently, is compared with ``rule=10`` in the next test."""
+    for name, qrels, run in inputs:
+        if name == "synthetic" and "-c" not in options:
+            qrels = qrels.with_name("qrels_no12.txt")   # 10.0 stops on a topic the run lacks
+        argv = ["-m", "all_trec", *options, str(qrels), str(run)]
+        # 10.0 prints, with -q -c, zero lines for the qrels topics a run lacks; we print none
+        topics = _run_topics(run)
+        expected = _lines(_run_trec_eval(trec_eval["10.0"], argv), skip=("11pt_avg",), topics=topics)
+        got = _lines(_run_ours(["--score-precision", "double", *argv]), skip=("11pt_avg",))
+        assert expected, name
+        assert got == expected, (name, sorted(expected - got)[:5], sorted(got - expected)[:5])
+
+
+def _values(text: str) -> set[tuple[str, str]]:
+    """(topic, value) of the 11pt_avg lines, under its trec_eval or its own label."""
+    return {(p[1], p[2]) for p in (line.split("\t") for line in text.splitlines())
+            if len(p) == 3 and p[0].strip().startswith(("11pt_avg", "ElevenPtAvg"))}
+
+
+@pytest.mark.parametrize("options", [["-q"], ["-q", "-l", "2"]], ids=" ".join)
+def test_11pt_avg_rule_10_is_trec_eval_10s(trec_eval, inputs, options):
+    for name, qrels, run in inputs:
+        if name == "synthetic":
+            qrels = qrels.with_name("qrels_no12.txt")
+        expected = _values(_run_trec_eval(trec_eval["10.0"], ["-m", "11pt_avg", *options, str(qrels), str(run)]))
+        got = _values(_run_ours(["--score-precision", "double", "-m", "ElevenPtAvg(rule=10)", *options,
+                                 str(qrels), str(run)]))
+        assert expected and got == expected, name
+
+
+def test_nine_rule_differs_from_ten_somewhere(inputs):
+    """The two rules are not the same measure on these inputs (so the test above tests something)."""
+    name, qrels, run = inputs[1]
+    a = _values(_run_ours(["-q", "-m", "11pt_avg", str(qrels), str(run)]))
+    b = _values(_run_ours(["-q", "-m", "ElevenPtAvg(rule=10)", str(qrels), str(run)]))
+    assert a and b and a != b
