@@ -15,30 +15,50 @@ import numpy as np
 from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, check_options, plain_text, run_command
 from maxent.cli.progress import phase
 from maxent.errors import InputWarning, MeasureNameError, TopicWarning
-from maxent.evaluate import resolve_measures, run_summary
-from maxent.metrics import METRICS, Metric, parse_measure
+from maxent.evaluate import judged_only, resolve_measures, run_summary
+from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure
+from maxent.metrics.names import trec_eval_args
 from maxent.ranked import RankedLists, rank_runs
 from maxent.trec import read_qrels, read_runs
 
 __all__ = ["main"]
 
+# trec_eval's measure table (measures.c of 10.0, a superset of 9.0.7's): the order of its lines
+TREC_EVAL_ORDER = (
+    "runid", "num_q", "num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
+    "iprec_at_recall", "P", "relstring", "recall", "infAP", "gm_bpref", "Rprec_mult", "utility", "11pt_avg",
+    "binG", "G", "dcg", "ideal_dcg", "ndcg", "ndcg_rel", "Rndcg", "ndcg_cut", "map_cut", "relative_P",
+    "success", "set_P", "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret",
+    "prefs_num_prefs_poss", "prefs_num_prefs_ful", "prefs_num_prefs_ful_ret", "prefs_simp", "prefs_pair",
+    "prefs_avgjg", "prefs_avgjg_Rnonrel", "prefs_simp_ret", "prefs_pair_ret", "prefs_avgjg_ret",
+    "prefs_avgjg_Rnonrel_ret", "prefs_simp_imp", "prefs_pair_imp", "prefs_avgjg_imp", "map_avgjg", "P_avgjg",
+    "Rprec_mult_avgjg", "yaap", "rbp", "rbp_resid", "unj",
+)
+_TREC_RANK = {name: i for i, name in enumerate(TREC_EVAL_ORDER)}
+MISSING_ZSCORE = -1000000.0   # trec_eval.h MISSING_ZSCORE_VALUE
+
 
 def _trec_key(m: Metric):
-    """Sort key of trec_eval's output order, from the class's ``TREC_ORDER`` (the cut name's
-    place with a cutoff); measures trec_eval lacks follow, in registry order."""
+    """Sort key of trec_eval's output order: the family's place in trec_eval's measure table
+    (``TREC_EVAL_ORDER``; the class's ``TREC_ORDER`` for a family it lacks), then the
+    parameter; measures trec_eval lacks follow, in registry order."""
     cls = type(m)
     at = getattr(m, m.AT_PARAM, None) if m.AT_PARAM else None
+    if at is None and cls.TREC_SUFFIX and isinstance(getattr(m, cls.TREC_SUFFIX, None), (int, float)):
+        at = getattr(m, cls.TREC_SUFFIX)
     cut = cls.TREC_CUT_NAME is not None and m.AT_PARAM == "cutoff" and at is not None
-    if cls.TREC_ORDER:
-        rank = cls.TREC_ORDER[min(int(cut), len(cls.TREC_ORDER) - 1)]
-    else:
-        rank = 1000 + METRICS.index(cls)
     fam = (cls.TREC_CUT_NAME if cut else cls.TREC_NAME) or cls.NAME
-    return (rank, fam, -1 if at is None else at, m.trec_name())
+    if cls.TREC_NAME is not None and fam in _TREC_RANK:
+        rank = float(_TREC_RANK[fam])
+    elif cls.TREC_ORDER:
+        rank = 100.0 + cls.TREC_ORDER[min(int(cut), len(cls.TREC_ORDER) - 1)]
+    else:
+        rank = 1000.0 + METRICS.index(cls)
+    return (rank, fam, -1 if at is None else at, m.trec_name(), str(m))
 
 
-def _fmt(m: Metric, v: float) -> str:
-    return f"{int(round(v))}" if m.INTEGER else f"{v:6.4f}"
+def _fmt(m: Metric, v: float, z: bool = False) -> str:
+    return f"{int(round(v))}" if m.INTEGER and not z else f"{v:6.4f}"
 
 
 def _run_ids(lists: RankedLists, runs) -> np.ndarray:
@@ -47,34 +67,86 @@ def _run_ids(lists: RankedLists, runs) -> np.ndarray:
     if len(names) == 0:
         return np.zeros(0, dtype=np.int64)
     starts = np.concatenate(([0], np.flatnonzero(names[1:] != names[:-1]) + 1))
+    ids = np.repeat(np.arange(len(starts)), np.diff(np.append(starts, len(names))))
+    if len(starts) == len(runs):
+        return ids
     index = {r.name: i for i, r in enumerate(runs)}
-    ids = np.array([index[names[a]] for a in starts], dtype=np.int64)   # one per run
-    return np.repeat(ids, np.diff(np.append(starts, len(names))))
+    return np.array([index[n] for n in names], dtype=np.int64)
 
 
-def _print_trec(lists: RankedLists, measures, runs, per_topic, out) -> None:
+def _read_zscores(path: str) -> dict[tuple[str, str], tuple[float, float]]:
+    """trec_eval's -Z file: ``qid measure mean stddev`` lines -> {(qid, measure): (mean, std)}."""
+    out = {}
+    with open(path, "rb") as f:
+        for i, line in enumerate(f, 1):
+            tok = line.split()
+            if not tok:
+                continue
+            if len(tok) != 4:
+                raise MeasureNameError(f"-Z {path}: line {i} is not 'qid measure mean stddev'")
+            try:
+                out[(tok[0].decode(), tok[1].decode())] = (float(tok[2]), float(tok[3]))
+            except ValueError:
+                raise MeasureNameError(f"-Z {path}: line {i}: mean and stddev must be numbers") from None
+    return out
+
+
+def _zscore(v: np.ndarray, topics, name: str, table) -> np.ndarray:
+    """trec_eval's te_convert_to_zscore for one measure: (v - mean) / stddev, 0 when stddev is 0
+    and v is the mean, else (or when the file lacks the topic or measure) -1000000."""
+    out = np.empty(len(v))
+    for b, t in enumerate(topics):
+        ms = table.get((str(t), name))
+        if ms is None:
+            out[b] = MISSING_ZSCORE
+        elif ms[1]:
+            out[b] = (v[b] - ms[0]) / ms[1]
+        else:
+            out[b] = 0.0 if v[b] == ms[0] else MISSING_ZSCORE
+    return out
+
+
+class _Table:
+    """Per-list values and per-run summaries of the measures, in trec_eval's order."""
+
+    def __init__(self, lists, measures, runs, rel, version, zscores=None):
+        self.measures = sorted(measures, key=_trec_key)
+        self.names = [m.trec_label(rel, version) for m in self.measures]
+        self.values = [m.value(lists) for m in self.measures]
+        if zscores is not None:
+            self.values = [_zscore(v, lists.topics, n, zscores) for v, n in zip(self.values, self.names)]
+        self.run_id = _run_ids(lists, runs)
+        self.summaries = [run_summary(m, v, self.run_id, len(runs)) for m, v in zip(self.measures, self.values)]
+        self.n_q = np.bincount(self.run_id, minlength=len(runs))
+        self.bounds = np.concatenate(([0], np.cumsum(self.n_q)))
+
+    def rows(self, i, lists, retrieved):
+        """List indices of run i printed per topic (those it retrieved for), by topic (strcmp)."""
+        rows = np.arange(self.bounds[i], self.bounds[i + 1])
+        rows = rows[retrieved[rows]]
+        return sorted(rows, key=lambda b: str(lists.topics[b]).encode())
+
+
+def _print_trec(table: _Table, lists, runs, per_topic, summary, z, retrieved, always, out) -> None:
     """trec_eval's output: per-topic lines (``-q``, only for topics the run retrieved for, as
-    trec_eval), then the ``all`` block of each run."""
-    measures = sorted(measures, key=_trec_key)
-    values = [m.value(lists) for m in measures]
-    names = [m.trec_name() for m in measures]
-    run_id = _run_ids(lists, runs)
-    summaries = [run_summary(m, v, run_id, len(runs)) for m, v in zip(measures, values)]
-    n_q = np.bincount(run_id, minlength=len(runs))
-    bounds = np.concatenate(([0], np.cumsum(n_q)))
+    trec_eval), then the ``all`` block of each run (not with ``-n``); ``-Z`` marks lines Z.
+    ``always``: which of runid and num_q print (requested, or in a requested set)."""
+    pre = "Z" if z else ""
     for i, run in enumerate(runs):
         lines = []
         if per_topic:
-            rows = np.arange(bounds[i], bounds[i + 1])
-            rows = rows[lists.lengths[rows] > 0]
-            rows = sorted(rows, key=lambda b: str(lists.topics[b]).encode())  # as trec_eval: strcmp
-            for b in rows:
+            for b in table.rows(i, lists, retrieved):
                 t = lists.topics[b]
-                lines.extend(f"{nm:<22}\t{t}\t{_fmt(m, v[b])}\n"
-                             for m, nm, v in zip(measures, names, values) if m.PER_TOPIC)
-        lines.append(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
-        lines.append(f"{'num_q':<22}\tall\t{n_q[i]}\n")
-        lines.extend(f"{nm:<22}\tall\t{_fmt(m, s[i])}\n" for m, nm, s in zip(measures, names, summaries))
+                lines.extend(f"{pre}{nm:<22}\t{t}\t{_fmt(m, v[b], z)}\n"
+                             for m, nm, v in zip(table.measures, table.names, table.values) if m.PER_TOPIC)
+        if summary:
+            if "runid" in always:
+                lines.append(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
+            if "num_q" in always:
+                lines.append(f"{pre}{'num_q':<22}\tall\t{table.n_q[i]:6.4f}\n" if z
+                             else f"{'num_q':<22}\tall\t{table.n_q[i]}\n")
+            lines.extend(f"{pre}{nm:<22}\tall\t{_fmt(m, s[i], z)}\n"
+                         for m, nm, s in zip(table.measures, table.names, table.summaries))
         out.write("".join(lines))
 
 
@@ -85,16 +157,52 @@ def _csv_field(text: str) -> str:
     return text
 
 
-def _print_csv(lists: RankedLists, measures, out) -> None:
-    """The :func:`evaluate_lists` frame as ``frame.to_csv(index=False, float_format="%.17g")``
-    writes it, without importing pandas."""
-    runs = [_csv_field(str(r)) for r in lists.runs]
+def _number(v: float) -> str:
+    return "%.17g" % v if v == v else ""
+
+
+def _print_csv(table: _Table, lists: RankedLists, runs, out) -> None:
+    """``run,topic,measure,value,tag`` rows: per topic (as :func:`evaluate_lists` with the run's
+    tag), then each run's ``all`` rows (trec_eval's summary); values as ``%.17g``, quoted as
+    pandas' ``to_csv``, without importing pandas. ``run`` is the run's file name, so two runs
+    with the same tag stay apart."""
+    out.write("run,topic,measure,value,tag\n")
+    run_of = [_csv_field(str(r.name)) for r in runs]
+    tags = [_csv_field(str(r.tag)) for r in runs]
     topics = [_csv_field(str(t)) for t in lists.topics]
-    out.write("run,topic,measure,value\n")
-    for m in measures:
+    rid = table.run_id.tolist()
+    for m, v in zip(table.measures, table.values):
         name = _csv_field(str(m))
-        values = ["%.17g" % v if v == v else "" for v in m.value(lists).tolist()]
-        out.write("".join(f"{r},{t},{name},{v}\n" for r, t, v in zip(runs, topics, values)))
+        out.write("".join(f"{run_of[r]},{t},{name},{_number(x)},{tags[r]}\n"
+                          for r, t, x in zip(rid, topics, v.tolist())))
+    for i in range(len(runs)):
+        out.write("".join(f"{run_of[i]},all,{_csv_field(str(m))},{_number(s[i])},{tags[i]}\n"
+                          for m, s in zip(table.measures, table.summaries)))
+
+
+def _print_json(table: _Table, lists: RankedLists, runs, rel, version, out) -> None:
+    """One object per run: file name, tag, num_q, the ``all`` values and the per-topic values,
+    keyed by canonical measure name (``trec_names`` maps them to trec_eval's line names)."""
+    import json
+
+    keys = [str(m) for m in table.measures]
+    doc = []
+    for i, run in enumerate(runs):
+        rows = range(table.bounds[i], table.bounds[i + 1])
+        doc.append({
+            "run": run.name, "tag": run.tag, "num_q": int(table.n_q[i]),
+            "trec_names": dict(zip(keys, table.names)),
+            "all": {k: _json_value(s[i]) for k, s in zip(keys, table.summaries)},
+            "topics": {str(lists.topics[b]): {k: _json_value(v[b]) for k, v in zip(keys, table.values)}
+                       for b in rows},
+        })
+    json.dump({"version": version, "relevance_level": rel, "runs": doc}, out, indent=1)
+    out.write("\n")
+
+
+def _json_value(v):
+    v = float(v)
+    return v if v == v else None
 
 
 def _describe(name: str) -> str:
@@ -107,6 +215,30 @@ def _describe(name: str) -> str:
 
 # names trec_eval accepts with -m that every ``all`` block prints anyway
 _ALWAYS_PRINTED = ("runid", "num_q")
+_FORMATS = {"-R": ("qrels", "relevance judgements"), "-T": ("trec_results", "run")}
+
+
+def _always_printed(given: list[str], n_runs: int) -> set[str]:
+    """runid and num_q print, as trec_eval, when named or when a set (official, all_trec, ...)
+    is: ``-m map`` alone prints neither. With several runs runid always prints: it separates
+    the runs' blocks (trec_eval takes one run)."""
+    names = {g.strip() for g in given}
+    out = {n for n in _ALWAYS_PRINTED if n in names or names & set(MEASURE_SETS) or names & _NICKNAMES}
+    return out | ({"runid"} if n_runs > 1 else set())
+
+
+# trec_eval's nicknames (measures.c); each names runid and num_q
+_NICKNAMES = {"official", "all_trec", "set", "all_prefs", "prefs", "qrels_jg"}
+
+
+def _atol(text: str) -> int:
+    """An integer option read as trec_eval's atol: leading digits; beyond a C long, no limit."""
+    import re
+
+    m = re.match(r"\s*([+-]?\d+)", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer")
+    return int(m.group(1))
 
 
 def _parser(prog: str = "maxent evaluate") -> argparse.ArgumentParser:
@@ -115,6 +247,7 @@ def _parser(prog: str = "maxent evaluate") -> argparse.ArgumentParser:
         description="Evaluate TREC runs; trec_eval-compatible output.",
         formatter_class=HelpFormatter,
         epilog="examples:\n  python -m maxent.evaluate qrels.txt run.gz -m map -m P.10 -q\n"
+               "  python -m maxent.evaluate qrels.txt run.gz -m P -m ndcg_cut.10,20   # families as trec_eval\n"
                "  python -m maxent.evaluate qrels.txt runs/ -m 'nDCG@10(gain=exp)' -m GAP --format csv\n"
                "  python -m maxent.evaluate qrels.txt run.gz --score-precision double   # as trec_eval 10.0\n"
                "  python -m maxent.evaluate --describe GAP\n",
@@ -122,22 +255,58 @@ def _parser(prog: str = "maxent evaluate") -> argparse.ArgumentParser:
     p.add_argument("qrels", nargs="?", help="qrels file (qid iter docno grade)")
     p.add_argument("runs", nargs="*", help="run files or directories of runs")
     p.add_argument("-m", dest="measures", action="append",
-                   help="measure (ir_measures or trec_eval name, or a set: official, all_trec); "
+                   help="measure (ir_measures or trec_eval name; a bare trec_eval family such as P "
+                        "gives its default cutoffs, P.5,10 chosen ones; or a set: official, all_trec); "
                         "repeatable (default: official)")
     p.add_argument("-q", dest="per_topic", action="store_true", help="print per-topic values too")
+    p.add_argument("-n", dest="summary", action="store_false",
+                   help="no summary: print no 'all' lines (trec_eval --nosummary)")
     p.add_argument("-c", dest="complete", action="store_true",
                    help="average over all qrels topics, missing topics scoring 0")
     p.add_argument("-l", dest="rel", type=int, default=None,
                    help="relevance threshold of binary measures, >= 0 (0: every judged document "
                         "is relevant; default: each measure's own, 1)")
-    p.add_argument("-M", dest="depth", type=int, default=None,
-                   help="documents per topic kept (default: all, as trec_eval)")
+    p.add_argument("-M", dest="depth", type=_atol, default=None,
+                   help="documents per topic kept (default: all, as trec_eval; beyond 2^62: all)")
+    p.add_argument("-N", dest="num_docs", type=_atol, default=None,
+                   help="number of documents in the collection (trec_eval -N; only trec_eval's "
+                        "utility uses it, which is not implemented here, so it changes no line)")
+    p.add_argument("-J", dest="judged_only", action="store_true",
+                   help="judged documents only: drop unjudged documents from every ranked list "
+                        "before evaluating (trec_eval -J)")
+    p.add_argument("-Z", dest="zscores", metavar="ZMEAN_FILE",
+                   help="print z-scores against the 'qid measure mean stddev' lines of this file "
+                        "(trec_eval -Z)")
+    p.add_argument("-R", dest="rel_format", default="qrels",
+                   help="relevance judgements format: only qrels (trec_eval's default)")
+    p.add_argument("-T", dest="results_format", default="trec_results",
+                   help="run format: only trec_results (trec_eval's default)")
     p.add_argument("--score-precision", choices=("single", "double"), default="single",
-                   help=SCORE_PRECISION_HELP)
-    p.add_argument("--format", choices=("trec", "csv"), default="trec", help="output format")
+                   help=SCORE_PRECISION_HELP + "; double also takes trec_eval 10.0's iprec_at_recall rounding")
+    p.add_argument("--format", choices=("trec", "csv", "json"), default="trec", help="output format")
+    p.add_argument("--quiet", action="store_true", help="print no warnings")
     p.add_argument("--describe", metavar="MEASURE", help="print a measure's definition and exit")
     p.add_argument("--debug", action="store_true", help="show tracebacks")
     return p
+
+
+def _fold(messages: list[str]) -> list[str]:
+    """Warnings that repeat per run (``run X: ...`` with the same rest) folded into one line
+    naming how many runs, and the first of them."""
+    groups: dict[str, list[str]] = {}
+    for message in messages:
+        head, sep, rest = message.partition(": ")
+        key = rest if sep and head.startswith("run ") else message
+        groups.setdefault(key, []).append(head[4:] if key is rest else "")
+    out = []
+    for key, runs in groups.items():
+        if len(runs) > 1 and runs[0]:
+            out.append(f"{len(runs)} runs ({runs[0]}, {runs[1]}{', ...' if len(runs) > 2 else ''}): {key}")
+        elif runs[0]:
+            out.append(f"run {runs[0]}: {key}")
+        else:
+            out.append(key)
+    return out
 
 
 def _run_cli(args, p) -> int:
@@ -146,11 +315,21 @@ def _run_cli(args, p) -> int:
         return 0
     if not args.qrels or not args.runs:
         p.error("QRELS and at least one RUN are required")
+    for flag, value in (("-R", args.rel_format), ("-T", args.results_format)):
+        want, what = _FORMATS[flag]
+        if value != want:
+            raise MeasureNameError(f"{flag} {value}: unsupported {what} format; only {want} (trec_eval's "
+                                   "default) is read")
+    if args.depth is not None and args.depth >= 2**62:
+        args.depth = None
     check_options(args)
-    names = [m for m in (args.measures or ["official"]) if m.strip() not in _ALWAYS_PRINTED]
-    measures = resolve_measures(names, args.rel) if names else []
-    if args.format == "csv" and not measures:
-        raise MeasureNameError("--format csv needs at least one measure besides runid/num_q")
+    version = "10.0" if args.score_precision == "double" else "9.0.7"
+    given = args.measures or ["official"]
+    names = [m for m in trec_eval_args(given, MEASURE_SETS) if m.strip() not in _ALWAYS_PRINTED]
+    measures = resolve_measures(names, args.rel, args.score_precision) if names else []
+    if args.format != "trec" and not measures:
+        raise MeasureNameError(f"--format {args.format} needs at least one measure besides runid/num_q")
+    zscores = _read_zscores(args.zscores) if args.zscores else None
     with phase(f"reading qrels {args.qrels}"), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", InputWarning)
         qrels = read_qrels(args.qrels)
@@ -161,15 +340,24 @@ def _run_cli(args, p) -> int:
         runs = read_runs(args.runs)
         lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
                           precision=args.score_precision)
+    retrieved = lists.lengths > 0   # trec_eval's per-topic lines: topics the run has results for
+    if args.judged_only:
+        lists = judged_only(lists)
     # trec_eval is silent about qrels topics a run lacks, not about lines it cannot use
-    for message in messages + [str(w.message) for w in caught]:
-        if "have no results" not in message:
+    if not args.quiet:
+        for message in _fold([m for m in messages + [str(w.message) for w in caught]
+                              if "have no results" not in m]):
             print(f"warning: {message}", file=sys.stderr)
+    level = 1 if args.rel is None else args.rel
     with phase(f"evaluating {len(lists)} lists and writing"):
+        table = _Table(lists, measures, runs, level, version, zscores)
         if args.format == "csv":
-            _print_csv(lists, measures, sys.stdout)
+            _print_csv(table, lists, runs, sys.stdout)
+        elif args.format == "json":
+            _print_json(table, lists, runs, level, version, sys.stdout)
         else:
-            _print_trec(lists, measures, runs, args.per_topic, sys.stdout)
+            _print_trec(table, lists, runs, args.per_topic, args.summary, zscores is not None, retrieved,
+                        _always_printed(given, len(runs)), sys.stdout)
         sys.stdout.flush()
     return 0
 

@@ -21,13 +21,15 @@ from maxent.trec import Qrels, Run
 if TYPE_CHECKING:  # pandas is imported where a frame is built, not at start-up
     import pandas as pd
 
-__all__ = ["evaluate", "evaluate_lists", "aggregate", "run_summary", "resolve_measures"]
+__all__ = ["evaluate", "evaluate_lists", "aggregate", "run_summary", "resolve_measures", "judged_only"]
 
 
 def resolve_measures(measures: str | Metric | Iterable[str | Metric],
-                     rel: int | None = None) -> list[Metric]:
+                     rel: int | None = None, score_precision: str = "single") -> list[Metric]:
     """Names (or the sets ``official``/``all_trec``), metric objects or ir_measures measures ->
-    unique metric objects; ``rel`` (trec_eval ``-l``) sets every binary measure's threshold."""
+    unique metric objects; ``rel`` (trec_eval ``-l``) sets every binary measure's threshold;
+    ``score_precision="double"`` (trec_eval 10.0) gives every measure with a ``rule`` (IPrec,
+    11pt_avg) 10.0's rounding rule."""
     if isinstance(measures, (str, Metric)) or hasattr(measures, "params"):  # one name, metric or ir_measures measure
         measures = [measures]
     elif measures is None or isinstance(measures, (bytes, dict)) or not hasattr(measures, "__iter__"):
@@ -51,7 +53,24 @@ def resolve_measures(measures: str | Metric | Iterable[str | Metric],
         raise MeasureNameError("no measure given")
     if rel is not None:
         out = [dataclasses.replace(m, rel=int(rel)) if "rel" in m.PARAMS else m for m in out]
+    if score_precision not in ("single", "double"):
+        raise ParameterError(f"score_precision must be 'single' or 'double', got {score_precision!r}")
+    if score_precision == "double":   # trec_eval 10.0: lround(x R) for iprec_at_recall
+        out = [dataclasses.replace(m, rule="10") if "10" in (getattr(m.PARAMS.get("rule"), "choices", None) or ())
+               else m for m in out]
     return list(dict.fromkeys(out))
+
+
+def judged_only(lists: RankedLists) -> RankedLists:
+    """The lists without their unjudged documents (trec_eval ``-J``): each list keeps its judged
+    documents in rank order, after the depth cut, so ``num_ret`` counts judged documents only.
+    Documents judged with a negative grade are removed too, as trec_eval does."""
+    inside = np.arange(lists.depth)[None, :] < lists.lengths[:, None]
+    keep = inside & (lists.grades >= 0)
+    order = np.argsort(~keep, axis=1, kind="stable")   # judged first, in rank order
+    grades = np.take_along_axis(lists.grades, order, axis=1)
+    lengths = keep.sum(axis=1).astype(np.int64)
+    return RankedLists.from_grades(grades, lists.rel_counts, lengths, lists.runs, lists.topics)
 
 
 def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFrame":
@@ -68,7 +87,7 @@ def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFr
 
 def evaluate(qrels: Qrels | str, runs: Run | str | Sequence[Run | str], measures=("AP", "P@10", "nDCG"), *,
              depth: int | None = None, complete: bool = False, rel: int | None = None,
-             score_precision: str = "single") -> "pd.DataFrame":
+             score_precision: str = "single", judged_docs_only: bool = False) -> "pd.DataFrame":
     """Evaluate runs: one row per (run, topic, measure) with its value.
 
     Parameters
@@ -80,7 +99,8 @@ def evaluate(qrels: Qrels | str, runs: Run | str | Sequence[Run | str], measures
     depth : trec_eval ``-M`` (default None: all); complete : trec_eval ``-c``;
     rel : trec_eval ``-l``
     score_precision : ``single`` (trec_eval 9.x, pytrec_eval: C floats) or ``double``
-        (trec_eval 10.0)
+        (trec_eval 10.0, also its iprec_at_recall rounding)
+    judged_docs_only : trec_eval ``-J``: unjudged documents are removed before evaluating
 
     See Also
     --------
@@ -88,10 +108,10 @@ def evaluate(qrels: Qrels | str, runs: Run | str | Sequence[Run | str], measures
     """
     depth = check_depth(depth)
     qrels = as_qrels(qrels)
-    measures = resolve_measures(measures, rel)
+    measures = resolve_measures(measures, rel, score_precision)
     loaded = as_runs(runs)
     lists = rank_runs(loaded, qrels, depth=depth, complete=complete, precision=score_precision)
-    return evaluate_lists(lists, measures)
+    return evaluate_lists(judged_only(lists) if judged_docs_only else lists, measures)
 
 
 def run_summary(m: Metric, v: np.ndarray, run_id: np.ndarray, n_runs: int) -> np.ndarray:

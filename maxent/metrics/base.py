@@ -109,11 +109,42 @@ class Metric:
         return hash(str(self))
 
     def trec_name(self) -> str:
-        """The name trec_eval prints (``P_10``, ``map_cut_10``), else the canonical name."""
+        """The name trec_eval prints (``P_10``, ``map_cut_10``), else the canonical name; see
+        :meth:`trec_label` for the name of a line that must not mean something else."""
         if self.TREC_NAME is None:
             return str(self)
         at = getattr(self, "cutoff", None) if self.AT_PARAM == "cutoff" else None
-        return self.TREC_NAME if at is None else f"{self.TREC_CUT_NAME or self.TREC_NAME}_{at}"
+        if at is None:
+            return self.TREC_NAME
+        if self.TREC_CUT_NAME is None and self.TREC_SUFFIX != "cutoff":
+            return self.TREC_NAME   # no trec_eval family with a cutoff (recip_rank)
+        return f"{self.TREC_CUT_NAME or self.TREC_NAME}_{at}"
+
+    def _trec_expresses(self, key: str, value, rel: int, version: str) -> bool:
+        """Whether trec_eval ``version`` run with ``-l rel`` computes this measure with parameter
+        ``key`` at ``value`` under :meth:`trec_name` (subclasses add their own parameters)."""
+        if key == "rel":
+            return value == rel
+        if key == self.AT_PARAM:
+            return value is None or self.TREC_CUT_NAME is not None or self.TREC_SUFFIX == key
+        if value == self.PARAMS[key].default:
+            return True
+        # a suffix parameter of the uncut name (ndcg.1=3,2=9)
+        at = getattr(self, self.AT_PARAM) if self.AT_PARAM else None
+        return key == self.TREC_SUFFIX and at is None and isinstance(value, tuple)
+
+    def trec_label(self, rel: int = 1, version: str = "9.0.7") -> str:
+        """The name of this measure's lines in trec_eval's format: :meth:`trec_name` when trec_eval
+        ``version`` with ``-l rel`` computes exactly this measure, else that name followed by the
+        parameters it cannot express (``ndcg_cut_10(gain=exp)``, ``map(rel=2)``); a measure
+        trec_eval lacks keeps its canonical name (``GAP``)."""
+        if self.TREC_NAME is None:
+            return str(self)
+        extra = [(k, getattr(self, k)) for k in self.PARAMS
+                 if not self._trec_expresses(k, getattr(self, k), rel, version)]
+        if not extra:
+            return self.trec_name()
+        return self.trec_name() + "(" + ",".join(f"{k}={format_value(v)}" for k, v in extra) + ")"
 
     def _check(self, cond: bool, msg: str) -> None:
         if not cond:

@@ -14,7 +14,18 @@ from maxent.metrics.base import Metric
 from maxent.metrics.registry import METRICS
 
 __all__ = ["parse_measure", "parse_measures", "as_measure", "ALIASES", "TREC_NAMES", "aliases", "trec_names",
-           "IR_MEASURES_NAMES"]
+           "IR_MEASURES_NAMES", "TREC_DEFAULT_PARAMS", "trec_eval_args"]
+
+_CUTS = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+TREC_DEFAULT_PARAMS: dict[str, tuple] = {
+    # trec_eval's default parameters of each measure family (the cutoff arrays of its m_*.c):
+    # a bare family name (``-m P``) names one measure per value, as trec_eval prints them
+    "P": _CUTS, "recall": _CUTS, "ndcg_cut": _CUTS, "map_cut": _CUTS, "relative_P": _CUTS,
+    "P_avgjg": _CUTS, "success": (1, 5, 10),
+    "iprec_at_recall": tuple(x / 10 for x in range(11)),
+    "Rprec_mult": tuple(x / 10 for x in range(2, 21, 2)),
+    "Rprec_mult_avgjg": tuple(x / 10 for x in range(2, 21, 2)),
+}
 
 _CACHE: dict[str, dict] = {}
 
@@ -151,7 +162,11 @@ def _parse_trec(text: str) -> list[Metric] | None:
     for base in sorted(table, key=len, reverse=True):
         cls, fixed, pname = table[base]
         if text == base:
-            return [_build(cls, dict(fixed), text)]
+            defaults = _family_defaults(base, cls, pname)
+            if defaults is None:
+                return [_build(cls, dict(fixed), text)]
+            kind = cls.PARAMS[pname].dtype
+            return [_build(cls, dict(fixed, **{pname: kind(v)}), text) for v in defaults]
         for sep in (".", "_"):
             if pname is not None and text.startswith(base + sep):
                 rest = text[len(base) + 1:]
@@ -168,6 +183,39 @@ def _parse_trec(text: str) -> list[Metric] | None:
                     out.append(_build(cls, dict(fixed, **{pname: num}), text))
                 return out
     return None
+
+
+def _family_defaults(base: str, cls, pname: str | None) -> tuple | None:
+    """trec_eval's default parameter values of a family name (``P``: 5 ... 1000), or None when
+    the bare name is one measure (``map``, ``ndcg``)."""
+    if pname is None or pname == "gain":
+        return None
+    own = getattr(cls, "TREC_DEFAULTS", None)   # a class may state its family's defaults
+    if isinstance(own, dict):
+        own = own.get(base)
+    return tuple(own) if own else TREC_DEFAULT_PARAMS.get(base)
+
+
+def trec_eval_args(names: Iterable[str], sets: dict[str, list[str]] | None = None) -> list[str]:
+    """``-m`` arguments as trec_eval reads them: a family's parameters come from its first
+    ``name.params`` argument, which then applies wherever the family is named (bare, with
+    other parameters, or inside a set such as ``official``); ``-m P.5 -m P.10`` is P_5 only,
+    ``-m official -m P.10`` prints P_10 and no other P. Sets are expanded (``sets``)."""
+    sets = sets or {}
+    table = trec_names()
+    first: dict[str, str] = {}
+    for name in names:
+        base, dot, params = name.strip().partition(".")
+        if dot and base in table and table[base][2] is not None:
+            first.setdefault(base, params)
+    out = []
+    for name in names:
+        for member in sets.get(name.strip(), [name]):
+            base = member.strip().partition(".")[0]
+            if base in first:
+                member = f"{base}.{first[base]}"
+            out.append(member)
+    return out
 
 
 def _int_text(v: str, where: str) -> str:

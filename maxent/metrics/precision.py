@@ -173,22 +173,31 @@ class Success(Metric):
 class IPrec(Metric):
     r"""Interpolated precision at recall level x (trec_eval ``iprec_at_recall_x``).
 
-    With c = round(x R) (half away from zero, as trec_eval 10's ``lround``) and r_c the rank
-    of the c-th relevant retrieved document (r_0 = 1): :math:`\max_{r_c \le n \le N} P(n)`;
-    0 when fewer than c were retrieved. No expectation.
+    With c the number of relevant documents recall x stands for and r_c the rank of the c-th
+    relevant retrieved document (r_0 = 1): :math:`\max_{r_c \le n \le N} P(n)`; 0 when fewer
+    than c were retrieved. ``rule`` is how c comes from x R: ``9`` (default) as trec_eval
+    9.0.7, :math:`c = \lfloor x R + 0.9 \rfloor` (so recall 0.1 of R = 1 to 9 needs one
+    relevant document); ``10`` as trec_eval 10.0, ``lround(x R)`` (half away from zero).
+    ``score_precision="double"`` (the command's ``--score-precision double``) selects ``10``.
+    No expectation.
     """
 
     cutoff: float = 0.0
     rel: int = 1
+    rule: str = "9"
     NAME: ClassVar[str] = "IPrec"
     TREC_NAME: ClassVar[str] = "iprec_at_recall"
     TREC_SUFFIX: ClassVar[str] = "cutoff"
     TREC_ORDER: ClassVar[tuple] = (8,)
-    PARAMS: ClassVar = {"cutoff": Param(float, None, "recall level x in [0, 1]"), "rel": REL}
+    PARAMS: ClassVar = {"cutoff": Param(float, None, "recall level x in [0, 1]"), "rel": REL,
+                        "rule": Param(str, "9", "recall level to relevant count: 9 = trec_eval 9.0.7's "
+                                      "(long)(x R + 0.9), 10 = trec_eval 10.0's lround(x R)",
+                                      choices=("9", "10"))}
     HAS_EXPECTATION: ClassVar[bool] = False
 
     def __post_init__(self):
         object.__setattr__(self, "cutoff", float(self.cutoff))
+        object.__setattr__(self, "rule", str(self.rule))
         super().__post_init__()
 
     def validate(self):
@@ -198,14 +207,29 @@ class IPrec(Metric):
     def trec_name(self):
         return f"iprec_at_recall_{self.cutoff:.2f}"
 
+    def _trec_expresses(self, key, value, rel, version):
+        if key == "rule":   # each trec_eval has its own rule
+            return value == ("10" if version.startswith("10") else "9")
+        return super()._trec_expresses(key, value, rel, version)
+
+    def needed(self, n_rel: np.ndarray) -> np.ndarray:
+        """c, the relevant documents recall level x stands for, per list (``rule``)."""
+        t = self.cutoff * n_rel.astype(np.float64)
+        if self.rule == "10":                       # lround: half away from zero (t >= 0)
+            f = np.floor(t)
+            return (f + (t - f >= 0.5)).astype(np.int64)
+        return np.floor(t + 0.9).astype(np.int64)    # (long) (x * R + 0.9)
+
     def value(self, lists):
+        if lists.depth == 0:
+            return np.zeros(len(lists))
         rel = lists.grades >= self.rel
         cum = np.cumsum(rel, axis=1)
         n = np.arange(1, lists.depth + 1)
         inside = n[None, :] <= lists.lengths[:, None]
         prec = np.where(inside, cum / n, 0.0)
         best_after = np.maximum.accumulate(prec[:, ::-1], axis=1)[:, ::-1]  # max_{m >= n} P(m)
-        c = np.floor(self.cutoff * lists.n_rel(self.rel) + 0.5).astype(np.int64)
+        c = self.needed(lists.n_rel(self.rel))
         num_rel_ret = cum[:, -1]
         # rank index of the c-th relevant document (c = 0: rank 1)
         start = np.where(c > 0, (cum < c[:, None]).sum(axis=1), 0)
