@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from maxent import rank_runs, read_run
 from maxent.metrics import (AP, DCG, ERR, GAP, METRICS, NDCG, RBP, IPrec, NumRel, NumRelRet, NumRet,
                             Precision, Recall, RR, Success, gap_pivot)
+from maxent.metrics.trec_extra import NumNonRelJudgedRet, Utility
 from maxent.ranked import UNJUDGED, RankedLists
 from maxent.trec import Qrels
 
@@ -26,7 +27,8 @@ INSTANCES = [cls() for cls in METRICS] + [
     ERR(cutoff=5), ERR(gain="linear", max_grade=3), GAP(g=(0.2, 0.3, 0.5)), GAP(g=(0.5, 0.5), cutoff=6),
     RBP(p=0.5, cutoff=5, rel=2), RBP(gain="exp"), RBP(p=0.9, gain=((1, 3.0), (2, 1.0))),
 ]
-UNBOUNDED = (NumRet, NumRel, NumRelRet, DCG)  # counts and unnormalised DCG
+UNBOUNDED = (NumRet, NumRel, NumRelRet, NumNonRelJudgedRet, DCG, Utility)  # counts, unnormalised DCG, utility
+SIGNED = (Utility,)   # a retrieved non-relevant document costs 1
 
 
 def test_every_registered_metric_is_exercised():
@@ -104,7 +106,7 @@ def test_bounds(topic):
     lists = _reference_lists(docs, judged)
     for m in INSTANCES:
         v = m.value(lists)
-        assert np.isfinite(v).all() and (v >= 0).all(), m
+        assert np.isfinite(v).all() and (isinstance(m, SIGNED) or (v >= 0).all()), m
         if not isinstance(m, UNBOUNDED):
             assert (v <= 1 + 1e-12).all(), m
 
