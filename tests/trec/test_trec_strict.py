@@ -94,13 +94,18 @@ def test_score_forms_strtod_does_not_read_whole_or_not_finite(tmp_path, token, r
     assert e.value.line == 1 and e.value.reason == f"score {token!r} {reason}"
 
 
-def test_hexadecimal_scores_are_read_as_strtod(trec_eval, tmp_path):
+def test_hexadecimal_scores_are_read_as_strtod(tmp_path):
     # scores 1.5 (d2), 0x1p3 = 8 (d1), 0x.8 = 0.5 (d3): d1 first; d1 the only relevant: AP 1
     r = read_run(BAD / "run_score_hex.txt")
     assert r.score.tolist() == [1.5, 8.0, 0.5]
     qrels = tmp_path / "qrels.txt"
     qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
     assert _values(evaluate(qrels, BAD / "run_score_hex.txt", ["map", "P_1"])) == {"AP": 1.0, "P@1": 1.0}
+
+
+def test_hexadecimal_scores_as_trec_eval(trec_eval, tmp_path):
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("1 0 d1 1\n1 0 d2 0\n")
     for binary in trec_eval.values():
         out = subprocess.run([str(binary), "-m", "map", str(qrels), str(BAD / "run_score_hex.txt")],
                              capture_output=True, text=True, check=True).stdout
@@ -172,7 +177,13 @@ def test_uint64_qids_above_2_63_stay_exact():
 
 
 # ------------------------------------------------------------------ qids as they were read
-def test_qids_print_as_read(trec_eval):
+def _q_rows(code_out_err) -> dict[str, str]:
+    code, out, err = code_out_err
+    assert code == 0 and err == ""
+    return {line.split("\t")[1]: line.split("\t")[2] for line in out.splitlines() if line.startswith("map")}
+
+
+def test_qids_print_as_read():
     # \xff, \xfe (not UTF-8), a 200-byte qid and a 201-byte one sharing its first 128 bytes,
     # 'é1' (UTF-8). Hand: \xff and the 200-byte qid have their relevant document first (AP 1),
     # \xfe and the 201-byte one second (AP 0.5)
@@ -181,11 +192,13 @@ def test_qids_print_as_read(trec_eval):
     assert sorted(q.topics) == sorted(["\\xff", "\\xfe", long, long + "x", "é1"])
     assert all(len(q.docnos[t]) == 1 for t in q.topics)
     assert sorted(read_run(BAD / "run_qid_names.txt").topics) == sorted(q.topics)
-    code, out, err = _cli([BAD / "qrels_qid_names.txt", BAD / "run_qid_names.txt", "-q", "-m", "map"])
-    assert code == 0 and err == ""
-    rows = {line.split("\t")[1]: line.split("\t")[2] for line in out.splitlines() if line.startswith("map")}
+    rows = _q_rows(_cli([BAD / "qrels_qid_names.txt", BAD / "run_qid_names.txt", "-q", "-m", "map"]))
     assert rows == {"\\xff": "1.0000", "\\xfe": "0.5000", long: "1.0000", long + "x": "0.5000",
                     "é1": "1.0000", "all": "0.8000"}
+
+
+def test_qids_print_as_trec_eval_prints_them(trec_eval):
+    rows = _q_rows(_cli([BAD / "qrels_qid_names.txt", BAD / "run_qid_names.txt", "-q", "-m", "map"]))
     done = subprocess.run([str(trec_eval["9.0.7"]), "-q", "-m", "map", str(BAD / "qrels_qid_names.txt"),
                            str(BAD / "run_qid_names.txt")], capture_output=True, check=True).stdout
     want = {line.split(b"\t")[1].decode("utf-8", "backslashreplace"): line.split(b"\t")[2].decode()
