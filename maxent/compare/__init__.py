@@ -1,4 +1,4 @@
-"""Which systems really differ? Paired significance tests, corrections and effect sizes.
+r"""Which systems really differ? Paired significance tests, corrections and effect sizes.
 
 :func:`compare` (``maxent compare QRELS RUN... -m AP -m nDCG@10``) evaluates every run per
 topic, then compares every pair of runs (or each against a baseline) on the same topics, as

@@ -34,9 +34,11 @@ __all__ = ["BLOCK_ELEMENTS", "block_rows", "resample_topics", "resample_indices"
 BLOCK_ELEMENTS = 2 ** 22
 
 
-def block_rows(n_columns: int, n_rows: int, elements: int = BLOCK_ELEMENTS) -> int:
-    """Rows of ``n_columns`` numbers per block: at most ``elements`` numbers, at least 1 row,
-    at most ``n_rows`` (one block when everything fits)."""
+def block_rows(n_columns: int, n_rows: int, elements: int | None = None) -> int:
+    """Rows of ``n_columns`` numbers per block: at most ``elements`` (default
+    :data:`BLOCK_ELEMENTS`) numbers, at least 1 row, at most ``n_rows`` (one block when
+    everything fits)."""
+    elements = BLOCK_ELEMENTS if elements is None else elements
     return max(1, min(int(n_rows), int(elements) // max(1, int(n_columns))))
 
 

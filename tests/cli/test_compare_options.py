@@ -182,6 +182,12 @@ def test_compare_measures_digits_details_formats():
     (["--bootstrap", "-1"], "--bootstrap: must be >= 1, got -1"),
     (["-M", "0"], "-M: the depth must be >= 1"),
     (["-l", "-2"], "-l: the relevance level must be >= 0, got -2"),
+    (["--seed", "-1"], "--seed: must be an integer >= 0, got -1"),
+    (["--seed", "x"], "--seed: must be an integer, got 'x'"),
+    (["--permutations", "1.5"], "--permutations: must be an integer, got '1.5'"),
+    (["--permutations", "1e10"], "--permutations: must be at most 1e9 (1000000000), got 10000000000"),
+    (["--bootstrap", "1e8"], "--bootstrap: must be at most 1e7 (10000000), got 100000000"),
+    (["--bootstrap", "inf"], "--bootstrap: must be an integer, got 'inf'"),
 ])
 def test_compare_bad_values_name_the_option(argv, words):
     code, out, err = _run(compare_main, [QRELS, *THREE, "-m", "AP", *argv])
@@ -222,3 +228,9 @@ def test_compare_legend_and_markdown_details():
     head = next(i for i, ln in enumerate(lines) if ln.startswith("| measure | run a"))
     assert lines[head + 1] == "|---|---|---|" + "---:|" * 8
     assert all(ln.startswith("| AP | ") and ln.endswith(" |") for ln in lines[head + 2: head + 5])
+
+
+def test_compare_counts_in_scientific_notation_and_large_seeds():
+    doc = _compare_json("--permutations", "3e2", "--bootstrap", "2e2", "--seed", str(2 ** 70))
+    assert doc["settings"]["permutations"] == 300 and doc["settings"]["bootstrap"] == 200
+    assert doc["settings"]["seed"] == 2 ** 70

@@ -101,3 +101,41 @@ def test_paired_bootstrap_asl_uses_the_shared_indices():
     w = d - d.mean(axis=1, keepdims=True)
     want = (np.abs(_t_stat(w[:, idx])) >= np.abs(_t_stat(d))[:, None] - 1e-12).mean(axis=1)
     assert np.array_equal(paired_bootstrap_asl(d, n_boot=250, seed=4), want)
+
+
+@pytest.mark.parametrize("high", [2, 3, 30, 2 ** 31 - 1, 2 ** 33])
+def test_integers_in_row_blocks_are_the_one_call_stream(high):
+    """The blocked resampling relies on this: ``Generator.integers`` (int64, the default) gives
+    the same numbers in several calls as in one, for odd block sizes too (the half-used 32-bit
+    word stays in the bit generator); a small dtype buffers locally and does not."""
+    whole = np.random.default_rng(9).integers(0, high, size=(23, 7))
+    rng = np.random.default_rng(9)
+    parts = [rng.integers(0, high, size=(r, 7)) for r in (1, 5, 3, 13, 1)]
+    assert np.array_equal(np.concatenate(parts), whole)
+    rng = np.random.default_rng(9)
+    assert np.array_equal(np.concatenate([rng.random((r, 7)) for r in (4, 19)]),
+                          np.random.default_rng(9).random((23, 7)))
+    if high <= 255:
+        small = np.random.default_rng(9).integers(0, high, size=(23, 7), dtype=np.uint8)
+        rng = np.random.default_rng(9)
+        split = np.concatenate([rng.integers(0, high, size=(r, 7), dtype=np.uint8) for r in (1, 5, 3, 13, 1)])
+        assert not np.array_equal(split, small)
+
+
+def test_resample_indices_do_not_depend_on_the_block():
+    from maxent.stats import resample_indices, resample_topics
+
+    whole = resample_indices(13, 101, seed=4)
+    assert np.array_equal(np.concatenate(list(resample_topics(13, 101, seed=4, block=10))), whole)
+
+
+@pytest.mark.parametrize("block", [1, 7, 64, 1000])
+def test_blocked_tests_equal_one_block(block):
+    from maxent.stats import effect_sizes, randomisation_test
+
+    d = np.random.default_rng(3).normal(0.03, 0.2, size=(4, 21))
+    assert np.array_equal(paired_bootstrap_asl(d, 999, seed=5, block=block), paired_bootstrap_asl(d, 999, seed=5))
+    assert np.array_equal(randomisation_test(d, 999, seed=5, block=block), randomisation_test(d, 999, seed=5))
+    exact = d[:, :9]                                              # 2^9 <= 999: enumerated in blocks
+    assert np.array_equal(randomisation_test(exact, 999, block=block), randomisation_test(exact, 999))
+    assert effect_sizes(d, 999, seed=5, block=block, kept=2 * 999).equals(effect_sizes(d, 999, seed=5))
