@@ -23,7 +23,8 @@ def _lines(text):
 
 
 def test_trec_format_default_measures(te, capsys):
-    assert main([str(te / "qrels.test"), str(te / "results.test")]) == 0
+    # out.test is trec_eval 10.0's output: its iprec_at_recall rule is the double mode's
+    assert main([str(te / "qrels.test"), str(te / "results.test"), "--score-precision", "double"]) == 0
     rows = _lines(capsys.readouterr().out)
     assert rows[0] == ["runid                 ", "all", "STANDARD"]
     assert rows[1] == ["num_q                 ", "all", "3"]
@@ -40,7 +41,7 @@ def test_per_topic_and_measure_selection(te, capsys):
     topics = [r[1] for r in rows if r[0].strip() == "map"]
     assert topics == ["301", "302", "303", "all"]
     assert [r[0].strip() for r in rows if r[1] == "301"] == ["map", "P_5", "P_10"]  # gm_map: no per-topic line
-    assert [r[0].strip() for r in rows if r[1] == "all"] == ["runid", "num_q", "map", "gm_map", "P_5", "P_10"]
+    assert [r[0].strip() for r in rows if r[1] == "all"] == ["map", "gm_map", "P_5", "P_10"]  # as trec_eval
     # oracle: out.test.aq
     aq = {(r[0].strip(), r[1]): r[2] for r in _lines((te / "out.test.aq").read_text())}
     for r in rows:
@@ -51,13 +52,14 @@ def test_per_topic_and_measure_selection(te, capsys):
 def test_complete_and_depth_flags(te, capsys):
     # results.trunc lacks some topics: -c averages over all 3 qrels topics (oracle: out.test.aqc)
     for flags, golden in ((["-c"], "out.test.aqc"), (["-c", "-M100"], "out.test.aqcM")):
-        assert main([str(te / "qrels.test"), str(te / "results.trunc"), "-q", "-m", "map", "-m", "num_ret"] + flags) == 0
+        assert main([str(te / "qrels.test"), str(te / "results.trunc"), "-q", "-m", "map", "-m", "num_ret",
+                     "-m", "num_q"] + flags) == 0
         got = {(r[0].strip(), r[1]): r[2] for r in _lines(capsys.readouterr().out)}
         exp = {(r[0].strip(), r[1]): r[2] for r in _lines((te / golden).read_text())}
         for key in (("map", "all"), ("num_ret", "all"), ("num_q", "all")):
             assert got[key] == exp[key], (flags, key)
     # without -c, only the topics the run has are averaged
-    assert main([str(te / "qrels.test"), str(te / "results.trunc"), "-m", "map"]) == 0
+    assert main([str(te / "qrels.test"), str(te / "results.trunc"), "-m", "map", "-m", "num_q"]) == 0
     num_q = [r[2] for r in _lines(capsys.readouterr().out) if r[0].strip() == "num_q"][0]
     with pytest.warns(Warning):
         n_topics = len(set(evaluate(te / "qrels.test", te / "results.trunc", ["map"])["topic"]))
@@ -75,8 +77,10 @@ def test_csv_format_full_precision(te, capsys):
     assert main([str(te / "qrels.test"), str(te / "results.test"), "-m", "AP", "-m", "nDCG@10(gain=exp)",
                  "--format", "csv"]) == 0
     frame = pd.read_csv(io.StringIO(capsys.readouterr().out), dtype={"topic": str})
-    assert list(frame.columns) == ["run", "topic", "measure", "value"]
-    assert set(frame["measure"]) == {"AP", "nDCG(gain=exp)@10"} and len(frame) == 6
+    assert list(frame.columns) == ["run", "topic", "measure", "value", "tag"]
+    assert set(frame["measure"]) == {"AP", "nDCG(gain=exp)@10"} and len(frame) == 6 + 2   # and the all rows
+    assert (frame["tag"] == "STANDARD").all() and (frame["topic"] == "all").sum() == 2
+    frame = frame[frame["topic"] != "all"].drop(columns="tag")
     api = evaluate(te / "qrels.test", te / "results.test", ["AP", "nDCG(gain=exp)@10"])
     merged = frame.merge(api, on=["run", "topic", "measure"])
     assert len(merged) == 6 and np.array_equal(merged["value_x"].to_numpy(), merged["value_y"].to_numpy())

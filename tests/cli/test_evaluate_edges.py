@@ -97,7 +97,8 @@ def test_per_topic_rows_with_complete_as_trec_eval_9(tmp_path):
     # (trec_eval 9's loop over the run's topics), num_q 3 and means over 3 topics
     (tmp_path / "q").write_text("1 0 a 1\n2 0 b 1\n3 0 c 1\n")
     (tmp_path / "r").write_text("1 Q0 a 1 2.0 t\n3 Q0 x 1 2.0 t\n")
-    code, out, err = _cli([tmp_path / "q", tmp_path / "r", "-m", "map", "-m", "num_ret", "-q", "-c"])
+    code, out, err = _cli([tmp_path / "q", tmp_path / "r", "-m", "map", "-m", "num_ret", "-m", "num_q",
+                           "-m", "runid", "-q", "-c"])
     assert code == 0
     rows = [ln.split("\t") for ln in out.splitlines()]
     per_topic = [(m.strip(), t, v) for m, t, v in rows if t != "all"]
@@ -105,7 +106,7 @@ def test_per_topic_rows_with_complete_as_trec_eval_9(tmp_path):
                          ("num_ret", "3", "1"), ("map", "3", "0.0000")]
     assert _all(out) == {"runid": "t", "num_q": "3", "num_ret": "2", "map": "0.3333"}
     # without -c: the two topics only
-    got = _all(_cli([tmp_path / "q", tmp_path / "r", "-m", "map", "-q"])[1])
+    got = _all(_cli([tmp_path / "q", tmp_path / "r", "-m", "map", "-m", "num_q", "-q"])[1])
     assert got["num_q"] == "2" and got["map"] == "0.5000"
 
 
@@ -120,8 +121,14 @@ def test_csv_is_pandas_to_csv_text_without_pandas(tmp_path):
     assert code == 0
     qrels = read_qrels(QRELS)
     lists = rank_runs([read_run(odd), read_run(RUNS[1])], qrels)
-    want = evaluate_lists(lists, resolve_measures(measures)).to_csv(index=False, float_format="%.17g")
-    assert out == want
+    frame = evaluate_lists(lists, resolve_measures(measures))
+    frame["tag"] = [{"a,b\"c": read_run(odd).tag}.get(r, read_run(RUNS[1]).tag) for r in frame["run"]]
+    want = frame.to_csv(index=False, float_format="%.17g")
+    lines = out.splitlines(keepends=True)
+    wanted = want.splitlines(keepends=True)         # the same rows, measures in trec_eval's order
+    assert lines[0] == wanted[0] and sorted(lines[1:1 + len(frame)]) == sorted(wanted[1:])
+    assert len(lines) == 1 + len(frame) + 2 * len(measures)          # then each run's all rows
+    assert all(",all," in line for line in lines[1 + len(frame):])
 
 
 @pytest.mark.parametrize("fmt", ["trec", "csv"])

@@ -61,7 +61,7 @@ def test_evaluate_describe_format():
     code, out, _ = _run(evaluate_main, ["--describe", "GAP"])
     assert code == 0 and out.startswith("GAP") and "Parameters:" in out
     code, out, _ = _run(evaluate_main, [QRELS, runs[0], "-m", "map", "--format", "csv"])
-    assert out.splitlines()[0] == "run,topic,measure,value" and len(out.splitlines()) == 31
+    assert out.splitlines()[0] == "run,topic,measure,value,tag" and len(out.splitlines()) == 1 + 30 + 1
 
 
 # ------------------------------------------------------------- details of the output's form
@@ -75,7 +75,7 @@ def test_measure_order_is_trec_evals(shared_data):
     # cut measures after their family, by cutoff; measures trec_eval lacks at the end
     code, out, _ = _run(evaluate_main, [d / "qrels.test", d / "results.test", "-m", "ERR@5", "-m", "ndcg_cut.20,5",
                                         "-m", "P.10,5", "-m", "map", "-m", "map_cut.10"])
-    got = [ln.split("\t")[0].strip() for ln in out.splitlines()][2:]
+    got = [ln.split("\t")[0].strip() for ln in out.splitlines()]
     assert got == ["map", "P_5", "P_10", "ndcg_cut_5", "ndcg_cut_20", "map_cut_10", "ERR@5"]
 
 
