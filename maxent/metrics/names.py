@@ -218,12 +218,18 @@ def trec_eval_args(names: Iterable[str], sets: dict[str, list[str]] | None = Non
     return out
 
 
+_ATOL = re.compile(r"[ \t\n\v\f\r]*([+-]?[0-9]+)")
+
+
 def _int_text(v: str, where: str) -> str:
-    # trec_eval accepts "23.4" for an integer cutoff and truncates it (ndcg_cut.23.4 -> 23)
-    try:
-        return str(int(float(v)))
-    except ValueError:
-        raise MeasureNameError(f"{where}: {v!r} is not a number") from None
+    # an integer cutoff as trec_eval's atol reads it: its leading integer ("23.4" -> 23,
+    # "1e3" -> 1, "5abc" -> 5); text without one ("inf", "nan", "0x10") is atol's 0, which
+    # trec_eval rejects (Cannot initialize measure): here a MeasureNameError naming both
+    m = _ATOL.match(v)
+    if m is None:
+        raise MeasureNameError(f"{where}: cutoff {v!r} is not a number (trec_eval reads it as 0 "
+                               "and rejects it)")
+    return str(int(m.group(1)))
 
 
 def parse_measures(names: str | Iterable[str]) -> list[Metric]:

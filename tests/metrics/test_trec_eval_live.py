@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import io
+import re
 import subprocess
 from pathlib import Path
 
@@ -156,3 +157,34 @@ def test_nine_rule_differs_from_ten_somewhere(inputs):
     a = _values(_run_ours(["-q", "-m", "11pt_avg", str(qrels), str(run)]))
     b = _values(_run_ours(["-q", "-m", "ElevenPtAvg(rule=10)", str(qrels), str(run)]))
     assert a and b and a != b
+
+
+
+@pytest.mark.parametrize("name", ["P.inf", "P.-inf", "P.nan", "P_inf", "recall.5,inf", "P.0x10", "P.0"])
+def test_non_finite_cutoff_is_an_error_as_in_trec_eval(trec_eval, inputs, name):
+    """trec_eval's atol reads "inf"/"nan" as 0 and rejects the cutoff (``Cannot initialize
+    measure``); we raise a MeasureNameError naming the measure (not an OverflowError)."""
+    from maxent import MeasureNameError, parse_measures
+
+    _, qrels, run = inputs[0]
+    for version in ("9.0.7", "10.0"):
+        if name.startswith("P_"):
+            continue   # trec_eval's -m takes name.params only
+        done = subprocess.run([str(trec_eval[version]), "-m", name, str(qrels), str(run)],
+                              capture_output=True, text=True)
+        assert done.returncode != 0 and "Cannot initialize measure" in done.stderr, (version, done.stderr)
+    with pytest.raises(MeasureNameError, match=re.escape(name)) as err:
+        parse_measures(name)
+    bad = name.replace("_", ".").split(".", 1)[1].split(",")[-1]
+    assert f"'{bad}'" in str(err.value) or "got 0" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["ndcg_cut.1e999", "P.1e3", "P.5abc", "P.+7", "P. 8", "ndcg_cut.10,20,23.4"])
+def test_integer_cutoffs_read_as_trec_eval_atol(trec_eval, inputs, name):
+    """An integer cutoff is its leading integer, as trec_eval's atol reads it."""
+    _, qrels, run = inputs[0]
+    for version in ("9.0.7", "10.0"):
+        argv = ["-q", "-m", name, str(qrels), str(run)]
+        expected = _run_trec_eval(trec_eval[version], argv)
+        got = _run_ours((["--score-precision", "double"] if version == "10.0" else []) + argv)
+        assert expected and got == expected, version
