@@ -37,7 +37,7 @@ TREC_EVAL_SOURCES = REPO.parent / "shared" / "tools" / "trec_eval"
 
 @pytest.fixture(scope="session")
 def trec_eval(tmp_path_factory) -> dict[str, Path]:
-    """NIST's trec_eval built from source for this test session, the live oracle:
+    """NIST's trec_eval built from source once per test run, the live oracle:
     ``{"9.0.7": binary, "10.0": binary}``. Skips when the sources or a C compiler are absent."""
     import shutil
     import subprocess

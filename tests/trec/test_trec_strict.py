@@ -2,7 +2,7 @@
 reads the whole token, grades in frames and dicts as in files, qids printed as they were read,
 paths, folders and line ends that are not what they seem (tests/data/bad/README.md, third table).
 
-Oracles: NIST's trec_eval (the session fixture ``trec_eval``), C's strtod (through ctypes),
+Oracles: NIST's trec_eval (the fixture ``trec_eval``), C's strtod (through ctypes),
 hand calculations written beside the numbers.
 """
 from __future__ import annotations
