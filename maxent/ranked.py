@@ -3,7 +3,8 @@
 :class:`RankedLists` is a batch of B ranked lists (one per (run, topic)) as a B x N array of
 grades plus the qrels counts. Ranking follows trec_eval's ``form_res_rels.c``: score
 descending, ties by docno descending (strcmp), cut at depth ``-M`` (default: no cut); scores
-compared in single precision by default. Negative qrels grades are stored as ``UNJUDGED``.
+compared in single precision by default. Negative qrels grades are stored as ``UNJUDGED``;
+``pooled_unjudged`` marks them (trec_eval's RELVALUE_UNJUDGED: in the pool, not judged).
 """
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ __all__ = ["RankedLists", "rank_runs", "rank_setup", "check_depth", "rank_one", 
 
 UNJUDGED = -1
 """Grade stored for unjudged documents (and for padding beyond a list's length)."""
+POOLED_UNJUDGED = -2
+# rank_one's grade of a document with a negative qrels grade (assemble flags it, then stores
+# UNJUDGED); the parts of rank_one are internal, a RankedLists never holds -2
 
 
 @dataclass(frozen=True, eq=False)
@@ -38,6 +42,9 @@ class RankedLists:
     rel_counts : int array (B, L)
         R_z: judged documents of grade z = 0..L-1 of each list's topic.
     runs, topics : object arrays (B,)
+    pooled_unjudged : bool array (B, N) or None
+        Documents in the qrels with a negative grade (stored as ``UNJUDGED`` in ``grades``),
+        which trec_eval counts as pooled but unjudged (infAP); None when there are none.
     """
 
     grades: np.ndarray
@@ -45,6 +52,7 @@ class RankedLists:
     rel_counts: np.ndarray
     runs: np.ndarray
     topics: np.ndarray
+    pooled_unjudged: np.ndarray | None = None
 
     @classmethod
     def from_grades(cls, grades, rel_counts, lengths=None, runs=None, topics=None) -> "RankedLists":
@@ -113,15 +121,17 @@ class RankedLists:
 
     def take(self, index) -> "RankedLists":
         """A sub-batch (boolean mask or integer index over B)."""
+        pu = None if self.pooled_unjudged is None else self.pooled_unjudged[index]
         return RankedLists(self.grades[index], self.lengths[index], self.rel_counts[index],
-                           self.runs[index], self.topics[index])
+                           self.runs[index], self.topics[index], pu)
 
     def truncate(self, depth: int) -> "RankedLists":
         """The same lists cut at ``depth`` (trec_eval -M; None: no cut)."""
         if depth is None or depth >= self.depth:
             return self
+        pu = None if self.pooled_unjudged is None else self.pooled_unjudged[:, :depth]
         return RankedLists(self.grades[:, :depth], np.minimum(self.lengths, depth), self.rel_counts,
-                           self.runs, self.topics)
+                           self.runs, self.topics, pu)
 
 
 def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
@@ -164,8 +174,14 @@ def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.n
     return order
 
 
+def _pooled(grade: np.ndarray) -> np.ndarray:
+    """Qrels grades of found documents, negative ones as ``POOLED_UNJUDGED``."""
+    return np.where(grade < 0, POOLED_UNJUDGED, grade)
+
+
 def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_hash: np.ndarray) -> np.ndarray:
-    """Grade of each (topic code, docno) in the qrels; ``UNJUDGED`` when not judged or < 0.
+    """Grade of each (topic code, docno) in the qrels; ``UNJUDGED`` when not in the qrels,
+    ``POOLED_UNJUDGED`` (-2) when its grade is negative.
     Hash candidates are confirmed on topic and docno; a collision falls back to exact search."""
     index, q_topic, q_docno, q_grade = qrels.lookup
     out = np.full(len(codes), UNJUDGED, dtype=np.int64)
@@ -174,8 +190,8 @@ def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_has
         hit = np.flatnonzero(pos >= 0)
         p = pos[hit]
         if (q_docno[p] == docno[hit]).all() and (q_topic[p] == codes[hit]).all():
-            out[hit] = q_grade[p]
-            return np.where(out < 0, UNJUDGED, out)
+            out[hit] = _pooled(q_grade[p])
+            return out
     for ti in np.unique(codes):  # exact path: per-topic binary search
         sel = np.flatnonzero(codes == ti)
         jd = qrels.docnos[qrels.topics[ti]]
@@ -183,8 +199,8 @@ def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_has
             continue
         pos = np.minimum(np.searchsorted(jd, docno[sel]), len(jd) - 1)
         hit = jd[pos] == docno[sel]
-        out[sel[hit]] = qrels.grades[qrels.topics[ti]][pos[hit]]
-    return np.where(out < 0, UNJUDGED, out)
+        out[sel[hit]] = _pooled(qrels.grades[qrels.topics[ti]][pos[hit]])
+    return out
 
 
 def rank_runs(runs: Sequence[Run], qrels: Qrels, *, depth: int | None = None, complete: bool = False,
@@ -265,7 +281,8 @@ def rank_setup(qrels: Qrels, *, depth: int | None = None, complete: bool = False
 
 def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]]:
     """One run of :func:`rank_runs`: ``((name, topic codes of its lists, lengths, kept
-    grades in list order, whether it shares a topic with the qrels), [warning messages])``."""
+    grades in list order (-2 for negative qrels grades), whether it shares a topic with the
+    qrels), [warning messages])``."""
     depth, complete, T = setup.depth, setup.complete, len(qrels.topics)
     messages = []
     codes = topic_codes(run.qid, setup.topic_index)
@@ -320,9 +337,13 @@ def assemble(parts: Sequence[tuple], names: Sequence[str], qrels: Qrels,
     flat = np.concatenate([p[3] for p in parts])
     B, N = len(lengths), max(1, int(lengths.max(initial=0)))
     grades = np.full((B, N), UNJUDGED, dtype=np.int16)
+    pooled = None
     if len(flat):  # row-major order of the mask's True entries is the order of ``flat``
         grades[np.arange(N)[None, :] < lengths[:, None]] = flat
+        if flat.min() < UNJUDGED:   # negative qrels grades: flagged, then stored as UNJUDGED
+            pooled = grades == POOLED_UNJUDGED
+            grades[pooled] = UNJUDGED
     run_names = np.repeat(np.asarray([p[0] for p in parts], dtype=object), [len(p[1]) for p in parts])
     topic_names = np.asarray(qrels.topics, dtype=object)
     return RankedLists(grades, lengths, setup.counts_by_topic[tids], run_names,
-                       topic_names[tids] if B else np.zeros(0, dtype=object))
+                       topic_names[tids] if B else np.zeros(0, dtype=object), pooled)

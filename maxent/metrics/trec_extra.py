@@ -5,8 +5,8 @@ set_relative_P, set_map, set_F and num_nonrel_judged_ret.
 Every value is a per-topic evaluation measure without an expectation; sums run in rank order
 (``np.cumsum``, not numpy's pairwise sum), so that the printed digits are trec_eval's. A topic
 the run did not retrieve for (``-c``) scores 0, as trec_eval, which does not evaluate it.
-Negative qrels grades (trec_eval's "in pool but unjudged") are read as unjudged, so infAP
-equals trec_eval's on qrels without negative grades.
+Negative qrels grades (trec_eval's "in pool but unjudged") are read as unjudged; infAP also
+counts them as pooled (:attr:`~maxent.ranked.RankedLists.pooled_unjudged`), as trec_eval.
 """
 from __future__ import annotations
 
@@ -91,9 +91,10 @@ class _Extra(Metric):
 class InfAP(_Extra):
     r"""Inferred AP (Yilmaz & Aslam, CIKM 2006; trec_eval ``infAP``).
 
-    At the j-th rank (0-based) holding a relevant document, with k relevant and f judged
-    non-relevant documents in ranks 0..j (unjudged ones skipped, ε = 1e-5):
-    :math:`\frac1{j+1} + \frac{j}{j+1}\cdot\frac{k-1+f}{j}\cdot\frac{k-1+ε}{k-1+f+2ε}`
+    At the j-th rank (0-based) holding a relevant document, with k relevant, f judged
+    non-relevant and u pooled but unjudged documents (a negative qrels grade) in ranks 0..j
+    (documents not in the qrels skipped, ε = 1e-5):
+    :math:`\frac1{j+1} + \frac{j}{j+1}\cdot\frac{k-1+f+u}{j}\cdot\frac{k-1+ε}{k-1+f+2ε}`
     (1 at j = 0); summed and divided by R. No expectation.
     """
 
@@ -109,10 +110,11 @@ class InfAP(_Extra):
         nonrel = (g >= 0) & ~relevant
         k = np.cumsum(relevant, axis=1)
         f = np.cumsum(nonrel, axis=1)
+        u = 0 if lists.pooled_unjudged is None else np.cumsum(lists.pooled_unjudged, axis=1)
         fj = np.arange(lists.depth, dtype=np.float64)[None, :]
         km1 = (k - 1).astype(np.float64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            later = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((k - 1 + f) / fj)
+            later = (1.0 / (fj + 1.0) + (fj / (fj + 1.0)) * ((k - 1 + f + u) / fj)
                      * ((km1 + INFAP_EPSILON) / ((k - 1 + f) + 2 * INFAP_EPSILON)))
         term = np.where(fj == 0, 1.0, later)
         total = _seq_sum(np.where(relevant, term, 0.0))

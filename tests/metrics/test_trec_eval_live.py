@@ -188,3 +188,28 @@ def test_integer_cutoffs_read_as_trec_eval_atol(trec_eval, inputs, name):
         expected = _run_trec_eval(trec_eval[version], argv)
         got = _run_ours((["--score-precision", "double"] if version == "10.0" else []) + argv)
         assert expected and got == expected, version
+
+
+@pytest.mark.parametrize("level", ["1", "2", "3"])
+def test_infap_counts_negative_grades_as_pooled_unjudged(trec_eval, shared_data, level):
+    """qrels.rel_level grades 304 documents of topic 303 -1: trec_eval's infAP counts them as
+    in the pool but unjudged (m_infap.c, RELVALUE_UNJUDGED), every other measure as unjudged."""
+    d = shared_data / "trec_eval_test"
+    argv = ["-q", "-l", level, "-m", "all_trec", str(d / "qrels.rel_level"), str(d / "results.test")]
+    for version, extra in (("9.0.7", []), ("10.0", ["--score-precision", "double"])):
+        expected = {line for line in _run_trec_eval(trec_eval[version], argv).splitlines()
+                    if line.startswith("infAP")}
+        got = {line for line in _run_ours(extra + argv).splitlines() if line.startswith("infAP")}
+        assert len(expected) == 4 and got == expected, version
+
+
+def test_pooled_unjudged_flags_only_negative_grades(shared_data):
+    from maxent import rank_runs, read_qrels, read_runs
+
+    d = shared_data / "trec_eval_test"
+    lists = rank_runs(read_runs([d / "results.test"]), read_qrels(d / "qrels.rel_level"))
+    assert lists.pooled_unjudged.sum(axis=1).tolist() == [0, 0, 69]   # 69 of the 304 retrieved
+    assert (lists.grades[lists.pooled_unjudged] == -1).all()
+    assert rank_runs(read_runs([d / "results.test"]), read_qrels(d / "qrels.test")).pooled_unjudged is None
+    assert lists.take([2]).pooled_unjudged.shape == (1, lists.depth)
+    assert lists.truncate(10).pooled_unjudged.shape == (3, 10)
