@@ -8,7 +8,12 @@ Every public entry point taking qrels or runs passes them through :func:`as_qrel
 * a pandas frame with PyTerrier's columns (qrels ``qid, docno, label``; runs ``qid, docno,
   score``) or ir_datasets' (``query_id, doc_id, relevance`` / ``score``), detected by name;
 * a pytrec_eval dict (``{qid: {docno: grade}}``, ``{qid: {docno: score}}``);
-* a ranx ``Qrels`` / ``Run`` (anything with ``to_dict()``; a ranx run keeps its name).
+* a ranx ``Qrels`` / ``Run`` (anything with ``to_dict()``; a ranx run keeps its name);
+* an iterable (list, generator) of namedtuples with the fields ``query_id, doc_id,
+  relevance`` (qrels) or ``query_id, doc_id, score`` (a run), as ``ir_measures.Qrel`` /
+  ``ir_measures.ScoredDoc`` and ir_datasets' ``qrels_iter()`` / ``scoreddocs_iter()`` yield
+  (other fields, such as ``iteration``, are ignored), or an object with such a
+  ``qrels_iter()`` / ``scoreddocs_iter()`` method (an ir_datasets dataset).
 
 Several runs come as a list of these, a mapping ``{name: run}``, or one frame with a ``name``
 or ``run`` column. Identifiers are their text, as trec_eval reads them (an integer 7 is
@@ -19,6 +24,7 @@ scores must be finite; a dict's values must be int or float (not str, Decimal or
 """
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Iterable
@@ -41,6 +47,47 @@ RUN_COLUMNS = {"PyTerrier": ("qid", "docno", "score"), "ir_datasets": ("query_id
 """Column names of a run frame (topic, document, score), per convention."""
 RUN_NAME_COLUMNS = ("name", "run")
 """Columns that name each row's run in a frame of several runs."""
+QREL_FIELDS = ("query_id", "doc_id", "relevance")
+"""Fields of a qrels record (``ir_measures.Qrel``, ir_datasets' ``TrecQrel``)."""
+RUN_FIELDS = ("query_id", "doc_id", "score")
+"""Fields of a run record (``ir_measures.ScoredDoc``, ir_datasets' ``GenericScoredDoc``)."""
+
+
+def _is_record(x, fields: tuple[str, ...]) -> bool:
+    """A namedtuple (or any tuple with ``_fields``) holding every field of ``fields``."""
+    return isinstance(x, tuple) and all(f in getattr(x, "_fields", ()) for f in fields)
+
+
+def _records(x, fields: tuple[str, ...]):
+    """``x`` as a list of records when it is an iterable of them (its first item decides; a
+    generator is consumed), else None; an empty iterable is ``[]``."""
+    if isinstance(x, (str, bytes, Mapping, tuple)) or _is_frame(x) or _ranx(x) or not isinstance(x, Iterable):
+        return None
+    if isinstance(x, list):
+        return x if not x or _is_record(x[0], fields) else None
+    it = iter(x)
+    first = next(it, None)
+    if first is None:
+        return []
+    if not _is_record(first, fields):
+        raise ParameterError(f"expected records with the fields {', '.join(fields)} "
+                             f"(e.g. ir_measures.{'Qrel' if 'relevance' in fields else 'ScoredDoc'}), "
+                             f"got {type(first).__name__} {first!r}")
+    return list(itertools.chain([first], it))
+
+
+def _columns_of(records: list, fields: tuple[str, ...], where: str) -> list[list]:
+    """The ``fields`` of every record, as one list per field; InputError naming the first
+    record that lacks one."""
+    cols: list[list] = [[] for _ in fields]
+    for i, r in enumerate(records):
+        try:
+            for c, f in zip(cols, fields):
+                c.append(getattr(r, f))
+        except AttributeError:
+            raise InputError(where, i + 1, f"record {r!r} has no field {f!r} "
+                             f"(expected the fields {', '.join(fields)})") from None
+    return cols
 
 
 def _is_path(x) -> bool:
@@ -195,7 +242,8 @@ def _flatten_dict(d: Mapping, what: str, where: str, value_name: str):
 
 
 def as_qrels(qrels) -> Qrels:
-    """Qrels from a path, a :class:`Qrels`, a frame, a pytrec_eval dict or a ranx Qrels.
+    """Qrels from a path, a :class:`Qrels`, a frame, a pytrec_eval dict, a ranx Qrels or an
+    iterable of ``(query_id, doc_id, relevance)`` namedtuples (``ir_measures.Qrel``).
 
     Raises
     ------
@@ -206,6 +254,17 @@ def as_qrels(qrels) -> Qrels:
         return qrels
     if _is_path(qrels):
         return read_qrels(qrels)
+    if callable(getattr(qrels, "qrels_iter", None)):      # an ir_datasets dataset
+        qrels = qrels.qrels_iter()
+    records = _records(qrels, QREL_FIELDS)
+    if records is not None:
+        where = "<qrels records>"
+        if not records:
+            raise InputError(where, None, "the qrels iterable holds no judgement")
+        q, d, g = _columns_of(records, QREL_FIELDS, where)
+        long = {}
+        return build_qrels(where, _ids(q, "query_id", where, long), _ids(d, "doc_id", where),
+                           _grades(g, "relevance", where), np.arange(1, len(q) + 1), long)
     if _ranx(qrels):
         qrels = qrels.to_dict()
     if _is_frame(qrels):
@@ -224,12 +283,14 @@ def as_qrels(qrels) -> Qrels:
         long = {}
         return build_qrels(where, _ids(q, "qid", where, long), _ids(d, "docno", where),
                            _grades(g, "grade", where), np.arange(1, len(q) + 1), long)
-    raise ParameterError(f"qrels: expected a path, a Qrels, a pandas frame or a pytrec_eval "
-                     f"dict {{qid: {{docno: grade}}}}, got {type(qrels).__name__}")
+    raise ParameterError(f"qrels: expected a path, a Qrels, a pandas frame, a pytrec_eval "
+                     f"dict {{qid: {{docno: grade}}}} or records (query_id, doc_id, relevance), "
+                     f"got {type(qrels).__name__}")
 
 
 def as_run(run, name: str | None = None) -> Run:
-    """One run from a :class:`Run`, a file path, a frame, a pytrec_eval dict or a ranx Run.
+    """One run from a :class:`Run`, a file path, a frame, a pytrec_eval dict, a ranx Run or an
+    iterable of ``(query_id, doc_id, score)`` namedtuples (``ir_measures.ScoredDoc``).
 
     ``name`` defaults to a ranx run's name, a frame's ``name``/``run`` value, the file name,
     else ``"run"``. A frame holding several runs is an error here (see :func:`as_runs`).
@@ -238,6 +299,9 @@ def as_run(run, name: str | None = None) -> Run:
         return run
     if _is_path(run):
         return read_run(run, name)
+    if callable(getattr(run, "scoreddocs_iter", None)):   # an ir_datasets dataset
+        run = run.scoreddocs_iter()
+    records = _records(run, RUN_FIELDS)
     if _ranx(run):
         name = name or getattr(run, "name", None) or "run"
         run = run.to_dict()
@@ -253,14 +317,17 @@ def as_run(run, name: str | None = None) -> Run:
                 name = name or (names[0] if names else None)
     name = "run" if name is None else str(name)
     where = f"<run {name}>"
-    if _is_frame(run):
+    if records is not None:
+        qid, docno, score = _columns_of(records, RUN_FIELDS, where) if records else ([], [], [])
+    elif _is_frame(run):
         q, d, _ = _columns(run, RUN_COLUMNS, "run", where)
         qid, docno, score = run[q].to_numpy(), run[d].to_numpy(), run["score"].to_numpy()
     elif isinstance(run, Mapping):
         qid, docno, score = _flatten_dict(run, "run", where, "score")
     else:
-        raise ParameterError(f"run {name!r}: expected a path, a Run, a pandas frame or a "
-                         f"pytrec_eval dict {{qid: {{docno: score}}}}, got {type(run).__name__}")
+        raise ParameterError(f"run {name!r}: expected a path, a Run, a pandas frame, a pytrec_eval "
+                         f"dict {{qid: {{docno: score}}}} or records (query_id, doc_id, score), "
+                         f"got {type(run).__name__}")
     if len(score) == 0:
         raise InputError(where, None, f"run {name!r} is empty")
     long: dict[bytes, bytes] = {}
@@ -286,6 +353,7 @@ def _is_run_dict(d: Mapping) -> bool:
 def as_runs(runs) -> list[Run]:
     """Runs from any of :func:`as_run`'s forms, a folder, a list of them, a mapping
     ``{name: run}``, or one frame with a ``name``/``run`` column, in order; names are unique.
+    An iterable of ``(query_id, doc_id, score)`` records is one run (named ``run``).
 
     Raises
     ------
@@ -293,7 +361,14 @@ def as_runs(runs) -> list[Run]:
         no run, a run name given twice, or any problem of :func:`as_run`.
     """
     out: list[Run] = []
-    if isinstance(runs, Run) or _ranx(runs):
+    if callable(getattr(runs, "scoreddocs_iter", None)):   # an ir_datasets dataset: one run
+        runs = runs.scoreddocs_iter()
+    if isinstance(runs, Iterable) and not isinstance(runs, (list, tuple, str, bytes, Mapping, Run)) \
+            and not _is_frame(runs) and not _ranx(runs) and not _is_path(runs):
+        runs = list(runs)           # a generator: of records (one run) or of runs
+    if isinstance(runs, list) and runs and _is_record(runs[0], RUN_FIELDS):
+        out = [as_run(runs)]        # records (ir_measures.ScoredDoc): one run
+    elif isinstance(runs, Run) or _ranx(runs):
         out = [as_run(runs)]
     elif _is_path(runs):
         out = read_runs(runs)
@@ -306,9 +381,9 @@ def as_runs(runs) -> list[Run]:
             out = [as_run(r, name=str(k)) for k, r in runs.items()]
     elif isinstance(runs, Iterable):
         items = list(runs)
-        # frames and dicts carry no name: "run", or run_1, run_2, .. when several are listed
+        # frames, dicts and records carry no name: "run", or run_1, run_2, .. when several are listed
         unnamed = [r for r in items if (_is_frame(r) and not any(c in r.columns for c in RUN_NAME_COLUMNS))
-                   or isinstance(r, Mapping)]
+                   or isinstance(r, Mapping) or (isinstance(r, list) and r and _is_record(r[0], RUN_FIELDS))]
         k = 0
         for r in items:
             if _is_path(r):
