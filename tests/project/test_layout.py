@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("solver", ("maxent.solver", "maxent.solver.*")),
     ("statistics", ("maxent.stats", "maxent.stats.*")),
     ("analyses", ("maxent.evaluate", "maxent.compare", "maxent.inference", "maxent.informativeness",
-                  "maxent.active", "maxent.active.*", "maxent.ltr", "maxent.ltr.*")),
+                  "maxent.active", "maxent.active.*", "maxent.ltr", "maxent.ltr.*", "maxent.ir_measures")),
     ("public API", ("maxent",)),
     ("commands", ("maxent.cli", "maxent.cli.*", "*.__main__")),
 )
