@@ -269,8 +269,8 @@ def _parser(prog: str = "maxent evaluate") -> argparse.ArgumentParser:
     p.add_argument("-M", dest="depth", type=_atol, default=None,
                    help="documents per topic kept (default: all, as trec_eval; beyond 2^62: all)")
     p.add_argument("-N", dest="num_docs", type=_atol, default=None,
-                   help="number of documents in the collection (trec_eval -N; only trec_eval's "
-                        "utility uses it, which is not implemented here, so it changes no line)")
+                   help="number of documents in the collection (trec_eval -N; only utility uses "
+                        "it, in its fourth coefficient's term; default 0)")
     p.add_argument("-J", dest="judged_only", action="store_true",
                    help="judged documents only: drop unjudged documents from every ranked list "
                         "before evaluating (trec_eval -J)")
@@ -327,6 +327,10 @@ def _run_cli(args, p) -> int:
     given = args.measures or ["official"]
     names = [m for m in trec_eval_args(given, MEASURE_SETS) if m.strip() not in _ALWAYS_PRINTED]
     measures = resolve_measures(names, args.rel, args.score_precision) if names else []
+    if args.num_docs is not None:   # trec_eval -N: the collection size of utility's D term
+        import dataclasses
+        measures = list(dict.fromkeys(dataclasses.replace(m, n_docs=args.num_docs) if "n_docs" in m.PARAMS
+                                      else m for m in measures))
     if args.format != "trec" and not measures:
         raise MeasureNameError(f"--format {args.format} needs at least one measure besides runid/num_q")
     zscores = _read_zscores(args.zscores) if args.zscores else None

@@ -167,6 +167,9 @@ def _parse_trec(text: str) -> list[Metric] | None:
                 return [_build(cls, dict(fixed), text)]
             kind = cls.PARAMS[pname].dtype
             return [_build(cls, dict(fixed, **{pname: kind(v)}), text) for v in defaults]
+        fields = getattr(cls, "TREC_FLOAT_PARAMS", ())
+        if fields and text[len(base):len(base) + 1] in (".", "_") and text.startswith(base):
+            return [_float_params(cls, fixed, fields, text[len(base) + 1:], text)]
         for sep in (".", "_"):
             if pname is not None and text.startswith(base + sep):
                 rest = text[len(base) + 1:]
@@ -183,6 +186,30 @@ def _parse_trec(text: str) -> list[Metric] | None:
                     out.append(_build(cls, dict(fixed, **{pname: num}), text))
                 return out
     return None
+
+
+_ATOF = re.compile(r"[ \t\n\v\f\r]*([+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)")
+
+
+def _float_params(cls, fixed: dict, fields: tuple, rest: str, where: str) -> Metric:
+    """A measure with trec_eval float parameters (``utility.2,-1,0,0``: the coefficients in
+    order; ``11pt_avg..25,.5,.75``: one tuple), each read as trec_eval's atof (its leading
+    number); printed under the text as given (trec_eval's printable_params)."""
+    values = []
+    for v in rest.split(","):
+        m = _ATOF.match(v)
+        if m is None:
+            raise MeasureNameError(f"{where}: parameter {v!r} is not a number")
+        values.append(float(m.group(1)))
+    if len(fields) == 1:
+        kwargs = {fields[0]: tuple(values)}
+    elif len(values) != len(fields):
+        raise MeasureNameError(f"{where}: {cls.TREC_NAME} takes {len(fields)} parameters "
+                               f"({','.join(fields)}), got {len(values)} (trec_eval: improper number "
+                               "of coefficients)")
+    else:
+        kwargs = dict(zip(fields, values))
+    return _build(cls, dict(fixed, trec_text=rest, **kwargs), where)
 
 
 def _family_defaults(base: str, cls, pname: str | None) -> tuple | None:
@@ -206,7 +233,8 @@ def trec_eval_args(names: Iterable[str], sets: dict[str, list[str]] | None = Non
     first: dict[str, str] = {}
     for name in names:
         base, dot, params = name.strip().partition(".")
-        if dot and base in table and table[base][2] is not None:
+        if dot and base in table and (table[base][2] is not None
+                                      or getattr(table[base][0], "TREC_FLOAT_PARAMS", ())):
             first.setdefault(base, params)
     out = []
     for name in names:

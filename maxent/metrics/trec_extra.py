@@ -87,6 +87,28 @@ class _Extra(Metric):
     HAS_EXPECTATION: ClassVar[bool] = False
 
 
+class _FloatParams(_Extra):
+    """A trec_eval measure with a list of float parameters (``-m utility.2,-1,0,0``,
+    ``-m 11pt_avg..25,.5,.75``: trec_eval's ``te_init_meas_s_float_p_float``), printed as
+    its name, ``_`` and the parameter text as given (``trec_text``, which names the lines
+    only: it is not part of the measure's identity)."""
+
+    TREC_FLOAT_PARAMS: ClassVar[tuple[str, ...]] = ()   # fields the list sets, in order
+
+    def _non_default(self):
+        return [(k, v) for k, v in super()._non_default() if k != "trec_text"]
+
+    def _trec_expresses(self, key, value, rel, version):
+        if key == "trec_text" or (self.trec_text is not None and key in self.TREC_FLOAT_PARAMS):
+            return True   # the printed parameter text states them
+        return super()._trec_expresses(key, value, rel, version)
+
+    def trec_name(self):
+        if self.trec_text is not None:
+            return f"{self.TREC_NAME}_{self.trec_text}"
+        return self._default_trec_name()
+
+
 @dataclass(frozen=True, eq=False, repr=False)
 class InfAP(_Extra):
     r"""Inferred AP (Yilmaz & Aslam, CIKM 2006; trec_eval ``infAP``).
@@ -172,7 +194,7 @@ class RPrecMult(Metric):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class Utility(_Extra):
+class Utility(_FloatParams):
     r"""Set utility (trec_eval ``utility``): :math:`a\,A + b\,B + c\,C + d\,D` with A relevant
     retrieved, B non-relevant (or unjudged) retrieved, C relevant not retrieved and
     D = n_docs + A - num_ret - R (trec_eval ``-N``). Defaults 1, -1, 0, 0."""
@@ -183,9 +205,11 @@ class Utility(_Extra):
     d: float = 0.0
     n_docs: int = 0
     rel: int = 1
+    trec_text: str | None = None
     NAME: ClassVar[str] = "Utility"
     TREC_NAME: ClassVar[str] = "utility"
     TREC_ORDER: ClassVar[tuple] = (11.04,)
+    TREC_FLOAT_PARAMS: ClassVar[tuple[str, ...]] = ("a", "b", "c", "d")
     PARAMS: ClassVar = {
         "a": Param(float, 1.0, "worth of a relevant retrieved document"),
         "b": Param(float, -1.0, "worth of a non-relevant retrieved document"),
@@ -193,9 +217,15 @@ class Utility(_Extra):
         "d": Param(float, 0.0, "worth of a non-relevant document not retrieved"),
         "n_docs": Param(int, 0, "documents in the collection (trec_eval -N)"),
         "rel": REL,
+        "trec_text": Param(str, None, "trec_eval's parameter text, printed after the name (the -m argument)"),
     }
 
-    def trec_name(self):
+    def _trec_expresses(self, key, value, rel, version):
+        if key == "n_docs":   # trec_eval -N
+            return True
+        return super()._trec_expresses(key, value, rel, version)
+
+    def _default_trec_name(self):
         coef = (self.a, self.b, self.c, self.d)
         if coef == (1.0, -1.0, 0.0, 0.0):
             return "utility"
@@ -212,7 +242,7 @@ ELEVEN_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 @dataclass(frozen=True, eq=False, repr=False)
-class ElevenPtAvg(_Extra):
+class ElevenPtAvg(_FloatParams):
     r"""Interpolated precision averaged over recall levels (trec_eval ``11pt_avg``).
 
     For each level x, c = floor(x R + 0.9): the interpolated precision
@@ -225,13 +255,17 @@ class ElevenPtAvg(_Extra):
     levels: tuple = ELEVEN_POINTS
     rel: int = 1
     rule: str = "9"
+    trec_text: str | None = None
     NAME: ClassVar[str] = "ElevenPtAvg"
     TREC_NAME: ClassVar[str] = "11pt_avg"
     TREC_ORDER: ClassVar[tuple] = (11.05,)
+    TREC_FLOAT_PARAMS: ClassVar[tuple[str, ...]] = ("levels",)
     PARAMS: ClassVar = {"levels": Param(tuple, ELEVEN_POINTS, "recall levels, increasing"), "rel": REL,
                         "rule": Param(str, "9", "recall level to relevant count: 9 = trec_eval 9.0.7's "
                                       "(long)(x R + 0.9), 10 = trec_eval 10.0's lround(x R)",
-                                      choices=("9", "10"))}
+                                      choices=("9", "10")),
+                        "trec_text": Param(str, None, "trec_eval's parameter text, printed after the name "
+                                           "(the -m argument)")}
 
     def __post_init__(self):
         object.__setattr__(self, "levels", tuple(float(x) for x in np.atleast_1d(self.levels)))
@@ -256,7 +290,7 @@ class ElevenPtAvg(_Extra):
                     f"levels must be non-empty, increasing and >= 0, got {x}")
         super().validate()
 
-    def trec_name(self):
+    def _default_trec_name(self):
         if self.levels == ELEVEN_POINTS:
             return "11pt_avg"
         return "11pt_avg_" + ",".join("%g" % x for x in self.levels)

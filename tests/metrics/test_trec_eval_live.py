@@ -213,3 +213,30 @@ def test_pooled_unjudged_flags_only_negative_grades(shared_data):
     assert rank_runs(read_runs([d / "results.test"]), read_qrels(d / "qrels.test")).pooled_unjudged is None
     assert lists.take([2]).pooled_unjudged.shape == (1, lists.depth)
     assert lists.truncate(10).pooled_unjudged.shape == (3, 10)
+
+
+@pytest.mark.parametrize("args", [
+    ["-m", "utility.2,-1,0,0", "-m", "11pt_avg..25,.5,.75"],
+    ["-m", "utility.1,-1,0,0", "-m", "11pt_avg.0.5", "-l", "2"],
+    ["-m", "11pt_avg", "-m", "11pt_avg.0,.3,1", "-m", "utility.2,-1,.5,0.25", "-N", "3000"],
+    ["-m", "official", "-m", "utility", "-m", "utility.3,-2,0,0"],
+], ids=" ".join)
+def test_float_parameter_lists_as_trec_eval(trec_eval, inputs, args):
+    """utility's four coefficients and 11pt_avg's recall levels (trec_eval's float params:
+    the first -m with parameters applies to the family; printed with the text as given)."""
+    for name, qrels, run in inputs[:2]:
+        for version, extra in (("9.0.7", []), ("10.0", ["--score-precision", "double"])):
+            argv = ["-q", *args, str(qrels), str(run)]
+            expected = _run_trec_eval(trec_eval[version], argv)
+            assert "utility_" in expected or "11pt_avg_" in expected
+            assert _run_ours(extra + argv) == expected, (name, version)
+
+
+def test_utility_needs_four_coefficients():
+    from maxent import MeasureNameError, parse_measures
+
+    with pytest.raises(MeasureNameError, match="utility.1,2: utility takes 4"):
+        parse_measures("utility.1,2")
+    (m,) = parse_measures("11pt_avg..25,.5,.75")
+    assert m.levels == (0.25, 0.5, 0.75) and m.trec_name() == "11pt_avg_.25,.5,.75"
+    assert str(m) == "ElevenPtAvg(levels=0.25,0.5,0.75)"
