@@ -98,6 +98,8 @@ TREC_EVAL_NAMES = {
                                                            1.8, 2.0, 5.0)},
     **{f"relative_P_{k}": RelP(cutoff=k) for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)},
     "set_relative_P": SetRelP(), "set_map": SetAP(), "set_F": SetF(), "num_nonrel_judged_ret": NumNonRelJudgedRet(),
+    # float parameter lists (trec_eval prints the text as given)
+    "utility_2,-1,0,0": Utility(a=2.0), "11pt_avg_.25,.5,.75": ElevenPtAvg(levels=(0.25, 0.5, 0.75)),
 }
 
 
@@ -112,7 +114,7 @@ def test_trec_eval_names_cover_the_golden_files(shared_data):
     # every name in the golden files is either implemented (above) or a measure we do not
     # have; the list of those is explicit so that a new metric must be added above
     not_ours = {"runid", "num_q", "rbp", "rbp_resid", "relstring"}
-    prefixes = ("unj_", "relstring_", "utility_", "11pt_avg_")   # (parameter lists: not parsed)
+    prefixes = ("unj_", "relstring_")
     seen = set()
     for out in ("out.test.a", "out.test.aql", "out.test.meas_params", "out.comment.test"):
         for line in (shared_data / "trec_eval_test" / out).read_text().splitlines():
