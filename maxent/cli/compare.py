@@ -29,7 +29,9 @@ def _parser(prog: str) -> argparse.ArgumentParser:
     p.add_argument("runs", nargs="+", help="run files or directories of runs (at least 2 runs)")
     p.add_argument("-m", dest="measures", action="append",
                    help="measure (ir_measures or trec_eval name); repeatable (default AP, nDCG@10, P@10)")
-    p.add_argument("--baseline", default=None, help="compare every run with this run only (default: all pairs)")
+    p.add_argument("--baseline", default=None,
+                   help="compare every run with this run only (default: all pairs), and count per measure the "
+                        "topics it wins, ties and loses against it (W/T/L column; csv/json: wins, ties, losses)")
     p.add_argument("--test", choices=MARK_TESTS, default="t",
                    help="test whose corrected verdict sets the superscript marks")
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",

@@ -5,7 +5,9 @@ topic, then compares every pair of runs (or each against a baseline) on the same
 ranx's ``compare`` and Yilmaz & Robertson (2010): the tests of :mod:`maxent.stats.paired`,
 p-values corrected over the pairs of each measure (:func:`maxent.stats.corrections.adjust`)
 and effect sizes with bootstrap intervals (:func:`maxent.stats.intervals.effect_sizes`). The
-report marks a run's mean with the letters of the runs it is significantly better than.
+report marks a run's mean with the letters of the runs it is significantly better than
+(a..z, aa, ab, ..: comma-separated beyond 26 runs); against a baseline it also counts the
+topics each run wins, ties and loses (``wins``, ``ties``, ``losses``).
 
 Each column is the measure it names, aggregated over topics as trec_eval's ``all`` row
 (:func:`maxent.evaluate.run_summary`): the mean, the sum for counts (``num_rel_ret``), the
@@ -108,7 +110,10 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
     Returns
     -------
     DataFrame, one row per pair (run_a, run_b): the means, :func:`maxent.stats.effect_sizes`,
-    and ``p_<test>`` raw and ``p_<test>_adj`` corrected for every test in :data:`TESTS`.
+    and ``p_<test>`` raw and ``p_<test>_adj`` corrected for every test in :data:`TESTS`. With a
+    ``baseline`` (``run_b``), also ``wins``, ``ties`` and ``losses``: the topics where run_a's
+    value is higher than, equal to or lower than the baseline's (as pt.Experiment's baseline
+    columns; on the values themselves, also for ``gmean``).
     """
     import pandas as pd
 
@@ -141,6 +146,11 @@ def compare_values(values, names: Sequence[str], *, measure: str = "", baseline:
     if aggregate == "sum":                               # the difference of the sums, n times the mean's
         effects[["diff", "diff_lo", "diff_hi"]] *= v.shape[1]
     frame = pd.concat([frame, effects], axis=1)
+    if baseline is not None:                             # per topic, on the values (not their logs)
+        raw = np.asarray(values, dtype=np.float64)
+        frame["wins"] = (raw[ia] > raw[ib]).sum(axis=1)
+        frame["ties"] = (raw[ia] == raw[ib]).sum(axis=1)
+        frame["losses"] = (raw[ia] < raw[ib]).sum(axis=1)
     frame["p_t"] = [paired_t(v[a], v[b]) for a, b in pairs]
     frame["p_wilcoxon"] = [wilcoxon(v[a], v[b]) for a, b in pairs]
     frame["p_sign"] = [sign_test(v[a], v[b]) for a, b in pairs]
@@ -155,7 +165,8 @@ _SUP = dict(zip("abcdefghijklmnopqrstuvwxyz", "ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡ
 
 
 def _letters(k: int) -> list[str]:
-    """a, b, .., z, aa, ab, ..: one label per run."""
+    """a, b, .., z, aa, ab, ..: one label per run (with more than 26 runs the marks of a cell
+    are separated by commas, :func:`_join_marks`)."""
     out = []
     for i in range(k):
         s, i = "", i + 1
@@ -164,6 +175,12 @@ def _letters(k: int) -> list[str]:
             s = chr(97 + r) + s
         out.append(s)
     return out
+
+
+def _join_marks(marks: Sequence[str], runs: int) -> str:
+    """The letters of one cell: run together up to 26 runs (``bco``), comma-separated beyond
+    (``b,c,aa``), where two letters could otherwise read as one run's (``a`` ``b`` as ``ab``)."""
+    return ",".join(marks) if runs > 26 else "".join(marks)
 
 
 _LATEX = {"\\": "\\textbackslash{}", "{": "\\{", "}": "\\}", "$": "\\$", "&": "\\&", "%": "\\%",
@@ -255,6 +272,15 @@ class Comparison:
             out[(win, row.measure)].append(letter[lose])
         return {k: sorted(v, key=lambda s: (len(s), s)) for k, v in out.items()}
 
+    def wins_ties_losses(self) -> dict[tuple[str, str], tuple[int, int, int]] | None:
+        """With a baseline: (run, measure) -> (wins, ties, losses), the topics where the run's
+        value is higher than, equal to or lower than the baseline's (the baseline itself is
+        absent). None without a baseline."""
+        if self.baseline is None or "wins" not in self.pairs:
+            return None
+        return {(r.run_a, r.measure): (int(r.wins), int(r.ties), int(r.losses))
+                for r in self.pairs.itertuples(index=False)}
+
     def legend(self) -> str:
         corr = {"holm": "Holm-Bonferroni", "bh": "Benjamini-Hochberg", "none": "no"}[self.correction]
         test = {"t": "paired t-test", "wilcoxon": "Wilcoxon signed-rank test", "sign": "sign test",
@@ -312,31 +338,47 @@ class Comparison:
         best = {m: means[m].max() for m in self.measures}
         letters = _letters(len(self.runs))
 
+        k = len(self.runs)
+        wtl = self.wins_ties_losses()
+
         def cell(r, m):
             v, ls = means.loc[r, m], marks[(r, m)]
             num = f"{v:.{digits}f}"
             if fmt == "terminal":
-                return num + "".join("".join(_SUP.get(c, c) for c in l) for l in ls)
+                return num + "".join(_SUP.get(c, c) for c in _join_marks(ls, k))
             if fmt == "markdown":
                 num = f"**{num}**" if v == best[m] else num
-                return num + (f"<sup>{','.join(ls) if any(len(l) > 1 for l in ls) else ''.join(ls)}</sup>" if ls else "")
+                return num + (f"<sup>{_join_marks(ls, k)}</sup>" if ls else "")
             num = f"\\textbf{{{num}}}" if v == best[m] else num
-            return num + (f"$^{{{''.join(ls)}}}$" if ls else "")
+            return num + (f"$^{{{_join_marks(ls, k)}}}$" if ls else "")
 
-        head = ["#", "run", *self.measures]
-        body = [[l, r, *[cell(r, m) for m in self.measures]] for l, r in zip(letters, self.runs)]
+        def cells(r):                                 # each measure, then its W/T/L with a baseline
+            out = []
+            for m in self.measures:
+                out.append(cell(r, m))
+                if wtl is not None:
+                    out.append("/".join(str(x) for x in wtl[(r, m)]) if (r, m) in wtl else "-")
+            return out
+
+        columns = [c for m in self.measures for c in ([m, f"{m} W/T/L"] if wtl is not None else [m])]
+        head = ["#", "run", *columns]
+        body = [[l, r, *cells(r)] for l, r in zip(letters, self.runs)]
+        legend = self.legend()
+        if wtl is not None:
+            legend += (f"; W/T/L: topics where the run's value is higher than, equal to or lower than "
+                       f"{self.baseline}'s")
         if fmt == "markdown":
             head = [markdown_escape(h) for h in head]
             body = [[row[0], markdown_escape(row[1]), *row[2:]] for row in body]
-            return _markdown(head, body, 2) + f"\n\n{self.legend()}; best in bold.\n"
+            return _markdown(head, body, 2) + f"\n\n{legend}; best in bold.\n"
         if fmt == "latex":
             esc = latex_escape
-            lines = ["\\begin{tabular}{ll" + "r" * len(self.measures) + "}", "\\toprule",
-                     " & ".join(["", "run", *[esc(m) for m in self.measures]]) + " \\\\", "\\midrule"]
+            lines = ["\\begin{tabular}{ll" + "r" * len(columns) + "}", "\\toprule",
+                     " & ".join(["", "run", *[esc(c) for c in columns]]) + " \\\\", "\\midrule"]
             lines += [" & ".join([row[0], esc(row[1]), *row[2:]]) + " \\\\" for row in body]
-            lines += ["\\bottomrule", "\\end{tabular}", f"% {self.legend()}; best in bold."]
+            lines += ["\\bottomrule", "\\end{tabular}", f"% {legend}; best in bold."]
             return "\n".join(lines) + "\n"
-        return _aligned(head, body) + f"\n{self.legend()}\n"
+        return _aligned(head, body) + f"\n{legend}\n"
 
 
 def _check_digits(digits) -> None:

@@ -141,6 +141,45 @@ def test_compare_baseline_and_common_topics():
     assert common["settings"]["topics"] == full["settings"]["topics"] == 30
 
 
+def test_compare_baseline_wins_ties_losses_in_every_format():
+    """--baseline: W/T/L columns in the tables, wins/ties/losses in csv and json, counted per
+    topic (higher, equal, lower than the baseline), as pt.Experiment's baseline columns."""
+    doc = _compare_json("--baseline", "bm25_baseline", measures=("AP", "P@10"))
+    rows = {(p["measure"], p["run_a"]): (p["wins"], p["ties"], p["losses"]) for p in doc["pairs"]}
+    wide = evaluate(QRELS, THREE, ["AP", "P@10"]).pivot(index=["measure", "run"], columns="topic", values="value")
+    for (m, run), got in rows.items():
+        a, b = wide.loc[(m, run)].to_numpy(), wide.loc[(m, "bm25_baseline")].to_numpy()
+        assert got == (int((a > b).sum()), int((a == b).sum()), int((a < b).sum())), (m, run)
+    assert len(rows) == 4
+    for m in ("AP", "P@10"):
+        code, out, err = _run(compare_main, [QRELS, *THREE, "-m", m, *FAST, "--format", "csv", "--baseline",
+                                             "bm25_baseline"])
+        assert code == 0 and out.splitlines()[0].count(",wins,ties,losses,") == 1
+        for line in out.splitlines()[1:]:
+            cells = line.split(",")
+            assert tuple(int(x) for x in cells[12:15]) == rows[(m, cells[1])]
+    code, out, err = _run(compare_main, [QRELS, *THREE, "-m", "AP", "-m", "P@10", *FAST, "--baseline",
+                                         "bm25_baseline"])
+    assert code == 0
+    head, _, *body = out.splitlines()
+    assert head.split()[2:] == ["AP", "AP", "W/T/L", "P@10", "P@10", "W/T/L"]
+    for line in body[:3]:
+        run = line.split()[1]
+        wtl = re.findall(r"\b(\d+)/(\d+)/(\d+)\b", line)
+        if run == "bm25_baseline":
+            assert wtl == []
+        else:
+            assert [tuple(map(int, x)) for x in wtl] == [rows[("AP", run)], rows[("P@10", run)]]
+            assert sum(rows[("AP", run)]) == 30
+    # P@10 ties are frequent: ties are counted apart from wins and losses
+    assert rows[("P@10", "T5R1")][1] > 0
+    # without --baseline: no such columns
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST, "--format", "csv"])
+    assert "wins" not in out.splitlines()[0]
+    code, out, _ = _run(compare_main, [QRELS, *THREE, "-m", "AP", *FAST])
+    assert "W/T/L" not in out
+
+
 @pytest.mark.parametrize("option, value, api", [("-l", "2", {"rel": 2}), ("-M", "10", {"depth": 10}),
                                                 ("--score-precision", "double", {"score_precision": "double"})])
 def test_compare_ranking_options_change_the_means(option, value, api):
