@@ -21,7 +21,7 @@ from maxent.stats import topic_bootstrap_mean
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["informativeness", "Informativeness", "Settings", "analyse_run", "error_summary",
+__all__ = ["informativeness", "Informativeness", "Settings", "analyse_run", "error_summary", "status_counts",
            "at_threshold", "infer", "counts_text", "topic_lists", "pr_curves", "resolve_graded_pr", "graded_summary",
            "DEFAULT_METRICS", "ALL_PREDICT"]
 
@@ -226,9 +226,12 @@ def error_summary(instances: "pd.DataFrame", *, level: float = 0.95, n_boot: int
                   seed: int = 0) -> "pd.DataFrame":
     """Mean error per metric and threshold with percentile bootstrap intervals over topics.
 
-    Columns: ``metric``, ``threshold``, ``instances`` (eligible rows), ``rms``, ``rms lo``,
+    Columns: ``metric``, ``threshold``, ``instances`` (eligible rows: solved, with a relevant
+    document retrieved and ``min_relevant`` met; the rows averaged), ``rms``, ``rms lo``,
     ``rms hi``, ``mae``, ``mae lo``, ``mae hi``; the same prefixed ``graded`` over the
-    graded-eligible rows when present.
+    graded-eligible rows when present. How ``instances`` relates to the solver's statuses
+    (``instances + excluded = solved``, ``solved + undefined + not solved`` = all lists):
+    :func:`status_counts`.
     """
     keys = ["metric", "threshold"]
     out = instances[keys].drop_duplicates().reset_index(drop=True)
@@ -247,9 +250,46 @@ def error_summary(instances: "pd.DataFrame", *, level: float = 0.95, n_boot: int
     return out
 
 
+def status_counts(instances: "pd.DataFrame") -> "pd.DataFrame":
+    """How the lists of every metric and threshold are counted: a partition of its rows.
+
+    Columns: ``metric``, ``threshold``, then
+
+    - ``lists``: every (run, topic) row of the group, ``= solved + undefined + not solved``;
+    - ``solved``: status ``optimal`` or ``boundary`` (a maximum-entropy distribution attains
+      the value), ``= instances + excluded``;
+    - ``undefined``: no relevant document in the qrels at the threshold (the metric is undefined);
+    - ``not solved``: ``infeasible`` or ``not_converged`` (left out of the means);
+    - ``instances``: the solved rows that are ``eligible``, those the errors are averaged over
+      (the ``instances`` of :func:`error_summary` and of ``summary.csv``);
+    - ``excluded``: solved but not eligible: no relevant document retrieved at the threshold
+      (no PR point to score) or fewer than ``min_relevant`` retrieved at some threshold.
+
+    ``solved``, ``undefined`` and ``not solved`` are those of ``summary.csv``, whose
+    ``instances`` is smaller than ``solved`` by ``excluded``.
+    """
+    import pandas as pd
+
+    from maxent.solver import HAS_SOLUTION, Status
+
+    keys = ["metric", "threshold"]
+    status = instances["status"].astype(str)
+    solved = status.isin({s.value for s in HAS_SOLUTION})
+    undefined = status == Status.UNDEFINED.value
+    eligible = instances["eligible"].astype(bool)
+    flags = pd.DataFrame({"lists": 1, "solved": solved, "undefined": undefined,
+                          "not solved": ~solved & ~undefined, "instances": eligible,   # eligible: solved
+                          "excluded": solved & ~eligible}, index=instances.index).astype(np.int64)
+    return pd.concat([instances[keys], flags], axis=1).groupby(keys, sort=False).sum().reset_index()
+
+
 @dataclasses.dataclass(frozen=True)
 class Informativeness:
-    """What :func:`informativeness` returns (unpacks as ``instances, summary``)."""
+    """What :func:`informativeness` returns: a pair ``(instances, summary)`` that also names
+    them: it unpacks as ``instances, summary = ...``, ``res[0]`` is ``res.instances``,
+    ``res[1]`` is ``res.summary`` and ``len(res) == 2``. ``settings`` is what was computed and
+    :attr:`counts` (:func:`status_counts`) how the lists of each metric and threshold split
+    into solved, undefined and not solved ones."""
 
     instances: "pd.DataFrame"
     summary: "pd.DataFrame"
@@ -257,6 +297,17 @@ class Informativeness:
 
     def __iter__(self):       # ``inst, summary = maxent.informativeness(...)``
         return iter((self.instances, self.summary))
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, index):   # as the tuple (instances, summary): ints, negatives, slices
+        return (self.instances, self.summary)[index]
+
+    @property
+    def counts(self) -> "pd.DataFrame":
+        """:func:`status_counts` of :attr:`instances`."""
+        return status_counts(self.instances)
 
 
 def _names(value, argument: str) -> tuple[str, ...]:
@@ -297,7 +348,8 @@ def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, cou
     -------
     Informativeness
         ``instances`` (one row per run, topic, metric and threshold, runs by name) and
-        ``summary`` (:func:`error_summary`); unpacks as ``instances, summary``.
+        ``summary`` (:func:`error_summary`); unpacks as ``instances, summary`` and indexes as
+        that pair (``[0]``, ``[1]``, ``len() == 2``); ``counts``: :func:`status_counts`.
     """
     import pandas as pd
 
