@@ -406,12 +406,14 @@ def compare(qrels, runs, measures=("AP", "nDCG@10", "P@10"), *, baseline: str | 
     n_permutations : 1 to :data:`MAX_PERMUTATIONS`; n_bootstrap : 1 to :data:`MAX_BOOTSTRAP`;
         seed : integer >= 0. Memory does not grow with them (resamples are drawn in blocks).
 
-    Topics are told apart as the readers tell qids apart, by their bytes: two qids that are
-    not UTF-8 stay two topics even when their text (with replacement characters) is the same.
-
     Returns
     -------
     Comparison
+
+    Notes
+    -----
+    Topics are told apart as the readers tell qids apart, by their bytes: two qids that are
+    not UTF-8 stay two topics even when their text (with replacement characters) is the same.
     """
     import pandas as pd
 
