@@ -17,6 +17,7 @@ from maxent.cli.progress import phase
 from maxent.errors import InputWarning, MeasureNameError, TopicWarning
 from maxent.evaluate import judged_only, resolve_measures, run_summary
 from maxent.metrics import MEASURE_SETS, METRICS, Metric, parse_measure
+from maxent.metrics.registry import measure_sets
 from maxent.metrics.names import trec_eval_args
 from maxent.ranked import RankedLists, rank_runs
 from maxent.trec import read_qrels, read_runs
@@ -325,7 +326,8 @@ def _run_cli(args, p) -> int:
     check_options(args)
     version = "10.0" if args.score_precision == "double" else "9.0.7"
     given = args.measures or ["official"]
-    names = [m for m in trec_eval_args(given, MEASURE_SETS) if m.strip() not in _ALWAYS_PRINTED]
+    names = [m for m in trec_eval_args(given, measure_sets(args.score_precision))
+             if m.strip() not in _ALWAYS_PRINTED]
     measures = resolve_measures(names, args.rel, args.score_precision) if names else []
     if args.num_docs is not None:   # trec_eval -N: the collection size of utility's D term
         import dataclasses

@@ -12,7 +12,8 @@ import numpy as np
 
 from maxent.errors import MeasureNameError, ParameterError
 from maxent.inputs import as_qrels, as_runs
-from maxent.metrics import MEASURE_SETS, Metric, parse_measure, parse_measures
+from maxent.metrics import Metric, parse_measure, parse_measures
+from maxent.metrics.registry import measure_sets
 from maxent.metrics.ap import MIN_GEO_MEAN
 from maxent.metrics.names import as_measure
 from maxent.ranked import RankedLists, check_depth, rank_runs
@@ -42,7 +43,7 @@ def resolve_measures(measures: str | Metric | Iterable[str | Metric],
         if isinstance(m, str) and not m.strip():
             raise MeasureNameError("empty measure name")
         if isinstance(m, str):
-            names = MEASURE_SETS.get(m, [m])
+            names = measure_sets(score_precision).get(m, [m])
         elif isinstance(m, Metric) or hasattr(m, "params"):    # a metric, or an ir_measures measure
             names = [as_measure(m)]
         else:

@@ -170,6 +170,9 @@ def _parse_trec(text: str) -> list[Metric] | None:
         fields = getattr(cls, "TREC_FLOAT_PARAMS", ())
         if fields and text[len(base):len(base) + 1] in (".", "_") and text.startswith(base):
             return [_float_params(cls, fixed, fields, text[len(base) + 1:], text)]
+        pairs = getattr(cls, "TREC_PAIR_PARAMS", ())
+        if pairs and text.startswith(base + ".") and "=" in text[len(base):]:
+            return [_pair_params(cls, fixed, pairs, text[len(base) + 1:], text)]
         for sep in (".", "_"):
             if pname is not None and text.startswith(base + sep):
                 rest = text[len(base) + 1:]
@@ -212,6 +215,20 @@ def _float_params(cls, fixed: dict, fields: tuple, rest: str, where: str) -> Met
     return _build(cls, dict(fixed, trec_text=rest, **kwargs), where)
 
 
+def _pair_params(cls, fixed: dict, names: tuple, rest: str, where: str) -> Metric:
+    """A measure with trec_eval ``name=value`` parameters (``rbp.p=0.8``: trec_eval 10.0's
+    double pairs), printed under the text as given (``rbp_p=0.8``)."""
+    kwargs = {}
+    for item in rest.split(","):
+        key, eq, v = item.partition("=")
+        m = _ATOF.match(v)
+        if not eq or key not in names or m is None:
+            raise MeasureNameError(f"{where}: {cls.TREC_NAME} takes {', '.join(n + '=number' for n in names)}, "
+                                   f"got {item!r}")
+        kwargs[key] = float(m.group(1))
+    return _build(cls, dict(fixed, trec_text=rest, **kwargs), where)
+
+
 def _family_defaults(base: str, cls, pname: str | None) -> tuple | None:
     """trec_eval's default parameter values of a family name (``P``: 5 ... 1000), or None when
     the bare name is one measure (``map``, ``ndcg``)."""
@@ -234,7 +251,8 @@ def trec_eval_args(names: Iterable[str], sets: dict[str, list[str]] | None = Non
     for name in names:
         base, dot, params = name.strip().partition(".")
         if dot and base in table and (table[base][2] is not None
-                                      or getattr(table[base][0], "TREC_FLOAT_PARAMS", ())):
+                                      or getattr(table[base][0], "TREC_FLOAT_PARAMS", ())
+                                      or getattr(table[base][0], "TREC_PAIR_PARAMS", ())):
             first.setdefault(base, params)
     out = []
     for name in names:

@@ -14,15 +14,15 @@ from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR
 from maxent.metrics.rbp import RBP
 from maxent.metrics.rr import RR
 from maxent.metrics.trec_extra import (RNDCG, BinG, ElevenPtAvg, G, GMBpref, InfAP, NDCGRel,
-                                       NumNonRelJudgedRet, RelP, RPrecMult, SetAP, SetF, SetRelP,
-                                       Utility)
+                                       NumNonRelJudgedRet, RBPResid, RelP, RPrecMult, SetAP, SetF,
+                                       SetRelP, TrecRBP, Unjudged, Utility)
 
-__all__ = ["METRICS", "MEASURE_SETS"]
+__all__ = ["METRICS", "MEASURE_SETS", "TREC_10_ALL_TREC", "measure_sets"]
 
 METRICS: tuple[type[Metric], ...] = (
     NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
     SetP, SetR, InfAP, GMBpref, RPrecMult, Utility, ElevenPtAvg, BinG, G, NDCGRel, RNDCG, RelP, SetRelP,
-    SetAP, SetF, NumNonRelJudgedRet, DCG, ERR, GAP, RBP,
+    SetAP, SetF, NumNonRelJudgedRet, TrecRBP, RBPResid, Unjudged, DCG, ERR, GAP, RBP,
 )
 """Every metric class, in trec_eval's output order (ours last)."""
 
@@ -41,3 +41,14 @@ MEASURE_SETS: dict[str, list[str]] = {
                  f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", f"relative_P.{_CUTS}", "success.1,5,10", "set_P",
                  "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret"],
 }
+
+TREC_10_ALL_TREC = ["rbp", "rbp_resid", "unj"]
+"""trec_eval 10.0's all_trec measures that 9.0.7 lacks (printed after the others)."""
+
+
+def measure_sets(score_precision: str = "single") -> dict[str, list[str]]:
+    """:data:`MEASURE_SETS` of trec_eval 9.0.7 (``single``) or 10.0 (``double``: all_trec
+    with rbp, rbp_resid and unj)."""
+    if score_precision != "double":
+        return MEASURE_SETS
+    return dict(MEASURE_SETS, all_trec=MEASURE_SETS["all_trec"] + TREC_10_ALL_TREC)

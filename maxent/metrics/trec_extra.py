@@ -541,3 +541,112 @@ class NumNonRelJudgedRet(_Extra):
     def value(self, lists):
         g = lists.grades
         return ((g >= 0) & (g < self.rel)).sum(axis=1).astype(np.float64)
+
+
+# ------------------------------------------------------------- trec_eval 10.0's additions
+# rbp, rbp_resid and unj are in trec_eval 10.0's all_trec only (9.0.7 has none of them):
+# the 9.0.7 mode's all_trec leaves them out (maxent.metrics.registry.measure_sets)
+
+def _powers(p: float, n: int) -> np.ndarray:
+    """p^0 .. p^n as trec_eval's ``cur_p = cur_p * p`` loop computes them."""
+    return np.concatenate(([1.0], np.cumprod(np.full(n, float(p)))))
+
+
+class _PairParams(_Extra):
+    """A trec_eval 10.0 measure with ``name=value`` parameters (``-m rbp.p=0.8``), printed as
+    its name, ``_`` and the text as given (``rbp_p=0.8``)."""
+
+    TREC_PAIR_PARAMS: ClassVar[tuple[str, ...]] = ("p",)
+
+    def _non_default(self):
+        return [(k, v) for k, v in super()._non_default() if k != "trec_text"]
+
+    def _trec_expresses(self, key, value, rel, version):
+        if key == "trec_text" or (key == "p" and self.trec_text is not None):
+            return True
+        return super()._trec_expresses(key, value, rel, version)
+
+    def trec_name(self):
+        return self.TREC_NAME if self.trec_text is None else f"{self.TREC_NAME}_{self.trec_text}"
+
+    def validate(self):
+        self._check(isinstance(self.p, float) and 0.0 <= self.p <= 1.0, f"p must be in [0, 1], got {self.p!r}")
+        super().validate()
+
+
+_P_TEXT = Param(str, None, "trec_eval's parameter text, printed after the name (the -m argument)")
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class TrecRBP(_PairParams):
+    r"""trec_eval 10.0's rank-biased precision (``rbp``, m_rbp.c): :math:`(1-p)\sum_n
+    gain(g_n)\, p^{n-1}` over the retrieved documents, gain(g) = g / max(1, top) with top the
+    topic's highest qrels grade (negative grades and unjudged documents gain 0); p = 0.9.
+
+    m_rbp.c scales the gains by (g - min) / (max - min) when min < 0 or max > 1, with min and
+    max never initialised; the built 10.0 binary behaves as if both started at 0 (so: g / top
+    when top > 1), which is what this computes (checked against it on trec_eval's test files,
+    TREC DL 2019 and TREC-COVID). Binary qrels: no scaling either way. Unlike :class:`RBP`
+    (ours, p = 0.8, ``rel``/``gain``), ``-l`` does not change it."""
+
+    p: float = 0.9
+    trec_text: str | None = None
+    NAME: ClassVar[str] = "TrecRBP"
+    TREC_NAME: ClassVar[str] = "rbp"
+    TREC_ORDER: ClassVar[tuple] = (30.0,)
+    PARAMS: ClassVar = {"p": Param(float, 0.9, "persistence"), "trec_text": _P_TEXT}
+
+    def value(self, lists):
+        g = lists.grades
+        levels = lists.rel_counts.shape[1]
+        top = np.where(lists.rel_counts > 0, np.arange(levels)[None, :], 0).max(axis=1, initial=0)
+        gain = np.where(g > 0, g, 0).astype(np.float64)
+        scale = np.maximum(top, 1).astype(np.float64)
+        gain = np.where(top[:, None] > 1, gain / scale[:, None], gain)
+        w = _powers(self.p, lists.depth)[: lists.depth]
+        return _evaluated(lists, (1.0 - self.p) * _seq_sum(gain * w[None, :]))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class RBPResid(_PairParams):
+    r"""trec_eval 10.0's RBP residual (``rbp_resid``, m_rbp_resid.c): with n retrieved and
+    U the ranks of unjudged ones, :math:`p^n + (1-p)\sum_{n \in U} p^{n-1}`, the most RBP
+    could rise; 0 when no retrieved document is unjudged (as trec_eval, which then leaves the
+    value unset). p = 0.9."""
+
+    p: float = 0.9
+    trec_text: str | None = None
+    NAME: ClassVar[str] = "RBPResid"
+    TREC_NAME: ClassVar[str] = "rbp_resid"
+    TREC_ORDER: ClassVar[tuple] = (30.1,)
+    PARAMS: ClassVar = {"p": Param(float, 0.9, "persistence"), "trec_text": _P_TEXT}
+
+    def value(self, lists):
+        inside = np.arange(lists.depth)[None, :] < lists.lengths[:, None]
+        unj = (lists.grades < 0) & inside
+        w = _powers(self.p, lists.depth)
+        v = w[lists.lengths] + (1.0 - self.p) * _seq_sum(np.where(unj, w[None, : lists.depth], 0.0))
+        return _evaluated(lists, np.where(unj.any(axis=1), v, 0.0))
+
+
+@dataclass(frozen=True, eq=False, repr=False)
+class Unjudged(Metric):
+    r"""Unjudged at k (trec_eval 10.0 ``unj_k``, m_unjudged.c): documents in the top k not
+    judged (absent from the qrels, or with a negative grade) divided by k, ranks beyond the
+    list counting as judged. Defaults of the family ``unj``: 5, 10, 20. No expectation."""
+
+    cutoff: int = 10
+    NAME: ClassVar[str] = "Unjudged"
+    TREC_NAME: ClassVar[str] = "unj"
+    TREC_SUFFIX: ClassVar[str] = "cutoff"
+    TREC_DEFAULTS: ClassVar[tuple] = (5, 10, 20)
+    TREC_ORDER: ClassVar[tuple] = (30.2,)
+    CUTOFF_REQUIRED: ClassVar[bool] = True
+    PARAMS: ClassVar = {"cutoff": Param(int, None, "rank cutoff k")}
+    HAS_EXPECTATION: ClassVar[bool] = False
+
+    def value(self, lists):
+        k = self.cutoff
+        inside = np.arange(min(k, lists.depth))[None, :] < lists.lengths[:, None]
+        n = ((lists.grades[:, :k] < 0) & inside).sum(axis=1)
+        return _evaluated(lists, n / float(k))

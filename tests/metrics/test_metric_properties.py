@@ -3,6 +3,8 @@ test_common): invariance to the rank column and to line order, trec_eval's tie r
 bounds, expectation at the indicator, gradients; and GAP's special cases."""
 from __future__ import annotations
 
+import dataclasses
+
 import tempfile
 import warnings
 from pathlib import Path
@@ -74,7 +76,11 @@ def _reference_lists(docs, judged) -> RankedLists:
     counts = np.bincount([g for g in judged.values() if g >= 0] or [0], minlength=4)[:4]
     if not judged:
         counts = np.array([1, 0, 0, 0])  # the placeholder judgement of _qrels
-    return RankedLists.from_grades([grades], [counts], lengths=[len(grades)])
+    lists = RankedLists.from_grades([grades], [counts], lengths=[len(grades)])
+    negative = np.array([[judged.get(d, 0) < 0 for d, _ in ranked]], dtype=bool).reshape(1, -1)
+    if negative.any():   # judged with a negative grade: pooled but unjudged (infAP)
+        lists = dataclasses.replace(lists, pooled_unjudged=negative)
+    return lists
 
 
 SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -24,7 +24,8 @@ SAMPLE_RUNS = ("BITEM_df", "BRPHJ_NLP1", "T5R1")
 
 # trec_eval's names of the measures (a trailing "_": a family with a parameter suffix)
 OURS = ("infAP", "gm_bpref", "Rprec_mult_", "utility", "11pt_avg", "binG", "G", "ndcg_rel", "Rndcg",
-        "relative_P_", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret")
+        "relative_P_", "set_relative_P", "set_map", "set_F", "num_nonrel_judged_ret",
+        "rbp", "rbp_resid", "unj_")   # the last three: trec_eval 10.0 only
 OPTIONS = ([], ["-q"], ["-q", "-l", "2"], ["-q", "-c"])
 
 
@@ -240,3 +241,23 @@ def test_utility_needs_four_coefficients():
     (m,) = parse_measures("11pt_avg..25,.5,.75")
     assert m.levels == (0.25, 0.5, 0.75) and m.trec_name() == "11pt_avg_.25,.5,.75"
     assert str(m) == "ElevenPtAvg(levels=0.25,0.5,0.75)"
+
+
+@pytest.mark.parametrize("args", [
+    ["-m", "rbp.p=0.8", "-m", "unj.5,7", "-m", "rbp_resid.p=0.5"],
+    ["-m", "all_trec", "-m", "unj.3", "-m", "rbp.p=0.95"],
+    ["-m", "rbp.p=1", "-m", "rbp_resid.p=0", "-l", "2"],
+], ids=" ".join)
+def test_trec_eval_10_additions(trec_eval, shared_data, inputs, args):
+    """rbp, rbp_resid and unj (trec_eval 10.0's all_trec) with their parameters, on graded
+    qrels (rbp's gain scaling) too; 9.0.7 has none of them, nor does our 9.0.7 all_trec."""
+    d = shared_data / "trec_eval_test"
+    for qrels, run in ((d / "qrels.rel_level", d / "results.test"), inputs[1][1:]):
+        argv = ["-q", *args, str(qrels), str(run)]
+        expected = "\n".join(line for line in _run_trec_eval(trec_eval["10.0"], argv).splitlines()
+                             if not line.startswith("relstring"))
+        assert _run_ours(["--score-precision", "double", *argv]).rstrip("\n") == expected
+    nine = _run_ours(["-m", "all_trec", str(d / "qrels.rel_level"), str(d / "results.test")])
+    assert not any(line.startswith(("rbp", "unj")) for line in nine.splitlines())
+    assert "rbp" not in _run_trec_eval(trec_eval["9.0.7"], ["-m", "all_trec", str(d / "qrels.rel_level"),
+                                                              str(d / "results.test")])
