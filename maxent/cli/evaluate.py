@@ -121,11 +121,17 @@ class _Table:
         self.n_q = np.bincount(self.run_id, minlength=len(runs))
         self.bounds = np.concatenate(([0], np.cumsum(self.n_q)))
 
+    topic_rank = None   # qrels topic -> its place in the qrels' topics (raw bytes, strcmp order)
+
     def rows(self, i, lists, retrieved):
-        """List indices of run i printed per topic (those it retrieved for), by topic (strcmp)."""
+        """List indices of run i printed per topic (those it retrieved for), by topic as
+        trec_eval's strcmp orders the qids' bytes (not their printed text, in which a byte that
+        is not UTF-8 shows as \\xNN): the order of the qrels' topics."""
         rows = np.arange(self.bounds[i], self.bounds[i + 1])
         rows = rows[retrieved[rows]]
-        return sorted(rows, key=lambda b: str(lists.topics[b]).encode())
+        if self.topic_rank is None:
+            return sorted(rows, key=lambda b: str(lists.topics[b]).encode())
+        return sorted(rows, key=lambda b: self.topic_rank[lists.topics[b]])
 
 
 def _print_trec(table: _Table, lists, runs, per_topic, summary, z, retrieved, always, out) -> None:
@@ -357,6 +363,8 @@ def _run_cli(args, p) -> int:
     level = 1 if args.rel is None else args.rel
     with phase(f"evaluating {len(lists)} lists and writing"):
         table = _Table(lists, measures, runs, level, version, zscores)
+        if args.per_topic:   # the qrels' topics are in the bytes' strcmp order (maxent.trec)
+            table.topic_rank = {t: k for k, t in enumerate(qrels.topics)}
         if args.format == "csv":
             _print_csv(table, lists, runs, sys.stdout)
         elif args.format == "json":

@@ -183,3 +183,21 @@ def test_repeated_warning_folded_and_quiet(inputs, tmp_path):
     assert err.count("\n") == 1 and "2 runs (extra, extra2)" in err and "999" in err
     out, err = _mine(["--quiet", "-m", "map", qrels, extra, twin], stderr=True)
     assert err == ""
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_per_topic_order_is_strcmp_of_the_qid_bytes(trec_eval, tmp_path, version):
+    """-q lists topics as trec_eval's strcmp orders their bytes; a qid that is not UTF-8
+    prints escaped (\\xff) but keeps its place (0xff sorts after every ASCII byte, although
+    its printed backslash sorts before ']' and 'a')."""
+    qids = [b"\xff1", b"]", b"a", b"\\x", b"Z", b"\xc3\xa9", b"\xe9"]
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_bytes(b"".join(t + b" 0 d%d %d\n" % (d, d % 2) for t in qids for d in range(4)))
+    run.write_bytes(b"".join(t + b" Q0 d%d %d %f run\n" % (d, d, 1.0 / (d + 1 + i))
+                             for i, t in enumerate(qids) for d in range(4)))
+    done = subprocess.run([str(trec_eval[version]), "-q", "-m", "map", "-m", "P.5", str(qrels), str(run)],
+                          capture_output=True, check=True)
+    want = [ln.decode("utf-8", "backslashreplace") for ln in done.stdout.splitlines()]
+    got = _mine(["-q", "-m", "map", "-m", "P.5", *VERSIONS[version], qrels, run])
+    assert got == want
+    assert [ln.split("\t")[1] for ln in got[::2]] == ["Z", "\\x", "]", "a", "é", "\\xe9", "\\xff1", "all"]
