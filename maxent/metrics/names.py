@@ -311,8 +311,13 @@ def parse_measures(names: str | Iterable[str]) -> list[Metric]:
 
 
 def parse_measure(name: str | Metric) -> Metric:
-    """Parse one measure name into a metric object (see module docstring)."""
+    """Parse one measure name into a metric object (see module docstring). A name that is
+    both one of ours and a trec_eval family (``P``) is ours here, with its default cutoff;
+    :func:`parse_measures` (and ``-m``) expand the family as trec_eval does."""
     got = parse_measures(name)
+    if len(got) > 1 and isinstance(name, str):
+        one = _parse_irm(name.strip())
+        got = got if one is None else [one]
     if len(got) != 1:
         raise MeasureNameError(f"{name!r} names {len(got)} measures; use parse_measures")
     return got[0]
