@@ -69,3 +69,16 @@ def test_import_and_trec_cli_path_load_neither_pandas_nor_scipy():
         assert obj is not None and not isinstance(obj, type(maxent)), name
     with pytest.raises(AttributeError):
         maxent.no_such_name
+
+
+def test_aggregate_names_a_frame_of_the_wrong_kind():
+    import pandas as pd
+
+    from maxent import aggregate
+    from maxent.errors import ParameterError
+
+    with pytest.raises(ParameterError, match=r"aggregate: expected the frame evaluate\(\) returns .* "
+                                             r"without column\(s\) topic, value"):
+        aggregate(pd.DataFrame({"run": ["a"], "measure": ["AP"], "score": [0.5]}))
+    with pytest.raises(ParameterError, match="got dict"):
+        aggregate({"run": ["a"]})

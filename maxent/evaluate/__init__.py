@@ -131,6 +131,11 @@ def aggregate(frame: "pd.DataFrame", measures: Sequence[Metric] | None = None) -
     (:func:`run_summary`), in the order the (run, measure) pairs first appear."""
     import pandas as pd
 
+    missing = [c for c in ("run", "topic", "measure", "value") if c not in getattr(frame, "columns", ())]
+    if not isinstance(frame, pd.DataFrame) or missing:
+        raise ParameterError("aggregate: expected the frame evaluate() returns (columns run, topic, "
+                             f"measure, value), got {type(frame).__name__}"
+                             + (f" without column(s) {', '.join(missing)}" if missing else ""))
     given = {str(m): m for m in (measures or [])}
     parts = []
     for name, part in frame.groupby("measure", sort=False):
