@@ -114,6 +114,7 @@ class _Table:
         self.measures = sorted(measures, key=_trec_key)
         self.names = [m.trec_label(rel, version) for m in self.measures]
         self.values = [m.value(lists) for m in self.measures]
+        self.texts = [m.text(lists) if hasattr(m, "text") else None for m in self.measures]
         if zscores is not None:
             self.values = [_zscore(v, lists.topics, n, zscores) for v, n in zip(self.values, self.names)]
         self.run_id = _run_ids(lists, runs)
@@ -144,8 +145,9 @@ def _print_trec(table: _Table, lists, runs, per_topic, summary, z, retrieved, al
         if per_topic:
             for b in table.rows(i, lists, retrieved):
                 t = lists.topics[b]
-                lines.extend(f"{pre}{nm:<22}\t{t}\t{_fmt(m, v[b], z)}\n"
-                             for m, nm, v in zip(table.measures, table.names, table.values) if m.PER_TOPIC)
+                lines.extend(f"{pre}{nm:<22}\t{t}\t{_fmt(m, v[b], z) if tx is None else tx[b]}\n"
+                             for m, nm, v, tx in zip(table.measures, table.names, table.values, table.texts)
+                             if m.PER_TOPIC)
         if summary:
             if "runid" in always:
                 lines.append(f"{'runid':<22}\tall\t{run.tag or run.name}\n")
@@ -153,7 +155,7 @@ def _print_trec(table: _Table, lists, runs, per_topic, summary, z, retrieved, al
                 lines.append(f"{pre}{'num_q':<22}\tall\t{table.n_q[i]:6.4f}\n" if z
                              else f"{'num_q':<22}\tall\t{table.n_q[i]}\n")
             lines.extend(f"{pre}{nm:<22}\tall\t{_fmt(m, s[i], z)}\n"
-                         for m, nm, s in zip(table.measures, table.names, table.summaries))
+                         for m, nm, s in zip(table.measures, table.names, table.summaries) if m.SUMMARY)
         out.write("".join(lines))
 
 

@@ -65,6 +65,7 @@ class Metric:
     LINEAR_IN_P: ClassVar[bool] = False
     AGGREGATE: ClassVar[str] = "mean"   # "mean" over topics, "sum" (counts) or "gmean" (gm_map)
     PER_TOPIC: ClassVar[bool] = True     # printed per topic by -q (trec_eval omits gm_map)
+    SUMMARY: ClassVar[bool] = True       # printed in the all block (relstring is per topic only)
     INTEGER: ClassVar[bool] = False      # printed as an integer by --format trec
     HAS_EXPECTATION: ClassVar[bool] = True
     # whether min / max of E[M] over the relaxed polytope are those of deterministic lists

@@ -14,13 +14,13 @@ from maxent.metrics.precision import IPrec, Precision, Recall, RPrec, SetP, SetR
 from maxent.metrics.rbp import RBP
 from maxent.metrics.rr import RR
 from maxent.metrics.trec_extra import (RNDCG, BinG, ElevenPtAvg, G, GMBpref, InfAP, NDCGRel,
-                                       NumNonRelJudgedRet, RBPResid, RelP, RPrecMult, SetAP, SetF,
+                                       NumNonRelJudgedRet, RBPResid, RelP, RelString, RPrecMult, SetAP, SetF,
                                        SetRelP, TrecRBP, Unjudged, Utility)
 
 __all__ = ["METRICS", "MEASURE_SETS", "TREC_10_ALL_TREC", "measure_sets"]
 
 METRICS: tuple[type[Metric], ...] = (
-    NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, Recall, NDCG, Success,
+    NumRet, NumRel, NumRelRet, AP, GMAP, RPrec, Bpref, RR, IPrec, Precision, RelString, Recall, NDCG, Success,
     SetP, SetR, InfAP, GMBpref, RPrecMult, Utility, ElevenPtAvg, BinG, G, NDCGRel, RNDCG, RelP, SetRelP,
     SetAP, SetF, NumNonRelJudgedRet, TrecRBP, RBPResid, Unjudged, DCG, ERR, GAP, RBP,
 )
@@ -36,7 +36,8 @@ MEASURE_SETS: dict[str, list[str]] = {
                  f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}"],
     # trec_eval's all_trec measures that this library implements
     "all_trec": ["num_ret", "num_rel", "num_rel_ret", "map", "gm_map", "Rprec", "bpref", "recip_rank",
-                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", f"recall.{_CUTS}", "infAP", "gm_bpref",
+                 f"iprec_at_recall.{_RECALL_LEVELS}", f"P.{_CUTS}", "relstring", f"recall.{_CUTS}", "infAP",
+                 "gm_bpref",
                  f"Rprec_mult.{_R_MULTS}", "utility", "11pt_avg", "binG", "G", "ndcg", "ndcg_rel", "Rndcg",
                  f"ndcg_cut.{_CUTS}", f"map_cut.{_CUTS}", f"relative_P.{_CUTS}", "success.1,5,10", "set_P",
                  "set_relative_P", "set_recall", "set_map", "set_F", "num_nonrel_judged_ret"],

@@ -526,6 +526,47 @@ class SetF(_Extra):
 
 
 @dataclass(frozen=True, eq=False, repr=False)
+class RelString(_FloatParams):
+    """The grades of the first ``length`` retrieved documents as text (trec_eval
+    ``relstring``), a character each: the grade 0-9, ``>`` above 9, ``-`` not in the qrels,
+    ``.`` pooled but unjudged (a negative qrels grade). Per topic only: it has no number."""
+
+    length: float = 10.0
+    trec_text: str | None = None
+    NAME: ClassVar[str] = "RelString"
+    TREC_NAME: ClassVar[str] = "relstring"
+    TREC_ORDER: ClassVar[tuple] = (10,)
+    TREC_FLOAT_PARAMS: ClassVar[tuple[str, ...]] = ("length",)
+    PARAMS: ClassVar = {
+        "length": Param(float, 10.0, "retrieved documents shown"),
+        "trec_text": Param(str, None, "trec_eval's parameter text, printed after the name (the -m argument)"),
+    }
+    SUMMARY: ClassVar[bool] = False
+
+    def _shown(self) -> int:
+        # a parameter list (-m relstring.20) gives a tuple: trec_eval reads its first value
+        first = self.length[0] if isinstance(self.length, tuple) else self.length
+        return max(0, int(first))
+
+    def _default_trec_name(self):
+        return "relstring" if self._shown() == 10 else f"relstring_{self._shown()}"
+
+    def value(self, lists):
+        return np.full(len(lists), np.nan)
+
+    def text(self, lists) -> list[str]:
+        """Each list's string, quoted as trec_eval prints it."""
+        n = min(self._shown(), lists.grades.shape[1])
+        g = lists.grades[:, :n]
+        chars = np.where(g > 9, ord(">"), np.where(g >= 0, ord("0") + np.clip(g, 0, 9), ord("-")))
+        if lists.pooled_unjudged is not None:
+            chars = np.where(lists.pooled_unjudged[:, :n], ord("."), chars)
+        shown = np.minimum(lists.lengths, n)
+        rows = chars.astype(np.uint8)
+        return ["'" + rows[b, :shown[b]].tobytes().decode() + "'" for b in range(len(lists))]
+
+
+@dataclass(frozen=True, eq=False, repr=False)
 class NumNonRelJudgedRet(_Extra):
     """Judged non-relevant documents retrieved (0 <= grade < rel; trec_eval
     ``num_nonrel_judged_ret``); summed over topics."""
