@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gzip
 import io
 import json
 import os
@@ -21,6 +20,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests._bundled import write_tiny_sample
 from analysis import _cli, _instances
 from analysis import _outputs
 from analysis import maxent as cli
@@ -36,14 +36,7 @@ TOPICS = {"1", "2", "3"}
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tiny")
-    (d / "runs").mkdir()
-    for name in RUNS:
-        lines = gzip.open(BUNDLED / "runs" / f"{name}.gz", "rt").read().splitlines()
-        (d / "runs" / name).write_text("\n".join(l for l in lines if l.split()[0] in TOPICS) + "\n")
-    qrels = [l for l in (BUNDLED / "qrels-rnd1.txt").read_text().splitlines() if l.split()[0] in TOPICS]
-    (d / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    return d
+    return write_tiny_sample(tmp_path_factory.mktemp("tiny"), RUNS, TOPICS)
 
 
 def _main(tiny, out, *extra, depth="100", metrics="AP"):

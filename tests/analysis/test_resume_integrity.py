@@ -7,7 +7,6 @@ same (changed) inputs, byte for byte; the files of a finished folder before the 
 from __future__ import annotations
 
 import contextlib
-import gzip
 import io
 import json
 import os
@@ -22,11 +21,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests._bundled import write_tiny_sample
 from analysis import gap_thresholds as gt
 from analysis import maxent as cli
 
 ROOT = Path(__file__).resolve().parents[2]
-BUNDLED = ROOT / "trec_runs"
 RUNS = ["T5R1", "bm25_baseline", "run1"]
 TOPICS = {"1", "2", "3"}
 ARGS = ["--no-progress", "--depth", "30", "--metrics", "AP"]
@@ -34,14 +33,7 @@ ARGS = ["--no-progress", "--depth", "30", "--metrics", "AP"]
 
 @pytest.fixture(scope="module")
 def source(tmp_path_factory):
-    d = tmp_path_factory.mktemp("tiny")
-    (d / "runs").mkdir()
-    for name in RUNS:
-        lines = gzip.open(BUNDLED / "runs" / f"{name}.gz", "rt").read().splitlines()
-        (d / "runs" / name).write_text("\n".join(l for l in lines if l.split()[0] in TOPICS) + "\n")
-    qrels = [l for l in (BUNDLED / "qrels-rnd1.txt").read_text().splitlines() if l.split()[0] in TOPICS]
-    (d / "qrels.txt").write_text("\n".join(qrels) + "\n")
-    return d
+    return write_tiny_sample(tmp_path_factory.mktemp("tiny"), RUNS, TOPICS)
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ trec_eval.c for ``-q -c`` (its per-topic loop runs over the run's topics only), 
 """
 from __future__ import annotations
 
-import contextlib
-import io
 import os
 import subprocess
 import sys
@@ -19,7 +17,7 @@ import numpy as np
 import pytest
 
 from maxent import evaluate, read_qrels, read_run
-from maxent.cli.evaluate import main
+from tests._bundled import run_evaluate
 from maxent.evaluate import evaluate_lists, resolve_measures
 from maxent.ranked import rank_runs
 
@@ -29,11 +27,7 @@ QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
 
 
-def _cli(argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
+_cli = run_evaluate
 
 
 def _all(text: str) -> dict[str, str]:

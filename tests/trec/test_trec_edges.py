@@ -6,8 +6,6 @@ the ranking of the qrels read from their file.
 """
 from __future__ import annotations
 
-import contextlib
-import io
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +13,7 @@ import pytest
 
 from maxent import read_qrels, read_run
 from maxent.errors import InputError
-from maxent.cli.evaluate import main
+from tests._bundled import run_evaluate
 from maxent.ranked import rank_runs
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,11 +22,7 @@ QRELS = ROOT / "trec_runs" / "qrels-rnd1.txt"
 RUNS = sorted((ROOT / "trec_runs" / "runs").iterdir())
 
 
-def _cli(argv) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main([str(a) for a in argv])
-    return code, out.getvalue(), err.getvalue()
+_cli = run_evaluate
 
 
 # ---------------------------------------------------------------------------- the inputs
