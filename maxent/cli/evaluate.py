@@ -59,6 +59,8 @@ def _trec_key(m: Metric):
 
 
 def _fmt(m: Metric, v: float, z: bool = False) -> str:
+    if v != v:
+        return "  -nan"   # glibc's %6.4f of trec_eval's 0.0 / 0.0
     return f"{int(round(v))}" if m.INTEGER and not z else f"{v:6.4f}"
 
 
@@ -110,10 +112,15 @@ def _zscore(v: np.ndarray, topics, name: str, table) -> np.ndarray:
 class _Table:
     """Per-list values and per-run summaries of the measures, in trec_eval's order."""
 
-    def __init__(self, lists, measures, runs, rel, version, zscores=None):
+    def __init__(self, lists, measures, runs, rel, version, zscores=None, evaluated=None):
         self.measures = sorted(measures, key=_trec_key)
         self.names = [m.trec_label(rel, version) for m in self.measures]
         self.values = [m.value(lists) for m in self.measures]
+        if evaluated is not None:   # trec_eval's 0 / 0 on the lists it evaluates with nothing left
+            empty = evaluated & (lists.lengths == 0)
+            for m, v in zip(self.measures, self.values):
+                if hasattr(m, "undefined_if_empty"):
+                    v[empty & m.undefined_if_empty(lists)] = np.nan
         self.texts = [m.text(lists) if hasattr(m, "text") else None for m in self.measures]
         if zscores is not None:
             self.values = [_zscore(v, lists.topics, n, zscores) for v, n in zip(self.values, self.names)]
@@ -121,6 +128,13 @@ class _Table:
         self.summaries = [run_summary(m, v, self.run_id, len(runs)) for m, v in zip(self.measures, self.values)]
         self.n_q = np.bincount(self.run_id, minlength=len(runs))
         self.bounds = np.concatenate(([0], np.cumsum(self.n_q)))
+
+    def count_all_relevant(self, n: int) -> None:
+        """With -c, trec_eval's ``num_rel`` summary counts the qrels' judgements of grade > 0
+        over all topics, whatever the relevance level."""
+        for k, name in enumerate(self.names):
+            if name == "num_rel":
+                self.summaries[k] = np.full(len(self.summaries[k]), float(n))
 
     topic_rank = None   # qrels topic -> its place in the qrels' topics (raw bytes, strcmp order)
 
@@ -354,7 +368,11 @@ def _run_cli(args, p) -> int:
         runs = read_runs(args.runs)
         lists = rank_runs(runs, qrels, depth=args.depth, complete=args.complete,
                           precision=args.score_precision)
-    retrieved = lists.lengths > 0   # trec_eval's per-topic lines: topics the run has results for
+    # trec_eval's per-topic lines: topics the run has results for; 10.0's -c adds the others,
+    # each evaluated as a ranking of one unjudged document
+    retrieved = lists.lengths > 0
+    if args.complete and version == "10.0":
+        retrieved[:] = True
     if args.judged_only:
         lists = judged_only(lists)
     # trec_eval is silent about qrels topics a run lacks, not about lines it cannot use
@@ -364,7 +382,10 @@ def _run_cli(args, p) -> int:
             print(f"warning: {message}", file=sys.stderr)
     level = 1 if args.rel is None else args.rel
     with phase(f"evaluating {len(lists)} lists and writing"):
-        table = _Table(lists, measures, runs, level, version, zscores)
+        table = _Table(lists, measures, runs, level, version, zscores,
+                       evaluated=retrieved if args.judged_only else None)
+        if args.complete:   # te_calc_avg_num_rel: every judged grade > 0, any -l
+            table.count_all_relevant(int((qrels.flat[3] > 0).sum()))
         if args.per_topic:   # the qrels' topics are in the bytes' strcmp order (maxent.trec)
             table.topic_rank = {t: k for k, t in enumerate(qrels.topics)}
         if args.format == "csv":

@@ -220,6 +220,11 @@ class IPrec(Metric):
             return (f + (t - f >= 0.5)).astype(np.int64)
         return np.floor(t + 0.9).astype(np.int64)    # (long) (x * R + 0.9)
 
+    def undefined_if_empty(self, lists) -> np.ndarray:
+        """Lists on which trec_eval divides 0 by 0 when it evaluates them with nothing
+        retrieved (``-J``): those whose level stands for 0 relevant documents."""
+        return self.needed(lists.n_rel(self.rel)) == 0
+
     def value(self, lists):
         if lists.depth == 0:
             return np.zeros(len(lists))

@@ -277,6 +277,12 @@ class ElevenPtAvg(_FloatParams):
             return value == ("10" if version.startswith("10") else "9")
         return super()._trec_expresses(key, value, rel, version)
 
+    def undefined_if_empty(self, lists) -> np.ndarray:
+        """As :meth:`IPrec.undefined_if_empty <maxent.metrics.precision.IPrec.undefined_if_empty>`,
+        at any of the levels."""
+        R = lists.n_rel(self.rel)
+        return np.any([self._needed(x, R) == 0 for x in self.levels], axis=0)
+
     def _needed(self, x: float, R: np.ndarray) -> np.ndarray:
         t = x * R.astype(np.float64)
         if self.rule == "10":                       # lround: half away from zero (t >= 0)

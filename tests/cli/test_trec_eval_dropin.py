@@ -89,7 +89,7 @@ def test_families_expand_as_trec_eval(trec_eval, inputs, version, args):
     _same(trec_eval, version, args, inputs["sample"])
 
 
-FLAGS = [[], ["-q"], ["-q", "-c"], ["-q", "-l", "2"], ["-q", "-M", "20"], ["-M", "99999999999999999999"],
+FLAGS = [[], ["-q"], ["-q", "-c"], ["-q", "-c", "-l", "2"], ["-c", "-J", "-M", "100"], ["-q", "-l", "2"], ["-q", "-M", "20"], ["-M", "99999999999999999999"],
          ["-q", "-J"], ["-q", "-J", "-M", "30"], ["-q", "-n"], ["-n"], ["-N", "1000"],
          ["-R", "qrels", "-T", "trec_results"]]
 
@@ -98,9 +98,21 @@ FLAGS = [[], ["-q"], ["-q", "-c"], ["-q", "-l", "2"], ["-q", "-M", "20"], ["-M",
 @pytest.mark.parametrize("flags", FLAGS, ids=lambda f: " ".join(f) or "none")
 def test_flags_as_trec_eval(trec_eval, inputs, version, flags):
     _same(trec_eval, version, [*flags, "-m", "all_trec"], inputs["sample"])
-    if "-c" not in flags or version == "9.0.7":   # 10.0 prints a line of zeros per missing topic
-        _same(trec_eval, version, [*flags, "-m", "all_trec"], inputs["test"],
-              run=inputs["dir"] / ("results.trunc" if "-c" in flags else "results.test"))
+    # results.trunc lacks topics: with -c, 10.0 prints a line per missing topic as well
+    _same(trec_eval, version, [*flags, "-m", "all_trec"], inputs["test"],
+          run=inputs["dir"] / ("results.trunc" if "-c" in flags else "results.test"))
+
+
+def test_nothing_judged_divides_zero_by_zero(trec_eval, inputs, tmp_path):
+    # -J leaves topic 302 empty: trec_eval prints iprec_at_recall_0.00 and 11pt_avg as -nan
+    qrels, (run,) = inputs["test"]
+    lines = [ln for ln in run.read_text().splitlines() if not ln.startswith("302")]
+    made = tmp_path / "one_unjudged"
+    made.write_text("\n".join([*lines, "302\tQ0\tnot_judged_doc\t1\t1.0\tx"]) + "\n")
+    for version in VERSIONS:
+        want = _live(trec_eval[version], ["-q", "-J", "-m", "all_trec"], qrels, made)
+        assert sum("-nan" in ln for ln in want) == 4
+        _same(trec_eval, version, ["-q", "-J", "-m", "all_trec"], inputs["test"], run=made)
 
 
 def test_graded_relevance_level(trec_eval, inputs):
