@@ -3,7 +3,9 @@ against a pytrec_eval script, from process start.
 
 Per topic, 1 to 3 judged passages (grade 1) and a run of 10 in which a judged passage appears at a
 random rank for 70 % of the topics (``--issue-case`` adds 300,000 topics x 5 judgements x 8 run
-lines; ``--bundled``, the 20 bundled TREC-COVID runs with map, P_10 and ndcg). Fresh processes are
+lines; ``--bundled``, the 20 bundled TREC-COVID runs with map, P_10 and ndcg; ``--all-trec``, the
+bundled runs with ``-m all_trec``, pytrec_eval computing its ``all_trec`` too, and map, P_10,
+ndcg, bpref and recip_rank compared). Fresh processes are
 timed, alternating: wall, CPU and peak RSS of ``python -m maxent.evaluate QRELS RUN... -m map -m
 recip_rank -m ndcg_cut.10``, of the pytrec_eval script doing the same (up to ``--peer-max`` topics;
 the means checked equal first), of another checkout's ``maxent.evaluate`` (``--against``), and of
@@ -29,13 +31,13 @@ from _common import ROOT, run, write_evidence
 PEER_SCRIPT = r"""
 import gzip, sys
 import pytrec_eval
-measures, qrels_path, runs = sys.argv[1].split(","), sys.argv[2], sys.argv[3:]
+measures, shown, qrels_path, runs = sys.argv[1].split(","), sys.argv[2].split(","), sys.argv[3], sys.argv[4:]
 with open(qrels_path) as f:
     ev = pytrec_eval.RelevanceEvaluator(pytrec_eval.parse_qrel(f), set(measures))
 for path in runs:
     with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
         res = ev.evaluate(pytrec_eval.parse_run(f))
-    for m in measures:
+    for m in shown:
         vals = [t[m] for t in res.values()]
         print(f"{m}\t{sum(vals) / len(vals):6.4f}")
 """
@@ -133,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="10000,100000,1000000", help="topics per collection, comma-separated")
     p.add_argument("--issue-case", action="store_true", help="also 300,000 topics x (5 qrels, 8 run lines)")
     p.add_argument("--bundled", action="store_true", help="also the bundled runs, map P_10 ndcg")
+    p.add_argument("--all-trec", action="store_true", help="also the bundled runs, -m all_trec")
     p.add_argument("--against", default=None, help="another checkout whose maxent.evaluate is timed too")
     p.add_argument("--peer-max", type=int, default=300_000, help="most topics the pytrec_eval script runs on")
     p.add_argument("--analysis", default="10000,100000", help="sizes analysis.maxent runs on ('' for none)")
@@ -148,30 +151,35 @@ def main(argv: list[str] | None = None) -> int:
         name = f"{topics}x{judged[0]}-{judged[1]}x{depth}"
         print(f"{name}: making the data ...", file=sys.stderr, flush=True)
         qrels, run_file = make_in_child(args.data / name, topics, judged, depth)
-        cases.append((name, topics, qrels, [run_file], measures))
+        cases.append((name, topics, qrels, [run_file], measures, measures))
+    qrels = BUNDLED / "qrels-rnd1.txt"
+    topics = len({line.split()[0] for line in open(qrels)})
+    runs = sorted((BUNDLED / "runs").iterdir())
     if args.bundled:
-        qrels = BUNDLED / "qrels-rnd1.txt"
-        topics = len({line.split()[0] for line in open(qrels)})
-        runs = sorted((BUNDLED / "runs").iterdir())
-        cases.append(("bundled", topics, qrels, runs, ["map", "P_10", "ndcg"]))
+        cases.append(("bundled", topics, qrels, runs, ["map", "P_10", "ndcg"], ["map", "P_10", "ndcg"]))
+    if args.all_trec:
+        cases.append(("bundled all_trec", topics, qrels, runs, ["all_trec"],
+                      ["map", "P_10", "ndcg", "bpref", "recip_rank"]))
     rows = []
-    for name, topics, qrels, runs, names in cases:
+    for name, topics, qrels, runs, given, names in cases:   # names: the means compared
         paths = [str(qrels), *map(str, runs)]
-        ours = [sys.executable, "-m", "maxent.evaluate", *paths, *[a for m in names for a in ("-m", m)]]
+        ours = [sys.executable, "-m", "maxent.evaluate", *paths, *[a for m in given for a in ("-m", m)]]
         commands = {"ours": (ours, ROOT)}
         names = [m.replace(".", "_") for m in names]
         if topics <= args.peer_max:
-            commands["peer"] = ([sys.executable, "-c", PEER_SCRIPT, ",".join(names), *paths], ROOT)
+            computed = ",".join(m.replace(".", "_") for m in given)
+            commands["peer"] = ([sys.executable, "-c", PEER_SCRIPT, computed, ",".join(names), *paths], ROOT)
         if args.against:
             commands["against"] = (ours, Path(args.against).resolve())
-        means = {who: _means(timed(*cmd)[2], names) for who, cmd in commands.items()}
+        means = {who: sorted(_means(timed(*cmd)[2], names)) for who, cmd in commands.items()}
         if any(m != means["ours"] for m in means.values()):
             raise SystemExit(f"{name}: the means differ: {means}")
         times = {"ours": [], "peer": [], "against": []}
         for _ in range(args.repeat):
             for who, cmd in commands.items():
                 times[who].append(timed(*cmd))
-        rows.append(_row(name, topics, qrels, runs, "maxent.evaluate", _median(times["ours"]),
+        command = "maxent.evaluate" + "".join(f" -m {m}" for m in given)
+        rows.append(_row(name, topics, qrels, runs, command, _median(times["ours"]),
                          _median(times["peer"]), _median(times["against"]) if args.against else None))
         print(rows[-1], file=sys.stderr, flush=True)
     for s in (int(x) for x in args.analysis.split(",") if x):
