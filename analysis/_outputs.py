@@ -74,7 +74,7 @@ def chunk_inputs(run_path, qrels_path, options: dict) -> dict:
             "options": hashlib.sha256(json.dumps(options, sort_keys=True, default=str).encode()).hexdigest()}
 
 
-_INPUT_NAMES = {"run": "the run file", "qrels": "the qrels", "options": "the options"}
+_INPUT_NAMES = {"run": "the run file", "qrels": "the qrels", "data": "the input files", "options": "the options"}
 CHUNK_DTYPES = {"topic": str, "count": str}
 
 

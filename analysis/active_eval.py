@@ -339,24 +339,35 @@ def _body(args) -> int:
     else:
         dataset = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.SCRATCH / "active_eval" / dataset)
-    with _outputs.own_output(out, ()):   # one analysis per folder at a time
-        return _run(args, out, metrics, budgets, experiments, dataset)
+    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+              if k not in ("out", "resume", "no_progress", "debug", "experiments", "dataset")}
+    with _outputs.own_output(out, OUTPUTS, config, args.resume):   # one analysis per folder at a time
+        return _run(args, out, metrics, budgets, experiments, dataset, config)
 
 
-def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
+OUTPUTS = ("*.csv", "*.png")   # replaced together, once all are written (see analysis._outputs)
+
+
+def _input_files(args) -> list[Path]:
+    """The files the pool is read from: the LETOR pair, or the qrels and the runs."""
+    if args.letor:
+        return list(_letor_files(Path(args.letor)))
+    paths = [Path(p) for p in (args.runs if isinstance(args.runs, (list, tuple)) else [args.runs])]
+    files = [f for p in paths for f in (sorted(x for x in p.iterdir() if x.is_file()) if p.is_dir() else [p])]
+    return [Path(args.qrels), *files]
+
+
+def _run(args, out: Path, metrics, budgets, experiments, dataset, config) -> int:
+    import hashlib
+
     import pandas as pd
 
     from maxent.active import absolute_errors, query_costs, sampling_table, selection_errors, update_errors
 
-    config = {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
-              if k not in ("out", "resume", "no_progress", "debug", "experiments", "dataset")}
-    stamp = out / "config.json"
-    same = stamp.exists() and json.loads(stamp.read_text()) == json.loads(json.dumps(config))
-    if not same:
-        for f in [*out.glob("*.csv"), *out.glob("*.png")]:  # no figure outlives its settings
-            f.unlink()
-    _cli.atomic_write_text(stamp, json.dumps(config, indent=1, sort_keys=True))
-    done = lambda name: args.resume and same and (out / f"{name}.csv").exists()
+    chunks = _outputs.prepare_chunks(out, config, args.resume)
+    # each experiment's results are a chunk that --resume reuses only if made from these inputs
+    data = hashlib.sha256("".join(_outputs.file_digest(f) for f in _input_files(args)).encode()).hexdigest()
+    inputs = {"data": data, "options": hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()}
 
     with phase("reading the pool and fitting the relevance model"):
         pool, P = _letor(args, metrics) if args.letor else _trec(args)
@@ -380,10 +391,10 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
         for exp in ("errors", "selection", "update"):
             if exp not in experiments:
                 continue
-            path = out / f"{exp}.csv"
-            if done(exp):
-                frames[exp] = pd.read_csv(path)
-                continue
+            if args.resume:
+                frames[exp] = _outputs.read_chunk(chunks, exp, inputs, f"experiment {exp}")
+                if frames[exp] is not None:
+                    continue
             if exp == "selection" and len(names) < 2:
                 raise ParameterError("the selection experiment needs at least two rankers")
             run, which, kws = {"errors": (absolute_errors, names, kw),
@@ -392,29 +403,33 @@ def _run(args, out: Path, metrics, budgets, experiments, dataset) -> int:
             rng_of = lambda m: np.random.default_rng([args.seed, EXPERIMENTS.index(exp), metrics.index(m)])
             frames[exp] = pd.concat([run(m, pool, P, which, budgets, args.repetitions, rng_of(m), **kws)
                                      for m in metrics], ignore_index=True)
-            _cli.atomic_write_csv(path, frames[exp])
-    with phase("writing the tables and figures"):
+            _outputs.write_chunk(chunks, exp, frames[exp], inputs)
+            # from the chunk's digits, as a resumed run reads them, so that both write the same
+            frames[exp] = _outputs.read_chunk(chunks, exp, inputs, f"experiment {exp}")
+    with phase("writing the tables and figures"), _outputs.staged_outputs(out, OUTPUTS) as stage:
+        for exp, frame in frames.items():
+            _cli.atomic_write_csv(stage / f"{exp}.csv", frame)
         if "sampling" in experiments:
             samp = pd.concat([sampling_table(m, pool, P, names[0], mix=args.mix) for m in metrics]
                              + [sampling_table(m, pool, P, *pairs[0], mix=args.mix) for m in metrics if pairs],
                              ignore_index=True)
-            _cli.atomic_write_csv(out / "sampling.csv", samp)
+            _cli.atomic_write_csv(stage / "sampling.csv", samp)
             k = max((m.cutoff or pool.rankings[names[0]].shape[1]) for m in metrics)
             tops = [pool.rankings[n][:, :k] for n in names]
             costs = pd.DataFrame(dict(query=pool.queries, n_candidates=pool.valid.sum(axis=1),
                                       n_labelled_union=_union_size(tops, pool.grades.shape[1]),
                                       cost_union=query_costs(pool.doc_cost, *tops)))
-            _cli.atomic_write_csv(out / "costs.csv", costs)
-            _plot_sampling(samp, frames.get("errors"), out / "sampling.png")
-            _plot_costs(costs, out / "costs.png")
+            _cli.atomic_write_csv(stage / "costs.csv", costs)
+            _plot_sampling(samp, frames.get("errors"), stage / "sampling.png")
+            _plot_costs(costs, stage / "costs.png")
         for exp, (key, value, err, ylabel, title) in CURVES.items():
             if exp in frames:
                 _plot_curves(frames[exp], key, value, err, ylabel,
-                             title.format(cite=CITE, fraction=args.update_fraction), out / f"{exp}.png")
+                             title.format(cite=CITE, fraction=args.update_fraction), stage / f"{exp}.png")
         summary = _summary(frames, pool.n_queries)
         if len(summary):
-            _cli.atomic_write_csv(out / "summary.csv", summary)
-            _plot_saved(summary, out / "saved.png")
+            _cli.atomic_write_csv(stage / "summary.csv", summary)
+            _plot_saved(summary, stage / "saved.png")
     if len(summary):
         cols = [c for c in ("experiment", "metric", "budget", "rmse_active", "rmse_passive", "passive_budget",
                             "saved", "saved_side", "saved_lo", "saved_hi", "saved_uniD", "saved_uniC",

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 from analysis._cli import HelpFormatter, add_common, atomic_write_text, describe, run_main, split_names
-from analysis._outputs import own_output
+from analysis._outputs import own_output, staged_outputs
 from analysis.learning import data as _data
 from analysis.learning.approx import part_approx
 from analysis.learning.data import DEFAULT_PARTS, PARTS, ROOT, TRAINING_PARTS, _metric, _sets, out_dir
@@ -207,7 +207,7 @@ def body(args) -> int:
         check_objective(args.objective, _metric(n, args))  # ... and on metrics the objective cannot train
     out = out_dir(args)
     started = time.time()
-    with own_output(out, OUTPUTS):
+    with own_output(out, ()):   # the outputs are replaced only once all are written (staged_outputs)
         code = _run_parts(args, out, t0)
     if args.evidence is not None:
         write_evidence(args, out, started)
@@ -233,12 +233,26 @@ def write_evidence(args, out: Path, started: float) -> None:
     print(f"evidence: {dest}")
 
 
-OUTPUTS = ("*.csv", "*.png", "table.txt", "summary.json")  # cleared by own_output; runs/ is kept for --resume
+OUTPUTS = ("*.csv", "*.png", "table.txt", "summary.json")  # replaced together; runs/ is kept for --resume
 
 
 def _run_parts(args, out: Path, t0: float) -> int:
     runs_dir = out / "runs"
     runs_dir.mkdir(parents=True, exist_ok=True)
+    with staged_outputs(out, OUTPUTS) as stage:   # a failed run leaves the last finished outputs
+        wall = _write_parts(args, stage, runs_dir, t0)
+    if args.figures_dir is not None:
+        args.figures_dir.mkdir(parents=True, exist_ok=True)
+        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
+                     "optimality001.csv", "approx_error.png", "approx_error.csv", "pairs.png", "pairs.csv"):
+            if (out / name).exists():
+                (args.figures_dir / name).write_bytes((out / name).read_bytes())
+    print(f"\nwrote {out} in {wall:.0f} s")
+    return 0
+
+
+def _write_parts(args, out: Path, runs_dir: Path, t0: float) -> float:
+    """Run the parts asked for, writing their outputs into ``out``; the wall time."""
     with phase("reading the data"):
         tr, va, te = _sets(args)
     print(f"dataset {args.dataset}: train {tr.n_queries} queries / {tr.X.shape[0]} docs, "
@@ -270,17 +284,10 @@ def _run_parts(args, out: Path, t0: float) -> int:
             df = run()
         if df is not None:
             print(_part_text(name, df, args))
-    if args.figures_dir is not None:
-        args.figures_dir.mkdir(parents=True, exist_ok=True)
-        for name in ("curves.png", "curves.csv", "sweep.png", "sweep.csv", "optimality001.png",
-                     "optimality001.csv", "approx_error.png", "approx_error.csv", "pairs.png", "pairs.csv"):
-            if (out / name).exists():
-                (args.figures_dir / name).write_bytes((out / name).read_bytes())
     wall = time.perf_counter() - t0
     atomic_write_text(out / "summary.json", json.dumps({"wall_seconds": wall, "parts": args.parts,
                                                         "dataset": args.dataset}, indent=1))
-    print(f"\nwrote {out} in {wall:.0f} s")
-    return 0
+    return wall
 
 
 def _part_text(name: str, df, args) -> str:

@@ -135,14 +135,54 @@ def test_ranker_with_no_retrieved_documents(capsys, tmp_path):
     assert "empty_run" in err and "no document" in err
 
 
-def test_resume_keeps_finished_experiments(tmp_path):
+def _outputs(folder):
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")}
+
+
+def test_resume_keeps_finished_experiments(tmp_path, capsys):
     argv = [*SMALL, "--metric", "ERR@10", "--budgets", "3", "--out", str(tmp_path), "--experiments", "errors"]
     assert active_eval.main(argv) == 0
-    first = (tmp_path / "errors.csv").stat().st_mtime_ns
+    chunk = tmp_path / "chunks" / "errors.csv"
+    first, before = chunk.stat().st_mtime_ns, _outputs(tmp_path)
     assert active_eval.main([*argv, "--resume"]) == 0
-    assert (tmp_path / "errors.csv").stat().st_mtime_ns == first          # not recomputed
-    assert active_eval.main([*argv[:-2], "--experiments", "errors", "--seed", "5", "--resume"]) == 0
-    assert (tmp_path / "errors.csv").stat().st_mtime_ns != first          # other settings: redone
+    assert chunk.stat().st_mtime_ns == first and _outputs(tmp_path) == before   # not recomputed
+    capsys.readouterr()
+    assert active_eval.main([*argv, "--seed", "5", "--resume"]) == 1             # other settings: refused
+    assert "made with other settings" in capsys.readouterr().err and _outputs(tmp_path) == before
+    assert active_eval.main([*argv, "--seed", "5"]) == 0                         # redone
+    assert chunk.stat().st_mtime_ns != first and _outputs(tmp_path) != before
+    # a changed input is noticed: its chunk is recomputed, and said so
+    runs = tmp_path.parent / f"{tmp_path.name}_runs"
+    runs.mkdir()
+    for r in RUNS:
+        (runs / r.name).write_bytes(r.read_bytes())
+    moved = [a for a in argv if a not in map(str, RUNS)]
+    moved[moved.index("--runs") + 1: moved.index("--runs") + 1] = [str(runs)]
+    out = tmp_path / "again"
+    moved[moved.index("--out") + 1] = str(out)
+    assert active_eval.main(moved) == 0
+    lines = gzip.decompress((runs / RUNS[0].name).read_bytes()).splitlines(keepends=True)
+    (runs / RUNS[0].name).write_bytes(gzip.compress(b"".join(lines[1:])))       # its first line gone
+    capsys.readouterr()
+    assert active_eval.main([*moved, "--resume"]) == 0
+    assert "resume: experiment errors: the input files changed since its chunk was written; recomputed" \
+        in capsys.readouterr().err
+
+
+def test_failed_write_leaves_the_finished_result(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    argv = [*SMALL, "--metric", "ERR@10", "--budgets", "3", "--out", str(tmp_path), "--experiments", "errors,sampling"]
+    assert active_eval.main(argv) == 0
+    before = _outputs(tmp_path)
+    done = subprocess.run(["prlimit", "--fsize=3000", sys.executable, "-m", "analysis.active_eval", *argv, "--resume"],
+                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True)
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(errors) == 1 and errors[0].startswith(f"error: {tmp_path}/") and "(File too large)" in errors[0]
+    assert _outputs(tmp_path) == before
 
 
 @pytest.mark.slow

@@ -421,3 +421,25 @@ def test_fingerprint_tells_identical_weights_apart():
     w2[7] = np.nextafter(w2[7], np.inf)                  # one ulp apart
     assert fingerprint(w2)["checksum"] != a["checksum"]
     assert fingerprint(w.tolist()) == a                  # JSON round trip (lists) gives the same digest
+
+
+def test_failed_write_leaves_the_finished_result(tmp_path):
+    """Under a file-size limit the figures cannot be written: the run fails naming the file,
+    and the outputs of the finished run before it are all still there, unchanged."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    argv = [*SMALL[:-1], "table,curves", "--out", str(tmp_path)]
+    assert main(argv) == 0
+    files = lambda: {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.is_file() and not p.name.startswith(".")}
+    before = files()
+    assert {"table.csv", "curves.png", "summary.json"} <= set(before)
+    done = subprocess.run(["prlimit", "--fsize=3000", sys.executable, "-m", "analysis.learning", *argv, "--resume"],
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True)
+    errors = [ln for ln in done.stderr.splitlines() if ln.startswith("error:")]
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert len(errors) == 1 and errors[0].startswith(f"error: {tmp_path}/") and "(File too large)" in errors[0]
+    assert files() == before
