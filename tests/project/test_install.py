@@ -52,3 +52,41 @@ def test_install_without_a_c_compiler_says_what_to_install(tmp_path):
     assert res.returncode != 0
     assert "maxent-ir needs a C compiler to build from source" in res.stdout + res.stderr
     assert "apt-get install build-essential python3-dev" in res.stdout + res.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("cc") is None and shutil.which("gcc") is None, reason="no C compiler to build the wheel")
+@pytest.mark.skipif(shutil.which("auditwheel") is None, reason="auditwheel not installed (the test extra has it on Linux)")
+def test_wheel_installs_and_runs_without_a_compiler(tmp_path):
+    """``pip wheel`` and ``auditwheel repair`` make a manylinux wheel; in a fresh environment whose
+    PATH has no C compiler it installs (binary dependencies only) and the main job writes the
+    same tables as this source install."""
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    dist, house = tmp_path / "dist", tmp_path / "wheelhouse"
+    steps = [lambda: [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(dist), str(ROOT)],
+             lambda: ["auditwheel", "repair", "-w", str(house), *map(str, dist.glob("*.whl"))]]
+    for step in steps:   # the second names the wheel the first made
+        done = subprocess.run(step(), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1800)
+        assert done.returncode == 0, done.stderr[-3000:]
+    (wheel,) = house.glob("maxent_ir-*manylinux*.whl")
+    env_dir = tmp_path / "venv"
+    venv.EnvBuilder(with_pip=True).create(env_dir)
+    bare = {**env, "PATH": str(env_dir / "bin")}          # no cc, gcc or anything else
+    assert shutil.which("cc", path=bare["PATH"]) is None and shutil.which("gcc", path=bare["PATH"]) is None
+    py = str(env_dir / "bin" / "python")
+    done = subprocess.run([py, "-m", "pip", "install", "-q", "--only-binary", ":all:", str(wheel)], cwd=tmp_path,
+                          env=bare, capture_output=True, text=True, timeout=1800)
+    assert done.returncode == 0, done.stderr[-3000:]
+    args = ["-m", "analysis.maxent", "--metrics", "AP,nDCG", "--no-progress", "--out"]
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    wheel_run = subprocess.run([py, *args, str(work / "wheel")], cwd=work, env=bare, capture_output=True, text=True,
+                               timeout=900)
+    assert wheel_run.returncode == 0, wheel_run.stderr[-3000:]
+    source_run = subprocess.run([sys.executable, *args, str(tmp_path / "source")], cwd=ROOT, env=env,
+                                capture_output=True, text=True, timeout=900)
+    assert source_run.returncode == 0, source_run.stderr[-3000:]
+    for name in ("instances.csv", "summary.csv"):
+        assert (work / "wheel" / name).read_bytes() == (tmp_path / "source" / name).read_bytes(), name
