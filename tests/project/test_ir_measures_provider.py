@@ -71,3 +71,28 @@ def test_names_parameters_and_registration():
     with pytest.raises(AssertionError):
         mi.GAP(nope=1).validate_params()
     assert not mi.provider.supports(ir_measures.parse_measure("nDCG(judged_only=True)"))
+
+
+def test_pyterrier_experiment_gives_our_values():
+    """pt.Experiment on result frames evaluates through ir_measures' registry, so our measures run
+    there with our values; no Java is started for it."""
+    pt = pytest.importorskip("pyterrier")
+    import pandas as pd
+
+    qrels = pd.DataFrame(ir_measures.read_trec_qrels(QRELS)).rename(
+        columns={"query_id": "qid", "doc_id": "docno", "relevance": "label"})
+    systems, names = [], []
+    for path in RUNS:
+        frame = pd.DataFrame(ir_measures.read_trec_run(path)).rename(columns={"query_id": "qid", "doc_id": "docno"})
+        systems.append(pt.Transformer.from_df(frame))
+        names.append(Path(path).name)
+    topics = pd.DataFrame({"qid": qrels["qid"].unique(), "query": "unused"})
+    # pt.Experiment parses a string as a trec_eval name: ir_measures' names go in as measure objects
+    measures = [mi.GAP @ 10, ir_measures.parse_measure("maxent_nDCG(gain='exp')@10"), mi.maxent_ERR @ 20]
+    got = pt.Experiment(systems, topics, qrels, eval_metrics=measures, names=names).set_index("name")
+    assert list(got.columns) == [str(m) for m in measures]
+    for path, name in zip(RUNS, names):
+        ours = _ours(measures, path)
+        for m in measures:
+            assert got.loc[name, str(m)] == pytest.approx(ours[str(m.metric)], abs=1e-12, rel=0), (name, m)
+    assert not pt.java.started()
