@@ -17,6 +17,9 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>   /* madvise: huge pages for the large columns */
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>  /* x86-64 baseline: 16 bytes compared at once */
 #endif
@@ -657,6 +660,655 @@ done:
     return out_b;
 }
 
+/* ---- a run file in one pass: its columns, as the arrays maxent.trec.Run holds ---- */
+
+#define LONG_TOKEN 128  /* maxent.trec.LONG_TOKEN: longer tokens become surrogates in Python */
+
+/* Ask for transparent huge pages on a large buffer: each 4 KiB page fault of fresh memory
+ * costs microseconds on a virtual machine, and the columns of a deep run are hundreds of MB. */
+static void advise_huge(void *p, size_t n)
+{
+#if defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)1 << 21, a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    const uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_HUGEPAGE);
+#else
+    (void)p; (void)n;
+#endif
+}
+
+/* A bytearray grown to cap items of size bytes, advised huge */
+static PyObject *new_items(Py_ssize_t cap, Py_ssize_t size)
+{
+    if (cap > PY_SSIZE_T_MAX / size)
+        return PyErr_NoMemory();
+    PyObject *b = PyByteArray_FromStringAndSize(NULL, cap * size);
+    if (b)
+        advise_huge(PyByteArray_AS_STRING(b), (size_t)(cap * size));
+    return b;
+}
+
+/* A column of strings as rows of `width` bytes, zero-padded: widened (rows moved, last first)
+ * when a longer token comes, narrowed to the longest token at the end. */
+typedef struct {
+    PyObject *rows;
+    Py_ssize_t width, cap, longest;
+} StrColumn;
+
+static int strcol_widen(StrColumn *c, Py_ssize_t n, Py_ssize_t need)
+{
+    Py_ssize_t w = c->width + c->width / 4;
+    w = w < need ? need : w > LONG_TOKEN ? LONG_TOKEN : w;
+    if (c->cap > PY_SSIZE_T_MAX / w) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (PyByteArray_Resize(c->rows, c->cap * w) < 0)
+        return -1;
+    char *b = PyByteArray_AS_STRING(c->rows);
+    advise_huge(b, (size_t)(c->cap * w));
+    for (Py_ssize_t i = n - 1; i >= 0; i--) {
+        memmove(b + i * w, b + i * c->width, c->width);
+        memset(b + i * w + c->width, 0, w - c->width);
+    }
+    c->width = w;
+    return 0;
+}
+
+static inline int strcol_put(StrColumn *c, Py_ssize_t i, const unsigned char *p, Py_ssize_t len)
+{
+    if (len > c->width && strcol_widen(c, i, len) < 0)
+        return -1;
+    if (len > c->longest)
+        c->longest = len;
+    char *row = PyByteArray_AS_STRING(c->rows) + i * c->width;
+    memcpy(row, p, len);
+    memset(row + len, 0, c->width - len);
+    return 0;
+}
+
+static int strcol_finish(StrColumn *c, Py_ssize_t n)
+{
+    const Py_ssize_t w = c->longest > 0 ? c->longest : 1;
+    if (c->width < w && strcol_widen(c, n, w) < 0)  /* no row yet: width 0 */
+        return -1;
+    char *b = PyByteArray_AS_STRING(c->rows);
+    if (w < c->width)
+        for (Py_ssize_t i = 1; i < n; i++)
+            memmove(b + i * w, b + i * c->width, w);
+    c->width = w;
+    return PyByteArray_Resize(c->rows, n * w);
+}
+
+/* hash_strings' hash of one token (its 8-byte words zero-padded, all-zero words skipped) */
+static inline uint64_t token_hash(const unsigned char *p, Py_ssize_t len)
+{
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (Py_ssize_t j = 0; j < len; j += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + j, len - j < 8 ? (size_t)(len - j) : 8);
+        if (w)
+            h = (h ^ w) * 0x100000001B3ULL;
+    }
+    return fmix64(h);
+}
+
+/* a double of a score token, as parse_floats: 1 when the whole token is that number */
+static int parse_score(const unsigned char *p, Py_ssize_t len, double *out)
+{
+    if (fast_decimal(p, len, out))
+        return 1;
+    char text[128];
+    if (len == 0 || len >= (Py_ssize_t)sizeof text)
+        return 0;
+    memcpy(text, p, len);
+    text[len] = 0;
+    char *end = NULL;
+    const double v = PyOS_string_to_double(text, &end, NULL);
+    if (v == -1.0 && PyErr_Occurred()) {
+        if (!PyErr_ExceptionMatches(PyExc_ValueError))
+            return -1;
+        PyErr_Clear();
+        return 0;
+    }
+    *out = v;
+    return end == text + len;
+}
+
+/* (row, start, end) appended to a list */
+static int note(PyObject *list, Py_ssize_t row, int64_t a, int64_t b)
+{
+    PyObject *t = Py_BuildValue("(nLL)", row, (long long)a, (long long)b);
+    if (!t)
+        return -1;
+    const int r = PyList_Append(list, t);
+    Py_DECREF(t);
+    return r;
+}
+
+typedef struct {
+    StrColumn qid, docno;
+    PyObject *score, *line, *hash, *blocks, *bad_scores, *long_qids, *long_docnos;
+    Py_ssize_t n, nblocks, cap_blocks;
+    int64_t prev_qid, prev_qid_len, tag_start, tag_end, nonfinite_start, nonfinite_end;
+    Py_ssize_t nonfinite;   /* the first row read as inf or nan, -1 if none */
+} RunColumns;
+
+static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, const int64_t *e, int64_t lineno)
+{
+    const Py_ssize_t i = o->n;
+    const int64_t ql = e[0] - s[0], dl = e[2] - s[2];
+    if (i == 0 || ql != o->prev_qid_len || memcmp(p + s[0], p + o->prev_qid, ql) != 0) {
+        if (o->nblocks == o->cap_blocks) {
+            o->cap_blocks *= 2;
+            if (PyByteArray_Resize(o->blocks, o->cap_blocks * 8) < 0)
+                return -1;
+        }
+        ((int64_t *)PyByteArray_AS_STRING(o->blocks))[o->nblocks++] = i;
+        o->prev_qid = s[0];
+        o->prev_qid_len = ql;
+    }
+    if (ql > LONG_TOKEN) {
+        if (note(o->long_qids, i, s[0], e[0]) < 0 || strcol_put(&o->qid, i, p, 0) < 0)
+            return -1;
+    }
+    else if (strcol_put(&o->qid, i, p + s[0], ql) < 0)
+        return -1;
+    uint64_t *hash = (uint64_t *)PyByteArray_AS_STRING(o->hash);
+    if (dl > LONG_TOKEN) {            /* hashed in Python, as its surrogate */
+        if (note(o->long_docnos, i, s[2], e[2]) < 0 || strcol_put(&o->docno, i, p, 0) < 0)
+            return -1;
+        hash[i] = 0;
+    }
+    else {
+        if (strcol_put(&o->docno, i, p + s[2], dl) < 0)
+            return -1;
+        hash[i] = token_hash(p + s[2], dl);
+    }
+    double *score = (double *)PyByteArray_AS_STRING(o->score);
+    const int ok = parse_score(p + s[4], e[4] - s[4], score + i);
+    if (ok < 0 || (!ok && note(o->bad_scores, i, s[4], e[4]) < 0))
+        return -1;
+    if (ok && !isfinite(score[i]) && o->nonfinite < 0) {
+        o->nonfinite = i;
+        o->nonfinite_start = s[4];
+        o->nonfinite_end = e[4];
+    }
+    ((int64_t *)PyByteArray_AS_STRING(o->line))[i] = lineno;
+    o->tag_start = s[5];
+    o->tag_end = e[5];
+    o->n++;
+    return 0;
+}
+
+PyDoc_STRVAR(read_run_doc,
+"read_run(data) -> columns or (None, line, count)\n\n"
+"The lines of a run (qid Q0 docno rank score tag ..., split as tokenize with ncols 6) in one\n"
+"pass: a dict of qid and docno (bytearrays of rows zero-padded to qid_width / docno_width\n"
+"bytes: numpy 'S' arrays; tokens longer than 128 bytes stored empty and listed in long_qids /\n"
+"long_docnos as (row, start, end)), score (float64, as parse_floats; bad_scores lists the rows\n"
+"it cannot read, nonfinite (row, start, end) the first it read as inf or nan, row -1 if none),\n"
+"line (int64, 1-based),\n"
+"docno_hash (uint64, hash_strings' values; 0 for long docnos), blocks (int64: the rows where\n"
+"the qid differs from the row before) and tag (the bounds of the last line's sixth token).\n"
+"A line with fewer than 6 tokens stops the scan: (None, its line number, its number of tokens).");
+
+static PyObject *read_run(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    if (!PyArg_ParseTuple(args, "y*:read_run", &data))
+        return NULL;
+    const unsigned char *p = data.buf;
+    const Py_ssize_t len = data.len;
+    Py_ssize_t cap = 1;                                   /* lines: at most newlines + 1 */
+    for (const unsigned char *q = p, *end = p + len; (q = memchr(q, '\n', end - q)); q++)
+        cap++;
+    RunColumns o = {{NULL, 0, cap, 0}, {NULL, 0, cap, 0}};
+    o.cap_blocks = 1024;
+    o.nonfinite = -1;
+    o.qid.rows = PyByteArray_FromStringAndSize(NULL, 0);
+    o.docno.rows = PyByteArray_FromStringAndSize(NULL, 0);
+    o.score = new_items(cap, 8);
+    o.line = new_items(cap, 8);
+    o.hash = new_items(cap, 8);
+    o.blocks = new_items(o.cap_blocks, 8);
+    o.bad_scores = PyList_New(0);
+    o.long_qids = PyList_New(0);
+    o.long_docnos = PyList_New(0);
+    PyObject *result = NULL;
+    if (!o.qid.rows || !o.docno.rows || !o.score || !o.line || !o.hash || !o.blocks || !o.bad_scores
+        || !o.long_qids || !o.long_docnos)
+        goto done;
+    const int ncols = 6;
+    int64_t s[6], e[6];
+    Py_ssize_t lineno = 1, count = 0, bad_line = 0, bad_count = 0;
+    uint64_t prev_ws = 1;
+    /* the scan of tokenize, each kept line stored as it ends */
+    for (Py_ssize_t base = 0; base < len && !bad_line; base += 64) {
+        uint64_t ws, nl;
+        block_masks(p + base, len - base, &ws, &nl);
+        const uint64_t after_ws = (ws << 1) | prev_ws;
+        prev_ws = ws >> 63;
+        const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
+        for (uint64_t ev = start | end | nl; ev; ev &= ev - 1) {
+            const int j = __builtin_ctzll(ev);
+            const uint64_t bit = (uint64_t)1 << j;
+            if (start & bit) {
+                if (count < ncols)
+                    s[count] = base + j;
+                continue;
+            }
+            if (end & bit) {
+                if (count < ncols)
+                    e[count] = base + j;
+                count++;
+            }
+            if (!(nl & bit))
+                continue;
+            if (count > 0 && p[s[0]] != '#') {
+                if (count < ncols) {
+                    bad_line = lineno;
+                    bad_count = count;
+                    break;
+                }
+                if (run_row(&o, p, s, e, lineno) < 0)
+                    goto done;
+            }
+            lineno++;
+            count = 0;
+        }
+    }
+    if (!bad_line && !prev_ws) {
+        if (count < ncols)
+            e[count] = len;
+        count++;
+    }
+    if (!bad_line && count > 0 && p[s[0]] != '#') {
+        if (count < ncols) {
+            bad_line = lineno;
+            bad_count = count;
+        }
+        else if (run_row(&o, p, s, e, lineno) < 0)
+            goto done;
+    }
+    if (bad_line) {
+        result = Py_BuildValue("(Onn)", Py_None, bad_line, bad_count);
+        goto done;
+    }
+    if (strcol_finish(&o.qid, o.n) < 0 || strcol_finish(&o.docno, o.n) < 0
+        || PyByteArray_Resize(o.score, o.n * 8) < 0 || PyByteArray_Resize(o.line, o.n * 8) < 0
+        || PyByteArray_Resize(o.hash, o.n * 8) < 0 || PyByteArray_Resize(o.blocks, o.nblocks * 8) < 0)
+        goto done;
+    result = Py_BuildValue(
+        "{sOsnsOsnsOsOsOsOsOs(nLL)sOsOs(LL)}", "qid", o.qid.rows, "qid_width", o.qid.width, "docno", o.docno.rows,
+        "docno_width", o.docno.width, "score", o.score, "line", o.line, "docno_hash", o.hash, "blocks", o.blocks,
+        "bad_scores", o.bad_scores, "nonfinite", o.nonfinite, (long long)o.nonfinite_start,
+        (long long)o.nonfinite_end, "long_qids", o.long_qids,
+        "long_docnos", o.long_docnos, "tag", (long long)o.tag_start, (long long)o.tag_end);
+done:
+    PyBuffer_Release(&data);
+    Py_XDECREF(o.qid.rows);
+    Py_XDECREF(o.docno.rows);
+    Py_XDECREF(o.score);
+    Py_XDECREF(o.line);
+    Py_XDECREF(o.hash);
+    Py_XDECREF(o.blocks);
+    Py_XDECREF(o.bad_scores);
+    Py_XDECREF(o.long_qids);
+    Py_XDECREF(o.long_docnos);
+    return result;
+}
+
+/* ---- per topic: a repeated docno, and trec_eval's order ---- */
+
+/* Groups of rows: group g is items[bounds[g]:bounds[g + 1]] (items NULL: the rows themselves) */
+typedef struct {
+    Py_buffer items, bounds;
+    int has_items;
+} Groups;
+
+static int groups_get(Groups *g, PyObject *items, PyObject *bounds, int writable)
+{
+    g->has_items = items != Py_None;
+    if (g->has_items && PyObject_GetBuffer(items, &g->items, PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (PyObject_GetBuffer(bounds, &g->bounds, PyBUF_C_CONTIGUOUS) < 0) {
+        if (g->has_items)
+            PyBuffer_Release(&g->items);
+        return -1;
+    }
+    return 0;
+}
+
+static void groups_release(Groups *g)
+{
+    if (g->has_items)
+        PyBuffer_Release(&g->items);
+    PyBuffer_Release(&g->bounds);
+}
+
+PyDoc_STRVAR(has_repeat_doc,
+"has_repeat(docno, width, hashes, items, bounds) -> bool\n\n"
+"Whether a string of docno (rows of width bytes) occurs twice in one group of rows: group g is\n"
+"items[bounds[g]:bounds[g + 1]] (int64 rows; items None: rows bounds[g] to bounds[g + 1] - 1).\n"
+"hashes (uint64, one per row) find candidates, confirmed on the bytes.");
+
+static PyObject *has_repeat(PyObject *self, PyObject *args)
+{
+    PyObject *objs[2], *items_o, *bounds_o;
+    Py_ssize_t width;
+    Py_buffer v[2];                                               /* docno, hashes */
+    Groups g;
+    if (!PyArg_ParseTuple(args, "OnOOO:has_repeat", &objs[0], &width, &objs[1], &items_o, &bounds_o))
+        return NULL;
+    if (width < 1) {
+        PyErr_SetString(PyExc_ValueError, "width < 1");
+        return NULL;
+    }
+    if (get_buffers(objs, v, 2) < 0)
+        return NULL;
+    if (groups_get(&g, items_o, bounds_o, 0) < 0) {
+        release_buffers(v, 2);
+        return NULL;
+    }
+    const char *docno = v[0].buf;
+    const uint64_t *hash = v[1].buf;
+    const int64_t *items = g.has_items ? g.items.buf : NULL, *bounds = g.bounds.buf;
+    const Py_ssize_t ngroups = g.bounds.len / 8 - 1, nrows = v[1].len / 8;
+    int64_t *table = NULL;
+    Py_ssize_t table_size = 0;
+    int found = 0, failed = 0;
+    for (Py_ssize_t k = 0; k < ngroups && !found; k++) {
+        const int64_t a = bounds[k], b = bounds[k + 1];
+        Py_ssize_t size = 16;
+        while (size < 2 * (b - a))
+            size *= 2;
+        if (size > table_size) {
+            int64_t *t = realloc(table, size * sizeof(int64_t));
+            if (!t) {
+                failed = 1;
+                break;
+            }
+            table = t;
+            table_size = size;
+        }
+        memset(table, 0xFF, size * sizeof(int64_t));
+        for (int64_t m = a; m < b && !found; m++) {
+            const int64_t r = items ? items[m] : m;
+            if (r < 0 || r >= nrows) {
+                failed = 2;
+                break;
+            }
+            uint64_t slot = (hash[r] * 0x9E3779B97F4A7C15ULL) & (size - 1);
+            for (;; slot = (slot + 1) & (size - 1)) {
+                const int64_t at = table[slot];
+                if (at < 0) {
+                    table[slot] = r;
+                    break;
+                }
+                if (hash[at] == hash[r] && memcmp(docno + at * width, docno + r * width, width) == 0) {
+                    found = 1;
+                    break;
+                }
+            }
+        }
+        if (failed)
+            break;
+    }
+    free(table);
+    groups_release(&g);
+    release_buffers(v, 2);
+    if (failed == 1)
+        return PyErr_NoMemory();
+    if (failed == 2) {
+        PyErr_SetString(PyExc_IndexError, "a row outside the hashes");
+        return NULL;
+    }
+    return PyBool_FromLong(found);
+}
+
+/* trec_eval's order of two rows: score descending (as C floats when ord_single), then docno
+ * descending (strcmp) */
+static const void *ord_score;
+static const char *ord_docno;
+static Py_ssize_t ord_width;
+static int ord_double, ord_single;
+
+static inline double score_of(int64_t x)
+{
+    if (!ord_double)
+        return ((const float *)ord_score)[x];
+    const double v = ((const double *)ord_score)[x];
+    return ord_single ? (double)(float)v : v;      /* beyond float's range: +-inf, as C's float */
+}
+
+static inline int trec_before(int64_t x, int64_t y)
+{
+    const double a = score_of(x), b = score_of(y);
+    if (a != b)
+        return a > b;
+    return memcmp(ord_docno + x * ord_width, ord_docno + y * ord_width, ord_width) > 0;
+}
+
+static int trec_cmp(const void *pa, const void *pb)
+{
+    const int64_t x = *(const int64_t *)pa, y = *(const int64_t *)pb;
+    return trec_before(x, y) ? -1 : trec_before(y, x) ? 1 : (x > y) - (x < y);
+}
+
+PyDoc_STRVAR(trec_sort_doc,
+"trec_sort(score, single, docno, width, items, bounds) -> number of groups sorted\n\n"
+"Each group items[bounds[g]:bounds[g + 1]] (int64 rows, sorted in place) in trec_eval's order:\n"
+"score descending (score: float32 or float64; compared as C floats when single), then docno\n"
+"descending (rows of width bytes, zero-padded: compared as strcmp). A group found already in\n"
+"that order (one pass) is left as it is.");
+
+static PyObject *trec_sort(PyObject *self, PyObject *args)
+{
+    PyObject *objs[2], *items_o, *bounds_o;
+    Py_ssize_t width;
+    int single;
+    Py_buffer v[2];                                               /* score, docno */
+    Groups g;
+    if (!PyArg_ParseTuple(args, "OpOnOO:trec_sort", &objs[0], &single, &objs[1], &width, &items_o, &bounds_o))
+        return NULL;
+    if (width < 1 || items_o == Py_None) {
+        PyErr_SetString(PyExc_ValueError, "width < 1 or no items");
+        return NULL;
+    }
+    if (PyObject_GetBuffer(objs[0], &v[0], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(objs[1], &v[1], PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&v[0]);
+        return NULL;
+    }
+    if (groups_get(&g, items_o, bounds_o, 1) < 0) {
+        release_buffers(v, 2);
+        return NULL;
+    }
+    const char *f = v[0].format ? v[0].format : "B";
+    if (*f == '<' || *f == '=' || *f == '@')
+        f++;
+    Py_ssize_t sorted = 0;
+    const Py_ssize_t nrows = v[0].len / (v[0].itemsize ? v[0].itemsize : 1);
+    if (!((*f == 'd' && v[0].itemsize == 8) || (*f == 'f' && v[0].itemsize == 4)) || v[1].len < nrows * width) {
+        PyErr_SetString(PyExc_ValueError, "score must be float32 or float64, docno one row per score");
+        sorted = -1;
+    }
+    else {
+        ord_score = v[0].buf;
+        ord_docno = v[1].buf;
+        ord_width = width;
+        ord_double = *f == 'd';
+        ord_single = single;
+        int64_t *items = g.items.buf;
+        const int64_t *bounds = g.bounds.buf;
+        const Py_ssize_t ngroups = g.bounds.len / 8 - 1, nitems = g.items.len / 8;
+        for (Py_ssize_t k = 0; k < ngroups && sorted >= 0; k++) {
+            const int64_t a = bounds[k], b = bounds[k + 1];
+            if (a < 0 || b > nitems || a > b) {
+                PyErr_SetString(PyExc_IndexError, "bounds outside the items");
+                sorted = -1;
+                break;
+            }
+            for (int64_t m = a; m < b; m++)
+                if (items[m] < 0 || items[m] >= nrows) {
+                    PyErr_SetString(PyExc_IndexError, "a row outside the scores");
+                    sorted = -1;
+                    break;
+                }
+            if (sorted < 0)
+                break;
+            int64_t m = a + 1;
+            while (m < b && trec_before(items[m - 1], items[m]))
+                m++;
+            if (m < b) {
+                qsort(items + a, b - a, sizeof(int64_t), trec_cmp);
+                sorted++;
+            }
+        }
+    }
+    groups_release(&g);
+    release_buffers(v, 2);
+    return sorted < 0 ? NULL : PyLong_FromSsize_t(sorted);
+}
+
+PyDoc_STRVAR(block_items_doc,
+"block_items(starts, sizes) -> bytearray\n\n"
+"The int64 rows starts[0] .. starts[0] + sizes[0] - 1, then those of block 1, and so on.");
+
+static PyObject *block_items(PyObject *self, PyObject *args)
+{
+    PyObject *objs[2];
+    Py_buffer v[2];
+    if (!PyArg_ParseTuple(args, "OO:block_items", &objs[0], &objs[1]) || get_buffers(objs, v, 2) < 0)
+        return NULL;
+    const int64_t *starts = v[0].buf, *sizes = v[1].buf;
+    const Py_ssize_t nb = v[0].len / 8;
+    Py_ssize_t n = 0;
+    PyObject *out = NULL;
+    for (Py_ssize_t k = 0; k < nb; k++)
+        n += sizes[k] > 0 ? sizes[k] : 0;
+    if (v[1].len != v[0].len)
+        PyErr_SetString(PyExc_ValueError, "starts and sizes differ in length");
+    else if ((out = new_items(n, 8))) {
+        int64_t *items = (int64_t *)PyByteArray_AS_STRING(out);
+        for (Py_ssize_t k = 0; k < nb; k++)
+            for (int64_t j = 0; j < sizes[k]; j++)
+                *items++ = starts[k] + j;
+    }
+    release_buffers(v, 2);
+    return out;
+}
+
+/* strings a (width wa) and b (width wb), zero-padded, equal */
+static inline int same_string(const char *a, Py_ssize_t wa, const char *b, Py_ssize_t wb)
+{
+    const Py_ssize_t w = wa < wb ? wa : wb;
+    if (memcmp(a, b, w) != 0)
+        return 0;
+    for (Py_ssize_t j = w; j < wa; j++)
+        if (a[j])
+            return 0;
+    for (Py_ssize_t j = w; j < wb; j++)
+        if (b[j])
+            return 0;
+    return 1;
+}
+
+PyDoc_STRVAR(grade_lookup_doc,
+"grade_lookup(hashes, docno, width, items, bounds, codes, keys, table, bits, q_bounds, q_docno,\n"
+"             q_width, q_grade) -> (grades, exact)\n\n"
+"The qrels grade of each row of items (int64; group g, items[bounds[g]:bounds[g + 1]], is of\n"
+"topic codes[g]), as int16 in items' order: -1 when not judged, -2 when judged negative.\n"
+"Topic c's judgements are q_bounds[c] to q_bounds[c + 1] - 1 of keys (topic_keys of their\n"
+"docnos' hashes), q_docno (rows of q_width bytes) and q_grade (int64). A row's key,\n"
+"topic_keys(hash, code), is looked for among its topic's keys (a few: one by one; else in the\n"
+"key_table(keys, bits) table) and confirmed on the docno; exact is False when a key matched\n"
+"another document (a hash collision: the grades are then not all found).");
+
+static PyObject *grade_lookup(PyObject *self, PyObject *args)
+{
+    PyObject *objs[10];
+    Py_ssize_t width, q_width;
+    int bits;
+    Py_buffer v[10];   /* hashes, docno, items, bounds, codes, keys, table, q_bounds, q_docno, q_grade */
+    if (!PyArg_ParseTuple(args, "OOnOOOOOiOOnO:grade_lookup", &objs[0], &objs[1], &width, &objs[2], &objs[3],
+                          &objs[4], &objs[5], &objs[6], &bits, &objs[7], &objs[8], &q_width, &objs[9]))
+        return NULL;
+    if (bits < 1 || bits > 62 || width < 1 || q_width < 1) {
+        PyErr_SetString(PyExc_ValueError, "bits or a width out of range");
+        return NULL;
+    }
+    if (get_buffers(objs, v, 10) < 0)
+        return NULL;
+    const uint64_t *hash = v[0].buf, *keys = v[5].buf;
+    const char *docno = v[1].buf, *q_docno = v[8].buf;
+    const int64_t *items = v[2].buf, *bounds = v[3].buf, *codes = v[4].buf, *table = v[6].buf;
+    const int64_t *q_bounds = v[7].buf, *q_grade = v[9].buf;
+    const Py_ssize_t nitems = v[2].len / 8, ngroups = v[3].len / 8 - 1, nrows = v[0].len / 8;
+    const Py_ssize_t ntopics = v[7].len / 8 - 1, nkeys = v[5].len / 8;
+    const uint64_t size = (uint64_t)1 << bits, mask = size - 1;
+    const int shift = 64 - bits;
+    PyObject *out_b = NULL;
+    int exact = 1;
+    if ((uint64_t)v[6].len != size * sizeof(int64_t) || v[4].len / 8 < ngroups || v[1].len < nrows * width
+        || ntopics < 0 || (ntopics >= 0 && q_bounds[ntopics] > nkeys) || v[9].len / 8 < nkeys
+        || v[8].len < nkeys * q_width) {
+        PyErr_SetString(PyExc_ValueError, "the table, codes, docno or judgements do not fit");
+        goto done;
+    }
+    if (!(out_b = new_items(nitems, 2)))
+        goto done;
+    int16_t *out = (int16_t *)PyByteArray_AS_STRING(out_b);
+    for (Py_ssize_t k = 0; k < ngroups; k++) {
+        const int64_t a = bounds[k], b = bounds[k + 1], c = codes[k];
+        if (a < 0 || b > nitems || a > b || c < 0 || c >= ntopics) {
+            PyErr_SetString(PyExc_IndexError, "bounds or a topic code out of range");
+            Py_CLEAR(out_b);
+            goto done;
+        }
+        const uint64_t salt = (uint64_t)(c + 1) * 0x9E3779B97F4A7C15ULL;
+        const int64_t qa = q_bounds[c], qb = q_bounds[c + 1];
+        for (int64_t m = a; m < b; m++) {
+            const int64_t r = items[m];
+            if (r < 0 || r >= nrows) {
+                PyErr_SetString(PyExc_IndexError, "a row outside the hashes");
+                Py_CLEAR(out_b);
+                goto done;
+            }
+            const uint64_t key = fmix64(hash[r] ^ salt);
+            int64_t at = -1;
+            if (qb - qa <= 16) {              /* a few judgements: compared one by one, in cache */
+                for (int64_t j = qa; j < qb; j++)
+                    if (keys[j] == key) {
+                        at = j;
+                        break;
+                    }
+            }
+            else {
+                uint64_t slot = key_slot(key, shift);
+                while ((at = table[slot]) >= 0 && keys[at] != key)
+                    slot = (slot + 1) & mask;
+            }
+            int16_t grade = -1;
+            if (at >= 0) {
+                if (at >= qa && at < qb && same_string(docno + r * width, width, q_docno + at * q_width, q_width))
+                    grade = q_grade[at] < 0 ? -2 : (int16_t)q_grade[at];
+                else
+                    exact = 0;
+            }
+            out[m] = grade;
+        }
+    }
+done:
+    release_buffers(v, 10);
+    if (!out_b)
+        return NULL;
+    return Py_BuildValue("(NO)", out_b, exact ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"tokenize", tokenize, METH_VARARGS, tokenize_doc},
     {"parse_floats", parse_floats, METH_VARARGS, parse_floats_doc},
@@ -665,6 +1317,11 @@ static PyMethodDef methods[] = {
     {"topic_keys", topic_keys, METH_VARARGS, topic_keys_doc},
     {"key_table", key_table, METH_VARARGS, key_table_doc},
     {"key_probe", key_probe, METH_VARARGS, key_probe_doc},
+    {"read_run", read_run, METH_VARARGS, read_run_doc},
+    {"has_repeat", has_repeat, METH_VARARGS, has_repeat_doc},
+    {"trec_sort", trec_sort, METH_VARARGS, trec_sort_doc},
+    {"block_items", block_items, METH_VARARGS, block_items_doc},
+    {"grade_lookup", grade_lookup, METH_VARARGS, grade_lookup_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -16,7 +16,8 @@ import numpy as np
 
 from maxent.errors import ParameterError, TopicMismatchError, TopicWarning
 from maxent.inputs import as_qrels, as_runs
-from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes, topic_keys
+from maxent import _ctrec
+from maxent.trec import MAX_GRADE, Qrels, Run, topic_codes
 
 __all__ = ["RankedLists", "rank_runs", "rank_setup", "check_depth", "rank_one", "assemble", "RankSetup",
            "UNJUDGED"]
@@ -136,42 +137,47 @@ class RankedLists:
 
 def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.ndarray:
     """Permutation ordering documents as trec_eval: by topic code, score descending, ties
-    by docno descending (strcmp), independent of the input order."""
+    by docno descending (strcmp), independent of the input order. Scores are compared in
+    their own type (float32: as C floats)."""
     n = len(score)
-    same = codes[1:] == codes[:-1]
-    first = np.flatnonzero(np.concatenate(([n > 0], ~same)))     # first line of each block
-    block_code = codes[first]
-    by_topic = np.argsort(block_code, kind="stable")
-    sorted_codes = block_code[by_topic]
-    # not np.unique: numpy >= 2.3's imports numpy.ma, which the command's start-up avoids
-    if ((sorted_codes[1:] != sorted_codes[:-1]).all()
-            and not (same & (score[1:] > score[:-1])).any()):
-        # the usual file, one block per topic sorted by score: reorder the blocks, O(n)
-        sizes = np.diff(np.append(first, n))
-        size_b = sizes[by_topic]
-        order = np.arange(n) + np.repeat(first[by_topic] - (np.cumsum(size_b) - size_b), size_b)
-    else:
-        order = np.argsort(-score)
-        small = codes.astype(np.int16) if n and codes.max() < 2**15 else codes  # radix sort
-        order = order[np.argsort(small[order], kind="stable")]
-    s, c = score[order], codes[order]
-    tie = (s[1:] == s[:-1]) & (c[1:] == c[:-1])
-    if tie.any():
-        member = np.zeros(len(order), dtype=bool)
-        member[1:] |= tie
-        member[:-1] |= tie
-        pos = np.flatnonzero(member)                        # positions inside tie groups
-        new_group = np.ones(len(pos), dtype=bool)
-        new_group[1:] = ~tie[pos[1:] - 1]
-        gid = np.cumsum(new_group)
-        items = order[pos]
-        sub = np.lexsort((docno[items], gid))               # docno ascending within group
-        g_start = np.flatnonzero(new_group)
-        g_end = np.append(g_start[1:], len(pos))
-        k = np.arange(len(pos))
-        target = g_start[gid - 1] + g_end[gid - 1] - 1 - k  # reverse: docno descending
-        order[pos[target]] = items[sub]
-    return order
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    codes = np.asarray(codes)
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    items, bounds, _ = _groups(starts, np.diff(np.append(starts, n)), codes[starts])
+    _sort_groups(score, False, docno, items, bounds)
+    return items
+
+
+def _groups(starts: np.ndarray, sizes: np.ndarray, block_code: np.ndarray):
+    """``(items, bounds, group_codes)``: the rows of blocks (``starts[k]``, ``sizes[k]`` rows;
+    in line order) grouped by code ascending, group g ``items[bounds[g]:bounds[g + 1]]`` in line
+    order. Blocks of distinct codes (each topic's lines together, the usual file) are laid end
+    to end in O(n); a code in several blocks needs a stable sort of the rows by code."""
+    starts = np.ascontiguousarray(starts, dtype=np.int64)
+    sizes = np.ascontiguousarray(sizes, dtype=np.int64)
+    by = np.argsort(block_code, kind="stable")
+    sorted_codes = block_code[by]
+    if (sorted_codes[1:] != sorted_codes[:-1]).all():
+        items = np.frombuffer(_ctrec.block_items(starts[by], sizes[by]), dtype=np.int64)
+        return items, np.concatenate(([0], np.cumsum(sizes[by]))).astype(np.int64), sorted_codes
+    rows = np.frombuffer(_ctrec.block_items(starts, sizes), dtype=np.int64)
+    codes = np.repeat(block_code, sizes)
+    small = codes.astype(np.int16) if codes.max() < 2**15 and codes.min() >= 0 else codes  # radix sort
+    order = np.argsort(small, kind="stable")
+    items, c = rows[order], codes[order]
+    bounds = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1], [True]))).astype(np.int64)
+    return items, bounds, c[bounds[:-1]]
+
+
+def _sort_groups(score: np.ndarray, single: bool, docno: np.ndarray, items: np.ndarray,
+                 bounds: np.ndarray) -> None:
+    """Each group of ``items`` put in trec_eval's order, in place (one pass when it already
+    is: search engines write each topic's lines by score)."""
+    if score.dtype not in (np.float32, np.float64):
+        score = score.astype(np.float64)
+    docno = np.ascontiguousarray(docno if docno.dtype.itemsize else docno.astype("S1"))
+    _ctrec.trec_sort(np.ascontiguousarray(score), single, docno, docno.dtype.itemsize, items, bounds)
 
 
 def _pooled(grade: np.ndarray) -> np.ndarray:
@@ -179,26 +185,32 @@ def _pooled(grade: np.ndarray) -> np.ndarray:
     return np.where(grade < 0, POOLED_UNJUDGED, grade)
 
 
-def _lookup_grades(qrels: Qrels, codes: np.ndarray, docno: np.ndarray, docno_hash: np.ndarray) -> np.ndarray:
-    """Grade of each (topic code, docno) in the qrels; ``UNJUDGED`` when not in the qrels,
-    ``POOLED_UNJUDGED`` (-2) when its grade is negative.
-    Hash candidates are confirmed on topic and docno; a collision falls back to exact search."""
-    index, q_topic, q_docno, q_grade = qrels.lookup
-    out = np.full(len(codes), UNJUDGED, dtype=np.int64)
-    if index is not None:
-        pos = index.get_indexer(topic_keys(docno_hash, codes))
-        hit = np.flatnonzero(pos >= 0)
-        p = pos[hit]
-        if (q_docno[p] == docno[hit]).all() and (q_topic[p] == codes[hit]).all():
-            out[hit] = _pooled(q_grade[p])
-            return out
-    for ti in np.unique(codes):  # exact path: per-topic binary search
-        sel = np.flatnonzero(codes == ti)
+def _lookup_grades(qrels: Qrels, run: Run, items: np.ndarray, bounds: np.ndarray,
+                   group_codes: np.ndarray) -> np.ndarray:
+    """Grade (int16) of the run's rows ``items`` (group g of topic ``group_codes[g]``) in the
+    qrels; ``UNJUDGED`` when not in the qrels, ``POOLED_UNJUDGED`` (-2) when its grade is
+    negative. Hash candidates are confirmed on topic and docno; a collision falls back to
+    exact search."""
+    index, _, q_docno, q_grade = qrels.lookup
+    docno = np.ascontiguousarray(run.docno if run.docno.dtype.itemsize else run.docno.astype("S1"))
+    if index is not None and len(q_docno):
+        qd = np.ascontiguousarray(q_docno)
+        out, exact = _ctrec.grade_lookup(
+            np.ascontiguousarray(run.docno_hash, dtype=np.uint64), docno, docno.dtype.itemsize, items, bounds,
+            np.ascontiguousarray(group_codes, dtype=np.int64), index.keys, index._table, index._bits,
+            np.ascontiguousarray(qrels.flat[1], dtype=np.int64), qd, max(qd.dtype.itemsize, 1),
+            np.ascontiguousarray(q_grade, dtype=np.int64))
+        if exact:
+            return np.frombuffer(out, dtype=np.int16)
+    out = np.full(len(items), UNJUDGED, dtype=np.int16)
+    for g, ti in enumerate(group_codes):  # exact path: per-topic binary search
+        sel = np.arange(bounds[g], bounds[g + 1])
         jd = qrels.docnos[qrels.topics[ti]]
         if len(jd) == 0:
             continue
-        pos = np.minimum(np.searchsorted(jd, docno[sel]), len(jd) - 1)
-        hit = jd[pos] == docno[sel]
+        d = docno[items[sel]]
+        pos = np.minimum(np.searchsorted(jd, d), len(jd) - 1)
+        hit = jd[pos] == d
         out[sel[hit]] = _pooled(qrels.grades[qrels.topics[ti]][pos[hit]])
     return out
 
@@ -285,29 +297,27 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
     qrels), [warning messages])``."""
     depth, complete, T = setup.depth, setup.complete, len(qrels.topics)
     messages = []
-    codes = topic_codes(run.qid, setup.topic_index)
-    known = codes >= 0
+    n, blocks = len(run.score), run.blocks
+    block_code = topic_codes(run.qid, setup.topic_index, starts=blocks, per_block=True)
+    known = block_code >= 0
     if not known.all():
-        unknown = run.qid_names(np.unique(run.qid[~known]))
+        unknown = run.qid_names(np.unique(run.qid[blocks[~known]]))
         messages.append(
             f"run {run.name}: {len(unknown)} topic(s) not in the qrels, ignored: "
             + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else ""))
-        keep = np.flatnonzero(known)
-        codes, score, docno, dh = codes[keep], run.score[keep], run.docno[keep], run.docno_hash[keep]
+    if n and known.any():
+        sizes = np.diff(np.append(blocks, n))
+        items, bounds, present = _groups(blocks[known], sizes[known], block_code[known])
+        _sort_groups(run.score, setup.precision == "single", run.docno, items, bounds)
     else:
-        score, docno, dh = run.score, run.docno, run.docno_hash
-    if setup.precision == "single":
-        with np.errstate(over="ignore"):  # beyond float32 range: +-inf, as C's float
-            score = score.astype(np.float32)
-    order = _trec_order(score, codes, docno)
-    c_sorted = codes[order]
-    bounds = (np.flatnonzero(np.concatenate(([True], c_sorted[1:] != c_sorted[:-1], [True])))
-              if len(order) else np.zeros(1, dtype=np.int64))
-    present = c_sorted[bounds[:-1]]
+        items, bounds, present = np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64)
     sizes = np.diff(bounds)
-    rank = np.arange(len(order)) - np.repeat(bounds[:-1], sizes) if depth is not None else None
-    kept = order if depth is None else order[rank < depth]
-    lengths = sizes if depth is None else np.minimum(sizes, depth)
+    if depth is not None and (sizes > depth).any():
+        rank = np.arange(len(items)) - np.repeat(bounds[:-1], sizes)
+        items = items[rank < depth]
+        sizes = np.minimum(sizes, depth)
+        bounds = np.concatenate(([0], np.cumsum(sizes))).astype(np.int64)
+    lengths = sizes
     overlap = len(present) > 0
     missing = T - len(present)
     if missing and not complete:
@@ -318,7 +328,7 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
             f"run {run.name}: {missing} qrels topic(s) have no results and are not "
             "averaged (use complete=True / -c to score them 0): "
             + ", ".join(names) + (" ..." if missing > 10 else ""))
-    grades = _lookup_grades(qrels, codes[kept], docno[kept], dh[kept])
+    grades = _lookup_grades(qrels, run, items, bounds, present)
     if complete:
         full = np.zeros(T, dtype=np.int64)
         full[present] = lengths

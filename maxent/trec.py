@@ -162,6 +162,11 @@ class Run:
         """:func:`hash_strings` of the docnos, computed once."""
         return hash_strings(self.docno)
 
+    @cached_property
+    def blocks(self) -> np.ndarray:
+        """:func:`qid_blocks`: the rows where the qid changes, computed once."""
+        return qid_blocks(self.qid)
+
 
 @dataclass(frozen=True, eq=False)
 class Qrels:
@@ -305,16 +310,25 @@ def inflate_engine():
     return _GZIP[0]
 
 
-def read_raw(path) -> bytes:
-    """The bytes of a file, decompressed if they start with :data:`GZIP_MAGIC`.
+def read_raw(path, mapped: bool = False):
+    """The bytes of a file, decompressed if they start with :data:`GZIP_MAGIC`; ``mapped``: a
+    plain regular file as a read-only memory map (no copy: the page cache's own pages).
 
     Raises OSError (reading) or InputError (a truncated or corrupt gzip file)."""
     with open(path, "rb") as f:
-        mode = os.fstat(f.fileno()).st_mode
+        st = os.fstat(f.fileno())
+        mode = st.st_mode
         if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):   # a pipe (<(zcat run.gz)) is read
             kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
                     else "a socket" if stat.S_ISSOCK(mode) else "a special file")
             raise InputError(path, None, f"not a regular file ({kind}): expected a run or qrels file")
+        if mapped and stat.S_ISREG(mode) and st.st_size > 0:
+            import mmap
+
+            view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            if view[:2] != GZIP_MAGIC:
+                return view
+            view.close()
         data = f.read()
     if data[:2] != GZIP_MAGIC:
         return data
@@ -325,18 +339,18 @@ def read_raw(path) -> bytes:
         raise InputError(path, None, f"corrupt gzip data ({e})") from None
 
 
-def _read_bytes(path: Path) -> bytes:
+def _read_bytes(path: Path, mapped: bool = False):
     """:func:`read_raw` without a UTF-8 byte-order mark; InputError when unreadable."""
     try:
-        data = read_raw(path)
+        data = read_raw(path, mapped)
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a directory, expected a file") from None
     except OSError as e:
         raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
-    if data.startswith(_BOM):  # UTF-8 byte-order mark: read through it, never into a token
-        data = data[len(_BOM):]
+    if data[:len(_BOM)] == _BOM:  # UTF-8 byte-order mark: read through it, never into a token
+        data = data[len(_BOM):]                  # (a copy of a memory map: rare)
         warnings.warn(f"{path}: starts with a UTF-8 byte-order mark, read through it; trec_eval 9 "
                       "drops this line (the mark becomes part of its qid), so its numbers may differ",
                       InputWarning, stacklevel=3)
@@ -433,22 +447,29 @@ def _columns_error(path, line: int, ncols: int, found: int, exact: bool, what: s
 _CR_BREAK = re.compile(rb"\r[ \t\v\f\r]*[^\s]")   # a CR with text after it (no LF in the head)
 
 
-def _check_text(data: bytes, path, what: str) -> None:
-    """InputError for empty, UTF-16, CR-only or binary data."""
-    if not data or data.isspace():
+def _check_text(data, path, what: str) -> None:
+    """InputError for empty, UTF-16, CR-only or binary data (bytes or a memory map)."""
+    if not len(data) or _all_space(data):
         raise InputError(path, None, f"empty file: no {what} lines")
-    if data[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(data) > 1 and (
-            data[1:64:2].count(0) > 8 or data[0:64:2].count(0) > 8)):
+    head = bytes(data[:65536])
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(head) > 1 and (
+            head[1:64:2].count(0) > 8 or head[0:64:2].count(0) > 8)):
         raise InputError(path, None, "UTF-16 text (trec_eval reads UTF-8 or ASCII only): convert it, "
                                      "e.g. iconv -f UTF-16 -t UTF-8 FILE > FILE.utf8")
-    if b"\n" not in data[:65536] and _CR_BREAK.search(data, 0, 65536):
+    if b"\n" not in head and _CR_BREAK.search(head):
         raise InputError(path, None, "lines end in a carriage return only (CR, old Mac line ends); "
                                      "trec_eval reads lines ending in LF: convert it, e.g. "
                                      "tr '\\r' '\\n' < FILE > FILE.unix")
     nul = data.find(b"\x00")
     if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
+        line = data[:nul].count(b"\n") + 1
         raise InputError(path, line, "binary data (NUL byte): not a text file")
+
+
+def _all_space(data) -> bool:
+    """Whether every byte is C whitespace, looking no further than the first other byte."""
+    step = 1 << 20
+    return all(data[i:i + step].isspace() for i in range(0, len(data), step))
 
 
 def _table(data: bytes, path, ncols: int, exact: bool, what: str,
@@ -515,13 +536,17 @@ def _dense_rank(a: np.ndarray) -> np.ndarray:
     return rank
 
 
-def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" = None) -> np.ndarray:
+def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" = None,
+                starts: np.ndarray | None = None, per_block: bool = False) -> np.ndarray:
     """Integer code of each qid: ``index[qid]`` (-1 when absent), or with ``index=None`` its
-    rank among the distinct qids (found among the first qids of blocks of equal qids)."""
+    rank among the distinct qids (found among the first qids of blocks of equal qids).
+    ``starts``: the blocks' first rows (:func:`qid_blocks`) when known; ``per_block``: one
+    code per block instead of one per row."""
     n = len(qid)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    starts = np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1))
+    if starts is None:
+        starts = qid_blocks(qid)
     firsts = qid[starts]                       # every distinct qid is the first of some block
     order = np.lexsort(word_keys(firsts)[::-1])
     s = firsts[order]
@@ -535,6 +560,8 @@ def topic_codes(qid: np.ndarray, index: "dict[bytes, int] | TopicIndex | None" =
         codes = index.codes(uniq)
     else:
         codes = np.array([index.get(bytes(q), -1) for q in uniq], dtype=np.int64)
+    if per_block:
+        return codes[inverse]
     return np.repeat(codes[inverse], np.diff(np.append(starts, n)))
 
 
@@ -553,24 +580,105 @@ def _run_name(path: Path) -> str:
 
 
 def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.ndarray,
-                      docno_hash: np.ndarray | None = None) -> np.ndarray:
-    """Raise InputError at the first line repeating a (qid, docno) pair; return the hashes."""
+                      docno_hash: np.ndarray | None = None, blocks: np.ndarray | None = None) -> np.ndarray:
+    """Raise InputError at the first line repeating a (qid, docno) pair; return the hashes.
+    ``blocks``: the rows where the qid changes (:func:`qid_blocks`), when known."""
     if docno_hash is None:
         docno_hash = hash_strings(docno)
-    codes = topic_codes(qid)
-    keys = np.sort(topic_keys(docno_hash, codes))
-    if len(keys) > 1 and (keys[1:] == keys[:-1]).any():
-        order = np.lexsort((lines, docno, codes))
-        d, c = docno[order], codes[order]
-        dup = np.concatenate(([False], (c[1:] == c[:-1]) & (d[1:] == d[:-1])))
-        if dup.any():
-            group_first = np.maximum.accumulate(np.where(dup, 0, np.arange(len(dup))))
-            cand = np.flatnonzero(dup)
-            i = cand[np.argmin(lines[order[cand]])]
-            raise InputError(run_path, int(lines[order[i]]), f"duplicate docno {shown(d[i])!r} in topic "
-                             f"{shown(qid[order[i]])} "
-                             f"(first at line {int(lines[order[group_first[i]]])})")
-    return docno_hash
+    if len(qid) == 0:
+        return docno_hash
+    if blocks is None:
+        blocks = qid_blocks(qid)
+    items, bounds = _topic_groups(qid, blocks)
+    d = np.ascontiguousarray(docno)
+    if not _ctrec.has_repeat(d, max(d.dtype.itemsize, 1), np.ascontiguousarray(docno_hash, dtype=np.uint64),
+                             items, bounds):
+        return docno_hash
+    codes = topic_codes(qid, starts=blocks)
+    order = np.lexsort((lines, docno, codes))
+    d, c = docno[order], codes[order]
+    dup = np.concatenate(([False], (c[1:] == c[:-1]) & (d[1:] == d[:-1])))
+    group_first = np.maximum.accumulate(np.where(dup, 0, np.arange(len(dup))))
+    cand = np.flatnonzero(dup)
+    i = cand[np.argmin(lines[order[cand]])]
+    raise InputError(run_path, int(lines[order[i]]), f"duplicate docno {shown(d[i])!r} in topic "
+                     f"{shown(qid[order[i]])} "
+                     f"(first at line {int(lines[order[group_first[i]]])})")
+
+
+def _topic_groups(qid: np.ndarray, blocks: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+    """``(items, bounds)``: the rows of each topic, ``items[bounds[g]:bounds[g + 1]]`` in line
+    order; items None when each topic's lines are together (the groups are the blocks)."""
+    firsts = np.sort(qid[blocks])
+    if (firsts[1:] != firsts[:-1]).all():
+        return None, np.append(blocks, len(qid)).astype(np.int64)
+    codes = topic_codes(qid, starts=blocks)
+    items = np.argsort(codes, kind="stable")
+    c = codes[items]
+    return items, np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1], [True]))).astype(np.int64)
+
+
+def qid_blocks(qid: np.ndarray) -> np.ndarray:
+    """The rows where the qid differs from the row before (row 0 first), int64."""
+    if len(qid) == 0:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1)).astype(np.int64)
+
+
+def _run_columns(data: bytes, path) -> Run:
+    """The run in ``data`` read by one pass of the C scan (:func:`maxent._ctrec.read_run`)."""
+    what = "qid Q0 docno rank score tag"
+    got = _ctrec.read_run(data)
+    if isinstance(got, tuple):
+        raise _columns_error(path, got[1], 6, got[2], False, what)
+    line = np.frombuffer(got["line"], np.int64)
+    if len(line) == 0:
+        raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
+    buf = memoryview(data)
+    long_qids: dict[bytes, bytes] = {}
+    qid = _with_surrogates(np.frombuffer(got["qid"], f"S{got['qid_width']}"), got["long_qids"], buf,
+                           long_qids)
+    docno = _with_surrogates(np.frombuffer(got["docno"], f"S{got['docno_width']}"), got["long_docnos"], buf)
+    h = np.frombuffer(got["docno_hash"], np.uint64)
+    if got["long_docnos"]:
+        rows = [r for r, _, _ in got["long_docnos"]]
+        h[rows] = hash_strings(docno[rows])
+    score = np.frombuffer(got["score"], np.float64)
+    # the C parser leaves the rare long, hexadecimal or underscored tokens to strtod_whole
+    nonfinite = [got["nonfinite"]] if got["nonfinite"][0] >= 0 else []
+    for i, a, e in got["bad_scores"]:
+        t = bytes(buf[a:e])
+        v = strtod_whole(t)
+        if v is None:
+            raise InputError(path, int(line[i]), f"score {shown(t)!r} is not a number")
+        score[i] = v
+        if not np.isfinite(v):
+            nonfinite.append((i, a, e))
+    if nonfinite:
+        i, a, e = min(nonfinite)
+        raise InputError(path, int(line[i]), f"score {shown(bytes(buf[a:e]))!r} is not finite")
+    blocks = np.frombuffer(got["blocks"], np.int64)
+    _check_duplicates(path, qid, docno, line, h, blocks)
+    a, e = got["tag"]
+    run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=line,
+              tag=bytes(buf[a:e]).decode("utf-8", "replace"), long_qids=long_qids or None)
+    object.__setattr__(run, "docno_hash", h)  # fill the cached properties
+    object.__setattr__(run, "blocks", blocks)
+    return run
+
+
+def _with_surrogates(a: np.ndarray, long: list, buf: memoryview, originals: dict | None = None) -> np.ndarray:
+    """``a`` with the rows of ``long`` ((row, start, end) of tokens longer than LONG_TOKEN,
+    stored empty) as their surrogates; ``originals`` receives surrogate -> token."""
+    if not long:
+        return a
+    out = a.astype(f"S{_SURROGATE_WIDTH}")
+    full = [bytes(buf[s:t]) for _, s, t in long]
+    rows = [r for r, _, _ in long]
+    out[rows] = [_surrogate(t) for t in full]
+    if originals is not None:
+        originals.update(zip((bytes(x) for x in out[rows]), full))
+    return out
 
 
 def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
@@ -587,18 +695,11 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
         unreadable file, fewer than 6 columns, a bad score, a docno twice in one topic.
     """
     path = as_path(path)
-    data = _read_bytes(path)
+    data = _read_bytes(path, mapped=True)
     _check_text(data, path, "qid Q0 docno rank score tag")
-    table = _table(data, path, 6, exact=False, what="qid Q0 docno rank score tag", keep=(0, 2, 4))
-    long_qids: dict[bytes, bytes] = {}
-    qid = table.strings(0, long_qids)
-    docno = table.strings(2)
-    score = table.floats(4, "score")
-    lines = table.lines.astype(np.int64)
-    h = _check_duplicates(path, qid, docno, lines)
-    run = Run(name=name or _run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=lines,
-              tag=table.last_line_token(5).decode("utf-8", "replace"), long_qids=long_qids or None)
-    object.__setattr__(run, "docno_hash", h)  # fill the cached property
+    run = _run_columns(data, path)
+    if name is not None:
+        object.__setattr__(run, "name", name)
     return run
 
 

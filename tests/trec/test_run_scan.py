@@ -1,0 +1,141 @@
+"""The one-pass run reader (``_ctrec.read_run``) and the per-topic ranking against oracles.
+
+Oracles: the numpy tokeniser and columns of ``tests/_trec_numpy.py`` with a Python duplicate
+check (the reader), and Python's sort by trec_eval's key with a dict of the qrels (ranking):
+on random files whose topics come sorted, unsorted, split in several blocks or interleaved,
+with ties, CRLF line ends, comments, long tokens and bad lines.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import maxent.trec as trec
+from maxent.errors import InputError
+from maxent.ranked import rank_runs
+from tests._trec_numpy import _table as numpy_table
+
+WHAT = "qid Q0 docno rank score tag"
+
+
+def _oracle_run(path):
+    """The run as the numpy tokeniser and columns read it, duplicates found line by line."""
+    data = trec._read_bytes(path)
+    trec._check_text(data, path, WHAT)
+    table = numpy_table(data, path, 6, exact=False, what=WHAT, keep=(0, 2, 4))
+    long_qids: dict[bytes, bytes] = {}
+    qid = table.strings(0, long_qids)
+    docno = table.strings(2)
+    score = table.floats(4, "score")
+    lines = table.lines.astype(np.int64)
+    first: dict[tuple[bytes, bytes], int] = {}
+    for q, d, ln in zip(qid.tolist(), docno.tolist(), lines.tolist()):
+        if (q, d) in first:
+            raise InputError(path, ln, f"duplicate docno {trec.shown(d)!r} in topic {trec.shown(q)} "
+                             f"(first at line {first[q, d]})")
+        first[q, d] = ln
+    return qid, docno, score, lines, table.last_line_token(5).decode("utf-8", "replace"), long_qids
+
+
+def _random_run(rng, layout: str, bad: str | None = None) -> bytes:
+    topics = [f"q{t}" if rng.random() < 0.8 else "Q" * 130 + str(t) for t in rng.permutation(12)]
+    rows = []
+    for t in topics[: int(rng.integers(1, 12))]:
+        k = int(rng.integers(1, 40))
+        scores = rng.integers(0, 6, k) / 4                     # ties
+        if layout != "unsorted":
+            scores = np.sort(scores)[::-1]
+        docs = rng.choice(10**int(rng.integers(1, 4)), size=min(k, 10), replace=False)
+        for d, s in zip(docs.tolist(), scores.tolist()):
+            docno = f"d{d}" if rng.random() < 0.95 else "D" * 140 + str(d)
+            rows.append([t, docno, f"{s:g}" if rng.random() < 0.9 else float(s).hex()])
+    if layout == "split" and len(rows) > 3:
+        cut = int(rng.integers(1, len(rows)))
+        rows = rows[cut:] + rows[:cut]
+    elif layout == "interleaved":
+        rows = [rows[i] for i in rng.permutation(len(rows))]
+    lines = []
+    for i, (t, d, s) in enumerate(rows):
+        sep = " " if rng.random() < 0.7 else "\t "
+        lines.append(sep.join([t, "Q0", d, str(i + 1), s, "tag" + str(i % 3)]) + ("\r\n" if i % 5 == 0 else "\n"))
+        if rng.random() < 0.05:
+            lines.append("# a comment\n" if rng.random() < 0.5 else "\n")
+    if bad and len(lines) > 2:
+        i = int(rng.integers(0, len(lines)))
+        fields = lines[i].split()
+        if len(fields) >= 6:
+            if bad == "columns":
+                lines[i] = " ".join(fields[:4]) + "\n"
+            elif bad == "score":
+                lines[i] = " ".join(fields[:4] + ["1_5"] + fields[5:]) + "\n"
+            elif bad == "inf":
+                lines[i] = " ".join(fields[:4] + ["-inf"] + fields[5:]) + "\n"
+            elif bad == "duplicate":
+                j = int(rng.integers(0, len(lines)))
+                other = lines[j].split()
+                if len(other) >= 6:
+                    lines[i] = " ".join([other[0], "Q0", other[2]] + fields[3:]) + "\n"
+    return "".join(lines).encode()
+
+
+@pytest.mark.parametrize("layout", ["sorted", "unsorted", "split", "interleaved"])
+@pytest.mark.parametrize("bad", [None, "columns", "score", "inf", "duplicate"])
+def test_the_scan_reads_as_the_numpy_oracle(tmp_path, layout, bad):
+    rng = np.random.default_rng([["sorted", "unsorted", "split", "interleaved"].index(layout), len(bad or "")])
+    for trial in range(25):
+        path = tmp_path / f"run{trial}.txt"
+        path.write_bytes(_random_run(rng, layout, bad))
+        try:
+            want, want_err = _oracle_run(path), None
+        except InputError as e:
+            want, want_err = None, (str(e), e.line)
+        try:
+            run, err = trec.read_run(path), None
+        except InputError as e:
+            run, err = None, (str(e), e.line)
+        assert err == want_err
+        if run is None:
+            continue
+        qid, docno, score, lines, tag, long_qids = want
+        for got, exp in ((run.qid, qid), (run.docno, docno), (run.line, lines)):
+            np.testing.assert_array_equal(got, exp)
+            assert got.dtype == exp.dtype
+        assert run.score.tobytes() == score.tobytes()
+        assert run.tag == tag and (run.long_qids or {}) == long_qids
+        np.testing.assert_array_equal(run.docno_hash, trec.hash_strings(run.docno))
+        np.testing.assert_array_equal(run.blocks, trec.qid_blocks(run.qid))
+
+
+def _oracle_lists(run, qrels, precision: str, depth):
+    """Per qrels topic the run has: its grades in trec_eval's order (Python's sort)."""
+    judged = {(t, d): g for t in qrels.topics for d, g in zip(qrels.docnos[t].tolist(), qrels.grades[t].tolist())}
+    names = run.qid_names(run.qid)
+    score = run.score.astype(np.float32) if precision == "single" else run.score
+    out = {}
+    for t in qrels.topics:
+        rows = [i for i, q in enumerate(names) if q == t]
+        if not rows:
+            continue
+        rows.sort(key=lambda i: (-float(score[i]), tuple(-b for b in run.docno[i]) + (1,)))
+        out[t] = [max(judged.get((t, run.docno[i]), -1), -1) for i in rows[:depth]]
+    return out
+
+
+@pytest.mark.parametrize("layout", ["sorted", "unsorted", "split", "interleaved"])
+@pytest.mark.parametrize("precision,depth", [("single", None), ("double", None), ("single", 3)])
+def test_ranking_equals_a_python_sort(tmp_path, layout, precision, depth):
+    rng = np.random.default_rng(["sorted", "unsorted", "split", "interleaved"].index(layout))
+    for trial in range(15):
+        run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
+        run_path.write_bytes(_random_run(rng, layout))
+        run = trec.read_run(run_path)
+        docs = sorted({(t, d) for t, d in zip(run.qid_names(run.qid), run.docno.tolist()) if len(d) <= 128})
+        picked = [docs[i] for i in rng.choice(len(docs), size=max(1, len(docs) // 3), replace=False)]
+        picked += [("q99", b"d1")]                              # a topic the run lacks
+        qrels_path.write_text("".join(f"{t} 0 {d.decode()} {int(rng.integers(-1, 4))}\n" for t, d in picked))
+        qrels = trec.read_qrels(qrels_path)
+        with pytest.warns(Warning):
+            lists = rank_runs([run], qrels, precision=precision, depth=depth)
+        want = _oracle_lists(run, qrels, precision, depth)
+        got = {t: lists.grades[b, :lists.lengths[b]].tolist() for b, t in enumerate(lists.topics)}
+        assert got == want
