@@ -17,9 +17,6 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
-#if defined(__linux__)
-#include <sys/mman.h>   /* madvise: huge pages for the large columns */
-#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>  /* x86-64 baseline: 16 bytes compared at once */
 #endif
@@ -664,33 +661,16 @@ done:
 
 #define LONG_TOKEN 128  /* maxent.trec.LONG_TOKEN: longer tokens become surrogates in Python */
 
-/* Ask for transparent huge pages on a large buffer: each 4 KiB page fault of fresh memory
- * costs microseconds on a virtual machine, and the columns of a deep run are hundreds of MB. */
-static void advise_huge(void *p, size_t n)
-{
-#if defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)1 << 21, a = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    const uintptr_t b = ((uintptr_t)p + n) & ~(huge - 1);
-    if (b > a)
-        madvise((void *)a, b - a, MADV_HUGEPAGE);
-#else
-    (void)p; (void)n;
-#endif
-}
-
-/* A bytearray grown to cap items of size bytes, advised huge */
+/* A bytearray of cap items of size bytes */
 static PyObject *new_items(Py_ssize_t cap, Py_ssize_t size)
 {
     if (cap > PY_SSIZE_T_MAX / size)
         return PyErr_NoMemory();
-    PyObject *b = PyByteArray_FromStringAndSize(NULL, cap * size);
-    if (b)
-        advise_huge(PyByteArray_AS_STRING(b), (size_t)(cap * size));
-    return b;
+    return PyByteArray_FromStringAndSize(NULL, cap * size);
 }
 
-/* A column of strings as rows of `width` bytes, zero-padded: widened (rows moved, last first)
- * when a longer token comes, narrowed to the longest token at the end. */
+/* A column of strings as rows of `width` bytes, zero-padded, and 16 bytes of slack: widened
+ * (rows moved, last first) when a longer token comes, narrowed to the longest at the end. */
 typedef struct {
     PyObject *rows;
     Py_ssize_t width, cap, longest;
@@ -700,14 +680,13 @@ static int strcol_widen(StrColumn *c, Py_ssize_t n, Py_ssize_t need)
 {
     Py_ssize_t w = c->width + c->width / 4;
     w = w < need ? need : w > LONG_TOKEN ? LONG_TOKEN : w;
-    if (c->cap > PY_SSIZE_T_MAX / w) {
+    if (c->cap > (PY_SSIZE_T_MAX - 16) / w) {
         PyErr_NoMemory();
         return -1;
     }
-    if (PyByteArray_Resize(c->rows, c->cap * w) < 0)
+    if (PyByteArray_Resize(c->rows, c->cap * w + 16) < 0)
         return -1;
     char *b = PyByteArray_AS_STRING(c->rows);
-    advise_huge(b, (size_t)(c->cap * w));
     for (Py_ssize_t i = n - 1; i >= 0; i--) {
         memmove(b + i * w, b + i * c->width, c->width);
         memset(b + i * w + c->width, 0, w - c->width);
@@ -716,15 +695,61 @@ static int strcol_widen(StrColumn *c, Py_ssize_t n, Py_ssize_t need)
     return 0;
 }
 
-static inline int strcol_put(StrColumn *c, Py_ssize_t i, const unsigned char *p, Py_ssize_t len)
+/* hash_strings' hash of one token (its 8-byte words zero-padded, all-zero words skipped) */
+static inline uint64_t token_hash(const unsigned char *p, Py_ssize_t len)
+{
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (Py_ssize_t j = 0; j < len; j += 8) {
+        uint64_t w = 0;
+        memcpy(&w, p + j, len - j < 8 ? (size_t)(len - j) : 8);
+        if (w)
+            h = (h ^ w) * 0x100000001B3ULL;
+    }
+    return fmix64(h);
+}
+
+/* the low k bytes of w (little-endian: the first k bytes in memory), the others zero */
+static inline uint64_t low_bytes(uint64_t w, Py_ssize_t k)
+{
+    return k >= 8 ? w : k <= 0 ? 0 : w & (~(uint64_t)0 >> (64 - 8 * k));
+}
+
+/* Row i := the token p[0:len] (avail bytes readable from p); *hash, when given, its
+ * token_hash. Tokens of up to 16 bytes go as two 8-byte words, written past a narrower row
+ * into the next one (written later) or the 16 bytes of slack after the last. */
+static inline int strcol_put(StrColumn *c, Py_ssize_t i, const unsigned char *p, Py_ssize_t len,
+                             Py_ssize_t avail, uint64_t *hash)
 {
     if (len > c->width && strcol_widen(c, i, len) < 0)
         return -1;
     if (len > c->longest)
         c->longest = len;
     char *row = PyByteArray_AS_STRING(c->rows) + i * c->width;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (c->width <= 16 && avail >= 16) {
+        uint64_t lo, hi;
+        memcpy(&lo, p, 8);
+        memcpy(&hi, p + 8, 8);
+        lo = low_bytes(lo, len);
+        hi = low_bytes(hi, len - 8);
+        memcpy(row, &lo, 8);
+        memcpy(row + 8, &hi, 8);
+        if (hash) {
+            uint64_t h = 0xCBF29CE484222325ULL;
+            if (lo)
+                h = (h ^ lo) * 0x100000001B3ULL;
+            if (hi)
+                h = (h ^ hi) * 0x100000001B3ULL;
+            *hash = fmix64(h);
+        }
+        return 0;
+    }
+#endif
+    (void)avail;
     memcpy(row, p, len);
     memset(row + len, 0, c->width - len);
+    if (hash)
+        *hash = token_hash(p, len);
     return 0;
 }
 
@@ -739,19 +764,6 @@ static int strcol_finish(StrColumn *c, Py_ssize_t n)
             memmove(b + i * w, b + i * c->width, w);
     c->width = w;
     return PyByteArray_Resize(c->rows, n * w);
-}
-
-/* hash_strings' hash of one token (its 8-byte words zero-padded, all-zero words skipped) */
-static inline uint64_t token_hash(const unsigned char *p, Py_ssize_t len)
-{
-    uint64_t h = 0xCBF29CE484222325ULL;
-    for (Py_ssize_t j = 0; j < len; j += 8) {
-        uint64_t w = 0;
-        memcpy(&w, p + j, len - j < 8 ? (size_t)(len - j) : 8);
-        if (w)
-            h = (h ^ w) * 0x100000001B3ULL;
-    }
-    return fmix64(h);
 }
 
 /* a double of a score token, as parse_floats: 1 when the whole token is that number */
@@ -790,7 +802,7 @@ static int note(PyObject *list, Py_ssize_t row, int64_t a, int64_t b)
 typedef struct {
     StrColumn qid, docno;
     PyObject *score, *line, *hash, *blocks, *bad_scores, *long_qids, *long_docnos;
-    Py_ssize_t n, nblocks, cap_blocks;
+    Py_ssize_t n, nblocks, cap_blocks, len;
     int64_t prev_qid, prev_qid_len, tag_start, tag_end, nonfinite_start, nonfinite_end;
     Py_ssize_t nonfinite;   /* the first row read as inf or nan, -1 if none */
 } RunColumns;
@@ -810,22 +822,19 @@ static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, cons
         o->prev_qid_len = ql;
     }
     if (ql > LONG_TOKEN) {
-        if (note(o->long_qids, i, s[0], e[0]) < 0 || strcol_put(&o->qid, i, p, 0) < 0)
+        if (note(o->long_qids, i, s[0], e[0]) < 0 || strcol_put(&o->qid, i, p, 0, 0, NULL) < 0)
             return -1;
     }
-    else if (strcol_put(&o->qid, i, p + s[0], ql) < 0)
+    else if (strcol_put(&o->qid, i, p + s[0], ql, o->len - s[0], NULL) < 0)
         return -1;
     uint64_t *hash = (uint64_t *)PyByteArray_AS_STRING(o->hash);
     if (dl > LONG_TOKEN) {            /* hashed in Python, as its surrogate */
-        if (note(o->long_docnos, i, s[2], e[2]) < 0 || strcol_put(&o->docno, i, p, 0) < 0)
+        if (note(o->long_docnos, i, s[2], e[2]) < 0 || strcol_put(&o->docno, i, p, 0, 0, NULL) < 0)
             return -1;
         hash[i] = 0;
     }
-    else {
-        if (strcol_put(&o->docno, i, p + s[2], dl) < 0)
-            return -1;
-        hash[i] = token_hash(p + s[2], dl);
-    }
+    else if (strcol_put(&o->docno, i, p + s[2], dl, o->len - s[2], hash + i) < 0)
+        return -1;
     double *score = (double *)PyByteArray_AS_STRING(o->score);
     const int ok = parse_score(p + s[4], e[4] - s[4], score + i);
     if (ok < 0 || (!ok && note(o->bad_scores, i, s[4], e[4]) < 0))
@@ -867,8 +876,9 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     RunColumns o = {{NULL, 0, cap, 0}, {NULL, 0, cap, 0}};
     o.cap_blocks = 1024;
     o.nonfinite = -1;
-    o.qid.rows = PyByteArray_FromStringAndSize(NULL, 0);
-    o.docno.rows = PyByteArray_FromStringAndSize(NULL, 0);
+    o.len = len;
+    o.qid.rows = PyByteArray_FromStringAndSize(NULL, 16);     /* width 0: the slack only */
+    o.docno.rows = PyByteArray_FromStringAndSize(NULL, 16);
     o.score = new_items(cap, 8);
     o.line = new_items(cap, 8);
     o.hash = new_items(cap, 8);
