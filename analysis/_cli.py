@@ -18,7 +18,8 @@ from typing import Callable
 
 import pandas as pd
 
-from maxent.cli._common import HelpFormatter, plain_text  # noqa: F401 (one --help style for all)
+from maxent.cli._common import (HelpFormatter, add_inputs, add_measures, measure_names,  # noqa: F401
+                                plain_text, resolve_inputs, split_names)   # one style for all commands
 from maxent.cli.progress import EVERY, progress  # noqa: F401 (the commands' progress)
 from maxent.errors import MaxEntError, MaxEntWarning, ParameterError
 
@@ -45,22 +46,6 @@ BUNDLED_RUNS = _bundled_sample() / "runs"
 BUNDLED_QRELS = _bundled_sample() / "qrels-rnd1.txt"
 
 
-def split_names(text: str) -> list[str]:
-    """Split a comma-separated list of measure names, keeping commas inside parentheses."""
-    out, depth, cur = [], 0, ""
-    for ch in text:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            out.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        out.append(cur.strip())
-    return out
-
-
 def md_table(header: list[str], rows) -> str:
     """A Markdown table: the header, its ``---`` rule and one line per row."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -82,13 +67,13 @@ def add_common(p: argparse.ArgumentParser, tool: str) -> None:
     add_scheduler(p)
 
 
-def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file") -> None:
-    """--runs and --qrels, both defaulting to the bundled sample (:func:`resolve_data`)."""
-    p.add_argument("--runs", nargs="+", default=None,
-                   help="run files or folders (default: the bundled TREC-COVID round-1 runs; "
-                        "needs --qrels)")
-    p.add_argument("--qrels", default=None,
-                   help=f"{qrels_help} (default: the bundled TREC-COVID round-1 qrels; needs --runs)")
+def add_data(p: argparse.ArgumentParser, qrels_help: str = "qrels file", ranks: bool = True) -> None:
+    """The qrels and runs, positional (``QRELS RUN...``) or ``--qrels``/``--runs``, both
+    defaulting to the bundled sample (:func:`resolve_data`); ``ranks``: and --score-precision."""
+    add_inputs(p, f"{qrels_help} (default: the bundled TREC-COVID round-1 qrels; needs the runs)",
+               "run files or folders (default: the bundled TREC-COVID round-1 runs; needs the qrels)")
+    if not ranks:
+        return
     p.add_argument("--score-precision", choices=("single", "double"), default="single",
                    help="how run scores are compared when ranking: single = as C floats (trec_eval "
                         "9.x, pytrec_eval, official TREC results; default), double = as C doubles "
@@ -162,6 +147,7 @@ def resolve_data(args: argparse.Namespace) -> None:
     against another collection's qrels would give a table of NaN."""
     if not hasattr(args, "runs") or not hasattr(args, "qrels"):
         return
+    resolve_inputs(args)
     if args.runs is not None and args.qrels is None:
         raise ParameterError("--qrels: required when --runs is given (the bundled qrels judge only "
                              "the bundled runs)")

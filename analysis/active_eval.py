@@ -38,7 +38,7 @@ EPILOG = """examples:
   python -m analysis.active_eval                                  # bundled TREC-COVID runs
   python -m analysis.active_eval --runs ../shared/data/robust03/runs \\
       --qrels ../shared/data/robust03/qrels/robust03_qrels.txt --budgets 10,20,40
-  python -m analysis.active_eval --metric ERR@10 --budgets 5,10,20 --repetitions 5000
+  python -m analysis.active_eval --metrics ERR@10 --budgets 5,10,20 --repetitions 5000
   python -m analysis.active_eval --letor ../shared/data/ltr/mslr_web10k_5k --budgets 5,10,20
 """
 
@@ -46,16 +46,13 @@ EPILOG = """examples:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m analysis.active_eval", description=_cli.describe(__doc__.splitlines()[0]),
                                 epilog=EPILOG, formatter_class=_cli.HelpFormatter)
-    p.add_argument("--runs", nargs="+", default=[str(_cli.BUNDLED_RUNS)], metavar="FILE_OR_DIR",
-                   help="TREC run files or folders: the rankers")
-    p.add_argument("--qrels", default=str(_cli.BUNDLED_QRELS), metavar="FILE",
-                   help="qrels file: the labelling oracle (unjudged = grade 0)")
+    _cli.add_data(p, "qrels file: the labelling oracle (unjudged = grade 0)", ranks=False)
     p.add_argument("--letor", default=None, metavar="DIR",
                    help="LETOR mode: folder with a *train* file (rankers and relevance model) and a *test* "
                         "file (the pool); replaces --runs/--qrels")
-    p.add_argument("--metric", default=DEFAULT_METRICS,
-                   help="comma-separated DCG@k / ERR@k measures; DCG@10 is trec_eval's linear-gain DCG, "
-                        "DCG(gain=exp)@10 the paper's; ERR uses 2^grade - 1 and the highest grade")
+    _cli.add_measures(p, "DCG@k / ERR@k measures; DCG@10 is trec_eval's linear-gain DCG, DCG(gain=exp)@10 the "
+                         "paper's; ERR uses 2^grade - 1 and the highest grade", DEFAULT_METRICS)
+    p.add_argument("--metric", dest="measures", action="append", help=argparse.SUPPRESS)   # its former name
     p.add_argument("--budgets", default="5,10,20",
                    help="comma-separated labelling budgets, in units of the mean query cost")
     p.add_argument("--repetitions", type=int, default=200,
@@ -99,17 +96,17 @@ def _floats(text: str, what: str) -> list[float]:
     return vals
 
 
-def _metrics(text: str):
+def _metrics(names: list[str]):
     from maxent import parse_measure
     from maxent.active import check_metric
 
     out = []
-    for name in [t for t in _cli.split_names(text) if t]:
+    for name in names:
         m = parse_measure(name)
         check_metric(m)
         out.append(m)
     if not out:
-        raise ParameterError("--metric: no measure given")
+        raise ParameterError("--metrics: no measure given")
     return out
 
 
@@ -326,7 +323,7 @@ def _summary(frames: dict, pool_queries: int):
 
 
 def _body(args) -> int:
-    metrics = _metrics(args.metric)
+    metrics = _metrics(_cli.measure_names(args.measures, _cli.split_names(DEFAULT_METRICS)))
     budgets = _floats(args.budgets, "budgets")
     experiments = [e.strip() for e in args.experiments.split(",") if e.strip()]
     for e in experiments:

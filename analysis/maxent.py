@@ -181,7 +181,7 @@ def _parser() -> argparse.ArgumentParser:
                "  python -m analysis.maxent --metrics 'AP,nDCG,GAP(g=0.5,0.5),P@10' --predict all\n",
     )
     _cli.add_data(p)
-    p.add_argument("--metrics", default=DEFAULT_METRICS, help="comma-separated measure names")
+    _cli.add_measures(p, "the metrics whose informativeness is measured", DEFAULT_METRICS)
     p.add_argument("--threshold", default=None,
                    help="relevance thresholds to score, comma-separated (default: every grade >= 1 of the qrels)")
     p.add_argument("--count-constraint", dest="count", choices=("retrieved", "total"), default="retrieved",
@@ -209,7 +209,8 @@ def _body(args) -> int:
         _cli.check_against_qrels(args, qrels, thresholds)
         runs = sorted(read_runs(args.runs), key=lambda r: r.name)
     predict = ALL_PREDICT if args.predict == "all" else split_names(args.predict)
-    metrics = split_names(args.metrics)
+    metrics = _cli.measure_names(args.measures, split_names(DEFAULT_METRICS),
+                                 "--metrics and --predict need at least one measure name")
     if not metrics or not predict:
         raise ParameterError("--metrics and --predict need at least one measure name")
     for m in metrics + predict:

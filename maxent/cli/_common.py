@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Callable
 
-from maxent.errors import MaxEntError, ParameterError
+from maxent.errors import MaxEntError, MeasureNameError, ParameterError
 
 SCORE_PRECISION_HELP = ("how run scores are compared when ranking: single = as C floats, as "
                         "trec_eval 9.x, pytrec_eval and the official TREC result files (default); "
@@ -59,6 +59,70 @@ def plain_text(doc: str) -> str:
         text = re.sub(r"\\frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}", r"(\1) / (\2)", text)
     text = text.replace("{", "(").replace("}", ")").replace("\\", "")
     return re.sub(r"(?<=\S)  +(?=\S)", " ", text)             # spaces left by removed macros
+
+
+def split_names(text: str) -> list[str]:
+    """Split a comma-separated list of names, keeping commas inside parentheses."""
+    out, depth, cur = [], 0, ""
+    for ch in text:
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            out.append(cur.strip())
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        out.append(cur.strip())
+    return [t for t in out if t]
+
+
+def measure_names(values: list[str] | None, default: list[str], empty: str = "empty measure name") -> list[str]:
+    """The measure names of ``-m`` options, each repeated or comma-separated: a comma inside
+    parentheses (``GAP(g=0.5,0.5)``) stays, and so does one that starts a trec_eval parameter
+    list's next value (``P.5,10``, ``iprec_at_recall..1,.5``: a digit or a point follows).
+    An option that names nothing is a MeasureNameError saying ``empty``."""
+    if not values:
+        return list(default)
+    out = []
+    for text in values:
+        items = []
+        for item in split_names(text):
+            if items and item[:1] in "0123456789.":
+                items[-1] += "," + item
+            else:
+                items.append(item)
+        if not items:
+            raise MeasureNameError(empty)
+        out += items
+    return out
+
+
+def add_measures(p: argparse.ArgumentParser, what: str, default: str) -> None:
+    """``-m``/``--measures``/``--metrics``, repeatable, each a name or comma-separated names."""
+    p.add_argument("-m", "--measures", "--metrics", dest="measures", action="append", metavar="MEASURES",
+                   help=f"{what}; repeat the option or separate names with commas (default: {default})")
+
+
+def add_inputs(p: argparse.ArgumentParser, qrels_help: str, runs_help: str) -> None:
+    """The qrels and runs, as positional arguments (``QRELS RUN...``) or as ``--qrels``/``--runs``;
+    :func:`resolve_inputs` joins the two forms."""
+    p.add_argument("given", nargs="*", metavar="QRELS RUN", help=f"{qrels_help}, then {runs_help} "
+                   "(or give them as --qrels and --runs)")
+    p.add_argument("--qrels", default=None, help=qrels_help)
+    p.add_argument("--runs", nargs="+", default=None, help=runs_help)
+
+
+def resolve_inputs(args: argparse.Namespace) -> None:
+    """``args.qrels`` and ``args.runs`` from either form of :func:`add_inputs`: positional
+    arguments are the qrels then the runs, or only runs when ``--qrels`` is given."""
+    given = list(args.given or [])
+    if given and args.qrels is None:
+        args.qrels = given.pop(0)
+    if given:
+        if args.runs is not None:
+            raise ParameterError(f"runs given twice: as arguments ({' '.join(given)}) and as --runs")
+        args.runs = given
 
 
 def run_command(body: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:

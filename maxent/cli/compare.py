@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, check_options, run_command
+from maxent.cli._common import (SCORE_PRECISION_HELP, HelpFormatter, add_inputs, add_measures, check_options,
+                                measure_names, resolve_inputs, run_command)
 from maxent.cli.progress import phase
 from maxent.compare import (CORRECTIONS, MARK_TESTS, MAX_BOOTSTRAP, MAX_PERMUTATIONS, compare, count_problem,
                             seed_problem)
@@ -25,10 +26,8 @@ def _parser(prog: str) -> argparse.ArgumentParser:
                "--test randomisation --format latex\n"
                "  python -m maxent.compare qrels.txt a.gz b.gz --format csv > pairs.csv\n",
     )
-    p.add_argument("qrels", help="qrels file (qid iter docno grade)")
-    p.add_argument("runs", nargs="+", help="run files or directories of runs (at least 2 runs)")
-    p.add_argument("-m", dest="measures", action="append",
-                   help="measure (ir_measures or trec_eval name); repeatable (default AP, nDCG@10, P@10)")
+    add_inputs(p, "qrels file (qid iter docno grade)", "run files or directories of runs (at least 2 runs)")
+    add_measures(p, "measure (ir_measures or trec_eval name)", "AP, nDCG@10, P@10")
     p.add_argument("--baseline", default=None,
                    help="compare every run with this run only (default: all pairs), and count per measure the "
                         "topics it wins, ties and loses against it (W/T/L column; csv/json: wins, ties, losses)")
@@ -89,7 +88,7 @@ def _run(args) -> int:
         raise ParameterError(f"--digits: must be from 0 to 17, got {args.digits}")
     check_options(args)
     with phase("reading, evaluating and testing the runs"):
-        res = compare(args.qrels, args.runs, args.measures or ["AP", "nDCG@10", "P@10"],
+        res = compare(args.qrels, args.runs, measure_names(args.measures, ["AP", "nDCG@10", "P@10"]),
                       baseline=args.baseline, test=args.test, correction=args.correction,
                       alpha=args.alpha, n_permutations=args.permutations, n_bootstrap=args.bootstrap,
                       seed=args.seed, depth=args.depth, rel=args.rel, complete=not args.common_topics,
@@ -101,4 +100,9 @@ def _run(args) -> int:
 
 
 def main(argv: list[str] | None = None, prog: str = "maxent compare") -> int:
-    return run_command(_run, _parser(prog).parse_args(argv))
+    p = _parser(prog)
+    args = p.parse_args(argv)
+    resolve_inputs(args)
+    if not args.qrels or not args.runs:
+        p.error("QRELS and at least one RUN are required")
+    return run_command(_run, args)

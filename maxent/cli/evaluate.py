@@ -12,7 +12,8 @@ import warnings
 
 import numpy as np
 
-from maxent.cli._common import SCORE_PRECISION_HELP, HelpFormatter, check_options, plain_text, run_command
+from maxent.cli._common import (SCORE_PRECISION_HELP, HelpFormatter, add_inputs, add_measures, check_options,
+                                measure_names, plain_text, resolve_inputs, run_command)
 from maxent.cli.progress import phase
 from maxent.errors import InputWarning, MeasureNameError, TopicWarning
 from maxent.evaluate import judged_only, resolve_measures, run_summary
@@ -275,12 +276,9 @@ def _parser(prog: str = "maxent evaluate") -> argparse.ArgumentParser:
                "  python -m maxent.evaluate qrels.txt run.gz --score-precision double   # as trec_eval 10.0\n"
                "  python -m maxent.evaluate --describe GAP\n",
     )
-    p.add_argument("qrels", nargs="?", help="qrels file (qid iter docno grade)")
-    p.add_argument("runs", nargs="*", help="run files or directories of runs")
-    p.add_argument("-m", dest="measures", action="append",
-                   help="measure (ir_measures or trec_eval name; a bare trec_eval family such as P "
-                        "gives its default cutoffs, P.5,10 chosen ones; or a set: official, all_trec); "
-                        "repeatable (default: official)")
+    add_inputs(p, "qrels file (qid iter docno grade)", "run files or directories of runs")
+    add_measures(p, "measure (ir_measures or trec_eval name; a bare trec_eval family such as P gives its "
+                    "default cutoffs, P.5,10 chosen ones; or a set: official, all_trec)", "official")
     p.add_argument("-q", dest="per_topic", action="store_true", help="print per-topic values too")
     p.add_argument("-n", dest="summary", action="store_false",
                    help="no summary: print no 'all' lines (trec_eval --nosummary)")
@@ -336,6 +334,7 @@ def _run_cli(args, p) -> int:
     if args.describe:
         print(_describe(args.describe))
         return 0
+    resolve_inputs(args)
     if not args.qrels or not args.runs:
         p.error("QRELS and at least one RUN are required")
     for flag, value in (("-R", args.rel_format), ("-T", args.results_format)):
@@ -347,7 +346,7 @@ def _run_cli(args, p) -> int:
         args.depth = None
     check_options(args)
     version = "10.0" if args.score_precision == "double" else "9.0.7"
-    given = args.measures or ["official"]
+    given = measure_names(args.measures, ["official"])
     names = [m for m in trec_eval_args(given, measure_sets(args.score_precision))
              if m.strip() not in _ALWAYS_PRINTED]
     measures = resolve_measures(names, args.rel, args.score_precision) if names else []
