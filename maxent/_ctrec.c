@@ -40,9 +40,11 @@ static int index_buffer(PyObject *obj, Py_buffer *view, const char *what)
     return 0;
 }
 
-/* Bit j of *ws: byte p[j] is whitespace (C isspace); of *nl: p[j] is '\n'. Bytes past avail
- * (a short last block) count as spaces: the file's last token then ends at its length. */
-static inline void block_masks(const unsigned char *p, Py_ssize_t avail, uint64_t *ws, uint64_t *nl)
+/* Bit j of *ws: byte p[j] is whitespace (C isspace); of *nl: p[j] is '\n'; of *zero (when
+ * given): p[j] is a NUL byte. Bytes past avail (a short last block) count as spaces: the file's
+ * last token then ends at its length. */
+static inline void block_masks(const unsigned char *p, Py_ssize_t avail, uint64_t *ws, uint64_t *nl,
+                               uint64_t *zero)
 {
     unsigned char tail[64];
     if (avail < 64) {
@@ -51,9 +53,9 @@ static inline void block_masks(const unsigned char *p, Py_ssize_t avail, uint64_
         p = tail;
     }
 #if defined(__SSE2__)
-    uint64_t w = 0, n = 0;
+    uint64_t w = 0, n = 0, z = 0;
     const __m128i nine = _mm_set1_epi8(9), four = _mm_set1_epi8(4);
-    const __m128i space = _mm_set1_epi8(' '), newline = _mm_set1_epi8('\n');
+    const __m128i space = _mm_set1_epi8(' '), newline = _mm_set1_epi8('\n'), nul = _mm_setzero_si128();
     for (int k = 0; k < 4; k++) {
         const __m128i v = _mm_loadu_si128((const __m128i *)(p + 16 * k));
         const __m128i d = _mm_sub_epi8(v, nine);                         /* 9..13 -> 0..4 */
@@ -61,18 +63,21 @@ static inline void block_masks(const unsigned char *p, Py_ssize_t avail, uint64_
         const __m128i sp = _mm_or_si128(ctl, _mm_cmpeq_epi8(v, space));
         w |= (uint64_t)(uint16_t)_mm_movemask_epi8(sp) << (16 * k);
         n |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, newline)) << (16 * k);
+        if (zero)
+            z |= (uint64_t)(uint16_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, nul)) << (16 * k);
     }
-    *ws = w;
-    *nl = n;
 #else
-    uint64_t w = 0, n = 0;
+    uint64_t w = 0, n = 0, z = 0;
     for (int j = 0; j < 64; j++) {
         w |= (uint64_t)is_space(p[j]) << j;
         n |= (uint64_t)(p[j] == '\n') << j;
+        z |= (uint64_t)(p[j] == 0) << j;
     }
+#endif
     *ws = w;
     *nl = n;
-#endif
+    if (zero)
+        *zero = z;
 }
 
 /* The kept lines of tokenize: their kept tokens' bounds and their line numbers, in bytearrays of
@@ -167,7 +172,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
      * handled after the loop. */
     for (Py_ssize_t base = 0; base < len && !bad_line; base += 64) {
         uint64_t ws, nl;
-        block_masks(p + base, len - base, &ws, &nl);
+        block_masks(p + base, len - base, &ws, &nl, NULL);
         const uint64_t after_ws = (ws << 1) | prev_ws;
         prev_ws = ws >> 63;
         const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
@@ -799,17 +804,91 @@ static int note(PyObject *list, Py_ssize_t row, int64_t a, int64_t b)
     return r;
 }
 
+/* The docnos of the current block (a run of lines of one qid): (hash, row) slots, valid
+ * while their block number is the current one, so a new block starts with no clearing. */
+typedef struct {
+    uint64_t hash;
+    int64_t row, block;
+} Seen;
+
 typedef struct {
     StrColumn qid, docno;
-    PyObject *score, *line, *hash, *blocks, *bad_scores, *long_qids, *long_docnos;
-    Py_ssize_t n, nblocks, cap_blocks, len;
+    PyObject *score, *line, *blocks, *bad_scores, *long_qids, *long_docnos;
+    Seen *seen;
+    Py_ssize_t n, cap, nblocks, cap_blocks, len, seen_size, seen_count, nul;
+    int repeat;             /* a docno twice in one block */
     int64_t prev_qid, prev_qid_len, tag_start, tag_end, nonfinite_start, nonfinite_end;
     Py_ssize_t nonfinite;   /* the first row read as inf or nan, -1 if none */
 } RunColumns;
 
+/* Record row i's docno (hash h) in its block's table; sets o->repeat when it is there already */
+static int seen_add(RunColumns *o, uint64_t h, Py_ssize_t i)
+{
+    const int64_t block = o->nblocks;
+    if (2 * (o->seen_count + 1) > o->seen_size) {     /* grow: the current block's slots move */
+        const Py_ssize_t size = o->seen_size ? 2 * o->seen_size : 256;
+        Seen *t = malloc(size * sizeof(Seen));
+        if (!t) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (Py_ssize_t k = 0; k < size; k++)
+            t[k].block = -1;
+        for (Py_ssize_t k = 0; k < o->seen_size; k++)
+            if (o->seen[k].block == block) {
+                uint64_t slot = (o->seen[k].hash * 0x9E3779B97F4A7C15ULL) & (size - 1);
+                while (t[slot].block == block)
+                    slot = (slot + 1) & (size - 1);
+                t[slot] = o->seen[k];
+            }
+        free(o->seen);
+        o->seen = t;
+        o->seen_size = size;
+    }
+    const char *rows = PyByteArray_AS_STRING(o->docno.rows);
+    const Py_ssize_t w = o->docno.width;
+    uint64_t slot = (h * 0x9E3779B97F4A7C15ULL) & (o->seen_size - 1);
+    for (;; slot = (slot + 1) & (o->seen_size - 1)) {
+        Seen *at = &o->seen[slot];
+        if (at->block != block) {
+            at->hash = h;
+            at->row = i;
+            at->block = block;
+            o->seen_count++;
+            return 0;
+        }
+        if (at->hash == h && memcmp(rows + at->row * w, rows + i * w, w) == 0) {
+            o->repeat = 1;
+            return 0;
+        }
+    }
+}
+
+/* Room for cap rows in every column */
+static int run_reserve(RunColumns *o, Py_ssize_t cap)
+{
+    StrColumn *cols[2] = {&o->qid, &o->docno};
+    for (int k = 0; k < 2; k++) {
+        StrColumn *c = cols[k];
+        if (c->width && cap > (PY_SSIZE_T_MAX - 16) / c->width)
+            return PyErr_NoMemory(), -1;
+        if (PyByteArray_Resize(c->rows, cap * c->width + 16) < 0)
+            return -1;
+        c->cap = cap;
+    }
+    if (cap > PY_SSIZE_T_MAX / 8)
+        return PyErr_NoMemory(), -1;
+    if (PyByteArray_Resize(o->score, cap * 8) < 0 || PyByteArray_Resize(o->line, cap * 8) < 0)
+        return -1;
+    o->cap = cap;
+    return 0;
+}
+
 static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, const int64_t *e, int64_t lineno)
 {
     const Py_ssize_t i = o->n;
+    if (i == o->cap && run_reserve(o, o->cap + o->cap / 2 + 1024) < 0)
+        return -1;
     const int64_t ql = e[0] - s[0], dl = e[2] - s[2];
     if (i == 0 || ql != o->prev_qid_len || memcmp(p + s[0], p + o->prev_qid, ql) != 0) {
         if (o->nblocks == o->cap_blocks) {
@@ -820,6 +899,7 @@ static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, cons
         ((int64_t *)PyByteArray_AS_STRING(o->blocks))[o->nblocks++] = i;
         o->prev_qid = s[0];
         o->prev_qid_len = ql;
+        o->seen_count = 0;
     }
     if (ql > LONG_TOKEN) {
         if (note(o->long_qids, i, s[0], e[0]) < 0 || strcol_put(&o->qid, i, p, 0, 0, NULL) < 0)
@@ -827,14 +907,15 @@ static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, cons
     }
     else if (strcol_put(&o->qid, i, p + s[0], ql, o->len - s[0], NULL) < 0)
         return -1;
-    uint64_t *hash = (uint64_t *)PyByteArray_AS_STRING(o->hash);
-    if (dl > LONG_TOKEN) {            /* hashed in Python, as its surrogate */
+    if (dl > LONG_TOKEN) {            /* looked for in Python, as its surrogate */
         if (note(o->long_docnos, i, s[2], e[2]) < 0 || strcol_put(&o->docno, i, p, 0, 0, NULL) < 0)
             return -1;
-        hash[i] = 0;
     }
-    else if (strcol_put(&o->docno, i, p + s[2], dl, o->len - s[2], hash + i) < 0)
-        return -1;
+    else {
+        uint64_t h;
+        if (strcol_put(&o->docno, i, p + s[2], dl, o->len - s[2], &h) < 0 || seen_add(o, h, i) < 0)
+            return -1;
+    }
     double *score = (double *)PyByteArray_AS_STRING(o->score);
     const int ok = parse_score(p + s[4], e[4] - s[4], score + i);
     if (ok < 0 || (!ok && note(o->bad_scores, i, s[4], e[4]) < 0))
@@ -852,16 +933,16 @@ static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, cons
 }
 
 PyDoc_STRVAR(read_run_doc,
-"read_run(data) -> columns or (None, line, count)\n\n"
+"read_run(data) -> columns or (None, line, count, nul)\n\n"
 "The lines of a run (qid Q0 docno rank score tag ..., split as tokenize with ncols 6) in one\n"
 "pass: a dict of qid and docno (bytearrays of rows zero-padded to qid_width / docno_width\n"
 "bytes: numpy 'S' arrays; tokens longer than 128 bytes stored empty and listed in long_qids /\n"
 "long_docnos as (row, start, end)), score (float64, as parse_floats; bad_scores lists the rows\n"
 "it cannot read, nonfinite (row, start, end) the first it read as inf or nan, row -1 if none),\n"
-"line (int64, 1-based),\n"
-"docno_hash (uint64, hash_strings' values; 0 for long docnos), blocks (int64: the rows where\n"
-"the qid differs from the row before) and tag (the bounds of the last line's sixth token).\n"
-"A line with fewer than 6 tokens stops the scan: (None, its line number, its number of tokens).");
+"line (int64, 1-based), blocks (int64: the rows where the qid differs from the row before),\n"
+"repeat (a docno of 128 bytes or fewer twice in one block), nul (the offset of the first NUL\n"
+"byte, -1 if none) and tag (the bounds of the last line's sixth token). A line with fewer than\n"
+"6 tokens stops the scan: (None, its line number, its number of tokens, nul before it).");
 
 static PyObject *read_run(PyObject *self, PyObject *args)
 {
@@ -870,24 +951,27 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *p = data.buf;
     const Py_ssize_t len = data.len;
-    Py_ssize_t cap = 1;                                   /* lines: at most newlines + 1 */
-    for (const unsigned char *q = p, *end = p + len; (q = memchr(q, '\n', end - q)); q++)
+    /* rows for the lines of the first 64 KiB's length, and some; grown when there are more */
+    Py_ssize_t cap = 1;
+    for (const unsigned char *q = p, *end = p + (len < 65536 ? len : 65536); (q = memchr(q, '\n', end - q)); q++)
         cap++;
+    cap = len <= 65536 ? cap : (Py_ssize_t)((double)cap * ((double)len / 65536) * 1.05) + 1024;
     RunColumns o = {{NULL, 0, cap, 0}, {NULL, 0, cap, 0}};
+    o.cap = cap;
     o.cap_blocks = 1024;
     o.nonfinite = -1;
+    o.nul = -1;
     o.len = len;
     o.qid.rows = PyByteArray_FromStringAndSize(NULL, 16);     /* width 0: the slack only */
     o.docno.rows = PyByteArray_FromStringAndSize(NULL, 16);
     o.score = new_items(cap, 8);
     o.line = new_items(cap, 8);
-    o.hash = new_items(cap, 8);
     o.blocks = new_items(o.cap_blocks, 8);
     o.bad_scores = PyList_New(0);
     o.long_qids = PyList_New(0);
     o.long_docnos = PyList_New(0);
     PyObject *result = NULL;
-    if (!o.qid.rows || !o.docno.rows || !o.score || !o.line || !o.hash || !o.blocks || !o.bad_scores
+    if (!o.qid.rows || !o.docno.rows || !o.score || !o.line || !o.blocks || !o.bad_scores
         || !o.long_qids || !o.long_docnos)
         goto done;
     const int ncols = 6;
@@ -897,7 +981,10 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     /* the scan of tokenize, each kept line stored as it ends */
     for (Py_ssize_t base = 0; base < len && !bad_line; base += 64) {
         uint64_t ws, nl;
-        block_masks(p + base, len - base, &ws, &nl);
+        uint64_t zero;
+        block_masks(p + base, len - base, &ws, &nl, &zero);
+        if (zero && o.nul < 0)
+            o.nul = base + __builtin_ctzll(zero);
         const uint64_t after_ws = (ws << 1) | prev_ws;
         prev_ws = ws >> 63;
         const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
@@ -943,26 +1030,26 @@ static PyObject *read_run(PyObject *self, PyObject *args)
             goto done;
     }
     if (bad_line) {
-        result = Py_BuildValue("(Onn)", Py_None, bad_line, bad_count);
+        result = Py_BuildValue("(Onnn)", Py_None, bad_line, bad_count, o.nul);
         goto done;
     }
     if (strcol_finish(&o.qid, o.n) < 0 || strcol_finish(&o.docno, o.n) < 0
         || PyByteArray_Resize(o.score, o.n * 8) < 0 || PyByteArray_Resize(o.line, o.n * 8) < 0
-        || PyByteArray_Resize(o.hash, o.n * 8) < 0 || PyByteArray_Resize(o.blocks, o.nblocks * 8) < 0)
+        || PyByteArray_Resize(o.blocks, o.nblocks * 8) < 0)
         goto done;
     result = Py_BuildValue(
-        "{sOsnsOsnsOsOsOsOsOs(nLL)sOsOs(LL)}", "qid", o.qid.rows, "qid_width", o.qid.width, "docno", o.docno.rows,
-        "docno_width", o.docno.width, "score", o.score, "line", o.line, "docno_hash", o.hash, "blocks", o.blocks,
+        "{sOsnsOsnsOsOsOsOs(nLL)sOsOsOsns(LL)}", "qid", o.qid.rows, "qid_width", o.qid.width,
+        "docno", o.docno.rows, "docno_width", o.docno.width, "score", o.score, "line", o.line, "blocks", o.blocks,
         "bad_scores", o.bad_scores, "nonfinite", o.nonfinite, (long long)o.nonfinite_start,
-        (long long)o.nonfinite_end, "long_qids", o.long_qids,
-        "long_docnos", o.long_docnos, "tag", (long long)o.tag_start, (long long)o.tag_end);
+        (long long)o.nonfinite_end, "long_qids", o.long_qids, "long_docnos", o.long_docnos,
+        "repeat", o.repeat ? Py_True : Py_False, "nul", o.nul, "tag", (long long)o.tag_start, (long long)o.tag_end);
 done:
     PyBuffer_Release(&data);
     Py_XDECREF(o.qid.rows);
     Py_XDECREF(o.docno.rows);
     Py_XDECREF(o.score);
     Py_XDECREF(o.line);
-    Py_XDECREF(o.hash);
+    free(o.seen);
     Py_XDECREF(o.blocks);
     Py_XDECREF(o.bad_scores);
     Py_XDECREF(o.long_qids);
@@ -1108,23 +1195,32 @@ static int trec_cmp(const void *pa, const void *pb)
 }
 
 PyDoc_STRVAR(trec_sort_doc,
-"trec_sort(score, single, docno, width, items, bounds) -> number of groups sorted\n\n"
+"trec_sort(score, single, docno, width, items, bounds, starts=None) -> groups out of order\n\n"
 "Each group items[bounds[g]:bounds[g + 1]] (int64 rows, sorted in place) in trec_eval's order:\n"
 "score descending (score: float32 or float64; compared as C floats when single), then docno\n"
 "descending (rows of width bytes, zero-padded: compared as strcmp). A group found already in\n"
-"that order (one pass) is left as it is.");
+"that order (one pass) is left as it is. With items None, group g is the rows starts[g] to\n"
+"starts[g] + bounds[g + 1] - bounds[g] - 1, only checked: nothing is sorted.");
+
+/* row m of group k: items[m], or with no items starts[k] + m - bounds[k] */
+static inline int64_t group_row(const int64_t *items, const int64_t *starts, const int64_t *bounds,
+                                Py_ssize_t k, int64_t m)
+{
+    return items ? items[m] : starts[k] + (m - bounds[k]);
+}
 
 static PyObject *trec_sort(PyObject *self, PyObject *args)
 {
-    PyObject *objs[2], *items_o, *bounds_o;
+    PyObject *objs[2], *items_o, *bounds_o, *starts_o = Py_None;
     Py_ssize_t width;
     int single;
-    Py_buffer v[2];                                               /* score, docno */
+    Py_buffer v[2], sb;                                           /* score, docno; starts */
     Groups g;
-    if (!PyArg_ParseTuple(args, "OpOnOO:trec_sort", &objs[0], &single, &objs[1], &width, &items_o, &bounds_o))
+    if (!PyArg_ParseTuple(args, "OpOnOO|O:trec_sort", &objs[0], &single, &objs[1], &width, &items_o, &bounds_o,
+                          &starts_o))
         return NULL;
-    if (width < 1 || items_o == Py_None) {
-        PyErr_SetString(PyExc_ValueError, "width < 1 or no items");
+    if (width < 1 || (items_o == Py_None) == (starts_o == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "width < 1, or not one of items and starts");
         return NULL;
     }
     if (PyObject_GetBuffer(objs[0], &v[0], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
@@ -1137,14 +1233,25 @@ static PyObject *trec_sort(PyObject *self, PyObject *args)
         release_buffers(v, 2);
         return NULL;
     }
+    const int has_starts = starts_o != Py_None;
+    if (has_starts && PyObject_GetBuffer(starts_o, &sb, PyBUF_C_CONTIGUOUS) < 0) {
+        groups_release(&g);
+        release_buffers(v, 2);
+        return NULL;
+    }
     const char *f = v[0].format ? v[0].format : "B";
     if (*f == '<' || *f == '=' || *f == '@')
         f++;
-    Py_ssize_t sorted = 0;
+    Py_ssize_t unsorted = 0;
     const Py_ssize_t nrows = v[0].len / (v[0].itemsize ? v[0].itemsize : 1);
-    if (!((*f == 'd' && v[0].itemsize == 8) || (*f == 'f' && v[0].itemsize == 4)) || v[1].len < nrows * width) {
-        PyErr_SetString(PyExc_ValueError, "score must be float32 or float64, docno one row per score");
-        sorted = -1;
+    const Py_ssize_t ngroups = g.bounds.len / 8 - 1;
+    const int64_t *bounds = g.bounds.buf, *starts = has_starts ? sb.buf : NULL;
+    int64_t *items = g.has_items ? g.items.buf : NULL;
+    const Py_ssize_t nitems = items ? g.items.len / 8 : (ngroups >= 0 ? bounds[ngroups] : 0);
+    if (!((*f == 'd' && v[0].itemsize == 8) || (*f == 'f' && v[0].itemsize == 4)) || v[1].len < nrows * width
+        || (has_starts && sb.len / 8 < ngroups)) {
+        PyErr_SetString(PyExc_ValueError, "score must be float32 or float64, docno and starts fit");
+        unsorted = -1;
     }
     else {
         ord_score = v[0].buf;
@@ -1152,36 +1259,38 @@ static PyObject *trec_sort(PyObject *self, PyObject *args)
         ord_width = width;
         ord_double = *f == 'd';
         ord_single = single;
-        int64_t *items = g.items.buf;
-        const int64_t *bounds = g.bounds.buf;
-        const Py_ssize_t ngroups = g.bounds.len / 8 - 1, nitems = g.items.len / 8;
-        for (Py_ssize_t k = 0; k < ngroups && sorted >= 0; k++) {
+        for (Py_ssize_t k = 0; k < ngroups && unsorted >= 0; k++) {
             const int64_t a = bounds[k], b = bounds[k + 1];
             if (a < 0 || b > nitems || a > b) {
                 PyErr_SetString(PyExc_IndexError, "bounds outside the items");
-                sorted = -1;
+                unsorted = -1;
                 break;
             }
-            for (int64_t m = a; m < b; m++)
-                if (items[m] < 0 || items[m] >= nrows) {
+            for (int64_t m = a; m < b; m++) {
+                const int64_t r = group_row(items, starts, bounds, k, m);
+                if (r < 0 || r >= nrows) {
                     PyErr_SetString(PyExc_IndexError, "a row outside the scores");
-                    sorted = -1;
+                    unsorted = -1;
                     break;
                 }
-            if (sorted < 0)
+            }
+            if (unsorted < 0)
                 break;
             int64_t m = a + 1;
-            while (m < b && trec_before(items[m - 1], items[m]))
+            while (m < b && trec_before(group_row(items, starts, bounds, k, m - 1), group_row(items, starts, bounds, k, m)))
                 m++;
             if (m < b) {
-                qsort(items + a, b - a, sizeof(int64_t), trec_cmp);
-                sorted++;
+                if (items)
+                    qsort(items + a, b - a, sizeof(int64_t), trec_cmp);
+                unsorted++;
             }
         }
     }
+    if (has_starts)
+        PyBuffer_Release(&sb);
     groups_release(&g);
     release_buffers(v, 2);
-    return sorted < 0 ? NULL : PyLong_FromSsize_t(sorted);
+    return unsorted < 0 ? NULL : PyLong_FromSsize_t(unsorted);
 }
 
 PyDoc_STRVAR(block_items_doc,
@@ -1228,45 +1337,49 @@ static inline int same_string(const char *a, Py_ssize_t wa, const char *b, Py_ss
 }
 
 PyDoc_STRVAR(grade_lookup_doc,
-"grade_lookup(hashes, docno, width, items, bounds, codes, keys, table, bits, q_bounds, q_docno,\n"
+"grade_lookup(docno, width, items, starts, bounds, codes, keys, table, bits, q_bounds, q_docno,\n"
 "             q_width, q_grade) -> (grades, exact)\n\n"
-"The qrels grade of each row of items (int64; group g, items[bounds[g]:bounds[g + 1]], is of\n"
-"topic codes[g]), as int16 in items' order: -1 when not judged, -2 when judged negative.\n"
-"Topic c's judgements are q_bounds[c] to q_bounds[c + 1] - 1 of keys (topic_keys of their\n"
-"docnos' hashes), q_docno (rows of q_width bytes) and q_grade (int64). A row's key,\n"
-"topic_keys(hash, code), is looked for among its topic's keys (a few: one by one; else in the\n"
-"key_table(keys, bits) table) and confirmed on the docno; exact is False when a key matched\n"
-"another document (a hash collision: the grades are then not all found).");
+"The qrels grade of each row of the groups (group g, of topic codes[g]: items[bounds[g]:\n"
+"bounds[g + 1]], int64 rows, or with items None the rows from starts[g] on), as int16 in that\n"
+"order: -1 when not judged, -2 when judged negative. Topic c's judgements are q_bounds[c] to\n"
+"q_bounds[c + 1] - 1 of keys (topic_keys of their docnos' hashes), q_docno (rows of q_width\n"
+"bytes) and q_grade (int64). A row's key, topic_keys(hash_strings(docno), code), is looked for\n"
+"among its topic's keys (a few: one by one; else in the key_table(keys, bits) table) and\n"
+"confirmed on the docno; exact is False when a key matched another document (a hash\n"
+"collision: the grades are then not all found).");
 
 static PyObject *grade_lookup(PyObject *self, PyObject *args)
 {
-    PyObject *objs[10];
+    PyObject *objs[10], *items_o, *starts_o;
     Py_ssize_t width, q_width;
     int bits;
-    Py_buffer v[10];   /* hashes, docno, items, bounds, codes, keys, table, q_bounds, q_docno, q_grade */
-    if (!PyArg_ParseTuple(args, "OOnOOOOOiOOnO:grade_lookup", &objs[0], &objs[1], &width, &objs[2], &objs[3],
-                          &objs[4], &objs[5], &objs[6], &bits, &objs[7], &objs[8], &q_width, &objs[9]))
+    Py_buffer v[10];   /* docno, items or starts, bounds, codes, keys, table, q_bounds, q_docno, q_grade */
+    if (!PyArg_ParseTuple(args, "OnOOOOOOiOOnO:grade_lookup", &objs[0], &width, &items_o, &starts_o, &objs[2],
+                          &objs[3], &objs[4], &objs[5], &bits, &objs[6], &objs[7], &q_width, &objs[8]))
         return NULL;
-    if (bits < 1 || bits > 62 || width < 1 || q_width < 1) {
-        PyErr_SetString(PyExc_ValueError, "bits or a width out of range");
+    if (bits < 1 || bits > 62 || width < 1 || q_width < 1 || (items_o == Py_None) == (starts_o == Py_None)) {
+        PyErr_SetString(PyExc_ValueError, "bits or a width out of range, or not one of items and starts");
         return NULL;
     }
-    if (get_buffers(objs, v, 10) < 0)
+    const int has_items = items_o != Py_None;
+    objs[1] = has_items ? items_o : starts_o;
+    if (get_buffers(objs, v, 9) < 0)
         return NULL;
-    const uint64_t *hash = v[0].buf, *keys = v[5].buf;
-    const char *docno = v[1].buf, *q_docno = v[8].buf;
-    const int64_t *items = v[2].buf, *bounds = v[3].buf, *codes = v[4].buf, *table = v[6].buf;
-    const int64_t *q_bounds = v[7].buf, *q_grade = v[9].buf;
-    const Py_ssize_t nitems = v[2].len / 8, ngroups = v[3].len / 8 - 1, nrows = v[0].len / 8;
-    const Py_ssize_t ntopics = v[7].len / 8 - 1, nkeys = v[5].len / 8;
+    const uint64_t *keys = v[4].buf;
+    const char *docno = v[0].buf, *q_docno = v[7].buf;
+    const int64_t *items = has_items ? v[1].buf : NULL, *starts = has_items ? NULL : v[1].buf;
+    const int64_t *bounds = v[2].buf, *codes = v[3].buf, *table = v[5].buf;
+    const int64_t *q_bounds = v[6].buf, *q_grade = v[8].buf;
+    const Py_ssize_t ngroups = v[2].len / 8 - 1, nrows = v[0].len / width;
+    const Py_ssize_t nitems = has_items ? v[1].len / 8 : (ngroups >= 0 ? bounds[ngroups] : 0);
+    const Py_ssize_t ntopics = v[6].len / 8 - 1, nkeys = v[4].len / 8;
     const uint64_t size = (uint64_t)1 << bits, mask = size - 1;
     const int shift = 64 - bits;
     PyObject *out_b = NULL;
     int exact = 1;
-    if ((uint64_t)v[6].len != size * sizeof(int64_t) || v[4].len / 8 < ngroups || v[1].len < nrows * width
-        || ntopics < 0 || (ntopics >= 0 && q_bounds[ntopics] > nkeys) || v[9].len / 8 < nkeys
-        || v[8].len < nkeys * q_width) {
-        PyErr_SetString(PyExc_ValueError, "the table, codes, docno or judgements do not fit");
+    if ((uint64_t)v[5].len != size * sizeof(int64_t) || v[3].len / 8 < ngroups || (!has_items && v[1].len / 8 < ngroups)
+        || ntopics < 0 || q_bounds[ntopics] > nkeys || v[8].len / 8 < nkeys || v[7].len < nkeys * q_width) {
+        PyErr_SetString(PyExc_ValueError, "the table, codes, starts or judgements do not fit");
         goto done;
     }
     if (!(out_b = new_items(nitems, 2)))
@@ -1282,13 +1395,32 @@ static PyObject *grade_lookup(PyObject *self, PyObject *args)
         const uint64_t salt = (uint64_t)(c + 1) * 0x9E3779B97F4A7C15ULL;
         const int64_t qa = q_bounds[c], qb = q_bounds[c + 1];
         for (int64_t m = a; m < b; m++) {
-            const int64_t r = items[m];
+            const int64_t r = group_row(items, starts, bounds, k, m);
             if (r < 0 || r >= nrows) {
-                PyErr_SetString(PyExc_IndexError, "a row outside the hashes");
+                PyErr_SetString(PyExc_IndexError, "a row outside the docnos");
                 Py_CLEAR(out_b);
                 goto done;
             }
-            const uint64_t key = fmix64(hash[r] ^ salt);
+            const char *row = docno + r * width;
+            uint64_t h;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            if (width <= 16 && r + 16 / width + 1 < nrows) {   /* 16 bytes inside the rows: two words */
+                uint64_t lo, hi;
+                memcpy(&lo, row, 8);
+                memcpy(&hi, row + 8, 8);
+                lo = low_bytes(lo, width);
+                hi = low_bytes(hi, width - 8);
+                h = 0xCBF29CE484222325ULL;
+                if (lo)
+                    h = (h ^ lo) * 0x100000001B3ULL;
+                if (hi)
+                    h = (h ^ hi) * 0x100000001B3ULL;
+                h = fmix64(h);
+            }
+            else
+#endif
+                h = token_hash((const unsigned char *)row, width);
+            const uint64_t key = fmix64(h ^ salt);
             int64_t at = -1;
             if (qb - qa <= 16) {              /* a few judgements: compared one by one, in cache */
                 for (int64_t j = qa; j < qb; j++)
@@ -1304,7 +1436,7 @@ static PyObject *grade_lookup(PyObject *self, PyObject *args)
             }
             int16_t grade = -1;
             if (at >= 0) {
-                if (at >= qa && at < qb && same_string(docno + r * width, width, q_docno + at * q_width, q_width))
+                if (at >= qa && at < qb && same_string(row, width, q_docno + at * q_width, q_width))
                     grade = q_grade[at] < 0 ? -2 : (int16_t)q_grade[at];
                 else
                     exact = 0;
@@ -1313,7 +1445,7 @@ static PyObject *grade_lookup(PyObject *self, PyObject *args)
         }
     }
 done:
-    release_buffers(v, 10);
+    release_buffers(v, 9);
     if (!out_b)
         return NULL;
     return Py_BuildValue("(NO)", out_b, exact ? Py_True : Py_False);

@@ -144,40 +144,53 @@ def _trec_order(score: np.ndarray, codes: np.ndarray, docno: np.ndarray) -> np.n
         return np.zeros(0, dtype=np.int64)
     codes = np.asarray(codes)
     starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
-    items, bounds, _ = _groups(starts, np.diff(np.append(starts, n)), codes[starts])
-    _sort_groups(score, False, docno, items, bounds)
-    return items
+    items, bounds, _, first = _groups(starts, np.diff(np.append(starts, n)), codes[starts])
+    items = _sort_groups(score, False, docno, items, bounds, first)
+    return _block_items(first, bounds) if items is None else items
 
 
 def _groups(starts: np.ndarray, sizes: np.ndarray, block_code: np.ndarray):
-    """``(items, bounds, group_codes)``: the rows of blocks (``starts[k]``, ``sizes[k]`` rows;
-    in line order) grouped by code ascending, group g ``items[bounds[g]:bounds[g + 1]]`` in line
-    order. Blocks of distinct codes (each topic's lines together, the usual file) are laid end
-    to end in O(n); a code in several blocks needs a stable sort of the rows by code."""
+    """``(items, bounds, group_codes, first)``: the rows of blocks (``starts[k]``, ``sizes[k]``
+    rows; in line order) grouped by code ascending, group g ``items[bounds[g]:bounds[g + 1]]``
+    in line order. Blocks of distinct codes (each topic's lines together, the usual file) are
+    groups as they are: items is None and group g the rows from ``first[g]`` on; a code in
+    several blocks needs a stable sort of the rows by code (first is None)."""
     starts = np.ascontiguousarray(starts, dtype=np.int64)
     sizes = np.ascontiguousarray(sizes, dtype=np.int64)
     by = np.argsort(block_code, kind="stable")
     sorted_codes = block_code[by]
     if (sorted_codes[1:] != sorted_codes[:-1]).all():
-        items = np.frombuffer(_ctrec.block_items(starts[by], sizes[by]), dtype=np.int64)
-        return items, np.concatenate(([0], np.cumsum(sizes[by]))).astype(np.int64), sorted_codes
+        return None, np.concatenate(([0], np.cumsum(sizes[by]))).astype(np.int64), sorted_codes, starts[by]
     rows = np.frombuffer(_ctrec.block_items(starts, sizes), dtype=np.int64)
     codes = np.repeat(block_code, sizes)
     small = codes.astype(np.int16) if codes.max() < 2**15 and codes.min() >= 0 else codes  # radix sort
     order = np.argsort(small, kind="stable")
     items, c = rows[order], codes[order]
     bounds = np.flatnonzero(np.concatenate(([True], c[1:] != c[:-1], [True]))).astype(np.int64)
-    return items, bounds, c[bounds[:-1]]
+    return items, bounds, c[bounds[:-1]], None
 
 
-def _sort_groups(score: np.ndarray, single: bool, docno: np.ndarray, items: np.ndarray,
-                 bounds: np.ndarray) -> None:
-    """Each group of ``items`` put in trec_eval's order, in place (one pass when it already
-    is: search engines write each topic's lines by score)."""
+def _block_items(first: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """The rows of groups laid out as blocks (``_groups``' items None), as one array."""
+    return np.frombuffer(_ctrec.block_items(first, np.diff(bounds)), dtype=np.int64)
+
+
+def _sort_groups(score: np.ndarray, single: bool, docno: np.ndarray, items, bounds: np.ndarray,
+                 first) -> np.ndarray | None:
+    """Each group put in trec_eval's order: ``items`` sorted in place, or for groups laid out
+    as blocks (items None) the rows as a new items array when a block is out of order (None
+    when all are in order: search engines write each topic's lines by score)."""
     if score.dtype not in (np.float32, np.float64):
         score = score.astype(np.float64)
+    score = np.ascontiguousarray(score)
     docno = np.ascontiguousarray(docno if docno.dtype.itemsize else docno.astype("S1"))
-    _ctrec.trec_sort(np.ascontiguousarray(score), single, docno, docno.dtype.itemsize, items, bounds)
+    W = docno.dtype.itemsize
+    if items is None:
+        if not _ctrec.trec_sort(score, single, docno, W, None, bounds, first):
+            return None
+        items = _block_items(first, bounds)
+    _ctrec.trec_sort(score, single, docno, W, items, bounds)
+    return items
 
 
 def _pooled(grade: np.ndarray) -> np.ndarray:
@@ -185,23 +198,25 @@ def _pooled(grade: np.ndarray) -> np.ndarray:
     return np.where(grade < 0, POOLED_UNJUDGED, grade)
 
 
-def _lookup_grades(qrels: Qrels, run: Run, items: np.ndarray, bounds: np.ndarray,
-                   group_codes: np.ndarray) -> np.ndarray:
-    """Grade (int16) of the run's rows ``items`` (group g of topic ``group_codes[g]``) in the
-    qrels; ``UNJUDGED`` when not in the qrels, ``POOLED_UNJUDGED`` (-2) when its grade is
-    negative. Hash candidates are confirmed on topic and docno; a collision falls back to
-    exact search."""
+def _lookup_grades(qrels: Qrels, run: Run, items, bounds: np.ndarray, group_codes: np.ndarray,
+                   first=None) -> np.ndarray:
+    """Grade (int16) of the run's rows ``items`` (group g of topic ``group_codes[g]``; items
+    None: group g the rows from ``first[g]`` on) in the qrels; ``UNJUDGED`` when not in the
+    qrels, ``POOLED_UNJUDGED`` (-2) when its grade is negative. Hash candidates are confirmed
+    on topic and docno; a collision falls back to exact search."""
     index, _, q_docno, q_grade = qrels.lookup
     docno = np.ascontiguousarray(run.docno if run.docno.dtype.itemsize else run.docno.astype("S1"))
     if index is not None and len(q_docno):
         qd = np.ascontiguousarray(q_docno)
         out, exact = _ctrec.grade_lookup(
-            np.ascontiguousarray(run.docno_hash, dtype=np.uint64), docno, docno.dtype.itemsize, items, bounds,
+            docno, docno.dtype.itemsize, items, None if items is not None else first, bounds,
             np.ascontiguousarray(group_codes, dtype=np.int64), index.keys, index._table, index._bits,
             np.ascontiguousarray(qrels.flat[1], dtype=np.int64), qd, max(qd.dtype.itemsize, 1),
             np.ascontiguousarray(q_grade, dtype=np.int64))
         if exact:
             return np.frombuffer(out, dtype=np.int16)
+    if items is None:
+        items = _block_items(first, bounds)
     out = np.full(len(items), UNJUDGED, dtype=np.int16)
     for g, ti in enumerate(group_codes):  # exact path: per-topic binary search
         sel = np.arange(bounds[g], bounds[g + 1])
@@ -307,12 +322,14 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
             + ", ".join(unknown[:10]) + (" ..." if len(unknown) > 10 else ""))
     if n and known.any():
         sizes = np.diff(np.append(blocks, n))
-        items, bounds, present = _groups(blocks[known], sizes[known], block_code[known])
-        _sort_groups(run.score, setup.precision == "single", run.docno, items, bounds)
+        items, bounds, present, first = _groups(blocks[known], sizes[known], block_code[known])
+        items = _sort_groups(run.score, setup.precision == "single", run.docno, items, bounds, first)
     else:
-        items, bounds, present = np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64)
+        items, bounds, present, first = np.zeros(0, np.int64), np.zeros(1, np.int64), np.zeros(0, np.int64), None
     sizes = np.diff(bounds)
     if depth is not None and (sizes > depth).any():
+        if items is None:
+            items = _block_items(first, bounds)
         rank = np.arange(len(items)) - np.repeat(bounds[:-1], sizes)
         items = items[rank < depth]
         sizes = np.minimum(sizes, depth)
@@ -328,7 +345,7 @@ def rank_one(run: Run, qrels: Qrels, setup: RankSetup) -> tuple[tuple, list[str]
             f"run {run.name}: {missing} qrels topic(s) have no results and are not "
             "averaged (use complete=True / -c to score them 0): "
             + ", ".join(names) + (" ..." if missing > 10 else ""))
-    grades = _lookup_grades(qrels, run, items, bounds, present)
+    grades = _lookup_grades(qrels, run, items, bounds, present, first)
     if complete:
         full = np.zeros(T, dtype=np.int64)
         full[present] = lengths

@@ -447,8 +447,9 @@ def _columns_error(path, line: int, ncols: int, found: int, exact: bool, what: s
 _CR_BREAK = re.compile(rb"\r[ \t\v\f\r]*[^\s]")   # a CR with text after it (no LF in the head)
 
 
-def _check_text(data, path, what: str) -> None:
-    """InputError for empty, UTF-16, CR-only or binary data (bytes or a memory map)."""
+def _check_text(data, path, what: str, nul: bool = True) -> None:
+    """InputError for empty, UTF-16, CR-only or (``nul``: left to the caller's scan when False)
+    binary data; ``data``: bytes or a memory map."""
     if not len(data) or _all_space(data):
         raise InputError(path, None, f"empty file: no {what} lines")
     head = bytes(data[:65536])
@@ -460,10 +461,9 @@ def _check_text(data, path, what: str) -> None:
         raise InputError(path, None, "lines end in a carriage return only (CR, old Mac line ends); "
                                      "trec_eval reads lines ending in LF: convert it, e.g. "
                                      "tr '\\r' '\\n' < FILE > FILE.unix")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data[:nul].count(b"\n") + 1
-        raise InputError(path, line, "binary data (NUL byte): not a text file")
+    at = data.find(b"\x00") if nul else -1
+    if at >= 0:
+        raise InputError(path, data[:at].count(b"\n") + 1, "binary data (NUL byte): not a text file")
 
 
 def _all_space(data) -> bool:
@@ -580,20 +580,24 @@ def _run_name(path: Path) -> str:
 
 
 def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.ndarray,
-                      docno_hash: np.ndarray | None = None, blocks: np.ndarray | None = None) -> np.ndarray:
-    """Raise InputError at the first line repeating a (qid, docno) pair; return the hashes.
-    ``blocks``: the rows where the qid changes (:func:`qid_blocks`), when known."""
-    if docno_hash is None:
-        docno_hash = hash_strings(docno)
+                      blocks: np.ndarray | None = None, docno_hash: np.ndarray | None = None,
+                      blocks_clean: bool = False) -> None:
+    """Raise InputError at the first line repeating a (qid, docno) pair. ``blocks``: the rows
+    where the qid changes (:func:`qid_blocks`), when known; ``blocks_clean``: no block holds a
+    docno twice (the scan looked), so only a topic in several blocks needs a look."""
     if len(qid) == 0:
-        return docno_hash
+        return
     if blocks is None:
         blocks = qid_blocks(qid)
     items, bounds = _topic_groups(qid, blocks)
+    if items is None and blocks_clean:
+        return
+    if docno_hash is None:
+        docno_hash = hash_strings(docno)
     d = np.ascontiguousarray(docno)
     if not _ctrec.has_repeat(d, max(d.dtype.itemsize, 1), np.ascontiguousarray(docno_hash, dtype=np.uint64),
                              items, bounds):
-        return docno_hash
+        return
     codes = topic_codes(qid, starts=blocks)
     order = np.lexsort((lines, docno, codes))
     d, c = docno[order], codes[order]
@@ -625,29 +629,29 @@ def qid_blocks(qid: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1)).astype(np.int64)
 
 
-def _run_columns(data: bytes, path) -> Run:
+def _run_columns(data, path) -> Run:
     """The run in ``data`` read by one pass of the C scan (:func:`maxent._ctrec.read_run`)."""
     what = "qid Q0 docno rank score tag"
     got = _ctrec.read_run(data)
+    nul = got[3] if isinstance(got, tuple) else got["nul"]
+    if nul < 0 and isinstance(got, tuple):      # the scan stopped early; binary data comes first
+        nul = data.find(b"\x00")
+    if nul >= 0:
+        raise InputError(path, data[:nul].count(b"\n") + 1, "binary data (NUL byte): not a text file")
     if isinstance(got, tuple):
         raise _columns_error(path, got[1], 6, got[2], False, what)
     line = np.frombuffer(got["line"], np.int64)
     if len(line) == 0:
         raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
-    buf = memoryview(data)
     long_qids: dict[bytes, bytes] = {}
-    qid = _with_surrogates(np.frombuffer(got["qid"], f"S{got['qid_width']}"), got["long_qids"], buf,
+    qid = _with_surrogates(np.frombuffer(got["qid"], f"S{got['qid_width']}"), got["long_qids"], data,
                            long_qids)
-    docno = _with_surrogates(np.frombuffer(got["docno"], f"S{got['docno_width']}"), got["long_docnos"], buf)
-    h = np.frombuffer(got["docno_hash"], np.uint64)
-    if got["long_docnos"]:
-        rows = [r for r, _, _ in got["long_docnos"]]
-        h[rows] = hash_strings(docno[rows])
+    docno = _with_surrogates(np.frombuffer(got["docno"], f"S{got['docno_width']}"), got["long_docnos"], data)
     score = np.frombuffer(got["score"], np.float64)
     # the C parser leaves the rare long, hexadecimal or underscored tokens to strtod_whole
     nonfinite = [got["nonfinite"]] if got["nonfinite"][0] >= 0 else []
     for i, a, e in got["bad_scores"]:
-        t = bytes(buf[a:e])
+        t = bytes(data[a:e])
         v = strtod_whole(t)
         if v is None:
             raise InputError(path, int(line[i]), f"score {shown(t)!r} is not a number")
@@ -656,18 +660,18 @@ def _run_columns(data: bytes, path) -> Run:
             nonfinite.append((i, a, e))
     if nonfinite:
         i, a, e = min(nonfinite)
-        raise InputError(path, int(line[i]), f"score {shown(bytes(buf[a:e]))!r} is not finite")
+        raise InputError(path, int(line[i]), f"score {shown(bytes(data[a:e]))!r} is not finite")
     blocks = np.frombuffer(got["blocks"], np.int64)
-    _check_duplicates(path, qid, docno, line, h, blocks)
+    _check_duplicates(path, qid, docno, line, blocks,
+                      blocks_clean=not got["repeat"] and not got["long_docnos"])
     a, e = got["tag"]
     run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=line,
-              tag=bytes(buf[a:e]).decode("utf-8", "replace"), long_qids=long_qids or None)
-    object.__setattr__(run, "docno_hash", h)  # fill the cached properties
-    object.__setattr__(run, "blocks", blocks)
+              tag=bytes(data[a:e]).decode("utf-8", "replace"), long_qids=long_qids or None)
+    object.__setattr__(run, "blocks", blocks)  # fill the cached property
     return run
 
 
-def _with_surrogates(a: np.ndarray, long: list, buf: memoryview, originals: dict | None = None) -> np.ndarray:
+def _with_surrogates(a: np.ndarray, long: list, buf, originals: dict | None = None) -> np.ndarray:
     """``a`` with the rows of ``long`` ((row, start, end) of tokens longer than LONG_TOKEN,
     stored empty) as their surrogates; ``originals`` receives surrogate -> token."""
     if not long:
@@ -696,7 +700,7 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
     """
     path = as_path(path)
     data = _read_bytes(path, mapped=True)
-    _check_text(data, path, "qid Q0 docno rank score tag")
+    _check_text(data, path, "qid Q0 docno rank score tag", nul=False)   # the scan finds NUL bytes
     run = _run_columns(data, path)
     if name is not None:
         object.__setattr__(run, "name", name)
@@ -714,7 +718,8 @@ def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray,
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"<run {name}>", i + 1, f"score {float(score[i])!r} of run {name!r} is not finite")
-    h = _check_duplicates(f"<run {name}>", qid, docno, lines)
+    h = hash_strings(docno)
+    _check_duplicates(f"<run {name}>", qid, docno, lines, docno_hash=h)
     run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line=lines, tag=name,
               long_qids=long_qids or None)
     object.__setattr__(run, "docno_hash", h)
