@@ -12,13 +12,24 @@ the means checked equal first), of another checkout's ``maxent.evaluate`` (``--a
 ``python -m analysis.maxent --metrics AP`` on the ``--analysis`` sizes. ``--out DIR`` writes
 ``scale.csv`` (results/benchmarks/scale/ for the evidence).
 
+``--deep`` adds deep runs (``--deep-sizes``: topics, or topics x depth, default 100 lines per
+topic): 1 to 9 judged passages per topic graded 1-3, each topic's lines together by score
+descending, as engines write them; ``-m map -m ndcg -m recip_rank``. Beside the commands above
+it times ``cat RUN > /dev/null`` and ``wc -l RUN`` (the speed of merely reading the file), a
+child that reports our time split in process (import, qrels, reading the run, ranking,
+evaluating) and, with ``--ranx PYTHON`` (an interpreter with ranx installed, never one of ours),
+ranx's ``Run.from_file`` + ``evaluate``, once, on the first deep size (numba's compilation
+included). Runs of 10^8 lines or more are timed once whatever ``--repeat``.
+
     python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [--repeat 3] [--out DIR]
     python benchmarks/bench_scale.py --sizes "" --analysis "" --bundled --against /tmp/start
+    python benchmarks/bench_scale.py --sizes "" --analysis "" --deep --deep-sizes 100000,10000x1000
 """
 from __future__ import annotations
 
 import argparse
 import gzip
+import json
 import statistics
 import subprocess
 import sys
@@ -42,12 +53,39 @@ for path in runs:
         print(f"{m}\t{sum(vals) / len(vals):6.4f}")
 """
 BUNDLED = ROOT / "trec_runs"
+DEEP_MEASURES = ["map", "ndcg", "recip_rank"]
+SPLIT_SCRIPT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from maxent.evaluate import resolve_measures
+from maxent.ranked import rank_runs
+from maxent.trec import read_qrels, read_run
+t1 = time.perf_counter()
+qrels = read_qrels(sys.argv[1])
+t2 = time.perf_counter()
+run = read_run(sys.argv[2])
+t3 = time.perf_counter()
+lists = rank_runs([run], qrels)
+t4 = time.perf_counter()
+means = [float(m.value(lists).mean()) for m in resolve_measures(sys.argv[3].split(","))]
+t5 = time.perf_counter()
+print(json.dumps({"import_s": t1 - t0, "qrels_s": t2 - t1, "read_s": t3 - t2, "rank_s": t4 - t3,
+                  "evaluate_s": t5 - t4, "means": means}))
+"""
+RANX_SCRIPT = r"""
+import sys
+from ranx import Qrels, Run, evaluate
+qrels, run = Qrels.from_file(sys.argv[1], kind="trec"), Run.from_file(sys.argv[2], kind="trec")
+print(evaluate(qrels, run, ["map", "ndcg", "mrr"]))
+"""
 
 
 def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float = 0.7,
-         seed: int = 0) -> tuple[Path, Path]:
+         seed: int = 0, grades: int = 1) -> tuple[Path, Path]:
     """Write an MS MARCO-shaped qrels and run for ``topics`` topics (see the module docstring);
-    ``judged``: the range of judged passages per topic, ``depth``: run lines per topic."""
+    ``judged``: the range of judged passages per topic, ``depth``: run lines per topic,
+    ``grades``: judged passages get grades 1..grades. Each topic's lines are written together,
+    by score descending, as search engines write them; written in chunks of 10^7 run lines."""
     import numpy as np
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -55,6 +93,22 @@ def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float
     if qrels_path.exists() and run_path.exists():
         return qrels_path, run_path
     rng = np.random.default_rng(seed)
+    chunk = max(1, 10_000_000 // depth)
+    with open(folder / "qrels.part", "w") as fq, \
+            open(folder / "run.part", "w") as fr:
+        for first_topic in range(0, topics, chunk):
+            n = min(chunk, topics - first_topic)
+            _make_chunk(fq, fr, rng, first_topic, n, judged, depth, found, grades)
+    (folder / "qrels.part").rename(qrels_path)
+    (folder / "run.part").rename(run_path)
+    return qrels_path, run_path
+
+
+def _make_chunk(fq, fr, rng, first_topic: int, topics: int, judged, depth: int, found: float,
+                grades: int) -> None:
+    """Topics first_topic.. first_topic + topics - 1 of :func:`make`."""
+    import numpy as np
+
     n_judged = rng.integers(judged[0], judged[1] + 1, topics)
     q_topic = np.repeat(np.arange(topics), n_judged)
     q_doc = rng.integers(0, 8_800_000, len(q_topic))              # MS MARCO: 8.8M passages
@@ -63,8 +117,6 @@ def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float
     _, first = np.unique(key, return_index=True)
     first.sort()
     q_topic, q_doc = q_topic[first], q_doc[first]
-    with open(qrels_path, "w") as f:
-        f.writelines(f"{t} 0 {d} 1\n" for t, d in zip(q_topic.tolist(), q_doc.tolist()))
     r_topic = np.repeat(np.arange(topics), depth)
     r_doc = rng.integers(0, 8_800_000, topics * depth)
     hit = rng.random(topics) < found                              # a judged passage retrieved
@@ -76,20 +128,22 @@ def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float
     order = np.argsort(key, kind="stable")
     dup = np.zeros(len(key), dtype=bool)
     dup[order[1:]] = key[order[1:]] == key[order[:-1]]
-    r_doc[dup] = 9_000_000 + np.flatnonzero(dup)
+    r_doc[dup] = 9_000_000 + first_topic * depth + np.flatnonzero(dup)
     score = (depth - np.tile(np.arange(depth), topics)) + rng.random(topics * depth) * 0.5
-    with open(run_path, "w") as f:
-        f.writelines(f"{t} Q0 {d} {r} {s:.4f} synth\n" for t, d, r, s in zip(
-            r_topic.tolist(), r_doc.tolist(), (np.tile(np.arange(1, depth + 1), topics)).tolist(),
-            score.tolist()))
-    return qrels_path, run_path
+    q_grade = rng.integers(1, grades + 1, len(q_topic)) if grades > 1 else np.ones(len(q_topic), int)
+    q_topic += first_topic
+    r_topic += first_topic
+    fq.writelines(f"{t} 0 {d} {g}\n" for t, d, g in zip(q_topic.tolist(), q_doc.tolist(), q_grade.tolist()))
+    fr.writelines(f"{t} Q0 {d} {r} {s:.4f} synth\n" for t, d, r, s in zip(
+        r_topic.tolist(), r_doc.tolist(), (np.tile(np.arange(1, depth + 1), topics)).tolist(),
+        score.tolist()))
 
 
-def make_in_child(folder: Path, topics: int, judged=(1, 3), depth: int = 10) -> tuple[Path, Path]:
+def make_in_child(folder: Path, topics: int, judged=(1, 3), depth: int = 10, grades: int = 1) -> tuple[Path, Path]:
     """:func:`make` in a child process: this one imports no numpy, so that no child inherits a
     large high-water mark of memory from it through fork."""
     code = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); from bench_scale import make; "
-            f"from pathlib import Path; make(Path({str(folder)!r}), {topics}, {tuple(judged)!r}, {depth})")
+            f"from pathlib import Path; make(Path({str(folder)!r}), {topics}, {tuple(judged)!r}, {depth}, grades={grades})")
     subprocess.run([sys.executable, "-c", code], check=True)
     return folder / "qrels.txt", folder / "run.txt"
 
@@ -130,6 +184,55 @@ def _row(case: str, topics: int, qrels: Path, runs: list[Path], command: str, ou
     return row
 
 
+def _deep_sizes(text: str) -> list[tuple[int, int]]:
+    out = []
+    for item in (x for x in text.split(",") if x):
+        topics, _, depth = item.partition("x")
+        out.append((int(topics), int(depth or 100)))
+    return out
+
+
+def _deep(args) -> list[dict]:
+    """The deep runs' rows: ours, the pytrec_eval script (up to --peer-max topics), cat, wc -l,
+    the in-process split and ranx (--ranx), alternating, medians of --repeat rounds."""
+    rows = []
+    for k, (topics, depth) in enumerate(_deep_sizes(args.deep_sizes)):
+        name = f"{topics}x1-9x{depth} graded"
+        print(f"{name}: making the data ...", file=sys.stderr, flush=True)
+        qrels, run_file = make_in_child(args.data / f"{topics}x1-9x{depth}g3", topics, (1, 9), depth, grades=3)
+        paths = [str(qrels), str(run_file)]
+        commands = {"ours": [sys.executable, "-m", "maxent.evaluate", *paths,
+                             *[a for m in DEEP_MEASURES for a in ("-m", m)]],
+                    "split": [sys.executable, "-c", SPLIT_SCRIPT, *paths, ",".join(DEEP_MEASURES)],
+                    "cat": ["sh", "-c", f"cat '{run_file}' > /dev/null"], "wc": ["wc", "-l", str(run_file)]}
+        if topics <= args.peer_max:
+            commands["peer"] = [sys.executable, "-c", PEER_SCRIPT, ",".join(DEEP_MEASURES),
+                                ",".join(DEEP_MEASURES), *paths]
+        ours = sorted(_means(timed(commands["ours"])[2], DEEP_MEASURES))
+        if "peer" in commands and sorted(_means(timed(commands["peer"])[2], DEEP_MEASURES)) != ours:
+            raise SystemExit(f"{name}: the means differ from pytrec_eval's")
+        times = {who: [] for who in commands}
+        for _ in range(args.repeat if topics * depth < 10**8 else 1):   # 10^8 lines: once
+            for who, cmd in commands.items():
+                times[who].append(timed(cmd))
+        if args.ranx and k == 0 and topics <= args.peer_max:   # once, on the first size: minutes
+            times["ranx"] = [timed([args.ranx, "-c", RANX_SCRIPT, *paths])]
+        split = [json.loads(t[2]) for t in times["split"]]
+        size_mb = run_file.stat().st_size / 1e6
+        row = _row(name, topics, qrels, [run_file], "maxent.evaluate" + "".join(f" -m {m}" for m in DEEP_MEASURES),
+                   _median(times["ours"]), _median(times.get("peer", [])))
+        row.update({"run_mb": size_mb, "cat_s": _median(times["cat"])[0], "wc_s": _median(times["wc"])[0],
+                    **{k: statistics.median(t[k] for t in split)
+                       for k in ("import_s", "qrels_s", "read_s", "rank_s", "evaluate_s")}})
+        row["read_mb_s"] = size_mb / row["read_s"]
+        row["peer_mib_ratio"] = row["pytrec_eval_mib"] and row["ours_mib"] / row["pytrec_eval_mib"]
+        if "ranx" in times:
+            row["ranx_s"], row["ranx_cpu_s"], row["ranx_mib"] = _median(times["ranx"])
+        rows.append(row)
+        print(row, file=sys.stderr, flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--sizes", default="10000,100000,1000000", help="topics per collection, comma-separated")
@@ -139,6 +242,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--against", default=None, help="another checkout whose maxent.evaluate is timed too")
     p.add_argument("--peer-max", type=int, default=300_000, help="most topics the pytrec_eval script runs on")
     p.add_argument("--analysis", default="10000,100000", help="sizes analysis.maxent runs on ('' for none)")
+    p.add_argument("--deep", action="store_true", help="also deep runs (--deep-sizes), map ndcg recip_rank")
+    p.add_argument("--deep-sizes", default="100000",
+                   help="deep runs: topics or TOPICSxDEPTH (depth 100 by default), comma-separated")
+    p.add_argument("--ranx", default=None, help="a Python with ranx installed: time ranx once on the first "
+                   "deep size (up to --peer-max topics)")
     p.add_argument("--repeat", type=int, default=3, help="alternating timed runs of each command")
     p.add_argument("--data", type=Path, default=ROOT / "out" / "scale", help="where the synthetic files go")
     p.add_argument("--out", type=Path, default=None, help="write scale.csv and PROVENANCE.json here")
@@ -191,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
                                        "--out", str(Path(tmp) / "a"), "--no-progress"])
         rows.append(_row(name, s, qrels, [run_file], "analysis.maxent --metrics AP", (wall, cpu, mib)))
         print(rows[-1], file=sys.stderr, flush=True)
+    if args.deep:
+        rows += _deep(args)
     print(f"{'case':<22} {'command':<30} {'ours s':>7} {'cpu s':>6} {'MiB':>6} {'pytrec s':>8} {'cpu s':>6} "
           f"{'MiB':>6} {'ratio':>6} {'cpu':>5} {'cpu us/topic':>12}")
     for r in rows:
@@ -200,6 +310,12 @@ def main(argv: list[str] | None = None) -> int:
         against = f"  against {r['against_s']:.2f} s, cpu {r['against_cpu_s']:.2f} s" if args.against else ""
         print(f"{r['case']:<22} {r['command']:<30} {r['ours_s']:7.2f} {r['ours_cpu_s']:6.2f} "
               f"{r['ours_mib']:6.0f} {peer} {1e6 * r['ours_cpu_s'] / r['topics']:12.1f}{against}")
+    for r in rows:
+        if "read_s" in r:
+            print(f"{r['case']}: {r['run_mb']:.0f} MB; in process: import {r['import_s']:.2f} s, qrels "
+                  f"{r['qrels_s']:.2f} s, read {r['read_s']:.2f} s ({r['read_mb_s']:.0f} MB/s), rank {r['rank_s']:.2f} s, "
+                  f"evaluate {r['evaluate_s']:.2f} s; cat {r['cat_s']:.2f} s, wc -l {r['wc_s']:.2f} s"
+                  + (f"; ranx {r['ranx_s']:.2f} s, {r['ranx_mib']:.0f} MiB" if r.get("ranx_s") else ""))
     if args.out is not None:
         write_evidence(args.out, "scale.csv", rows, argv, __file__, started,
                        extra={"repeat": args.repeat, "note": "medians of alternating fresh processes; "
