@@ -361,12 +361,17 @@ def assemble(parts: Sequence[tuple], names: Sequence[str], qrels: Qrels,
                                  + (" ..." if len(names) > 3 else ""))
     tids = np.concatenate([p[1] for p in parts]).astype(np.int64)
     lengths = np.concatenate([p[2] for p in parts]).astype(np.int64)
-    flat = np.concatenate([p[3] for p in parts])
+    flat = parts[0][3] if len(parts) == 1 else np.concatenate([p[3] for p in parts])
+    flat = np.asarray(flat).astype(np.int16, copy=False)
     B, N = len(lengths), max(1, int(lengths.max(initial=0)))
-    grades = np.full((B, N), UNJUDGED, dtype=np.int16)
     pooled = None
+    if len(flat) == B * N:      # every list of the same length (a deep run): the lists as they are
+        grades = flat.reshape(B, N)
+    else:
+        grades = np.full((B, N), UNJUDGED, dtype=np.int16)
     if len(flat):  # row-major order of the mask's True entries is the order of ``flat``
-        grades[np.arange(N)[None, :] < lengths[:, None]] = flat
+        if len(flat) < B * N:
+            grades[np.arange(N)[None, :] < lengths[:, None]] = flat
         if flat.min() < UNJUDGED:   # negative qrels grades: flagged, then stored as UNJUDGED
             pooled = grades == POOLED_UNJUDGED
             grades[pooled] = UNJUDGED
