@@ -272,17 +272,34 @@ def gap_thresholds(qrels, runs, *, step: float = 0.1, threshold=None, min_releva
 
 
 # ------------------------------------------------------------------ the command
-def _fig_sweep(table: pd.DataFrame, thresholds, out: Path) -> None:
+def _fig_sweep(table: pd.DataFrame, thresholds, out: Path, binary=None) -> None:
+    """One panel per threshold (and the graded PR curve, at ``binary``, the collection's binary
+    level: :func:`analysis.plots.binary_threshold`), at most three a row, one legend below."""
     plt = _cli.pyplot()
     from analysis.plots import GSweepDisplay
 
+    binary = thresholds[0] if binary is None or binary not in thresholds else binary
     graded = "graded rms" in table
     panels = len(thresholds) + graded
-    fig, axes = plt.subplots(1, panels, figsize=(4.8 * panels, 4.4), squeeze=False, layout="constrained")
-    for ax, t in zip(axes[0], thresholds):
-        GSweepDisplay.from_sweep(table, t, ax=ax)
+    rows = -(-panels // 3)
+    cols = -(-panels // rows)     # four panels: two rows of two
+    fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 4.4 * rows), squeeze=False, layout="constrained")
+    flat = list(axes.ravel())
+    shown = [GSweepDisplay.from_sweep(table, t, binary=len(thresholds) > 1 and t == binary, ax=ax, legend=False)
+             for ax, t in zip(flat, thresholds)]
     if graded:
-        GSweepDisplay.from_sweep(table, thresholds[0], column="graded rms", ax=axes[0][-1])
+        shown.append(GSweepDisplay.from_sweep(table, binary, column="graded rms", ax=flat[len(thresholds)],
+                                              legend=False))
+    for ax in flat[panels:]:
+        ax.remove()
+    if shown and shown[0].g_values().shape[1] != 3:    # one scale of RMS for the line and point panels
+        lo = min(d.ax_.get_ylim()[0] for d in shown)
+        hi = max(d.ax_.get_ylim()[1] for d in shown)
+        for d in shown:
+            d.ax_.set_ylim(lo, hi)
+    handles, labels = shown[0].ax_.get_legend_handles_labels() if shown else ([], [])
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8, frameon=False)
     fig.suptitle("Informativeness of GAP across threshold probabilities g "
                  "(Robertson, Kanoulas & Yilmaz 2010, Fig. 2)")
     _cli.save_figure(fig, out / "sweep.png")
@@ -292,9 +309,13 @@ def _fig_asl(asl: pd.DataFrame, top_k: int, alpha: float, out: Path) -> None:
     plt = _cli.pyplot()
     from analysis.plots import ASLDisplay
 
-    fig, ax = plt.subplots(figsize=(6, 4.5))
-    ASLDisplay.from_asl(asl, top_k=top_k, alpha=alpha, ax=ax)
-    ax.set_title("Discriminative power (paired bootstrap;\nRobertson, Kanoulas & Yilmaz 2010, Fig. 3)")
+    fig, (ax, top) = plt.subplots(1, 2, figsize=(9, 4.2), sharey=True, layout="constrained")
+    d = ASLDisplay.from_asl(asl, top_k=top_k, alpha=alpha, ax=ax, top_ax=top, legend=False)
+    handles, labels = d.ax_.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=min(len(labels), 5), fontsize=8, frameon=False)
+    ax.set_title("all pairs of runs")
+    fig.suptitle(f"Discriminative power (paired bootstrap, dotted: alpha = {alpha:g}; "
+                 "Robertson, Kanoulas & Yilmaz 2010, Fig. 3)", fontsize=10)
     _cli.save_figure(fig, out / "asl.png")
 
 
@@ -363,11 +384,13 @@ def _body(args) -> int:
 
 
 def _analyse(args, runs, qrels, c, thresholds, grid, settings, name, inst, out) -> None:
+    from analysis.plots import binary_threshold
+
     graded_pr = settings.graded_pr
     _cli.atomic_write_csv(out / "instances.csv", inst)
     table = sweep_table(inst, grid, c)
     _cli.atomic_write_csv(out / "sweep.csv", table)
-    _fig_sweep(table, thresholds, out)
+    _fig_sweep(table, thresholds, out, binary_threshold(c, thresholds))
 
     print(f"GAP threshold probabilities on {name}: {len(runs)} runs, grades 0..{c}, step {args.step}")
     best = best_g(table, thresholds)

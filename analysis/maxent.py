@@ -39,65 +39,108 @@ ALL_PREDICT = list(_ALL_PREDICT)
 
 
 # Margins in inches, set by hand: a layout engine or bbox_inches="tight" draws the figure twice.
-MARGINS = dict(left=0.75, right=0.25, bottom=0.55, between=0.8, above=0.1, panel_title=0.4)
+MARGINS = dict(left=0.75, right=0.25, bottom=0.55, between=0.8, above=0.1, panel_title=0.4, legend=0.35)
+COLUMNS = 4   # panels per row at most: more metrics make more rows, not a wider strip
 
 
 def _panels(k: int, width: float = 4.2, height: float = 4.2, *, title: str, fontsize=None,
-            panel_titles: bool = True):
-    """A row of ``k`` panels under ``title`` (wrapped to the width), with :data:`MARGINS`."""
+            panel_titles: bool = True, legend: bool = False, sharex: bool = False, sharey: bool = False,
+            columns: int = COLUMNS):
+    """``k`` panels in rows of at most ``columns`` under ``title`` (wrapped to the width), with
+    :data:`MARGINS`; ``legend``: room below for a figure legend; ``sharex``, ``sharey``: one scale
+    for every panel (each keeping its tick labels). Returns the figure and the ``k`` axes."""
     import textwrap
 
     import matplotlib.pyplot as plt
     from matplotlib import rcParams
     from matplotlib.font_manager import FontProperties
 
-    W, m = width * k, MARGINS
+    cols = max(1, min(k, columns))
+    rows = -(-max(k, 1) // cols)
+    W, m = width * cols, MARGINS
     points = FontProperties(size=fontsize or rcParams["figure.titlesize"]).get_size_in_points()
     # a character of the default sans-serif font is at most ~0.6 of its size wide
     lines = textwrap.wrap(title, int((W - 0.2) * 72 / (0.6 * points)))
-    top = m["above"] + 1.3 * points / 72 * len(lines) + (m["panel_title"] if panel_titles else 0.15)
-    fig, axes = plt.subplots(1, k, figsize=(W, height), squeeze=False)
-    panel = (W - m["left"] - m["right"] - (k - 1) * m["between"]) / k
-    fig.subplots_adjust(left=m["left"] / W, right=1 - m["right"] / W, bottom=m["bottom"] / height,
-                        top=1 - top / height, wspace=m["between"] / panel)
-    fig.suptitle("\n".join(lines), y=1 - m["above"] / height, va="top", fontsize=fontsize)
+    head = m["panel_title"] if panel_titles else 0.15
+    top = m["above"] + 1.3 * points / 72 * len(lines) + head
+    panel_h = height - top - m["bottom"]          # one row is ``height`` tall, as before grids
+    gap = m["bottom"] + head                      # tick labels of a row, then the next row's titles
+    bottom = m["bottom"] + (m["legend"] if legend else 0)
+    H = top + rows * panel_h + (rows - 1) * gap + bottom
+    fig, grid = plt.subplots(rows, cols, figsize=(W, H), squeeze=False)
+    panel = (W - m["left"] - m["right"] - (cols - 1) * m["between"]) / cols
+    fig.subplots_adjust(left=m["left"] / W, right=1 - m["right"] / W, bottom=bottom / H,
+                        top=1 - top / H, wspace=m["between"] / panel, hspace=gap / panel_h)
+    fig.suptitle("\n".join(lines), y=1 - m["above"] / H, va="top", fontsize=fontsize)
+    axes = list(grid.ravel())
+    for ax in axes[k:]:
+        ax.remove()
+    axes = axes[:max(k, 1)]
+    for ax in axes[1:]:           # shared limits; unlike subplots(sharex=...), no tick label hidden
+        if sharex:
+            ax.sharex(axes[0])
+        if sharey:
+            ax.sharey(axes[0])
     return fig, axes
 
 
+def _figure_legend(fig, ax) -> None:
+    """The legend of ``ax``'s artists under every panel, in the room ``_panels(legend=True)`` left."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        H = fig.get_figheight()
+        fig.legend(handles, labels, loc="lower center", bbox_to_anchor=(0.5, 0.06 / H), ncol=len(labels),
+                   fontsize=8, frameon=False)
+
+
+def _targets(metrics, target: str) -> list[str]:
+    """The metrics a target is inferred from: not the target itself (a trivial panel)."""
+    from maxent.metrics import parse_measure
+
+    name = str(parse_measure(target))
+    return [m for m in metrics if str(parse_measure(m)) != name]
+
+
 def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
-    """The figures (with the CSV behind each), drawn with :mod:`analysis.plots`."""
+    """The figures (with the CSV behind each), drawn with :mod:`analysis.plots`, at the
+    collection's binary level (:func:`analysis.plots.binary_threshold`)."""
     _cli.pyplot()
-    from analysis.plots import MetricScatterDisplay, PredictionDisplay, RMSDisplay
+    from analysis.plots import MetricScatterDisplay, PredictionDisplay, RMSDisplay, binary_threshold
 
     written = []
-    t0 = settings.thresholds[0]
+    t0 = binary_threshold(qrels.max_grade, settings.thresholds)
     p10 = "P@10" if "P@10" in settings.predict else settings.predict[0]
     e = inst[inst["eligible"] & (inst["threshold"] == t0)]
     metrics = list(dict.fromkeys(e["metric"]))
-    n = max(len(metrics), 1)
+    others = _targets(metrics, p10)
     ci = "95% bootstrap intervals over topics"
 
     # Yilmaz & Robertson (2010), Table 1: mean PR-curve RMS per metric and threshold
-    fig, axes = _panels(1, 1.6 + 1.2 * n, title="PR curves inferred from each metric "
-                        f"(Yilmaz & Robertson 2010, Table 1; {ci})", fontsize=9, panel_titles=False)
-    d = RMSDisplay.from_instances(inst, ax=axes[0][0])
+    fig, axes = _panels(1, 1.6 + 1.2 * max(len(metrics), 1), title="PR curves inferred from each metric "
+                        f"(Yilmaz & Robertson 2010, Table 1; {ci})", fontsize=9, panel_titles=False, legend=True)
+    d = RMSDisplay.from_instances(inst, ax=axes[0], legend=False)
+    _figure_legend(fig, axes[0])
     _cli.atomic_write_csv(out / "fig_rms_by_metric.csv", d.data)
     written.append(_save(fig, out / "fig_rms_by_metric.png"))
 
     # Yilmaz & Robertson (2010), Fig. 3: inferred vs actual P@10, per-run means
-    fig, axes = _panels(n, title=f"{p10} inferred from each metric, per run (threshold {t0}; "
-                        f"Yilmaz & Robertson 2010, Fig. 3; {ci})")
-    frames = [PredictionDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data
-              for ax, m in zip(axes[0], metrics)]
+    fig, axes = _panels(len(others), title=f"{p10} inferred from each metric, per run (threshold {t0}; "
+                        f"Yilmaz & Robertson 2010, Fig. 3; {ci}; title: RMS and Kendall tau as summary.csv)",
+                        sharex=True, sharey=True)
+    shown = [PredictionDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax)
+             for ax, m in zip(axes, others)]
+    for p in shown:               # one scale: the largest panel's
+        p.ax_.set(xlim=(0, max(q.limit() for q in shown)), ylim=(0, max(q.limit() for q in shown)))
+    frames = [p.data for p in shown]
     _cli.atomic_write_csv(out / "fig_p10_inferred.csv", pd.concat(frames, ignore_index=True) if frames
                           else pd.DataFrame(columns=["metric", "threshold", "run"]))
     written.append(_save(fig, out / "fig_p10_inferred.png"))
 
     # Yilmaz & Robertson (2010), Fig. 1: P@10 against each metric, per run
-    fig, axes = _panels(n, title=f"{p10} against each metric, per run (threshold {t0}; "
-                        f"Yilmaz & Robertson 2010, Fig. 1; {ci})")
+    fig, axes = _panels(len(others), title=f"{p10} against each metric, per run (threshold {t0}; "
+                        f"Yilmaz & Robertson 2010, Fig. 1; {ci})", sharey=True)
     frames = [MetricScatterDisplay.from_instances(inst, m, target=p10, threshold=t0, ax=ax).data
-              .rename(columns=lambda c, m=m: c.replace("metric", m)) for ax, m in zip(axes[0], metrics)]
+              .rename(columns=lambda c, m=m: c.replace("metric", m)) for ax, m in zip(axes, others)]
     wide = pd.DataFrame({"run": []})
     for f in frames:
         wide = f if wide.empty else wide.merge(f.drop(columns=[c for c in f.columns if c.startswith("target")]),
@@ -111,27 +154,36 @@ def _figures(inst, settings, runs, qrels, out: Path) -> list[Path]:
     picks = first.iloc[[int(x * (len(first) - 1)) for x in (0.25, 0.5, 0.75)]] if len(first) else first
     by_name = {r.name: r for r in runs}
     keys = [(p["run"], p["topic"]) for _, p in picks.iterrows()]
-    written.append(_curves(keys, by_name, qrels, settings, None, out / "fig_pr_examples.png",
-                           f"actual and inferred precision-recall curves (threshold {t0}; "
+    names = [f"{q} of {metrics[0]}'s RMS, {p['rms']:.3f}" for q, (_, p) in
+             zip(("lower quartile", "median", "upper quartile"), picks.iterrows())]
+    which = (f"three lists: the lower quartile, median and upper quartile of {metrics[0]}'s PR-curve RMS"
+             if metrics else "no list")
+    written.append(_curves(keys, names, by_name, qrels, settings, t0, None, out / "fig_pr_examples.png",
+                           f"Actual and inferred PR curves of {which} (threshold {t0}; "
                            "Yilmaz & Robertson 2010, Fig. 2)"))
     if settings.graded_pr is not None:
         g = ", ".join("%.3g" % x for x in settings.graded_pr)
-        written.append(_curves(keys, by_name, qrels, settings, settings.graded_pr,
+        written.append(_curves(keys, names, by_name, qrels, settings, t0, settings.graded_pr,
                                out / "fig_graded_pr_examples.png",
-                               "actual and inferred graded precision-recall curves "
-                               f"(Robertson, Kanoulas & Yilmaz 2010, s3.2; g = {g})"))
+                               f"Actual and inferred graded PR curves of {which} at threshold "
+                               f"{t0} (Robertson, Kanoulas & Yilmaz 2010, s3.2; g = {g})"))
     return written
 
 
-def _curves(keys, by_name, qrels, settings: Settings, graded, path: Path, title: str) -> Path:
-    """One panel per (run, topic) example: :class:`analysis.plots.PRCurveDisplay`."""
+def _curves(keys, names, by_name, qrels, settings: Settings, threshold, graded, path: Path, title: str) -> Path:
+    """One panel per (run, topic) example: :class:`analysis.plots.PRCurveDisplay`, one legend below."""
     from analysis.plots import PRCurveDisplay
 
-    fig, axes = _panels(max(len(keys), 1), title=title)
-    frames = [PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(), ax=ax,
-                                      threshold=settings.thresholds[0], graded=graded, count=settings.count,
-                                      depth=settings.depth, score_precision=settings.score_precision).data
-              for ax, (r, tp) in zip(axes[0], keys)]
+    fig, axes = _panels(max(len(keys), 1), title=title, fontsize=10, legend=True, sharey=True)
+    shown = [PRCurveDisplay.from_run(qrels, by_name[r], tp, settings.metric_objects(), ax=ax,
+                                     threshold=threshold, graded=graded, count=settings.count,
+                                     depth=settings.depth, score_precision=settings.score_precision, legend=False)
+             for ax, (r, tp) in zip(axes, keys)]
+    for d, name in zip(shown, names):
+        d.ax_.set_title(f"{d.ax_.get_title()}\n{name}", fontsize=9)
+    if shown:
+        _figure_legend(fig, axes[0])
+    frames = [d.data for d in shown]
     curves = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(
         columns=["run", "topic", "curve", "recall", "precision"])
     _cli.atomic_write_csv(path.with_suffix(".csv"), curves)

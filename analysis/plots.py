@@ -20,15 +20,41 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = ["PRCurveDisplay", "PredictionDisplay", "MetricScatterDisplay", "RMSDisplay", "GSweepDisplay",
-           "ASLDisplay"]
+           "ASLDisplay", "binary_threshold", "short_g"]
 
 
 def _axes(ax, size=(4.5, 4)):
     import matplotlib.pyplot as plt
 
     if ax is None:
-        fig, ax = plt.subplots(figsize=size)
+        # constrained: the legend drawn beside the axes stays on the canvas
+        fig, ax = plt.subplots(figsize=size, layout="constrained")
     return ax
+
+
+def binary_threshold(max_grade: int, thresholds=None) -> int:
+    """The relevance level where a collection's binary measures are read: grade >=
+    ceil(top grade / 2), so 1 on the 0-2 scales of Robust 2003 and TREC-COVID and 2 on TREC DL's
+    0-3 scale (grade 1 is "related"), the levels of the committed tables (analysis.evidence).
+    Given the ``thresholds`` scored, that level if scored, else the lowest, as analysis.report reads."""
+    level = max(1, -(-int(max_grade) // 2))
+    if thresholds is None:
+        return level
+    scored = sorted(int(t) for t in thresholds)
+    return level if level in scored else scored[0]
+
+
+def short_g(g) -> str:
+    """A tick label of threshold probabilities: ``(0.33, 0.67)`` for 0.333333333333,0.666666666667."""
+    values = [float(x) for x in g.split(",")] if isinstance(g, str) else [float(x) for x in g]
+    return "(" + ", ".join("%.2g" % x for x in values) + ")"
+
+
+def outside_legend(ax, of=None, **kw):
+    """The legend of the artists of ``of`` (default ``ax``) beside ``ax``, on the right, where it
+    can cover no data."""
+    return ax.legend(*(of or ax).get_legend_handles_labels(), loc="upper left", bbox_to_anchor=(1.02, 1.0),
+                     borderaxespad=0.0, **{"fontsize": 7, **kw})
 
 
 def _threshold(inst: "pd.DataFrame", threshold):
@@ -72,7 +98,7 @@ class PRCurveDisplay(_Display):
     @classmethod
     def from_run(cls, qrels, run, topic, metrics=("AP", "nDCG", "GAP"), *, threshold: int = 1,
                  graded=None, count: str = "retrieved", depth: int = 1000, score_precision: str = "single",
-                 ax=None) -> "PRCurveDisplay":
+                 ax=None, legend: bool = True) -> "PRCurveDisplay":
         """Rank ``run`` on ``topic``, infer from each metric's value and draw the curves.
 
         ``qrels``, ``run``: anything :mod:`maxent.inputs` reads (paths, objects, frames,
@@ -82,9 +108,10 @@ class PRCurveDisplay(_Display):
 
         lists = topic_lists(qrels, run, topic, depth=depth, score_precision=score_precision)
         data = pr_curves(lists, metrics, threshold=threshold, count=count, graded=graded)
-        return cls(data, graded=graded is not None).plot(ax)
+        return cls(data, graded=graded is not None).plot(ax, legend=legend)
 
     def plot(self, ax=None, *, legend: bool = True) -> "PRCurveDisplay":
+        """``legend``: beside the axes (False: none, for a figure legend shared by panels)."""
         ax = _axes(ax)
         for name, c in self.data.groupby("curve", sort=False):
             style = dict(marker="o", ms=3, lw=0, color="k") if name == "actual" else dict(lw=1.2)
@@ -93,7 +120,7 @@ class PRCurveDisplay(_Display):
         kind = "graded " if self.graded else ""
         ax.set(xlabel=f"{kind}recall", ylabel=f"{kind}precision", ylim=(0, 1.02), title=f"{run}, topic {topic}")
         if legend:
-            ax.legend(fontsize=7)
+            outside_legend(ax)
         return self._done(ax)
 
 
@@ -110,12 +137,15 @@ class PredictionDisplay(_Display):
     run's eligible topics, 95% bootstrap intervals over topics on both axes).
 
     ``data``: one row per run: ``actual``, ``actual lo``, ``actual hi``, ``pred``,
-    ``pred lo``, ``pred hi`` (:func:`analysis.tables.per_run_prediction`).
+    ``pred lo``, ``pred hi`` (:func:`analysis.tables.per_run_prediction`). ``stats``: the
+    RMS and Kendall tau of the per-run means as ``summary.csv`` gives them (``rms``, ``tau``).
     """
 
-    def __init__(self, data: "pd.DataFrame", metric: str, target: str = "P@10", threshold: int = 1):
+    def __init__(self, data: "pd.DataFrame", metric: str, target: str = "P@10", threshold: int = 1,
+                 stats: dict | None = None):
         _check_columns(data, ["run", "actual", "pred"], "PredictionDisplay data")
         self.data, self.metric, self.target, self.threshold = data, metric, target, threshold
+        self.stats = stats
 
     @classmethod
     def from_instances(cls, instances: "pd.DataFrame", metric: str, *, target: str = "P@10", threshold=None,
@@ -131,30 +161,50 @@ class PredictionDisplay(_Display):
             raise ParameterError(f"metric: no instances of {metric!r} at threshold {t}; metrics: "
                                  + ", ".join(dict.fromkeys(instances["metric"])))
         data = per_run_prediction(inst, target, level=level, n_boot=n_boot, seed=seed)
-        return cls(data, str(metric), target, t).plot(ax)
+        return cls(data, str(metric), target, t, _table_stats(inst, target)).plot(ax)
 
     def rms(self) -> float:
         from maxent.inference import rms
 
-        return rms(self.data["actual"], self.data["pred"])
+        return self.stats["rms"] if self.stats else rms(self.data["actual"], self.data["pred"])
 
     def tau(self) -> float:
         from maxent.inference import kendall_tau
 
-        return kendall_tau(self.data["actual"], self.data["pred"])
+        return self.stats["tau"] if self.stats else kendall_tau(self.data["actual"], self.data["pred"])
 
-    def plot(self, ax=None) -> "PredictionDisplay":
+    def limit(self) -> float:
+        """The upper end of both axes: every point and interval, with a margin."""
+        d = self.data
+        top = float(np.nanmax(d[[c for c in ("actual hi", "pred hi", "actual", "pred") if c in d]].to_numpy(),
+                              initial=1e-3))
+        return max(1e-3, top) * 1.05
+
+    def plot(self, ax=None, *, limit: float | None = None) -> "PredictionDisplay":
+        """``limit``: the upper end of both axes (default :meth:`limit`; one for panels sharing axes)."""
         ax = _axes(ax)
         d = self.data
         _errorbar(ax, *(d[c].to_numpy() for c in ("actual", "pred", "actual lo", "actual hi", "pred lo",
                                                   "pred hi")))
-        top = float(np.nanmax(d[["actual hi", "pred hi", "actual", "pred"]].to_numpy(), initial=1e-3))
-        lim = [0, max(1e-3, top) * 1.05]
-        ax.plot(lim, lim, "k:", lw=0.8)
+        lim = [0, self.limit() if limit is None else limit]
+        ax.axline((0, 0), slope=1, color="k", ls=":", lw=0.8)
         ax.set(xlim=lim, ylim=lim, xlabel=f"actual {self.target} (mean over topics)",
                ylabel=f"{self.target} inferred from {self.metric}",
                title=f"{self.metric}: RMS {self.rms():.3f}, tau {self.tau():.3f}")
         return self._done(ax)
+
+
+def _table_stats(inst: "pd.DataFrame", target: str) -> dict | None:
+    """RMS and Kendall tau of the per-run means of one metric and threshold, by the function that
+    writes ``summary.csv``: a tie between two runs' means must count in the title as in the table."""
+    from types import SimpleNamespace
+
+    from analysis.tables import summarize
+
+    if "status" not in inst:            # not an instance table of maxent.informativeness
+        return None
+    row = summarize(inst, SimpleNamespace(predict=(target,))).iloc[0]
+    return {"rms": float(row[f"{target} rms (runs)"]), "tau": float(row[f"{target} tau (runs)"])}
 
 
 class MetricScatterDisplay(_Display):
@@ -215,12 +265,14 @@ class RMSDisplay(_Display):
 
     @classmethod
     def from_instances(cls, instances: "pd.DataFrame", *, column: str = "rms", level: float = 0.95,
-                       n_boot: int = 1000, seed: int = 0, ax=None) -> "RMSDisplay":
+                       n_boot: int = 1000, seed: int = 0, ax=None, legend: bool = True) -> "RMSDisplay":
         from analysis.tables import rms_by_metric
 
-        return cls(rms_by_metric(instances, column=column, level=level, n_boot=n_boot, seed=seed), column).plot(ax)
+        return cls(rms_by_metric(instances, column=column, level=level, n_boot=n_boot, seed=seed), column).plot(
+            ax, legend=legend)
 
-    def plot(self, ax=None) -> "RMSDisplay":
+    def plot(self, ax=None, *, legend: bool = True) -> "RMSDisplay":
+        """``legend``: beside the axes (False: none, for a figure legend)."""
         ax = _axes(ax)
         metrics = list(dict.fromkeys(self.data["metric"]))
         thresholds = list(dict.fromkeys(self.data["threshold"]))
@@ -233,58 +285,151 @@ class RMSDisplay(_Display):
         ax.set_xticks(np.arange(len(metrics)), metrics)
         ax.set(ylabel=f"mean {'graded ' if 'graded' in self.column else ''}PR-curve RMS (95% CI over topics)",
                xlabel="metric inferred from")
-        ax.legend(fontsize=7)
+        if legend:
+            outside_legend(ax)
         return self._done(ax)
 
 
 class GSweepDisplay(_Display):
     """Mean RMS of the PR curves inferred from GAP(g) across the g grid at one threshold,
-    with the reference metrics as horizontal lines and 95% bootstrap intervals over topics
-    as a band (GAP) and dashed bounds (references).
+    against the reference metrics.
+
+    With two thresholds g is (1 - g2, g2), one line over g2 with its 95% bootstrap band over
+    topics, the references as horizontal lines with dashed bounds. With three, the grid is a
+    triangle (a ternary plot: corner j is all mass on threshold j), each g a point coloured by
+    its mean, the colour scale centred on the reference's. With more, the g settings are points
+    sorted by their mean, with intervals: no order of a simplex grid makes a line meaningful.
 
     ``data``: the sweep table of :func:`analysis.gap_thresholds.gap_thresholds` at one
     threshold (``metric``, ``g``, ``reduces_to``, ``<column>``, ``<column> lo``, ``<column> hi``).
     """
 
-    def __init__(self, data: "pd.DataFrame", threshold: int, column: str = "rms"):
+    def __init__(self, data: "pd.DataFrame", threshold: int, column: str = "rms", *, binary: bool = False):
         _check_columns(data, ["metric", "g", "reduces_to", column], "GSweepDisplay data")
-        self.data, self.threshold, self.column = data, threshold, column
+        self.data, self.threshold, self.column, self.binary = data, threshold, column, binary
 
     @classmethod
-    def from_sweep(cls, sweep: "pd.DataFrame", threshold=None, *, column: str = "rms", ax=None) -> "GSweepDisplay":
+    def from_sweep(cls, sweep: "pd.DataFrame", threshold=None, *, column: str = "rms", binary: bool = False,
+                   ax=None, legend: bool = True) -> "GSweepDisplay":
         """From the ``sweep`` frame of :func:`analysis.gap_thresholds.gap_thresholds`; ``column``:
-        ``rms``, ``mae`` or ``graded rms`` (the graded PR curve, the same at every threshold)."""
+        ``rms``, ``mae`` or ``graded rms`` (the graded PR curve, the same at every threshold);
+        ``binary``: the title says ``threshold`` is the collection's binary level."""
         _check_columns(sweep, ["threshold", column], "sweep")
         t = _threshold(sweep, threshold)
-        return cls(sweep[sweep["threshold"] == t].reset_index(drop=True), t, column).plot(ax)
+        return cls(sweep[sweep["threshold"] == t].reset_index(drop=True), t, column,
+                   binary=binary).plot(ax, legend=legend)
 
-    def plot(self, ax=None) -> "GSweepDisplay":
-        ax = _axes(ax)
+    def g_values(self) -> np.ndarray:
+        """(settings, c) array: the g of every GAP row."""
+        gap = self.data[self.data["metric"] == "GAP"]
+        return np.array([[float(x) for x in str(g).split(",")] for g in gap["g"]]).reshape(len(gap), -1)
+
+    def plot(self, ax=None, *, legend: bool = True) -> "GSweepDisplay":
+        """``legend``: beside the axes (False: none, for a figure legend shared by panels)."""
+        ax = _axes(ax, (5.2, 4))
+        c = self.g_values().shape[1]
+        if c == 3:
+            self._ternary(ax)
+        elif c > 3:
+            self._sorted(ax)
+        else:
+            self._line(ax)
+        graded = "graded" in self.column
+        at = f"PR curve at relevance >= {self.threshold}" + (" (binary level)" if self.binary else "")
+        ax.set_title("graded PR curve" if graded else at, fontsize=10)
+        if legend:
+            outside_legend(ax)
+        return self._done(ax)
+
+    def _stat(self) -> str:
+        graded = "graded" in self.column
+        return (f"mean {self.column.replace('graded ', '').upper()} of inferred "
+                + ("graded PR curve" if graded else "PR curve"))
+
+    def _references(self):
+        col = self.column
+        refs = self.data[self.data["metric"] != "GAP"]
+        return [(r["metric"], r[col], r.get(f"{col} lo"), r.get(f"{col} hi")) for _, r in refs.iterrows()
+                if np.isfinite(r[col])]
+
+    def _line(self, ax) -> None:
         col, lo, hi = self.column, f"{self.column} lo", f"{self.column} hi"
         band = lo in self.data and hi in self.data
         gap = self.data[self.data["metric"] == "GAP"].reset_index(drop=True)
-        x = np.arange(len(gap))
+        g = self.g_values()
+        # two thresholds: the grid is one path, g2 from 0 to 1, so a line joins neighbours
+        x = g[:, -1] if g.shape[1] == 2 else np.arange(len(gap), dtype=float)
         ax.plot(x, gap[col], "o-", ms=3.5, color="C0", label="GAP(g)")
         if band:
             ax.fill_between(x, gap[lo], gap[hi], color="C0", alpha=0.2, lw=0, label="95% CI over topics")
-        for k, (_, r) in enumerate(self.data[self.data["metric"] != "GAP"].iterrows()):
-            if not np.isfinite(r[col]):
-                continue
-            ax.axhline(r[col], ls="--", color=f"C{k + 1}", label=r["metric"])
+        for k, (name, v, vlo, vhi) in enumerate(self._references()):
+            ax.axhline(v, ls="--", color=f"C{k + 1}", label=name)
             if band:
-                for v in (r[lo], r[hi]):
-                    ax.axhline(v, ls=":", lw=0.7, color=f"C{k + 1}")
-        marks = gap[gap["reduces_to"].fillna("") != ""]
-        ax.plot(marks.index, marks[col], "s", mfc="none", ms=10, color="k", label="= AP at one threshold")
-        step = max(1, len(gap) // 6)
-        labels = ["(" + str(g).replace(",", ", ") + ")" for g in gap["g"]]
-        ax.set_xticks(x[::step], labels[::step], rotation=45, ha="right", fontsize=7)
-        graded = "graded" in col
-        stat = col.replace("graded ", "").upper()
-        ax.set(xlabel="g = (g1, g2, ...)", ylabel=f"mean {stat} of inferred " + ("graded PR curve" if graded else "PR curve"),
-               title="graded PR curve" if graded else f"PR curve at relevance >= {self.threshold}")
-        ax.legend(fontsize=7)
-        return self._done(ax)
+                for b in (vlo, vhi):
+                    ax.axhline(b, ls=":", lw=0.7, color=f"C{k + 1}")
+        marks = (gap["reduces_to"].fillna("") != "").to_numpy()
+        ax.plot(x[marks], gap[col][marks], "s", mfc="none", ms=10, color="k", label="= AP at one threshold")
+        ax.set(xlabel="g2, the weight of relevance >= 2 (g1 = 1 - g2)" if g.shape[1] == 2 else "g setting",
+               ylabel=self._stat())
+
+    def _ternary(self, ax) -> None:
+        from matplotlib.colors import Normalize, TwoSlopeNorm
+
+        col = self.column
+        gap = self.data[self.data["metric"] == "GAP"].reset_index(drop=True)
+        g = self.g_values()
+        h = np.sqrt(3) / 2
+        x, y = g[:, 1] + g[:, 2] / 2, g[:, 2] * h      # corners: g1 = 1 (0, 0), g2 = 1 (1, 0), g3 = 1 (.5, h)
+        ax.plot([0, 1, 0.5, 0], [0, 0, h, 0], color="0.6", lw=0.8, zorder=1)
+        v = gap[col].to_numpy(float)
+        refs = self._references()
+        lo, hi = float(np.nanmin(v, initial=np.inf)), float(np.nanmax(v, initial=-np.inf))
+        ref = refs[0] if refs else None
+        if ref is not None and lo < ref[1] < hi:
+            norm = TwoSlopeNorm(vcenter=ref[1], vmin=lo, vmax=hi)  # blue: below the reference's mean
+        else:
+            norm = Normalize(vmin=lo if np.isfinite(lo) else 0, vmax=hi if np.isfinite(hi) else 1)
+        ok = np.isfinite(v)
+        points = ax.scatter(x[ok], y[ok], c=v[ok], cmap="coolwarm", norm=norm, s=90, edgecolors="k",
+                            linewidths=0.4, zorder=3, label="GAP(g)")
+        marks = (gap["reduces_to"].fillna("") != "").to_numpy()
+        ax.scatter(x[marks], y[marks], marker="s", s=260, facecolors="none", edgecolors="k", linewidths=0.8,
+                   zorder=2, label="= AP at one threshold")
+        if len(gap) <= 28:          # room for a value under every point
+            for xi, yi, vi, m in zip(x[ok], y[ok], v[ok], marks[ok]):
+                ax.annotate(f"{vi:.3f}", (xi, yi), xytext=(0, -11 if m else -8), textcoords="offset points",
+                            ha="center", va="top", fontsize=6)
+        for (cx, cy, va), j in zip(((0, 0, "top"), (1, 0, "top"), (0.5, h, "bottom")), (1, 2, 3)):
+            ax.annotate(f"g{j} = 1", (cx, cy), xytext=(0, -20 if va == "top" else 12), textcoords="offset points",
+                        ha="center", va=va, fontsize=7)
+        ax.set(xlim=(-0.12, 1.12), ylim=(-0.16, h + 0.1), aspect="equal")
+        ax.set_axis_off()
+        bar = ax.figure.colorbar(points, ax=ax, shrink=0.75, pad=0.02)
+        label = self._stat()
+        if ref is not None:
+            bar.ax.axhline(ref[1], color="k", lw=1)
+            label += f"\n(line: {ref[0]}, {ref[1]:.3f})"
+        bar.set_label(label, fontsize=7)
+        bar.ax.tick_params(labelsize=6)
+        self.colorbar_ = bar
+
+    def _sorted(self, ax) -> None:
+        col, lo, hi = self.column, f"{self.column} lo", f"{self.column} hi"
+        gap = self.data[self.data["metric"] == "GAP"].reset_index(drop=True)
+        gap = gap[np.isfinite(gap[col])].sort_values(col, kind="stable").reset_index(drop=True)
+        x = np.arange(len(gap), dtype=float)
+        y = gap[col].to_numpy(float)
+        if lo in gap and hi in gap:
+            _errorbar(ax, x, y, ylo=gap[lo].to_numpy(float), yhi=gap[hi].to_numpy(float), color="C0",
+                      label="GAP(g), 95% CI over topics")
+        else:
+            ax.plot(x, y, "o", ms=3.5, color="C0", label="GAP(g)")
+        for k, (name, v, _, _) in enumerate(self._references()):
+            ax.axhline(v, ls="--", color=f"C{k + 1}", label=name)
+        marks = (gap["reduces_to"].fillna("") != "").to_numpy()
+        ax.plot(x[marks], y[marks], "s", mfc="none", ms=10, color="k", label="= AP at one threshold")
+        ax.set_xticks(x, [short_g(g) for g in gap["g"]], rotation=90, fontsize=6)
+        ax.set(xlabel="g, sorted by the mean", ylabel=self._stat())
 
 
 class ASLDisplay(_Display):
@@ -300,21 +445,32 @@ class ASLDisplay(_Display):
         self.data, self.top_k, self.alpha = data, top_k, alpha
 
     @classmethod
-    def from_asl(cls, asl: "pd.DataFrame", *, top_k: int = 10, alpha: float = 0.05, ax=None) -> "ASLDisplay":
-        return cls(asl, top_k, alpha).plot(ax)
+    def from_asl(cls, asl: "pd.DataFrame", *, top_k: int = 10, alpha: float = 0.05, ax=None, top_ax=None,
+                 legend: bool = True) -> "ASLDisplay":
+        return cls(asl, top_k, alpha).plot(ax, top_ax=top_ax, legend=legend)
 
-    def plot(self, ax=None) -> "ASLDisplay":
-        ax = _axes(ax, (6, 4.5))
-        inner = ax.inset_axes([0.12, 0.45, 0.4, 0.4])
+    def plot(self, ax=None, *, top_ax=None, legend: bool = True) -> "ASLDisplay":
+        """All pairs on ``ax``, the pairs among the top-k runs on ``top_ax`` (``inset_``): with no
+        ``ax``, a new figure of both side by side; with ``ax`` alone, an inset of it."""
+        import matplotlib.pyplot as plt
+
+        if ax is None:
+            fig, (ax, top_ax) = plt.subplots(1, 2, figsize=(9, 4), sharey=True, layout="constrained")
+        inner = ax.inset_axes([0.12, 0.45, 0.4, 0.4]) if top_ax is None else top_ax
         for metric, d in self.data.groupby("metric", sort=False):
             ax.plot(d["rank"], d["asl"], lw=1.2, label=metric)
             t = d[d[f"top{self.top_k}"].astype(bool)]
             inner.plot(np.arange(1, len(t) + 1), np.sort(t["asl"].to_numpy()), lw=1)
         ax.axhline(self.alpha, color="k", lw=0.6, ls=":")
         inner.axhline(self.alpha, color="k", lw=0.6, ls=":")
-        inner.set_title(f"top {self.top_k} runs", fontsize=7)
-        inner.tick_params(labelsize=6)
         ax.set(xlabel="run pairs sorted by ASL", ylabel="achieved significance level")
-        ax.legend(fontsize=7, loc="lower right")
+        if top_ax is None:
+            inner.set_title(f"top {self.top_k} runs", fontsize=7)
+            inner.tick_params(labelsize=6)
+        else:
+            inner.set(xlabel=f"pairs of the top {self.top_k} runs sorted by ASL",
+                      title=f"among the top {self.top_k} runs (by mean)")
+        if legend:
+            outside_legend(inner if top_ax is not None else ax, of=ax)
         self.inset_ = inner
         return self._done(ax)
