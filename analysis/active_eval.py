@@ -188,6 +188,13 @@ CURVES = {"errors": ("ranker", "rmse", "rmse_se", "RMSE of the mean metric",
                      "index update, {fraction:.0%} of each list removed ({cite}, Fig. 4)")}
 
 
+def _figure_legend(fig, ax) -> None:
+    """``ax``'s legend under the panels (the series are the same in each), where it covers no data."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8, frameon=False)
+
+
 def _plot_curves(df, key, value, err, ylabel, title, path):
     """One panel per metric: each method's ``value`` against the budget, with 95% intervals."""
     import matplotlib.ticker
@@ -208,7 +215,7 @@ def _plot_curves(df, key, value, err, ylabel, title, path):
         ax.set_ylabel(ylabel)
         ax.set_title(metric, fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    _figure_legend(fig, axes[0][0])
     fig.suptitle(f"{title}; bars: 95% intervals over the repetitions", fontsize=10)
     _cli.save_figure(fig, path)
 
@@ -233,7 +240,7 @@ def _plot_saved(summary, path):
         ax.set_xlabel("labelling budget of active (mean query cost = 1)")
         ax.set_title(metric, fontsize=10)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    _figure_legend(fig, axes[0][0])
     axes[0][0].set_ylabel("1 - budget / passive's budget at equal error")
     fig.suptitle(f"labelling effort active saves against passive (after {CITE}); bars: 95% intervals; "
                  "circled: a bound (active's error lies outside passive's measured curve)", fontsize=9)

@@ -162,26 +162,29 @@ def part_optimality001(args, out: Path, runs_dir: Path, by_train: dict):
 def _plot001(df, cdf, args, out: Path):
     plt = pyplot()
     trains = list(dict.fromkeys(df.train_metric))
-    fig, axes = plt.subplots(2, len(trains), figsize=(3.2 * len(trains), 5.8), squeeze=False)
+    fig, axes = plt.subplots(2, len(trains), figsize=(3.2 * len(trains), 6.4), squeeze=False, layout="constrained")
     for i, tr in enumerate(trains):
         ax = axes[0, i]
         for k, d in cdf[(cdf.train_metric == tr) & (cdf.weights == "optimum")].groupby("direction"):
-            ax.plot(d.step, d.value, marker=".", label=f"direction {k + 1}")
+            ax.plot(d.step, d.value, marker=".", label=f"top: direction {k + 1}")
         ax.set_title(f"LambdaRank-{tr}: {tr} on train", fontsize=8)
         ax.set_xlabel("step size eta")
-        ax.legend(fontsize=6)
         ax = axes[1, i]
         d = df[(df.train_metric == tr) & (df.directions == "random")]
         for w, dw in d.groupby("weights"):
             g = dw.groupby("step")
             share = 100 * g.not_worse.sum() / g.n_directions.sum()
-            ax.plot(share.index, share.values, marker="o", label=f"{w}: A(w) <= A(w + eta r)")
+            ax.plot(share.index, share.values, marker="o", label=f"bottom, {w}: A(w) <= A(w + eta r)")
             strict = 100 * g.improved.sum() / g.n_directions.sum()
-            ax.plot(strict.index, strict.values, ls=":", marker=".", label=f"{w}: strictly higher")
+            ax.plot(strict.index, strict.values, ls=":", marker=".", label=f"bottom, {w}: strictly higher")
         ax.set_ylabel("% random directions", fontsize=8)
         ax.set_xlabel("step size eta")
-        ax.legend(fontsize=5)
+    # the series are the same in every column: one legend under the panels covers no data
+    handles, labels = [], []
+    for ax in (axes[0, 0], axes[1, 0]):
+        h, lab = ax.get_legend_handles_labels()
+        handles, labels = handles + h, labels + lab
+    fig.legend(handles, labels, loc="outside lower center", ncol=4, fontsize=7, frameon=False)
     fig.suptitle(f"Local optimality on the training set ({args.dataset}, {args.model}; Donmez et al. 2009 "
                  "Figs. 1-4); top: optimum weights, four directions", fontsize=9)
-    fig.tight_layout()
     save_figure(fig, out / "optimality001.png")

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from analysis._cli import atomic_write_csv, progress, pyplot, save_figure
+from analysis.plots import outside_legend
 from analysis.learning.data import _DATA, PAIRS, ROOT, _metric, _sets, top_features
 from analysis.learning.jobs import _job, _run_training, _select, _test_values
 from maxent.ltr.models import make_model
@@ -36,18 +37,22 @@ def part_curves(args, out: Path, by_train: dict):
     atomic_write_csv(out / "curves.csv", df)
     plt = pyplot()
     pairs = list(dict.fromkeys(zip(df.train, df.test)))
-    fig, axes = plt.subplots(1, len(pairs), figsize=(3.6 * len(pairs), 3.2), sharey=False)
-    for ax, (tr, te) in zip(np.atleast_1d(axes), pairs):
+    fig, axes = plt.subplots(1, len(pairs), figsize=(3.6 * len(pairs), 3.6), sharey=False, squeeze=False,
+                             layout="constrained")
+    for ax, (tr, te) in zip(axes[0], pairs):
         d = df[(df.train == tr) & (df.test == te)]
-        ax.plot(d.epoch, d.train_objective, ":", color="tab:blue", label=f"{tr} (train set)")
-        ax.plot(d.epoch, d.test_metric_on_train, "-", color="tab:red", label=f"{te} (train set)")
-        ax.plot(d.epoch, d.test_metric_on_valid, "-.", color="tab:green", label=f"{te} (validation)")
+        # one legend for every panel: the labels name roles, the titles the metrics
+        ax.plot(d.epoch, d.train_objective, ":", color="tab:blue", label="training metric (train set)")
+        ax.plot(d.epoch, d.test_metric_on_train, "-", color="tab:red", label="test metric (train set)")
+        ax.plot(d.epoch, d.test_metric_on_valid, "-.", color="tab:green", label="test metric (validation)")
         sel = int(d.selected_epoch.iloc[0])
-        ax.axvline(sel, color="k", lw=0.8, ls="--", label=f"selected epoch {sel}")
+        ax.axvline(sel, color="k", lw=0.8, ls="--", label="epoch validation selects")
         ax.plot([sel], [d.test_metric_on_valid[d.epoch == sel].iloc[0]], "k*", ms=9)
-        ax.set_title(f"train {tr}, test {te} (stopped at {int(d.stopped_epoch.iloc[0])})", fontsize=9)
+        ax.set_title(f"train {tr}, test {te}\nselected epoch {sel}, stopped at {int(d.stopped_epoch.iloc[0])}",
+                     fontsize=9)
         ax.set_xlabel("epoch")
-        ax.legend(fontsize=7)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=8, frameon=False)
     fig.suptitle(f"Learning curves ({args.dataset}, {args.model}; Yilmaz & Robertson 2010 Fig. 5); dashed line: epoch "
                  f"validation selects; patience {args.patience}, cap {args.epochs}", fontsize=9)
     save_figure(fig, out / "curves.png")
@@ -104,8 +109,8 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
     atomic_write_csv(out / "sweep.csv", df)
     plt = pyplot()
     tests = list(dict.fromkeys(df.test))
-    fig, axes = plt.subplots(1, len(tests), figsize=(5 * len(tests), 3.6))
-    for ax, te in zip(np.atleast_1d(axes), tests):
+    fig, axes = plt.subplots(1, len(tests), figsize=(6.4 * len(tests), 3.8), squeeze=False, layout="constrained")
+    for ax, te in zip(axes[0], tests):
         colours = {k: f"C{i}" for i, k in enumerate(dict.fromkeys(df.features))}
         for (k, tr), d in df[df.test == te].groupby(["features", "train"], sort=False):
             style = "-" if tr != te else "--"          # dashed: trained on the test metric itself
@@ -116,7 +121,7 @@ def part_sweep(args, out: Path, runs_dir: Path, by_train: dict | None):
         ax.set_xlabel("% of training queries")
         ax.set_ylabel(f"test {te} (0-100)")
         ax.set_title(f"test {te}: * = significant vs training on {te}", fontsize=9)
-        ax.legend(fontsize=7)
+        outside_legend(ax)
     fig.suptitle(f"Training-set size x features ({args.dataset}; Yilmaz & Robertson 2010 Fig. 4)", fontsize=10)
     save_figure(fig, out / "sweep.png")
     return df
@@ -165,12 +170,12 @@ def part_pairs(args, out: Path, runs_dir: Path, by_train: dict | None):
                 df.loc[i, "significant"] = pt.significant
     atomic_write_csv(out / "pairs.csv", df)
     plt = pyplot()
-    fig, ax = plt.subplots(figsize=(5, 3.6))
+    fig, ax = plt.subplots(figsize=(6.4, 3.6), layout="constrained")
     for tr, d in df.groupby("train", sort=False):
         ax.plot(np.log10(np.maximum(d.effective_pairs, 1)), d.value, marker="o", label=f"train {tr}")
     ax.set_xlabel("log10 effective training pairs (non-zero lambda, at the selected weights)")
     ax.set_ylabel(f"test {target} (0-100)")
-    ax.legend(fontsize=7)
+    outside_legend(ax)
     ax.set_title(f"Effective pairs vs test {target} ({args.dataset}; Donmez et al. 2009 Fig. 5)", fontsize=9)
     save_figure(fig, out / "pairs.png")
     return df
@@ -209,7 +214,7 @@ def part_approx_error(args, out: Path):
     df = pd.DataFrame(rows)
     atomic_write_csv(out / "approx_error.csv", df)
     plt = pyplot()
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(9, 3.8), layout="constrained")
     for name, d in df[df.beta == args.approx_beta[0]].groupby("metric", sort=False):    # the plot: first beta
         axes[0].loglog(d.alpha, d.mean_abs_error, marker="o", label=name)
         axes[1].semilogx(d.alpha, d.approx_mean, marker="o", label=f"Approx{name}")
@@ -218,8 +223,9 @@ def part_approx_error(args, out: Path):
     axes[0].set_ylabel("mean |approx - true| per list")
     axes[1].set_xlabel("alpha")
     axes[1].set_ylabel("mean over lists (dotted: true metric)")
-    for ax in axes:
-        ax.legend(fontsize=7)
+    handles, labels = axes[0].get_legend_handles_labels()   # one colour per metric in both panels
+    fig.legend(handles, [f"{x} (right: Approx{x})" for x in labels], loc="outside lower center", ncol=len(labels),
+               fontsize=7, frameon=False)
     fig.suptitle(f"ApproxRank approximation error on {len(runs)} TREC runs, top {args.approx_depth} per topic, "
                  f"beta {args.approx_beta[0]:g} (Qin et al. 2010 Figs. 1-2)", fontsize=9)
     save_figure(fig, out / "approx_error.png")
