@@ -674,30 +674,86 @@ static PyObject *new_items(Py_ssize_t cap, Py_ssize_t size)
     return PyByteArray_FromStringAndSize(NULL, cap * size);
 }
 
-/* A column of strings as rows of `width` bytes, zero-padded, and 16 bytes of slack: widened
- * (rows moved, last first) when a longer token comes, narrowed to the longest at the end. */
+/* C memory exported through the buffer protocol (numpy.frombuffer reads it): the string
+ * columns, written by the scan's threads without the interpreter, handed over without a copy */
 typedef struct {
-    PyObject *rows;
+    PyObject_HEAD
+    char *data;
+    Py_ssize_t size;
+} Buffer;
+
+static void buffer_dealloc(Buffer *b)
+{
+    free(b->data);
+    Py_TYPE(b)->tp_free((PyObject *)b);
+}
+
+static int buffer_get(Buffer *b, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)b, b->data, b->size, 0, flags);
+}
+
+static PyBufferProcs buffer_procs = {(getbufferproc)buffer_get, NULL};
+
+static PyTypeObject BufferType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "maxent._ctrec.Buffer",
+    .tp_basicsize = sizeof(Buffer),
+    .tp_dealloc = (destructor)buffer_dealloc,
+    .tp_as_buffer = &buffer_procs,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Bytes of C memory (a column read_run wrote), readable through the buffer protocol.",
+};
+
+/* A Buffer owning data (freed with it, or here on failure) */
+static PyObject *buffer_new(char *data, Py_ssize_t size)
+{
+    Buffer *b = PyObject_New(Buffer, &BufferType);
+    if (!b) {
+        free(data);
+        return NULL;
+    }
+    b->data = data;
+    b->size = size;
+    return (PyObject *)b;
+}
+
+/* A column of strings as rows of `width` bytes, zero-padded, and 16 bytes of slack (C memory:
+ * no interpreter needed): widened (rows moved, last first) when a longer token comes. */
+typedef struct {
+    char *rows;
     Py_ssize_t width, cap, longest;
 } StrColumn;
+
+/* rows 0..n-1 re-laid at width w in a buffer of cap rows; -1 when out of memory */
+static int strcol_relayout(StrColumn *c, Py_ssize_t n, Py_ssize_t w, Py_ssize_t cap)
+{
+    const Py_ssize_t old = c->width;
+    if (w && cap > (PY_SSIZE_T_MAX - 16) / w)
+        return -1;
+    const Py_ssize_t size = (cap * w > n * old ? cap * w : n * old) + 16;
+    char *b = realloc(c->rows, size);
+    if (!b)
+        return -1;
+    if (w > old)
+        for (Py_ssize_t i = n - 1; i >= 0; i--) {
+            memmove(b + i * w, b + i * old, old);
+            memset(b + i * w + old, 0, w - old);
+        }
+    else if (w < old)
+        for (Py_ssize_t i = 1; i < n; i++)
+            memmove(b + i * w, b + i * old, w);
+    c->rows = b;
+    c->width = w;
+    c->cap = cap;
+    return 0;
+}
 
 static int strcol_widen(StrColumn *c, Py_ssize_t n, Py_ssize_t need)
 {
     Py_ssize_t w = c->width + c->width / 4;
     w = w < need ? need : w > LONG_TOKEN ? LONG_TOKEN : w;
-    if (c->cap > (PY_SSIZE_T_MAX - 16) / w) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    if (PyByteArray_Resize(c->rows, c->cap * w + 16) < 0)
-        return -1;
-    char *b = PyByteArray_AS_STRING(c->rows);
-    for (Py_ssize_t i = n - 1; i >= 0; i--) {
-        memmove(b + i * w, b + i * c->width, c->width);
-        memset(b + i * w + c->width, 0, w - c->width);
-    }
-    c->width = w;
-    return 0;
+    return strcol_relayout(c, n, w, c->cap);
 }
 
 /* hash_strings' hash of one token (its 8-byte words zero-padded, all-zero words skipped) */
@@ -729,7 +785,7 @@ static inline int strcol_put(StrColumn *c, Py_ssize_t i, const unsigned char *p,
         return -1;
     if (len > c->longest)
         c->longest = len;
-    char *row = PyByteArray_AS_STRING(c->rows) + i * c->width;
+    char *row = c->rows + i * c->width;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
     if (c->width <= 16 && avail >= 16) {
         uint64_t lo, hi;
@@ -758,20 +814,8 @@ static inline int strcol_put(StrColumn *c, Py_ssize_t i, const unsigned char *p,
     return 0;
 }
 
-static int strcol_finish(StrColumn *c, Py_ssize_t n)
-{
-    const Py_ssize_t w = c->longest > 0 ? c->longest : 1;
-    if (c->width < w && strcol_widen(c, n, w) < 0)  /* no row yet: width 0 */
-        return -1;
-    char *b = PyByteArray_AS_STRING(c->rows);
-    if (w < c->width)
-        for (Py_ssize_t i = 1; i < n; i++)
-            memmove(b + i * w, b + i * c->width, w);
-    c->width = w;
-    return PyByteArray_Resize(c->rows, n * w);
-}
-
-/* a double of a score token, as parse_floats: 1 when the whole token is that number */
+/* a double of a score token, as parse_floats: 1 when the whole token is that number, 0 when
+ * not, -1 with an exception set (needs the interpreter: the scan leaves these to the end) */
 static int parse_score(const unsigned char *p, Py_ssize_t len, double *out)
 {
     if (fast_decimal(p, len, out))
@@ -793,15 +837,28 @@ static int parse_score(const unsigned char *p, Py_ssize_t len, double *out)
     return end == text + len;
 }
 
-/* (row, start, end) appended to a list */
-static int note(PyObject *list, Py_ssize_t row, int64_t a, int64_t b)
+/* (row, start, end) of tokens the scan leaves for later */
+typedef struct {
+    int64_t row, a, b;
+} Span;
+
+typedef struct {
+    Span *v;
+    Py_ssize_t n, cap;
+} Spans;
+
+static int spans_add(Spans *s, int64_t row, int64_t a, int64_t b)
 {
-    PyObject *t = Py_BuildValue("(nLL)", row, (long long)a, (long long)b);
-    if (!t)
-        return -1;
-    const int r = PyList_Append(list, t);
-    Py_DECREF(t);
-    return r;
+    if (s->n == s->cap) {
+        const Py_ssize_t cap = s->cap ? 2 * s->cap : 16;
+        Span *v = realloc(s->v, cap * sizeof(Span));
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = (Span){row, a, b};
+    return 0;
 }
 
 /* The docnos of the current block (a run of lines of one qid): (hash, row) slots, valid
@@ -811,27 +868,35 @@ typedef struct {
     int64_t row, block;
 } Seen;
 
+/* One chunk of the file, whole lines, scanned without the interpreter (one per thread): its
+ * rows go to score[first + i] and line[first + i], its strings to its own columns. */
 typedef struct {
+    const unsigned char *p;
+    Py_ssize_t begin, end, len;     /* the chunk, and the whole data's length */
+    double *score;
+    int64_t *line;
+    Py_ssize_t first, cap, n;       /* rows first .. first + cap - 1 are this chunk's; n written */
     StrColumn qid, docno;
-    PyObject *score, *line, *blocks, *bad_scores, *long_qids, *long_docnos;
+    int64_t *blocks;                /* rows (of the chunk) where the qid changes */
+    Py_ssize_t nblocks, cap_blocks;
+    Spans slow, long_qids, long_docnos;   /* scores past the fast path; tokens over 128 bytes */
     Seen *seen;
-    Py_ssize_t n, cap, nblocks, cap_blocks, len, seen_size, seen_count, nul;
-    int repeat;             /* a docno twice in one block */
-    int64_t prev_qid, prev_qid_len, tag_start, tag_end, nonfinite_start, nonfinite_end;
-    Py_ssize_t nonfinite;   /* the first row read as inf or nan, -1 if none */
-} RunColumns;
+    Py_ssize_t seen_size, seen_count;
+    int64_t prev_qid, prev_qid_len, first_qid, first_qid_len, tag_start, tag_end;
+    int64_t nonfinite, nonfinite_start, nonfinite_end;   /* the first row read as inf or nan */
+    int64_t nul, lines, bad_line, bad_count, newlines;
+    int repeat, nomem;
+} Chunk;
 
-/* Record row i's docno (hash h) in its block's table; sets o->repeat when it is there already */
-static int seen_add(RunColumns *o, uint64_t h, Py_ssize_t i)
+/* Record row i's docno (hash h) in its block's table; sets repeat when it is there already */
+static int seen_add(Chunk *o, uint64_t h, Py_ssize_t i)
 {
     const int64_t block = o->nblocks;
     if (2 * (o->seen_count + 1) > o->seen_size) {     /* grow: the current block's slots move */
         const Py_ssize_t size = o->seen_size ? 2 * o->seen_size : 256;
         Seen *t = malloc(size * sizeof(Seen));
-        if (!t) {
-            PyErr_NoMemory();
+        if (!t)
             return -1;
-        }
         for (Py_ssize_t k = 0; k < size; k++)
             t[k].block = -1;
         for (Py_ssize_t k = 0; k < o->seen_size; k++)
@@ -845,70 +910,54 @@ static int seen_add(RunColumns *o, uint64_t h, Py_ssize_t i)
         o->seen = t;
         o->seen_size = size;
     }
-    const char *rows = PyByteArray_AS_STRING(o->docno.rows);
     const Py_ssize_t w = o->docno.width;
     uint64_t slot = (h * 0x9E3779B97F4A7C15ULL) & (o->seen_size - 1);
     for (;; slot = (slot + 1) & (o->seen_size - 1)) {
         Seen *at = &o->seen[slot];
         if (at->block != block) {
-            at->hash = h;
-            at->row = i;
-            at->block = block;
+            *at = (Seen){h, i, block};
             o->seen_count++;
             return 0;
         }
-        if (at->hash == h && memcmp(rows + at->row * w, rows + i * w, w) == 0) {
+        if (at->hash == h && memcmp(o->docno.rows + at->row * w, o->docno.rows + i * w, w) == 0) {
             o->repeat = 1;
             return 0;
         }
     }
 }
 
-/* Room for cap rows in every column */
-static int run_reserve(RunColumns *o, Py_ssize_t cap)
+static int chunk_row(Chunk *o, const int64_t *s, const int64_t *e, int64_t lineno)
 {
-    StrColumn *cols[2] = {&o->qid, &o->docno};
-    for (int k = 0; k < 2; k++) {
-        StrColumn *c = cols[k];
-        if (c->width && cap > (PY_SSIZE_T_MAX - 16) / c->width)
-            return PyErr_NoMemory(), -1;
-        if (PyByteArray_Resize(c->rows, cap * c->width + 16) < 0)
-            return -1;
-        c->cap = cap;
-    }
-    if (cap > PY_SSIZE_T_MAX / 8)
-        return PyErr_NoMemory(), -1;
-    if (PyByteArray_Resize(o->score, cap * 8) < 0 || PyByteArray_Resize(o->line, cap * 8) < 0)
-        return -1;
-    o->cap = cap;
-    return 0;
-}
-
-static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, const int64_t *e, int64_t lineno)
-{
+    const unsigned char *p = o->p;
     const Py_ssize_t i = o->n;
-    if (i == o->cap && run_reserve(o, o->cap + o->cap / 2 + 1024) < 0)
+    if (i >= o->cap)            /* cannot happen: a row per line, cap is the lines' count */
         return -1;
     const int64_t ql = e[0] - s[0], dl = e[2] - s[2];
     if (i == 0 || ql != o->prev_qid_len || memcmp(p + s[0], p + o->prev_qid, ql) != 0) {
         if (o->nblocks == o->cap_blocks) {
-            o->cap_blocks *= 2;
-            if (PyByteArray_Resize(o->blocks, o->cap_blocks * 8) < 0)
+            int64_t *b = realloc(o->blocks, 2 * o->cap_blocks * sizeof(int64_t));
+            if (!b)
                 return -1;
+            o->blocks = b;
+            o->cap_blocks *= 2;
         }
-        ((int64_t *)PyByteArray_AS_STRING(o->blocks))[o->nblocks++] = i;
+        o->blocks[o->nblocks++] = i;
         o->prev_qid = s[0];
         o->prev_qid_len = ql;
         o->seen_count = 0;
+        if (i == 0) {
+            o->first_qid = s[0];
+            o->first_qid_len = ql;
+        }
     }
     if (ql > LONG_TOKEN) {
-        if (note(o->long_qids, i, s[0], e[0]) < 0 || strcol_put(&o->qid, i, p, 0, 0, NULL) < 0)
+        if (spans_add(&o->long_qids, i, s[0], e[0]) < 0 || strcol_put(&o->qid, i, p, 0, 0, NULL) < 0)
             return -1;
     }
     else if (strcol_put(&o->qid, i, p + s[0], ql, o->len - s[0], NULL) < 0)
         return -1;
     if (dl > LONG_TOKEN) {            /* looked for in Python, as its surrogate */
-        if (note(o->long_docnos, i, s[2], e[2]) < 0 || strcol_put(&o->docno, i, p, 0, 0, NULL) < 0)
+        if (spans_add(&o->long_docnos, i, s[2], e[2]) < 0 || strcol_put(&o->docno, i, p, 0, 0, NULL) < 0)
             return -1;
     }
     else {
@@ -916,75 +965,38 @@ static int run_row(RunColumns *o, const unsigned char *p, const int64_t *s, cons
         if (strcol_put(&o->docno, i, p + s[2], dl, o->len - s[2], &h) < 0 || seen_add(o, h, i) < 0)
             return -1;
     }
-    double *score = (double *)PyByteArray_AS_STRING(o->score);
-    const int ok = parse_score(p + s[4], e[4] - s[4], score + i);
-    if (ok < 0 || (!ok && note(o->bad_scores, i, s[4], e[4]) < 0))
-        return -1;
-    if (ok && !isfinite(score[i]) && o->nonfinite < 0) {
+    double *score = o->score + o->first + i;
+    if (!fast_decimal(p + s[4], e[4] - s[4], score)) {
+        if (spans_add(&o->slow, i, s[4], e[4]) < 0)
+            return -1;
+    }
+    else if (!isfinite(*score) && o->nonfinite < 0) {
         o->nonfinite = i;
         o->nonfinite_start = s[4];
         o->nonfinite_end = e[4];
     }
-    ((int64_t *)PyByteArray_AS_STRING(o->line))[i] = lineno;
+    o->line[o->first + i] = lineno;
     o->tag_start = s[5];
     o->tag_end = e[5];
     o->n++;
     return 0;
 }
 
-PyDoc_STRVAR(read_run_doc,
-"read_run(data) -> columns or (None, line, count, nul)\n\n"
-"The lines of a run (qid Q0 docno rank score tag ..., split as tokenize with ncols 6) in one\n"
-"pass: a dict of qid and docno (bytearrays of rows zero-padded to qid_width / docno_width\n"
-"bytes: numpy 'S' arrays; tokens longer than 128 bytes stored empty and listed in long_qids /\n"
-"long_docnos as (row, start, end)), score (float64, as parse_floats; bad_scores lists the rows\n"
-"it cannot read, nonfinite (row, start, end) the first it read as inf or nan, row -1 if none),\n"
-"line (int64, 1-based), blocks (int64: the rows where the qid differs from the row before),\n"
-"repeat (a docno of 128 bytes or fewer twice in one block), nul (the offset of the first NUL\n"
-"byte, -1 if none) and tag (the bounds of the last line's sixth token). A line with fewer than\n"
-"6 tokens stops the scan: (None, its line number, its number of tokens, nul before it).");
-
-static PyObject *read_run(PyObject *self, PyObject *args)
+/* The scan of tokenize over the chunk, each kept line stored as it ends; stops at the first
+ * line with fewer than 6 tokens (bad_line, bad_count) or when out of memory (nomem) */
+static void scan_chunk(Chunk *o)
 {
-    Py_buffer data;
-    if (!PyArg_ParseTuple(args, "y*:read_run", &data))
-        return NULL;
-    const unsigned char *p = data.buf;
-    const Py_ssize_t len = data.len;
-    /* rows for the lines of the first 64 KiB's length, and some; grown when there are more */
-    Py_ssize_t cap = 1;
-    for (const unsigned char *q = p, *end = p + (len < 65536 ? len : 65536); (q = memchr(q, '\n', end - q)); q++)
-        cap++;
-    cap = len <= 65536 ? cap : (Py_ssize_t)((double)cap * ((double)len / 65536) * 1.05) + 1024;
-    RunColumns o = {{NULL, 0, cap, 0}, {NULL, 0, cap, 0}};
-    o.cap = cap;
-    o.cap_blocks = 1024;
-    o.nonfinite = -1;
-    o.nul = -1;
-    o.len = len;
-    o.qid.rows = PyByteArray_FromStringAndSize(NULL, 16);     /* width 0: the slack only */
-    o.docno.rows = PyByteArray_FromStringAndSize(NULL, 16);
-    o.score = new_items(cap, 8);
-    o.line = new_items(cap, 8);
-    o.blocks = new_items(o.cap_blocks, 8);
-    o.bad_scores = PyList_New(0);
-    o.long_qids = PyList_New(0);
-    o.long_docnos = PyList_New(0);
-    PyObject *result = NULL;
-    if (!o.qid.rows || !o.docno.rows || !o.score || !o.line || !o.blocks || !o.bad_scores
-        || !o.long_qids || !o.long_docnos)
-        goto done;
+    const unsigned char *p = o->p;
+    const Py_ssize_t end_of = o->end;
     const int ncols = 6;
-    int64_t s[6], e[6];
-    Py_ssize_t lineno = 1, count = 0, bad_line = 0, bad_count = 0;
-    uint64_t prev_ws = 1;
-    /* the scan of tokenize, each kept line stored as it ends */
-    for (Py_ssize_t base = 0; base < len && !bad_line; base += 64) {
-        uint64_t ws, nl;
-        uint64_t zero;
-        block_masks(p + base, len - base, &ws, &nl, &zero);
-        if (zero && o.nul < 0)
-            o.nul = base + __builtin_ctzll(zero);
+    int64_t s[6] = {0}, e[6] = {0};
+    int64_t lineno = 1, count = 0;
+    uint64_t prev_ws = 1;           /* a chunk starts after a newline (or the file's start) */
+    for (Py_ssize_t base = o->begin; base < end_of && !o->bad_line; base += 64) {
+        uint64_t ws, nl, zero;
+        block_masks(p + base, end_of - base, &ws, &nl, &zero);
+        if (zero && o->nul < 0)
+            o->nul = base + __builtin_ctzll(zero);
         const uint64_t after_ws = (ws << 1) | prev_ws;
         prev_ws = ws >> 63;
         const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
@@ -1005,55 +1017,339 @@ static PyObject *read_run(PyObject *self, PyObject *args)
                 continue;
             if (count > 0 && p[s[0]] != '#') {
                 if (count < ncols) {
-                    bad_line = lineno;
-                    bad_count = count;
+                    o->bad_line = lineno;
+                    o->bad_count = count;
                     break;
                 }
-                if (run_row(&o, p, s, e, lineno) < 0)
-                    goto done;
+                if (chunk_row(o, s, e, lineno) < 0) {
+                    o->nomem = 1;
+                    return;
+                }
             }
             lineno++;
             count = 0;
         }
     }
-    if (!bad_line && !prev_ws) {
+    if (!o->bad_line && !prev_ws) {     /* the chunk (the file) ends in a token */
         if (count < ncols)
-            e[count] = len;
+            e[count] = end_of;
         count++;
     }
-    if (!bad_line && count > 0 && p[s[0]] != '#') {
+    if (!o->bad_line && count > 0 && p[s[0]] != '#') {   /* a last line without a newline */
         if (count < ncols) {
-            bad_line = lineno;
-            bad_count = count;
+            o->bad_line = lineno;
+            o->bad_count = count;
         }
-        else if (run_row(&o, p, s, e, lineno) < 0)
+        else if (chunk_row(o, s, e, lineno) < 0)
+            o->nomem = 1;
+    }
+    o->lines = lineno - 1;          /* lines ended by a newline */
+}
+
+static void count_chunk(Chunk *o)
+{
+    int64_t n = 0;
+    for (const unsigned char *q = o->p + o->begin, *end = o->p + o->end; (q = memchr(q, '\n', end - q)); q++)
+        n++;
+    o->newlines = n;
+}
+
+/* job(chunk) on another thread, while this one (the interpreter released) does the first */
+typedef struct {
+    void (*job)(Chunk *);
+    Chunk *chunk;
+    PyThread_type_lock done;
+} Job;
+
+static void run_job(void *arg)
+{
+    Job *j = arg;
+    j->job(j->chunk);
+    PyThread_release_lock(j->done);
+}
+
+/* job over the chunks, two at once when there are two; -1 (an exception set) if no thread */
+static int in_parallel(void (*job)(Chunk *), Chunk *chunks, int n)
+{
+    Job other = {job, chunks + 1, NULL};
+    if (n > 1) {
+        if (!(other.done = PyThread_allocate_lock())) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        PyThread_acquire_lock(other.done, WAIT_LOCK);
+        if (PyThread_start_new_thread(run_job, &other) == PYTHREAD_INVALID_THREAD_ID) {
+            PyThread_release_lock(other.done);
+            PyThread_free_lock(other.done);
+            other.done = NULL;                        /* no second thread: both chunks here */
+        }
+    }
+    Py_BEGIN_ALLOW_THREADS
+    job(chunks);
+    if (n > 1 && !other.done)
+        job(chunks + 1);
+    else if (n > 1)
+        PyThread_acquire_lock(other.done, WAIT_LOCK);
+    Py_END_ALLOW_THREADS
+    if (other.done) {
+        PyThread_release_lock(other.done);
+        PyThread_free_lock(other.done);
+    }
+    return 0;
+}
+
+static void chunk_free(Chunk *o)
+{
+    free(o->qid.rows);
+    free(o->docno.rows);
+    free(o->blocks);
+    free(o->slow.v);
+    free(o->long_qids.v);
+    free(o->long_docnos.v);
+    free(o->seen);
+}
+
+/* Column a := its rows then b's, at the longest token's width; -1 when out of memory */
+static int strcol_append(StrColumn *a, Py_ssize_t na, const StrColumn *b, Py_ssize_t nb)
+{
+    const Py_ssize_t w0 = a->longest > b->longest ? a->longest : b->longest, w = w0 > 0 ? w0 : 1;
+    if (strcol_relayout(a, na, w, na + nb) < 0)
+        return -1;
+    for (Py_ssize_t j = 0; j < nb; j++) {
+        const Py_ssize_t k = b->width < w ? b->width : w;    /* bytes past the longest are zeros */
+        memcpy(a->rows + (na + j) * w, b->rows + j * b->width, k);
+        memset(a->rows + (na + j) * w + k, 0, w - k);
+    }
+    a->longest = a->longest > b->longest ? a->longest : b->longest;
+    return 0;
+}
+
+/* Whether rows a..b-1 of the column hold a string twice (a block the chunks' border cut) */
+static int rows_repeat(const StrColumn *c, Py_ssize_t a, Py_ssize_t b, int *found)
+{
+    Py_ssize_t size = 16;
+    while (size < 2 * (b - a))
+        size *= 2;
+    int64_t *t = malloc(size * sizeof(int64_t));
+    if (!t)
+        return -1;
+    memset(t, 0xFF, size * sizeof(int64_t));
+    const Py_ssize_t w = c->width;
+    *found = 0;
+    for (Py_ssize_t r = a; r < b && !*found; r++) {
+        const uint64_t h = token_hash((const unsigned char *)c->rows + r * w, w);
+        for (uint64_t slot = (h * 0x9E3779B97F4A7C15ULL) & (size - 1);; slot = (slot + 1) & (size - 1)) {
+            if (t[slot] < 0) {
+                t[slot] = r;
+                break;
+            }
+            if (memcmp(c->rows + t[slot] * w, c->rows + r * w, w) == 0) {
+                *found = 1;
+                break;
+            }
+        }
+    }
+    free(t);
+    return 0;
+}
+
+/* spans as a list of (row + offset, start, end) */
+static int spans_to(PyObject *list, const Spans *s, Py_ssize_t offset)
+{
+    for (Py_ssize_t k = 0; k < s->n; k++) {
+        PyObject *t = Py_BuildValue("(nLL)", (Py_ssize_t)(s->v[k].row + offset), (long long)s->v[k].a,
+                                    (long long)s->v[k].b);
+        if (!t || PyList_Append(list, t) < 0) {
+            Py_XDECREF(t);
+            return -1;
+        }
+        Py_DECREF(t);
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(read_run_doc,
+"read_run(data, threads=1) -> columns or (None, line, count, nul)\n\n"
+"The lines of a run (qid Q0 docno rank score tag ..., split as tokenize with ncols 6) in one\n"
+"pass, in two halves on two threads when threads is 2 (the interpreter released): a dict of\n"
+"qid and docno (buffers of rows zero-padded to qid_width / docno_width bytes: numpy 'S'\n"
+"arrays; tokens longer than 128 bytes stored empty and listed in long_qids / long_docnos as\n"
+"(row, start, end)), score (float64, as parse_floats; bad_scores lists the rows it cannot read,\n"
+"nonfinite (row, start, end) the first it read as inf or nan, row -1 if none), line (int64,\n"
+"1-based), blocks (int64: the rows where the qid differs from the row before), repeat (a docno\n"
+"of 128 bytes or fewer twice in one block), nul (the offset of the first NUL byte, -1 if none)\n"
+"and tag (the bounds of the last line's sixth token). A line with fewer than 6 tokens stops\n"
+"the scan: (None, its line number, its number of tokens, the first NUL byte before it or -1).");
+
+static PyObject *read_run(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    int threads = 1;
+    if (!PyArg_ParseTuple(args, "y*|i:read_run", &data, &threads))
+        return NULL;
+    const unsigned char *p = data.buf;
+    const Py_ssize_t len = data.len;
+    Chunk c[2];
+    memset(c, 0, sizeof c);
+    int n = 1;
+    Py_ssize_t cut = len;
+    if (threads > 1 && len > 1) {      /* two halves, cut after a newline */
+        const unsigned char *q = memchr(p + len / 2, '\n', len - len / 2);
+        if (q && q + 1 < p + len) {
+            cut = q + 1 - p;
+            n = 2;
+        }
+    }
+    for (int k = 0; k < 2; k++) {
+        c[k] = (Chunk){.p = p, .begin = k ? cut : 0, .end = k ? len : cut, .len = len};
+        c[k].nonfinite = c[k].nul = -1;
+    }
+    PyObject *score_b = NULL, *line_b = NULL, *result = NULL;
+    PyObject *blocks_b = NULL, *bad = NULL, *long_q = NULL, *long_d = NULL, *qid_b = NULL, *docno_b = NULL;
+    if (in_parallel(count_chunk, c, n) < 0)
+        goto done;
+    Py_ssize_t cap = 0;
+    for (int k = 0; k < n; k++) {
+        c[k].first = cap;
+        c[k].cap = c[k].newlines + 1;
+        cap += c[k].cap;
+        c[k].cap_blocks = 1024;
+        c[k].blocks = malloc(c[k].cap_blocks * sizeof(int64_t));
+        c[k].qid = (StrColumn){malloc(16), 0, c[k].cap, 0};
+        c[k].docno = (StrColumn){malloc(16), 0, c[k].cap, 0};
+        if (!c[k].blocks || !c[k].qid.rows || !c[k].docno.rows) {
+            PyErr_NoMemory();
+            goto done;
+        }
+    }
+    if (!(score_b = new_items(cap, 8)) || !(line_b = new_items(cap, 8)))
+        goto done;
+    for (int k = 0; k < n; k++) {
+        c[k].score = (double *)PyByteArray_AS_STRING(score_b);
+        c[k].line = (int64_t *)PyByteArray_AS_STRING(line_b);
+    }
+    if (in_parallel(scan_chunk, c, n) < 0)
+        goto done;
+    if (c[0].nomem || (n > 1 && c[1].nomem)) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const int64_t nul = c[0].nul >= 0 ? c[0].nul : n > 1 ? c[1].nul : -1;
+    if (c[0].bad_line || (n > 1 && c[1].bad_line)) {
+        const int k = c[0].bad_line ? 0 : 1;
+        result = Py_BuildValue("(OLLL)", Py_None, (long long)(c[k].bad_line + (k ? c[0].lines : 0)),
+                               (long long)c[k].bad_count, (long long)nul);
+        goto done;
+    }
+    Chunk *a = &c[0], *b = n > 1 ? &c[1] : NULL;
+    double *score = (double *)PyByteArray_AS_STRING(score_b);
+    int64_t *line = (int64_t *)PyByteArray_AS_STRING(line_b);
+    int repeat = a->repeat;
+    int64_t tag_start = a->tag_start, tag_end = a->tag_end;
+    const StrColumn none = {NULL, 0, 0, 0};
+    if (!(blocks_b = new_items(a->nblocks + (b ? b->nblocks : 0), 8)))
+        goto done;
+    int64_t *blocks = (int64_t *)PyByteArray_AS_STRING(blocks_b);
+    memcpy(blocks, a->blocks, a->nblocks * sizeof(int64_t));
+    Py_ssize_t nblocks = a->nblocks;
+    if (b) {
+        if (b->first != a->n) {    /* lines skipped in the first half: its rows fall short */
+            memmove(score + a->n, score + b->first, b->n * sizeof(double));
+            memmove(line + a->n, line + b->first, b->n * sizeof(int64_t));
+        }
+        for (Py_ssize_t i = 0; i < b->n; i++)
+            line[a->n + i] += a->lines;
+        /* the second half's first block may go on with the first half's last qid */
+        const int joined = a->n && b->n && a->prev_qid_len == b->first_qid_len
+                           && memcmp(p + a->prev_qid, p + b->first_qid, a->prev_qid_len) == 0;
+        for (Py_ssize_t k = joined; k < b->nblocks; k++)
+            blocks[nblocks++] = b->blocks[k] + a->n;
+        if (strcol_append(&a->qid, a->n, &b->qid, b->n) < 0 || strcol_append(&a->docno, a->n, &b->docno, b->n) < 0) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        repeat |= b->repeat;
+        if (joined && !repeat) {
+            int found;
+            const Py_ssize_t stop = a->n + (b->nblocks > 1 ? b->blocks[1] : b->n);
+            if (rows_repeat(&a->docno, a->blocks[a->nblocks - 1], stop, &found) < 0) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            repeat |= found;
+        }
+        if (b->n) {
+            tag_start = b->tag_start;
+            tag_end = b->tag_end;
+        }
+    }
+    else if (strcol_append(&a->qid, a->n, &none, 0) < 0 || strcol_append(&a->docno, a->n, &none, 0) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    const Py_ssize_t rows = a->n + (b ? b->n : 0);
+    /* scores past the fast path, read here with Python's parser (it needs the interpreter) */
+    int64_t nf = -1, nf_start = 0, nf_end = 0;
+    if (!(bad = PyList_New(0)) || !(long_q = PyList_New(0)) || !(long_d = PyList_New(0)))
+        goto done;
+    for (int k = 0; k < n; k++) {
+        const Py_ssize_t offset = k ? a->n : 0;
+        if (c[k].nonfinite >= 0 && (nf < 0 || c[k].nonfinite + offset < nf)) {
+            nf = c[k].nonfinite + offset;
+            nf_start = c[k].nonfinite_start;
+            nf_end = c[k].nonfinite_end;
+        }
+        for (Py_ssize_t j = 0; j < c[k].slow.n; j++) {
+            const Span sp = c[k].slow.v[j];
+            const int64_t row = sp.row + offset;
+            const int ok = parse_score(p + sp.a, sp.b - sp.a, score + row);
+            if (ok < 0)
+                goto done;
+            if (!ok) {
+                PyObject *t = Py_BuildValue("(LLL)", (long long)row, (long long)sp.a, (long long)sp.b);
+                if (!t || PyList_Append(bad, t) < 0) {
+                    Py_XDECREF(t);
+                    goto done;
+                }
+                Py_DECREF(t);
+            }
+            else if (!isfinite(score[row]) && (nf < 0 || row < nf)) {
+                nf = row;
+                nf_start = sp.a;
+                nf_end = sp.b;
+            }
+        }
+        if (spans_to(long_q, &c[k].long_qids, offset) < 0 || spans_to(long_d, &c[k].long_docnos, offset) < 0)
             goto done;
     }
-    if (bad_line) {
-        result = Py_BuildValue("(Onnn)", Py_None, bad_line, bad_count, o.nul);
+    if (PyByteArray_Resize(score_b, rows * 8) < 0 || PyByteArray_Resize(line_b, rows * 8) < 0
+        || PyByteArray_Resize(blocks_b, nblocks * 8) < 0)
         goto done;
-    }
-    if (strcol_finish(&o.qid, o.n) < 0 || strcol_finish(&o.docno, o.n) < 0
-        || PyByteArray_Resize(o.score, o.n * 8) < 0 || PyByteArray_Resize(o.line, o.n * 8) < 0
-        || PyByteArray_Resize(o.blocks, o.nblocks * 8) < 0)
+    const Py_ssize_t qw = a->qid.width, dw = a->docno.width;
+    qid_b = buffer_new(a->qid.rows, rows * qw);
+    a->qid.rows = NULL;
+    docno_b = buffer_new(a->docno.rows, rows * dw);
+    a->docno.rows = NULL;
+    if (!qid_b || !docno_b)
         goto done;
     result = Py_BuildValue(
-        "{sOsnsOsnsOsOsOsOs(nLL)sOsOsOsns(LL)}", "qid", o.qid.rows, "qid_width", o.qid.width,
-        "docno", o.docno.rows, "docno_width", o.docno.width, "score", o.score, "line", o.line, "blocks", o.blocks,
-        "bad_scores", o.bad_scores, "nonfinite", o.nonfinite, (long long)o.nonfinite_start,
-        (long long)o.nonfinite_end, "long_qids", o.long_qids, "long_docnos", o.long_docnos,
-        "repeat", o.repeat ? Py_True : Py_False, "nul", o.nul, "tag", (long long)o.tag_start, (long long)o.tag_end);
+        "{sOsnsOsnsOsOsOsOs(LLL)sOsOsOsLs(LL)}", "qid", qid_b, "qid_width", qw, "docno", docno_b, "docno_width", dw,
+        "score", score_b, "line", line_b, "blocks", blocks_b, "bad_scores", bad,
+        "nonfinite", (long long)nf, (long long)nf_start, (long long)nf_end, "long_qids", long_q,
+        "long_docnos", long_d, "repeat", repeat ? Py_True : Py_False, "nul", (long long)nul,
+        "tag", (long long)tag_start, (long long)tag_end);
 done:
     PyBuffer_Release(&data);
-    Py_XDECREF(o.qid.rows);
-    Py_XDECREF(o.docno.rows);
-    Py_XDECREF(o.score);
-    Py_XDECREF(o.line);
-    free(o.seen);
-    Py_XDECREF(o.blocks);
-    Py_XDECREF(o.bad_scores);
-    Py_XDECREF(o.long_qids);
-    Py_XDECREF(o.long_docnos);
+    for (int k = 0; k < 2; k++)
+        chunk_free(&c[k]);
+    Py_XDECREF(score_b);
+    Py_XDECREF(line_b);
+    Py_XDECREF(blocks_b);
+    Py_XDECREF(bad);
+    Py_XDECREF(long_q);
+    Py_XDECREF(long_d);
+    Py_XDECREF(qid_b);
+    Py_XDECREF(docno_b);
     return result;
 }
 
@@ -1476,5 +1772,7 @@ static struct PyModuleDef module = {
 PyMODINIT_FUNC PyInit__ctrec(void)
 {
     init_pow10l();
+    if (PyType_Ready(&BufferType) < 0)
+        return NULL;
     return PyModule_Create(&module);
 }

@@ -70,6 +70,8 @@ def _random_run(rng, layout: str, bad: str | None = None) -> bytes:
                 lines[i] = " ".join(fields[:4] + ["1_5"] + fields[5:]) + "\n"
             elif bad == "inf":
                 lines[i] = " ".join(fields[:4] + ["-inf"] + fields[5:]) + "\n"
+            elif bad == "nul":
+                lines[i] = " ".join(fields[:2] + ["d\0"] + fields[3:]) + "\n"
             elif bad == "duplicate":
                 j = int(rng.integers(0, len(lines)))
                 other = lines[j].split()
@@ -78,9 +80,18 @@ def _random_run(rng, layout: str, bad: str | None = None) -> bytes:
     return "".join(lines).encode()
 
 
+@pytest.fixture(params=["one thread", "two threads"])
+def threads(request, monkeypatch):
+    """The scan in one pass, or in two halves on two threads (forced on these small files)."""
+    if request.param == "two threads":
+        monkeypatch.setattr(trec, "SPLIT_BYTES", 0)
+        monkeypatch.setattr(trec.os, "cpu_count", lambda: 2)
+    return request.param
+
+
 @pytest.mark.parametrize("layout", ["sorted", "unsorted", "split", "interleaved"])
-@pytest.mark.parametrize("bad", [None, "columns", "score", "inf", "duplicate"])
-def test_the_scan_reads_as_the_numpy_oracle(tmp_path, layout, bad):
+@pytest.mark.parametrize("bad", [None, "columns", "score", "inf", "duplicate", "nul"])
+def test_the_scan_reads_as_the_numpy_oracle(tmp_path, layout, bad, threads):
     rng = np.random.default_rng([["sorted", "unsorted", "split", "interleaved"].index(layout), len(bad or "")])
     for trial in range(25):
         path = tmp_path / f"run{trial}.txt"
@@ -123,7 +134,7 @@ def _oracle_lists(run, qrels, precision: str, depth):
 
 @pytest.mark.parametrize("layout", ["sorted", "unsorted", "split", "interleaved"])
 @pytest.mark.parametrize("precision,depth", [("single", None), ("double", None), ("single", 3)])
-def test_ranking_equals_a_python_sort(tmp_path, layout, precision, depth):
+def test_ranking_equals_a_python_sort(tmp_path, layout, precision, depth, threads):
     rng = np.random.default_rng(["sorted", "unsorted", "split", "interleaved"].index(layout))
     for trial in range(15):
         run_path, qrels_path = tmp_path / "run.txt", tmp_path / "qrels.txt"
@@ -139,3 +150,35 @@ def test_ranking_equals_a_python_sort(tmp_path, layout, precision, depth):
         want = _oracle_lists(run, qrels, precision, depth)
         got = {t: lists.grades[b, :lists.lengths[b]].tolist() for b, t in enumerate(lists.topics)}
         assert got == want
+
+
+@pytest.mark.parametrize("case", ["repeat across the cut", "comments before the cut", "bad line after the cut",
+                                  "no newline at the end"])
+def test_the_two_halves_join_as_one_scan(tmp_path, case, threads):
+    # the second half's rows follow the first's: a topic cut in two is one block (a docno in
+    # both halves is a repeat), line numbers go on, the first half's skipped lines leave no gap
+    lines = [f"q1 Q0 d{i} {i} {20 - i} t\n" for i in range(12)] + [f"q2 Q0 d{i} {i} 1 t\n" for i in range(3)]
+    if case == "repeat across the cut":
+        lines[11] = "q1 Q0 d1 11 9 t\n"
+    elif case == "comments before the cut":
+        lines[1:1] = ["# a comment\n", "\n", "   \n"]
+    elif case == "bad line after the cut":
+        lines[13] = "q2 Q0 d1\n"
+    else:
+        lines[-1] = lines[-1].rstrip("\n")
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    try:
+        want, want_err = _oracle_run(path), None
+    except InputError as e:
+        want, want_err = None, (str(e), e.line)
+    try:
+        run, err = trec.read_run(path), None
+    except InputError as e:
+        run, err = None, (str(e), e.line)
+    assert err == want_err
+    assert (err is None) == (case in ("comments before the cut", "no newline at the end"))
+    if run is not None:
+        np.testing.assert_array_equal(run.line, want[3])
+        np.testing.assert_array_equal(run.docno, want[1])
+        np.testing.assert_array_equal(run.blocks, [0, 12])
