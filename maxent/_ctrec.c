@@ -8,6 +8,10 @@
  *   hash_strings a 64-bit hash of each string of a numpy "S" array
  *   topic_keys   those hashes combined with topic codes, one key per (topic, docno)
  *   key_table, key_probe  a hash table of 64-bit keys (the qrels' judgements) and its lookups
+ *   read_run     a run's columns in one pass over its bytes (two threads for large runs)
+ *   has_repeat   a docno twice in one topic's rows
+ *   trec_sort    each topic's rows in trec_eval's order, sorted only when they are not already
+ *   block_items, grade_lookup  the rows of topics in order, and their qrels grades
  * Inputs and outputs are plain buffers (bytes, bytearray, numpy arrays through the buffer
  * protocol), so only Python.h is needed: no numpy headers at build time.
  */
@@ -876,6 +880,7 @@ typedef struct {
     double *score;
     int64_t *line;
     Py_ssize_t first, cap, n;       /* rows first .. first + cap - 1 are this chunk's; n written */
+    Py_ssize_t first_row;           /* where its rows are once the chunks are joined */
     StrColumn qid, docno;
     int64_t *blocks;                /* rows (of the chunk) where the qid changes */
     Py_ssize_t nblocks, cap_blocks;
@@ -1054,48 +1059,57 @@ static void count_chunk(Chunk *o)
     o->newlines = n;
 }
 
-/* job(chunk) on another thread, while this one (the interpreter released) does the first */
+/* The chunks as a queue: this thread (the interpreter released) and, given threads > 1, one
+ * more take the next chunk until none is left, so a thread that gets no core takes few. */
 typedef struct {
     void (*job)(Chunk *);
-    Chunk *chunk;
+    Chunk *chunks;
+    int n, next;
     PyThread_type_lock done;
-} Job;
+} Queue;
 
-static void run_job(void *arg)
+static void take_all(Queue *q)
 {
-    Job *j = arg;
-    j->job(j->chunk);
-    PyThread_release_lock(j->done);
+    int k;
+#if defined(__GNUC__)
+    while ((k = __atomic_fetch_add(&q->next, 1, __ATOMIC_RELAXED)) < q->n)
+#else
+    while ((k = q->next++) < q->n)     /* one thread only (no atomics): see in_parallel */
+#endif
+        q->job(q->chunks + k);
 }
 
-/* job over the chunks, two at once when there are two; -1 (an exception set) if no thread */
-static int in_parallel(void (*job)(Chunk *), Chunk *chunks, int n)
+static void run_queue(void *arg)
 {
-    Job other = {job, chunks + 1, NULL};
-    if (n > 1) {
-        if (!(other.done = PyThread_allocate_lock())) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        PyThread_acquire_lock(other.done, WAIT_LOCK);
-        if (PyThread_start_new_thread(run_job, &other) == PYTHREAD_INVALID_THREAD_ID) {
-            PyThread_release_lock(other.done);
-            PyThread_free_lock(other.done);
-            other.done = NULL;                        /* no second thread: both chunks here */
+    Queue *q = arg;
+    take_all(q);
+    PyThread_release_lock(q->done);
+}
+
+static void in_parallel(void (*job)(Chunk *), Chunk *chunks, int n, int threads)
+{
+    Queue q = {job, chunks, n, 0, NULL};
+#if defined(__GNUC__)
+    if (threads > 1 && n > 1 && (q.done = PyThread_allocate_lock())) {
+        PyThread_acquire_lock(q.done, WAIT_LOCK);
+        if (PyThread_start_new_thread(run_queue, &q) == PYTHREAD_INVALID_THREAD_ID) {
+            PyThread_release_lock(q.done);
+            PyThread_free_lock(q.done);
+            q.done = NULL;                            /* no second thread: all chunks here */
         }
     }
+#else
+    (void)threads;
+#endif
     Py_BEGIN_ALLOW_THREADS
-    job(chunks);
-    if (n > 1 && !other.done)
-        job(chunks + 1);
-    else if (n > 1)
-        PyThread_acquire_lock(other.done, WAIT_LOCK);
+    take_all(&q);
+    if (q.done)
+        PyThread_acquire_lock(q.done, WAIT_LOCK);
     Py_END_ALLOW_THREADS
-    if (other.done) {
-        PyThread_release_lock(other.done);
-        PyThread_free_lock(other.done);
+    if (q.done) {
+        PyThread_release_lock(q.done);
+        PyThread_free_lock(q.done);
     }
-    return 0;
 }
 
 static void chunk_free(Chunk *o)
@@ -1169,9 +1183,10 @@ static int spans_to(PyObject *list, const Spans *s, Py_ssize_t offset)
 }
 
 PyDoc_STRVAR(read_run_doc,
-"read_run(data, threads=1) -> columns or (None, line, count, nul)\n\n"
+"read_run(data, chunks=1) -> columns or (None, line, count, nul)\n\n"
 "The lines of a run (qid Q0 docno rank score tag ..., split as tokenize with ncols 6) in one\n"
-"pass, in two halves on two threads when threads is 2 (the interpreter released): a dict of\n"
+"pass; in that many chunks (cut after newlines) taken by two threads when chunks > 1 (the\n"
+"interpreter released), joined as one scan's: a dict of\n"
 "qid and docno (buffers of rows zero-padded to qid_width / docno_width bytes: numpy 'S'\n"
 "arrays; tokens longer than 128 bytes stored empty and listed in long_qids / long_docnos as\n"
 "(row, start, end)), score (float64, as parse_floats; bad_scores lists the rows it cannot read,\n"
@@ -1184,30 +1199,41 @@ PyDoc_STRVAR(read_run_doc,
 static PyObject *read_run(PyObject *self, PyObject *args)
 {
     Py_buffer data;
-    int threads = 1;
-    if (!PyArg_ParseTuple(args, "y*|i:read_run", &data, &threads))
+    int n = 1;
+    if (!PyArg_ParseTuple(args, "y*|i:read_run", &data, &n))
         return NULL;
     const unsigned char *p = data.buf;
     const Py_ssize_t len = data.len;
-    Chunk c[2];
-    memset(c, 0, sizeof c);
-    int n = 1;
-    Py_ssize_t cut = len;
-    if (threads > 1 && len > 1) {      /* two halves, cut after a newline */
-        const unsigned char *q = memchr(p + len / 2, '\n', len - len / 2);
-        if (q && q + 1 < p + len) {
-            cut = q + 1 - p;
-            n = 2;
-        }
-    }
-    for (int k = 0; k < 2; k++) {
-        c[k] = (Chunk){.p = p, .begin = k ? cut : 0, .end = k ? len : cut, .len = len};
-        c[k].nonfinite = c[k].nul = -1;
-    }
+    n = n < 1 ? 1 : n > 64 ? 64 : n;
+    const int threads = n > 1 ? 2 : 1;
+    Chunk *c = calloc(n, sizeof(Chunk));
     PyObject *score_b = NULL, *line_b = NULL, *result = NULL;
     PyObject *blocks_b = NULL, *bad = NULL, *long_q = NULL, *long_d = NULL, *qid_b = NULL, *docno_b = NULL;
-    if (in_parallel(count_chunk, c, n) < 0)
-        goto done;
+    if (!c) {
+        PyBuffer_Release(&data);
+        return PyErr_NoMemory();
+    }
+    Py_ssize_t from = 0;
+    int used = 0;
+    for (int k = 0; k < n && from < len; k++) {
+        Py_ssize_t to = len;
+        if (k < n - 1) {
+            const Py_ssize_t at = len / n * (k + 1);
+            const unsigned char *q = at > from ? memchr(p + at, '\n', len - at) : NULL;
+            to = q ? q + 1 - p : len;
+        }
+        c[used] = (Chunk){.p = p, .begin = from, .end = to, .len = len};
+        c[used].nonfinite = c[used].nul = -1;
+        used++;
+        from = to;
+    }
+    if (used == 0) {                   /* empty data: one empty chunk */
+        c[0] = (Chunk){.p = p, .begin = 0, .end = 0, .len = len};
+        c[0].nonfinite = c[0].nul = -1;
+        used = 1;
+    }
+    n = used;
+    in_parallel(count_chunk, c, n, threads);
     Py_ssize_t cap = 0;
     for (int k = 0; k < n; k++) {
         c[k].first = cap;
@@ -1224,76 +1250,93 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     }
     if (!(score_b = new_items(cap, 8)) || !(line_b = new_items(cap, 8)))
         goto done;
-    for (int k = 0; k < n; k++) {
-        c[k].score = (double *)PyByteArray_AS_STRING(score_b);
-        c[k].line = (int64_t *)PyByteArray_AS_STRING(line_b);
-    }
-    if (in_parallel(scan_chunk, c, n) < 0)
-        goto done;
-    if (c[0].nomem || (n > 1 && c[1].nomem)) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    const int64_t nul = c[0].nul >= 0 ? c[0].nul : n > 1 ? c[1].nul : -1;
-    if (c[0].bad_line || (n > 1 && c[1].bad_line)) {
-        const int k = c[0].bad_line ? 0 : 1;
-        result = Py_BuildValue("(OLLL)", Py_None, (long long)(c[k].bad_line + (k ? c[0].lines : 0)),
-                               (long long)c[k].bad_count, (long long)nul);
-        goto done;
-    }
-    Chunk *a = &c[0], *b = n > 1 ? &c[1] : NULL;
     double *score = (double *)PyByteArray_AS_STRING(score_b);
     int64_t *line = (int64_t *)PyByteArray_AS_STRING(line_b);
+    for (int k = 0; k < n; k++) {
+        c[k].score = score;
+        c[k].line = line;
+    }
+    in_parallel(scan_chunk, c, n, threads);
+    int64_t nul = -1, lines_before = 0;
+    for (int k = 0; k < n; k++) {
+        if (c[k].nomem) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (nul < 0)
+            nul = c[k].nul;
+    }
+    for (int k = 0; k < n; k++) {
+        if (c[k].bad_line) {
+            result = Py_BuildValue("(OLLL)", Py_None, (long long)(c[k].bad_line + lines_before),
+                                   (long long)c[k].bad_count, (long long)nul);
+            goto done;
+        }
+        lines_before += c[k].lines;
+    }
+    /* the chunks after the first appended to it: rows, line numbers, strings and blocks */
+    Chunk *a = &c[0];
     int repeat = a->repeat;
     int64_t tag_start = a->tag_start, tag_end = a->tag_end;
-    const StrColumn none = {NULL, 0, 0, 0};
-    if (!(blocks_b = new_items(a->nblocks + (b ? b->nblocks : 0), 8)))
+    int64_t last_qid = a->prev_qid, last_qid_len = a->n ? a->prev_qid_len : -1;
+    Py_ssize_t nblocks_all = 0;
+    for (int k = 0; k < n; k++)
+        nblocks_all += c[k].nblocks;
+    if (!(blocks_b = new_items(nblocks_all, 8)))
         goto done;
     int64_t *blocks = (int64_t *)PyByteArray_AS_STRING(blocks_b);
     memcpy(blocks, a->blocks, a->nblocks * sizeof(int64_t));
-    Py_ssize_t nblocks = a->nblocks;
-    if (b) {
-        if (b->first != a->n) {    /* lines skipped in the first half: its rows fall short */
-            memmove(score + a->n, score + b->first, b->n * sizeof(double));
-            memmove(line + a->n, line + b->first, b->n * sizeof(int64_t));
+    Py_ssize_t nblocks = a->nblocks, rows = a->n;
+    const StrColumn none = {NULL, 0, 0, 0};
+    if (strcol_append(&a->qid, a->n, &none, 0) < 0 || strcol_append(&a->docno, a->n, &none, 0) < 0) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    lines_before = a->lines;
+    for (int k = 1; k < n; k++) {
+        Chunk *b = &c[k];
+        b->first_row = rows;
+        if (b->first != rows) {    /* lines skipped before: the rows so far fall short */
+            memmove(score + rows, score + b->first, b->n * sizeof(double));
+            memmove(line + rows, line + b->first, b->n * sizeof(int64_t));
         }
         for (Py_ssize_t i = 0; i < b->n; i++)
-            line[a->n + i] += a->lines;
-        /* the second half's first block may go on with the first half's last qid */
-        const int joined = a->n && b->n && a->prev_qid_len == b->first_qid_len
-                           && memcmp(p + a->prev_qid, p + b->first_qid, a->prev_qid_len) == 0;
-        for (Py_ssize_t k = joined; k < b->nblocks; k++)
-            blocks[nblocks++] = b->blocks[k] + a->n;
-        if (strcol_append(&a->qid, a->n, &b->qid, b->n) < 0 || strcol_append(&a->docno, a->n, &b->docno, b->n) < 0) {
+            line[rows + i] += lines_before;
+        lines_before += b->lines;
+        if (!b->n)
+            continue;
+        /* its first block may go on with the last qid before it */
+        const int joined = last_qid_len == b->first_qid_len
+                           && memcmp(p + last_qid, p + b->first_qid, b->first_qid_len) == 0;
+        const int64_t joined_start = nblocks ? blocks[nblocks - 1] : 0;
+        for (Py_ssize_t j = joined; j < b->nblocks; j++)
+            blocks[nblocks++] = b->blocks[j] + rows;
+        if (strcol_append(&a->qid, rows, &b->qid, b->n) < 0 || strcol_append(&a->docno, rows, &b->docno, b->n) < 0) {
             PyErr_NoMemory();
             goto done;
         }
         repeat |= b->repeat;
         if (joined && !repeat) {
             int found;
-            const Py_ssize_t stop = a->n + (b->nblocks > 1 ? b->blocks[1] : b->n);
-            if (rows_repeat(&a->docno, a->blocks[a->nblocks - 1], stop, &found) < 0) {
+            const Py_ssize_t stop = rows + (b->nblocks > 1 ? b->blocks[1] : b->n);
+            if (rows_repeat(&a->docno, joined_start, stop, &found) < 0) {
                 PyErr_NoMemory();
                 goto done;
             }
             repeat |= found;
         }
-        if (b->n) {
-            tag_start = b->tag_start;
-            tag_end = b->tag_end;
-        }
+        rows += b->n;
+        last_qid = b->prev_qid;
+        last_qid_len = b->prev_qid_len;
+        tag_start = b->tag_start;
+        tag_end = b->tag_end;
     }
-    else if (strcol_append(&a->qid, a->n, &none, 0) < 0 || strcol_append(&a->docno, a->n, &none, 0) < 0) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    const Py_ssize_t rows = a->n + (b ? b->n : 0);
     /* scores past the fast path, read here with Python's parser (it needs the interpreter) */
     int64_t nf = -1, nf_start = 0, nf_end = 0;
     if (!(bad = PyList_New(0)) || !(long_q = PyList_New(0)) || !(long_d = PyList_New(0)))
         goto done;
     for (int k = 0; k < n; k++) {
-        const Py_ssize_t offset = k ? a->n : 0;
+        const Py_ssize_t offset = c[k].first_row;
         if (c[k].nonfinite >= 0 && (nf < 0 || c[k].nonfinite + offset < nf)) {
             nf = c[k].nonfinite + offset;
             nf_start = c[k].nonfinite_start;
@@ -1340,8 +1383,9 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         "tag", (long long)tag_start, (long long)tag_end);
 done:
     PyBuffer_Release(&data);
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < n; k++)
         chunk_free(&c[k]);
+    free(c);
     Py_XDECREF(score_b);
     Py_XDECREF(line_b);
     Py_XDECREF(blocks_b);

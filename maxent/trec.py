@@ -49,7 +49,9 @@ BLAKE2 digest, so one huge docno does not widen the whole array; equality is kep
 except between two long tokens sharing their first 128 bytes."""
 _SURROGATE_WIDTH = LONG_TOKEN + 9
 SPLIT_BYTES = 1 << 24
-"""Runs of this many bytes or more are scanned in two halves on two threads."""
+"""Runs of this many bytes or more are scanned by two threads, in :data:`SCAN_CHUNKS` chunks
+(halves: more chunks balance a busy machine better but copy more of the columns)."""
+SCAN_CHUNKS = 2
 
 
 def _surrogate(token: bytes) -> bytes:
@@ -634,7 +636,7 @@ def qid_blocks(qid: np.ndarray) -> np.ndarray:
 def _run_columns(data, path) -> Run:
     """The run in ``data`` read by one pass of the C scan (:func:`maxent._ctrec.read_run`)."""
     what = "qid Q0 docno rank score tag"
-    got = _ctrec.read_run(data, 2 if len(data) >= SPLIT_BYTES and (os.cpu_count() or 1) > 1 else 1)
+    got = _ctrec.read_run(data, SCAN_CHUNKS if len(data) >= SPLIT_BYTES and (os.cpu_count() or 1) > 1 else 1)
     nul = got[3] if isinstance(got, tuple) else got["nul"]
     if nul < 0 and isinstance(got, tuple):      # the scan stopped early; binary data comes first
         nul = data.find(b"\x00")

@@ -7,6 +7,8 @@ with ties, CRLF line ends, comments, long tokens and bad lines.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -80,12 +82,13 @@ def _random_run(rng, layout: str, bad: str | None = None) -> bytes:
     return "".join(lines).encode()
 
 
-@pytest.fixture(params=["one thread", "two threads"])
+@pytest.fixture(params=["one thread", "two chunks", "eight chunks"])
 def threads(request, monkeypatch):
-    """The scan in one pass, or in two halves on two threads (forced on these small files)."""
-    if request.param == "two threads":
+    """The scan in one pass, or in chunks on two threads (forced on these small files)."""
+    if request.param != "one thread":
         monkeypatch.setattr(trec, "SPLIT_BYTES", 0)
         monkeypatch.setattr(trec.os, "cpu_count", lambda: 2)
+        monkeypatch.setattr(trec, "SCAN_CHUNKS", 2 if request.param == "two chunks" else 8)
     return request.param
 
 
@@ -182,3 +185,31 @@ def test_the_two_halves_join_as_one_scan(tmp_path, case, threads):
         np.testing.assert_array_equal(run.line, want[3])
         np.testing.assert_array_equal(run.docno, want[1])
         np.testing.assert_array_equal(run.blocks, [0, 12])
+
+
+def _run_files():
+    root = Path(__file__).resolve().parents[2]
+    bad = sorted(p for p in (root / "tests" / "data" / "bad").iterdir() if p.name.startswith("run"))
+    return sorted((root / "trec_runs" / "runs").iterdir())[:4] + bad
+
+
+@pytest.mark.parametrize("path", _run_files(), ids=lambda p: p.name)
+def test_real_and_bad_files_read_as_the_numpy_oracle(path, threads):
+    # the bundled runs and every bad run of tests/data/bad: the same columns, or the same error
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            want, want_err = _oracle_run(path), None
+        except InputError as e:
+            want, want_err = None, (str(e), e.line)
+        try:
+            run, err = trec.read_run(path), None
+        except InputError as e:
+            run, err = None, (str(e), e.line)
+    assert err == want_err
+    if run is not None:
+        for got, exp in zip((run.qid, run.docno, run.line), (want[0], want[1], want[3])):
+            np.testing.assert_array_equal(got, exp)
+        assert run.score.tobytes() == want[2].tobytes() and run.tag == want[4]
