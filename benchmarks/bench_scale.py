@@ -307,7 +307,8 @@ def main(argv: list[str] | None = None) -> int:
         peer = (f"{r['pytrec_eval_s']:8.2f} {r['pytrec_eval_cpu_s']:6.2f} {r['pytrec_eval_mib']:6.0f} "
                 f"{r['speedup']:6.2f} {r['speedup_cpu']:5.2f}" if r["speedup"] else
                 f"{'-':>8} {'-':>6} {'-':>6} {'-':>6} {'-':>5}")
-        against = f"  against {r['against_s']:.2f} s, cpu {r['against_cpu_s']:.2f} s" if args.against else ""
+        against = (f"  against {r['against_s']:.2f} s, cpu {r['against_cpu_s']:.2f} s"
+                   if r.get("against_s") is not None else "")
         print(f"{r['case']:<22} {r['command']:<30} {r['ours_s']:7.2f} {r['ours_cpu_s']:6.2f} "
               f"{r['ours_mib']:6.0f} {peer} {1e6 * r['ours_cpu_s'] / r['topics']:12.1f}{against}")
     for r in rows:
