@@ -80,7 +80,7 @@ def split_names(text: str) -> list[str]:
 def measure_names(values: list[str] | None, default: list[str], empty: str = "empty measure name") -> list[str]:
     """The measure names of ``-m`` options, each repeated or comma-separated: a comma inside
     parentheses (``GAP(g=0.5,0.5)``) stays, and so does one that starts a trec_eval parameter
-    list's next value (``P.5,10``, ``iprec_at_recall..1,.5``: a digit or a point follows).
+    list's next value (``P.5,10``, ``utility.1,-1,0,0``: a number follows).
     An option that names nothing is a MeasureNameError saying ``empty``."""
     if not values:
         return list(default)
@@ -88,7 +88,7 @@ def measure_names(values: list[str] | None, default: list[str], empty: str = "em
     for text in values:
         items = []
         for item in split_names(text):
-            if items and item[:1] in "0123456789.":
+            if items and item.lstrip("+-")[:1] in tuple("0123456789."):
                 items[-1] += "," + item
             else:
                 items.append(item)

@@ -31,6 +31,7 @@ def _out(main, args):
 def test_measure_lists_keep_parameter_commas():
     assert measure_names(["map,P.5,10", "GAP(g=0.5,0.5)", "iprec_at_recall..1,.5, ndcg_cut.5"], []) == [
         "map", "P.5,10", "GAP(g=0.5,0.5)", "iprec_at_recall..1,.5", "ndcg_cut.5"]
+    assert measure_names(["utility.1,-1,0,0,map"], []) == ["utility.1,-1,0,0", "map"]
     assert measure_names(None, ["official"]) == ["official"]
     with pytest.raises(MeasureNameError, match="empty measure name"):
         measure_names([" "], [])
