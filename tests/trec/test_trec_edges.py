@@ -67,3 +67,18 @@ def test_qrels_from_a_file_and_in_memory_rank_the_same():
     np.testing.assert_array_equal(a.grades, b.grades)
     np.testing.assert_array_equal(a.rel_counts, b.rel_counts)
     assert q.docnos.get("no such topic") is None and "1" in q.docnos and len(q.docnos) == len(q.topics)
+
+
+def test_qids_printing_alike_are_refused_in_frames(tmp_path):
+    """Bytes FE 31 print as ``\\xfe1``; beside a qid that is that text, the frame would merge them."""
+    from maxent import evaluate
+    from maxent.errors import InputError
+
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_bytes(b"\\xfe1 0 d1 1\n\xfe1 0 d2 1\n")
+    run.write_bytes(b"\\xfe1 Q0 d1 1 2.0 r\n\xfe1 Q0 d2 1 2.0 r\n")
+    with pytest.raises(InputError, match=r"two distinct qids print as '\\\\xfe1'"):
+        evaluate(qrels, run, ["AP"])
+    qrels.write_bytes(b"\xff1 0 d1 1\n\xfe1 0 d2 1\n")
+    run.write_bytes(b"\xff1 Q0 d1 1 2.0 r\n\xfe1 Q0 d2 1 2.0 r\n")
+    assert sorted(evaluate(qrels, run, ["AP"]).topic) == ["\\xfe1", "\\xff1"]    # distinct, escaped
