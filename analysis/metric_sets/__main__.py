@@ -1,0 +1,3 @@
+from analysis.metric_sets.cli import main
+
+raise SystemExit(main())
