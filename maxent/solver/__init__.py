@@ -44,6 +44,7 @@ graded cap fills from the highest grade down, see
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -182,6 +183,9 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         raise ParameterError(f"method must be one of {METHODS}, got {method!r}")
     if count not in COUNTS:
         raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
+    if isinstance(metric, (list, tuple)):
+        return _solve_set(metric, target, lists, count=count, method=method, tol=tol,
+                          max_iter=max_iter, kkt_tol=kkt_tol)
     metric = _check_metric(metric)
     method = _method(metric, method)
     if not (tol > 0 and max_iter >= 1 and kkt_tol > 0):
@@ -233,6 +237,61 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         entropy=out["entropy"], multipliers=out["mult"], target=target,
         attained=out["attained"], K=counts, method=method,
     )
+
+
+def _solve_set(metrics, targets, lists, *, count, method, tol, max_iter, kkt_tol) -> MaxEntResult:
+    """``solve`` with a list of metrics: each target row holds one value per metric."""
+    from maxent.solver.joint import SetForm, solve_set
+
+    metrics = [_check_metric(m) for m in metrics]
+    if not metrics:
+        raise ParameterError("metrics: expected at least one metric")
+    names = [str(m) for m in metrics]
+    if len(set(names)) < len(names):
+        raise ParameterError(f"metrics: each metric once, got {names}")
+    if not isinstance(lists, RankedLists):
+        raise ParameterError(f"lists: expected RankedLists (maxent.rank_runs), got {type(lists).__name__}")
+    B, N = lists.grades.shape
+    k = len(metrics)
+    targets = np.asarray(targets, dtype=np.float64)
+    if targets.ndim == 1 and k == 1:
+        targets = targets[:, None]
+    if targets.shape != (B, k):
+        raise ParameterError(f"targets must have shape ({B}, {k}): one column per metric, got {np.shape(targets)}")
+    if not np.isfinite(targets).all():
+        raise ParameterError("targets must be finite")
+    if k == 1:
+        res = solve(metrics[0], targets[:, 0], lists, count=count, method=method, tol=tol,
+                    max_iter=max_iter, kkt_tol=kkt_tol)
+        return dataclasses.replace(res, target=targets, attained=res.attained[:, None])
+    if method not in ("auto", "linearize"):
+        raise ParameterError(f"method={method!r}: several metrics are solved by successive linearisation "
+                             "('auto' or 'linearize')")
+    if not (tol > 0 and max_iter >= 1 and kkt_tol > 0):
+        raise ParameterError("tol and kkt_tol must be > 0 and max_iter >= 1")
+    tol = min(float(tol), 1e-9)
+    form = SetForm(metrics, lists, count)
+    L = form.L
+    out = _empty(B, N, L, form.graded)
+    out["attained"] = np.zeros((B, k))
+    out["mult"] = np.zeros((B, L - 1 + k))
+    cells = _CHUNK_ELEMENTS // (2 * k)
+    chunk = max(1, cells // max(1, N * L))
+    for s in range(0, B, chunk):
+        idx = np.arange(s, min(B, s + chunk))
+        solve_set(metrics, targets[idx], lists.take(idx), count=count, tol=tol, kkt_tol=kkt_tol,
+                  max_iter=max_iter, out=out, s=s)
+    status = out["status"]
+    n_nc = int((status == Status.NOT_CONVERGED.value).sum())
+    if n_nc:
+        warnings.warn(f"{', '.join(names)}: {n_nc} of {B} maximum-entropy problems did not converge "
+                      f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=3)
+    return MaxEntResult(
+        p=out["P"], status=status, success=np.fromiter((x in _HAS_SOLUTION for x in status), bool, B),
+        message=out["message"], nit=out["nit"], residual=out["residual"],
+        stationarity=out["stationarity"], entropy=out["entropy"], multipliers=out["mult"],
+        target=targets, attained=out["attained"], K=form.counts,
+        method="newton-dual" if form.linear else "linearize")
 
 
 def _empty(B, N, L, graded):

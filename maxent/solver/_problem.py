@@ -39,11 +39,17 @@ def count_constraints(metric, lists: RankedLists, count: str) -> np.ndarray:
     when the qrels hold more judged-relevant documents than the list has ranks; K_0 takes
     the remaining ranks.
     """
+    return category_counts(lists, count, None if metric.GRADED else metric.binary_threshold)
+
+
+def category_counts(lists: RankedLists, count: str, threshold: int | None = None) -> np.ndarray:
+    """The count constraints of :func:`count_constraints` for a form rather than a metric:
+    binary at ``threshold`` (B, 2), or graded (B, L) when it is None."""
     if count not in COUNTS:
         raise ParameterError(f"count must be one of {COUNTS}, got {count!r}")
     length = lists.lengths.astype(np.int64)
-    if not metric.GRADED:
-        t = metric.binary_threshold
+    if threshold is not None:
+        t = threshold
         if count == "retrieved":
             K = lists.retrieved_counts()[:, t:].sum(axis=1)
         else:

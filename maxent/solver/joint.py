@@ -1,0 +1,404 @@
+r"""Maximum entropy from several metric values held at once (docs/method.md).
+
+.. math:: \max_p H(p) \;\text{s.t.}\; E_{M_j}(p) = v_j\ (j = 1..k),\;
+          \sum_n p_n(z) = K_z,\; \sum_z p_n(z) = 1,\; p \ge 0
+
+A set takes the path of one metric, constraint by constraint:
+
+1. **Classify** each target against its own attainable range (the one classification,
+   :func:`maxent.solver.classify.classify`, with each metric's own count constraints). A list
+   on which a metric is undefined is ``undefined``; a target beyond its metric's range is
+   ``infeasible``, and the message names the metric. A target on a certified end of its range
+   confines p to the face of that metric's extreme list: the cells the face leaves empty are
+   removed (P@10 = 0 removes relevance from the first ten ranks), the metric's constraint is
+   then met by every remaining distribution and drops out, and its multiplier is +-inf.
+2. **Solve** what is left by successive linearisation: at the iterate p, every metric is
+   replaced by its tangent, E_j(p) + <W_j, p' - p> with W_j = dE_j/dp, and the linearised
+   problem (counts and k linear constraints) is solved exactly by damped Newton on its convex
+   dual, whose multipliers are [a_0..a_{L-1}, b_1..b_k]:
+   p_n(z) = softmax_z(a_z + sum_j b_j W_j,n(z)). A set of metrics linear in p is solved by
+   its first subproblem; otherwise the steps repeat from the new p.
+3. **Certify** on the returned p: every count and every |E_j(p) - v_j| within ``tol``, and
+   the stationarity of the true problem, max over ranks of the spread over categories of
+   ln p_n(z) - a_z - sum_j b_j W_j,n(z) with W at p itself, within ``kkt_tol`` (a fixed point
+   of the linearisation is a KKT point of the problem).
+4. A set left uncertified whose metrics are all linear in p is checked by a linear program
+   (does any distribution meet the counts and every value?): if none does, the set is
+   ``infeasible`` ("these values are not attainable together"); otherwise ``not_converged``.
+
+Every problem is held in the category-major form of :mod:`maxent.solver._problem`, shared by
+the set: binary (L = 2) when every metric is binary at one threshold, else graded with the
+lists' levels (a binary metric then sees q_n = sum_{z >= t} p_n(z)).
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from maxent.errors import ConvergenceWarning
+from maxent.solver._problem import BOUNDARY_RTOL, Batch, category_counts, count_constraints, entropy
+from maxent.solver.classify import KernelInput, Target, classify
+from maxent.solver.result import Status
+
+_LINE_STEPS = 40        # halvings of a dual Newton step before the line search gives up
+_INNER_STEPS = 60       # Newton steps on one linearised dual (quadratic once near: ~5-10)
+_INNER_TOL = 1e-12      # gradient of a linearised dual (counts, linearised values) at its optimum
+
+
+class SetForm:
+    """The categorical form a set of metrics shares and each metric's view of it."""
+
+    def __init__(self, metrics, lists, count):
+        thresholds = {m.binary_threshold for m in metrics if not m.GRADED}
+        self.graded = any(m.GRADED for m in metrics) or len(thresholds) > 1
+        self.metrics = list(metrics)
+        self.lists = lists
+        self.counts = category_counts(lists, count, None if self.graded else thresholds.pop())
+        self.L = self.counts.shape[1]
+        self.linear = all(m.SOLVER_FORM == "linear" for m in metrics)
+
+    def metric_p(self, PT, rows):
+        return PT.transpose(0, 2, 1) if self.graded else PT[:, 1]
+
+    def expectations(self, PT, rows) -> np.ndarray:
+        """E_j(p) of every metric, (b, k)."""
+        sub, p = self.lists.take(rows), self.metric_p(PT, rows)
+        return np.stack([m.expectation(p, sub) for m in self.metrics], axis=1)
+
+    def features(self, PT, rows) -> np.ndarray:
+        """W_j = dE_j/dp in category form, (b, k, L, N), 0 beyond each length."""
+        sub, p = self.lists.take(rows), self.metric_p(PT, rows)
+        active = (np.arange(PT.shape[2])[None, :] < sub.lengths[:, None])[:, None, :]
+        W = np.zeros((len(rows), len(self.metrics)) + PT.shape[1:])
+        for j, m in enumerate(self.metrics):
+            g = np.asarray(m.gradient(p, sub), dtype=np.float64)
+            if self.graded:
+                W[:, j] = g.transpose(0, 2, 1) * active
+            else:
+                W[:, j, 1] = g * active[:, 0]
+        return W
+
+
+def _classify(form: SetForm, targets, count):
+    """Each metric's class (:class:`Target`, (B, k)) and the extreme lists' faces of the
+    targets on an end, as the cells they leave (B, L, N) allowed."""
+    lists = form.lists
+    B, N = lists.grades.shape
+    cls = np.zeros((B, len(form.metrics)), dtype=np.int8)
+    allowed = np.ones((B, form.L, N), dtype=bool)
+    allowed &= (np.arange(N)[None, :] < lists.lengths[:, None])[:, None, :]
+    allowed &= (form.counts > 0)[:, :, None]
+    for j, m in enumerate(form.metrics):
+        batch = Batch(m, targets[:, j], lists, count_constraints(m, lists, count))
+        top, bot = KernelInput(batch).ends(batch.counts)
+        lo, hi = np.minimum(top, bot), np.maximum(top, bot)
+        cls[:, j] = c = classify(batch, lo, hi)
+        end = np.flatnonzero((c == Target.AT_MAX) | (c == Target.AT_MIN))
+        if not len(end):
+            continue
+        sub = batch.take(end)
+        top_is_hi = (top >= bot)[end]
+        want_top = np.where(c[end] == Target.AT_MAX, top_is_hi, ~top_is_hi)[:, None, None]
+        P_end = np.where(want_top, sub.extreme(True), sub.extreme(False))
+        F = sub.face(P_end)
+        v = sub.target
+        ok = np.abs(sub.expectation(F) - v) <= BOUNDARY_RTOL * np.maximum(1.0, np.abs(v))
+        F = np.where(ok[:, None, None], F, P_end)
+        if form.graded and not m.GRADED:
+            t = m.binary_threshold
+            z = np.arange(form.L)[None, :, None]
+            allowed[end] &= np.where(z >= t, F[:, 1:2] > 0, F[:, 0:1] > 0)
+        else:
+            allowed[end] &= F > 0
+    return cls, allowed
+
+
+class _Dual:
+    """The linearised problems of a batch of rows: counts K (b, L), features W (b, k, L, N),
+    right-hand sides r (b, k), allowed cells (b, L, N) and the free multipliers (b, L + k)."""
+
+    def __init__(self, K, W, r, allowed, free):
+        self.K, self.W, self.r, self.allowed, self.free = K, W, r, allowed, free
+
+    def state(self, theta):
+        """p (b, L, N), the dual's value D (b,) and gradient (b, L + k)."""
+        L = self.K.shape[1]
+        S = theta[:, :L, None] + np.einsum("bj,bjln->bln", theta[:, L:], self.W)
+        S = np.where(self.allowed, S, -np.inf)
+        top = S.max(axis=1, keepdims=True)
+        top = np.where(np.isfinite(top), top, 0.0)
+        E = np.exp(S - top)
+        Z = E.sum(axis=1, keepdims=True)
+        P = E / np.where(Z > 0, Z, 1.0)
+        lse = np.where(Z[:, 0] > 0, np.log(np.where(Z[:, 0] > 0, Z[:, 0], 1.0)) + top[:, 0], 0.0)
+        g = np.concatenate((P.sum(axis=2) - self.K, np.einsum("bln,bjln->bj", P, self.W) - self.r), axis=1)
+        g = np.where(self.free, g, 0.0)
+        rhs = np.concatenate((self.K, self.r), axis=1)
+        D = lse.sum(axis=1) - (np.where(self.free, theta, 0.0) * rhs).sum(axis=1)
+        return P, D, g
+
+    def hessian(self, P):
+        """Sum over ranks of the covariance of the features [e_z, W_j] under p_n, (b, M, M)."""
+        b, L, N = P.shape
+        k = self.W.shape[1]
+        mu = np.einsum("bln,bjln->bjn", P, self.W)                          # (b, k, N)
+        H = np.zeros((b, L + k, L + k))
+        H[:, :L, :L] = -np.einsum("bzn,byn->bzy", P, P)
+        H[:, np.arange(L), np.arange(L)] += P.sum(axis=2)
+        H[:, :L, L:] = np.einsum("bzn,bjzn->bzj", P, self.W) - np.einsum("bzn,bjn->bzj", P, mu)
+        H[:, L:, :L] = H[:, :L, L:].transpose(0, 2, 1)
+        PW = P[:, None] * self.W
+        H[:, L:, L:] = np.einsum("bjln,biln->bji", PW, self.W) - np.einsum("bjn,bin->bji", mu, mu)
+        fixed = ~self.free
+        H = np.where(fixed[:, :, None] | fixed[:, None, :], 0.0, H)
+        H[:, np.arange(L + k), np.arange(L + k)] += fixed
+        return H
+
+    def newton(self, theta, max_steps=_INNER_STEPS, tol=_INNER_TOL):
+        """Damped Newton from theta: (theta, p, converged (b,), steps (b,))."""
+        b = len(theta)
+        theta = theta.copy()
+        steps = np.zeros(b, dtype=np.int64)
+        live = np.ones(b, dtype=bool)
+        P, D, g = self.state(theta)
+        done = np.abs(g).max(axis=1) <= tol
+        live &= ~done
+        for _ in range(max_steps):
+            i = np.flatnonzero(live)
+            if not len(i):
+                break
+            sub = _Dual(self.K[i], self.W[i], self.r[i], self.allowed[i], self.free[i])
+            H = sub.hessian(P[i])
+            scale = np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1)
+            H += (1e-14 * (1.0 + scale))[:, None, None] * np.eye(H.shape[1])
+            d = -np.linalg.solve(H, g[i][:, :, None])[:, :, 0]
+            slope = (g[i] * d).sum(axis=1)
+            gnorm = np.linalg.norm(g[i], axis=1)
+            t = np.ones(len(i))
+            accepted = np.zeros(len(i), dtype=bool)
+            th, Pn, Dn, gn = theta[i].copy(), P[i].copy(), D[i].copy(), g[i].copy()
+            for _ in range(_LINE_STEPS):
+                w = np.flatnonzero(~accepted)
+                if not len(w):
+                    break
+                trial = theta[i[w]] + t[w, None] * d[w]
+                Pt, Dt, gt = _Dual(self.K[i[w]], self.W[i[w]], self.r[i[w]], self.allowed[i[w]],
+                                   self.free[i[w]]).state(trial)
+                # Armijo on D, or (near the optimum, where D's decrease is rounding) a
+                # decrease of the gradient's norm
+                armijo = Dt <= D[i[w]] + 1e-4 * t[w] * slope[w]
+                shrink = np.linalg.norm(gt, axis=1) <= (1.0 - 1e-4 * t[w]) * gnorm[w]
+                ok = armijo | shrink | (np.abs(gt).max(axis=1) <= tol)
+                a = w[ok]
+                th[a], Pn[a], Dn[a], gn[a] = trial[ok], Pt[ok], Dt[ok], gt[ok]
+                accepted[a] = True
+                t[w[~ok]] *= 0.5
+            theta[i], P[i], D[i], g[i] = th, Pn, Dn, gn
+            steps[i] += 1
+            conv = np.abs(gn).max(axis=1) <= tol
+            done[i] = conv
+            live[i[conv | ~accepted]] = False
+        return theta, P, done, steps
+
+
+def _spread(X, allowed):
+    """Max over ranks of (max - min over allowed categories) of X (b, L, N), (b,)."""
+    hi = np.where(allowed, X, -np.inf).max(axis=1)
+    lo = np.where(allowed, X, np.inf).min(axis=1)
+    gap = np.where(allowed.any(axis=1), hi - lo, 0.0)
+    return gap.max(axis=1, initial=0.0)
+
+
+def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s):
+    """Solve the rows of one chunk (``lists``, ``targets`` (b, k)) into rows s.. of ``out``;
+    the metrics are checked and distinct, k >= 2."""
+    form = SetForm(metrics, lists, count)
+    B, N = lists.grades.shape
+    k, L = len(metrics), form.L
+    rows = slice(s, s + B)
+    cls, allowed = _classify(form, targets, count)
+    pinned = (cls == Target.AT_MAX) | (cls == Target.AT_MIN)
+    sign = np.where(cls == Target.AT_MAX, np.inf, -np.inf)
+    status = np.full(B, Status.NOT_CONVERGED.value, dtype=object)
+    message = np.full(B, "", dtype=object)
+    names = [str(m) for m in metrics]
+
+    undefined = (cls == Target.UNDEFINED).any(axis=1)
+    for b in np.flatnonzero(undefined):
+        j = int(np.argmax(cls[b] == Target.UNDEFINED))
+        status[b] = Status.UNDEFINED.value
+        message[b] = f"no relevant document in the qrels: {names[j]} is undefined"
+    beyond = ~undefined & ((cls == Target.ABOVE) | (cls == Target.BELOW)).any(axis=1)
+    for b in np.flatnonzero(beyond):
+        j = int(np.argmax((cls[b] == Target.ABOVE) | (cls[b] == Target.BELOW)))
+        why = "above" if cls[b, j] == Target.ABOVE else "below"
+        status[b] = Status.INFEASIBLE.value
+        message[b] = (f"{names[j]} = {targets[b, j]:.12g} is {why} its attainable range; p is the "
+                      "count-only distribution")
+    active = (np.arange(N)[None, :] < lists.lengths[:, None])
+    empty_rank = (active & ~allowed.any(axis=1)).any(axis=1)
+    clash = ~undefined & ~beyond & empty_rank
+    for b in np.flatnonzero(clash):
+        status[b] = Status.INFEASIBLE.value
+        ends = ", ".join(names[j] for j in np.flatnonzero(pinned[b]))
+        message[b] = f"the ends of {ends} exclude each other: some rank can take no grade"
+
+    P = np.zeros((B, L, N))
+    theta = np.zeros((B, L + k))
+    nit = np.zeros(B, dtype=np.int64)
+    stat = np.zeros(B)
+    todo = np.flatnonzero(~undefined & ~beyond & ~clash)
+    if len(todo):
+        P[todo], theta[todo], nit[todo], stat[todo], ok = _iterate(
+            form, targets, allowed, pinned, todo, tol, kkt_tol, max_iter,
+            _start(form, targets, todo, count, tol, kkt_tol, max_iter))
+        done = todo[ok]
+        on_face = pinned[done].any(axis=1)
+        status[done] = np.where(on_face, Status.BOUNDARY.value, Status.OPTIMAL.value)
+        for b in done[on_face]:
+            ends = ", ".join(names[j] for j in np.flatnonzero(pinned[b]))
+            message[b] = (f"{ends} at an end of its attainable range: the maximum-entropy distribution "
+                          "on that face meeting the other values")
+        message[done[~on_face]] = "optimal (convex dual)" if form.linear else "KKT point"
+        left = todo[~ok]
+        if len(left) and form.linear:
+            for b in left:
+                if not _lp_feasible(form, targets[b], allowed[b], b):
+                    status[b] = Status.INFEASIBLE.value
+                    message[b] = ("these values are not attainable together (no distribution meets the "
+                                  "counts and every value: linear program)")
+        rest = left[status[left] == Status.NOT_CONVERGED.value]
+        message[rest] = "iteration limit reached or line search stalled (the values may not be attainable together)"
+    # fallback p of the rows with no solution: p = 0 where undefined, the count-only
+    # distribution where infeasible before any iteration
+    bad = np.flatnonzero(beyond | clash)
+    if len(bad):
+        length = np.maximum(form.counts[bad].sum(axis=1), 1.0)
+        P[bad] = (form.counts[bad] / length[:, None])[:, :, None] * active[bad][:, None, :]
+    no_iter = undefined | beyond | clash
+    attained = form.expectations(P, np.arange(B))
+    resid = np.maximum(np.abs(P.sum(axis=2) - form.counts).max(axis=1), np.abs(attained - targets).max(axis=1))
+    ref = np.argmax(form.counts > 0, axis=1)
+    a = theta[:, :L] - np.take_along_axis(theta[:, :L], ref[:, None], axis=1)
+    a = np.where(form.counts > 0, a, -np.inf)
+    bmult = np.where(pinned, sign, theta[:, L:])
+    mult = np.concatenate((a[:, 1:], bmult), axis=1)
+    mult[no_iter] = 0.0
+    out["P"][rows] = P.transpose(0, 2, 1) if form.graded else P[:, 1]
+    out["status"][rows], out["message"][rows] = status, message
+    out["nit"][rows], out["stationarity"][rows] = nit, np.where(no_iter, 0.0, stat)
+    out["residual"][rows], out["entropy"][rows] = resid, entropy(P)
+    out["attained"][rows], out["mult"][rows] = attained, mult
+
+
+def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter, start):
+    """Successive linearisation of the rows from ``start`` (b, L, N): (P, theta, steps,
+    stationarity, certified).
+
+    Each step asks the tangent problem for a fraction ``alpha`` of the way from E(p) to the
+    targets: far from the solution a tangent overshoots (its dual may have no optimum), so a
+    step that does not reduce the residual is refused and retried with alpha / 4; an accepted
+    step doubles alpha, up to 1 (plain successive linearisation, whose fixed point is a KKT
+    point)."""
+    b, k, L = len(rows), len(form.metrics), form.L
+    K = form.counts[rows]
+    A = allowed[rows]
+    v = targets[rows]
+    held = ~pinned[rows]                                        # metrics still constraints
+    free = np.ones((b, L + k), dtype=bool)
+    free[:, :L] = K > 0
+    free[np.arange(b), np.argmax(K > 0, axis=1)] = False          # a_ref = 0
+    free[:, L:] = held
+    P = np.where(A, start, 0.0)
+    P /= np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
+    theta = np.zeros((b, L + k))
+    nit = np.zeros(b, dtype=np.int64)
+    stat = np.zeros(b)
+    ok = np.zeros(b, dtype=bool)
+    alpha = np.ones(b)
+    W = form.features(P, rows)
+    E = form.expectations(P, rows)
+    res = np.abs(E - v).max(axis=1, where=held, initial=0.0)
+    live = np.arange(b)
+    for _ in range(max_iter):
+        Wl, El, Pl = W[live], E[live], P[live]
+        r = alpha[live, None] * (v[live] - El) + np.einsum("bjln,bln->bj", Wl, Pl)
+        th, Pn, conv, steps = _Dual(K[live], Wl, r, A[live], free[live]).newton(theta[live])
+        nit[live] += 1 if not form.linear else steps
+        if form.linear:
+            theta[live], P[live], ok[live] = th, Pn, conv
+            break
+        Wn = form.features(Pn, rows[live])
+        En = form.expectations(Pn, rows[live])
+        res_n = np.abs(En - v[live]).max(axis=1, where=held[live], initial=0.0)
+        cnt = np.abs(Pn.sum(axis=2) - K[live]).max(axis=1)
+        drift = np.einsum("bj,bjln->bln", np.where(free[live, L:], th[:, L:], 0.0), Wn - Wl)
+        stat_n = _spread(drift, A[live])
+        accept = conv & (res_n <= np.maximum(0.1 * tol, (1.0 - 0.25 * alpha[live]) * res[live]))
+        accept |= conv & (res[live] <= tol) & (res_n <= tol)
+        a = live[accept]
+        theta[a], P[a], W[a], E[a], res[a], stat[a] = (th[accept], Pn[accept], Wn[accept], En[accept],
+                                                       res_n[accept], stat_n[accept])
+        alpha[a] = np.minimum(1.0, 2.0 * alpha[a])
+        alpha[live[~accept]] *= 0.25
+        good = accept & (cnt <= tol) & (res_n <= tol) & (stat_n <= kkt_tol)
+        ok[live[good]] = True
+        live = live[~good & (alpha[live] >= 1e-12)]
+        if not len(live):
+            break
+    return P, theta, nit, stat, ok
+
+
+def _start(form: SetForm, targets, rows, count, tol, kkt_tol, max_iter):
+    """The first iterate, (b, L, N): the single-metric solution (the compiled kernels) of the
+    set's first metric non-linear in p, where it has one; else the count-only distribution.
+    It meets that metric's value, and the linearisation moves from there to the others."""
+    from maxent.solver import solve
+
+    K = form.counts[rows]
+    N = form.lists.grades.shape[1]
+    active = (np.arange(N)[None, :] < form.lists.lengths[rows, None])[:, None, :]
+    X = np.broadcast_to(K[:, :, None] / np.maximum(K.sum(axis=1), 1.0)[:, None, None], (len(rows),) + (form.L, N)) * active
+    j = next((j for j, m in enumerate(form.metrics) if m.SOLVER_FORM != "linear"), None)
+    if j is None:
+        return X
+    m = form.metrics[j]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(m, targets[rows, j], form.lists.take(rows), count=count, tol=tol, kkt_tol=kkt_tol,
+                    max_iter=max_iter)
+    got = res.success[:, None, None]
+    if m.GRADED:
+        Y = res.p.transpose(0, 2, 1)
+    elif not form.graded:
+        Y = np.stack((1.0 - res.p, res.p), axis=1) * active
+    else:
+        # a binary solution shared among the grades on each side of the threshold in the
+        # proportions of their counts
+        t = m.binary_threshold
+        above = np.arange(form.L) >= t
+        share = np.where(above, K / np.maximum((K * above).sum(axis=1, keepdims=True), 1e-300),
+                         K / np.maximum((K * ~above).sum(axis=1, keepdims=True), 1e-300))
+        q = res.p[:, None, :]
+        Y = share[:, :, None] * np.where(above[None, :, None], q, 1.0 - q) * active
+    return np.where(got, Y, X)
+
+
+def _lp_feasible(form: SetForm, v, allowed, b) -> bool:
+    """Whether some distribution on the allowed cells meets the counts and every (linear)
+    value of row b: a linear program's feasibility (HiGHS)."""
+    from scipy.optimize import linprog
+
+    rows = np.array([b])
+    L, N = allowed.shape
+    n = int(form.lists.lengths[b])
+    W = form.features(np.zeros((1, L, N)), rows)[0][:, :, :n]            # constant: linear
+    E0 = form.expectations(np.zeros((1, L, N)), rows)[0]                  # the offsets E(0)
+    cells = np.flatnonzero(allowed[:, :n].reshape(-1))
+    z, rank = np.divmod(cells, n)
+    eq = [np.eye(n)[rank].T, np.eye(L)[z].T, W.reshape(len(v), -1)[:, cells]]
+    rhs = [np.ones(n), form.counts[b], v - E0]
+    res = linprog(np.zeros(len(cells)), A_eq=np.vstack(eq), b_eq=np.concatenate(rhs),
+                  bounds=(0, 1), method="highs")
+    return res.status != 2
