@@ -321,9 +321,11 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
     E = form.expectations(P, rows)
     res = np.abs(E - v).max(axis=1, where=held, initial=0.0)
     live = np.arange(b)
+    X = P.copy()                                   # the point of linearisation
+    hist = _Anderson(b, X[0].size)
     for _ in range(max_iter):
-        Wl, El, Pl = W[live], E[live], P[live]
-        r = alpha[live, None] * (v[live] - El) + np.einsum("bjln,bln->bj", Wl, Pl)
+        Wl, El, Xl = W[live], E[live], X[live]
+        r = alpha[live, None] * (v[live] - El) + np.einsum("bjln,bln->bj", Wl, Xl)
         th, Pn, conv, steps = _Dual(K[live], Wl, r, A[live], free[live]).newton(theta[live])
         nit[live] += 1 if not form.linear else steps
         if form.linear:
@@ -335,19 +337,95 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
         cnt = np.abs(Pn.sum(axis=2) - K[live]).max(axis=1)
         drift = np.einsum("bj,bjln->bln", np.where(free[live, L:], th[:, L:], 0.0), Wn - Wl)
         stat_n = _spread(drift, A[live])
-        accept = conv & (res_n <= np.maximum(0.1 * tol, (1.0 - 0.25 * alpha[live]) * res[live]))
-        accept |= conv & (res[live] <= tol) & (res_n <= tol)
-        a = live[accept]
-        theta[a], P[a], W[a], E[a], res[a], stat[a] = (th[accept], Pn[accept], Wn[accept], En[accept],
-                                                       res_n[accept], stat_n[accept])
-        alpha[a] = np.minimum(1.0, 2.0 * alpha[a])
-        alpha[live[~accept]] *= 0.25
-        good = accept & (cnt <= tol) & (res_n <= tol) & (stat_n <= kkt_tol)
+        polish = conv & (res[live] <= tol) & (res_n <= tol)
+        full = polish | conv & (res_n <= np.maximum(0.1 * tol, (1.0 - 0.25 * alpha[live]) * res[live]))
+        a = live[full]
+        theta[a], P[a], X[a], W[a], E[a], res[a], stat[a] = (
+            th[full], Pn[full], Pn[full], Wn[full], En[full], res_n[full], stat_n[full])
+        good = full & (cnt <= tol) & (res_n <= tol) & (stat_n <= kkt_tol)
         ok[live[good]] = True
+        # a tangent solution that overshoots: the first of x + beta (p - x), beta = 1/2,
+        # 1/4, .., that reduces the residual (a tangent is accurate near x); a tangent problem
+        # without an optimum: a smaller fraction of the way next time
+        short = np.flatnonzero(conv & ~full)
+        moved = _shorter(form, rows[live[short]], Xl[short], Pn[short], v[live[short]], res[live[short]],
+                         alpha[live[short]], held[live[short]])
+        for i, (Xm, Em, rm) in moved.items():
+            row = live[short[i]]
+            X[row], E[row], res[row] = Xm, Em, rm
+        if moved:
+            at = live[short[list(moved)]]
+            W[at] = form.features(X[at], rows[at])
+        stepped = full.copy()
+        stepped[short[list(moved)]] = True
+        alpha[live[stepped]] = np.minimum(1.0, 2.0 * alpha[live[stepped]])
+        alpha[live[~stepped]] *= 0.25
+        hist.reset(live[~polish])
+        # on the constraints' surface the fixed point is approached by Anderson's mixing of
+        # the last steps (plain steps oscillate where the multipliers are large)
+        mix = live[polish & ~good]
+        if len(mix):
+            X[mix] = hist.step(mix, Xl[(polish & ~good)], Pn[(polish & ~good)], A[mix])
+            W[mix] = form.features(X[mix], rows[mix])
+            E[mix] = form.expectations(X[mix], rows[mix])
+            res[mix] = np.minimum(res[mix], tol)   # the mixed point is only where to linearise
         live = live[~good & (alpha[live] >= 1e-12)]
         if not len(live):
             break
     return P, theta, nit, stat, ok
+
+
+def _shorter(form: SetForm, rows, X, P, v, res, alpha, held, halvings=12):
+    """For each row, the first x + beta (p - x) (beta = 1/2, 1/4, ..) whose residual is below
+    (1 - beta alpha / 4) res: {index: (point, E, residual)} of the rows that found one."""
+    found = {}
+    todo = np.arange(len(rows))
+    beta = 0.5
+    for _ in range(halvings):
+        if not len(todo):
+            break
+        Xm = X[todo] + beta * (P[todo] - X[todo])
+        Em = form.expectations(Xm, rows[todo])
+        rm = np.abs(Em - v[todo]).max(axis=1, where=held[todo], initial=0.0)
+        ok = rm <= (1.0 - 0.25 * beta * alpha[todo]) * res[todo]
+        for i in np.flatnonzero(ok):
+            found[int(todo[i])] = (Xm[i], Em[i], rm[i])
+        todo = todo[~ok]
+        beta *= 0.5
+    return found
+
+
+class _Anderson:
+    """Anderson's mixing of a fixed-point iteration x -> g(x), per row, over the last
+    ``depth`` steps (Walker & Ni 2011): x' = x + f - (dX + dF) gamma with
+    gamma = argmin |f - dF gamma|, f = g(x) - x; the result is clipped to the allowed cells
+    and renormalised per rank."""
+
+    def __init__(self, rows, size, depth=5):
+        self.x = np.zeros((rows, depth, size))
+        self.f = np.zeros((rows, depth, size))
+        self.n = np.zeros(rows, dtype=np.int64)
+        self.depth = depth
+
+    def reset(self, rows):
+        self.n[rows] = 0
+
+    def step(self, rows, X, G, allowed):
+        shape = X.shape
+        x, f = X.reshape(len(rows), -1), (G - X).reshape(len(rows), -1)
+        out = G.reshape(len(rows), -1).copy()
+        for i, row in enumerate(rows):
+            n = min(self.n[row], self.depth)
+            if n:
+                dX = x[i] - self.x[row, :n]
+                dF = f[i] - self.f[row, :n]
+                gamma = np.linalg.lstsq(dF.T, f[i], rcond=None)[0]
+                out[i] = x[i] + f[i] - (dX + dF).T @ gamma
+            slot = self.n[row] % self.depth
+            self.x[row, slot], self.f[row, slot] = x[i], f[i]
+            self.n[row] += 1
+        Y = np.where(allowed, np.clip(out.reshape(shape), 0.0, 1.0), 0.0)
+        return Y / np.maximum(Y.sum(axis=1, keepdims=True), 1e-300) * (allowed.any(axis=1, keepdims=True))
 
 
 def _start(form: SetForm, targets, rows, count, tol, kkt_tol, max_iter):
