@@ -6,7 +6,8 @@ cvxpy on the same nDCG and P@10 problems at N = 100 and 1000, with both entropie
 <= 0.5 ms, batched >= 1000x cvxpy); 2. batched throughput of ``--metrics`` over ``--problems`` lists
 of trec_covid_r1 at N = 1000, per thread count, with the peak memory (tracemalloc, first thread
 count) and each metric's time over nDCG's (target <= 3); 3. the same on the depth-100 lists of
-trec_dl19_passage. ``--evidence`` appends the rows (tagged ``--label``) to
+trec_dl19_passage; 4. metric sets (``--sets``) against their metrics' single solves, at N = 100
+and 1000 (target: a set costs at most 3x its slowest metric alone; ``--sets-only``: only this). ``--evidence`` appends the rows (tagged ``--label``) to
 results/benchmarks/solver/bench_solver/; ``MAXENT_ROOT=DIR`` times another checkout's ``maxent``.
 
     python benchmarks/bench_solver.py [--problems 5000] [--workers 1,2] [--evidence --label final]
@@ -27,7 +28,7 @@ from _common import MAXENT, RESULTS, full_length, load, parser, run, sample_list
 from maxent.metrics import parse_measure
 from maxent.solver import solve
 
-ROWS: dict[str, list[dict]] = {"startup": [], "per_solve": [], "throughput": []}
+ROWS: dict[str, list[dict]] = {"startup": [], "per_solve": [], "throughput": [], "pairs": []}
 LABEL = "final"
 REPEAT = 3
 """Timed passes of each batched solve, the fastest reported (``--batch-repeat``): the first pays
@@ -139,6 +140,30 @@ def throughput(lists, names, problems, N, rng, engine, workers, collection="trec
         print(line, flush=True)
 
 
+def pairs(lists, sets, problems, Ns, rng):
+    """Several metrics held at once against their single-metric solves: per set and N, the
+    set's time over the slowest of its metrics' own (target <= 3)."""
+    print(f"== metric sets: {problems} problems of trec_covid_r1 per N ==")
+    for N in Ns:
+        batch = sample_lists(lists, problems, N, rng)
+        for names in sets:
+            ms = [parse_measure(x) for x in names]
+            T = np.stack([m.value(batch) for m in ms], axis=1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                single = [timing(lambda j=j, m=m: solve(m, T[:, j], batch), REPEAT) for j, m in enumerate(ms)]
+                joint = timing(lambda: solve(ms, T, batch), REPEAT)
+                res = solve(ms, T, batch)
+            slow = max(single)
+            counts = res.counts()
+            print(f"{'+'.join(names):14} N={N:5d} set {joint:7.2f} s  slowest single {slow:6.3f} s  "
+                  f"ratio {joint / slow:6.1f}  [{', '.join(f'{k}={c}' for k, c in counts.items() if c)}]",
+                  flush=True)
+            ROWS["pairs"].append(dict(label=LABEL, set="+".join(names), N=N, problems=problems,
+                                      set_seconds=joint, slowest_single_seconds=slow, ratio=joint / slow,
+                                      **{k: c for k, c in counts.items()}))
+
+
 _STARTUP = """
 import sys, time, warnings
 t0 = time.perf_counter()
@@ -183,6 +208,10 @@ def main(argv=None) -> int:
                     help="metrics of the batched throughput (the total compared: AP + nDCG + GAP)")
     ap.add_argument("--batch-repeat", type=int, default=REPEAT,
                     help="timed passes of each batched solve, the fastest reported (1: a single pass)")
+    ap.add_argument("--sets", default="AP+P@10,AP+nDCG,RR+AP,ERR@20+nDCG,GAP+AP",
+                    help="metric sets timed against their metrics' single solves (comma-separated, '+' within)")
+    ap.add_argument("--set-problems", type=int, default=300, help="problems per set and N")
+    ap.add_argument("--sets-only", action="store_true", help="time only the metric sets")
     args = ap.parse_args(argv)
     started = time.time()
     globals()["REPEAT"] = max(1, args.batch_repeat)
@@ -193,6 +222,21 @@ def main(argv=None) -> int:
     engine = getattr(_engine, "ISA", "compiled")     # the build the import chose
     workers = [int(w) for w in args.workers.split(",")]
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
+    if args.sets_only:
+        pairs(load(), [x.split("+") for x in args.sets.split(",")], args.set_problems, [100, 1000], rng)
+    else:
+        _all(args, rng, engine, workers)
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
+    for table, rows in ROWS.items():
+        if args.evidence and rows:
+            folder = "pairs" if table == "pairs" else "bench_solver"
+            write_evidence(RESULTS / "solver" / folder, f"{table}.csv", rows, argv, __file__, started,
+                           float_format="%.6g", append=table != "pairs",
+                           extra={"maxent_root": MAXENT, "label": LABEL})
+    return 0
+
+
+def _all(args, rng, engine, workers):
     if not args.skip_startup:
         startup()
     lists = load()
@@ -202,12 +246,7 @@ def main(argv=None) -> int:
     if not args.skip_dl19:
         throughput(load("trec_dl19_passage"), args.metrics.split(","), args.problems, 100, rng, engine,
                    workers, collection="trec_dl19_passage")
-    print(f"load average at end: {os.getloadavg()[0]:.1f}")
-    for table, rows in ROWS.items():
-        if args.evidence and rows:
-            write_evidence(RESULTS / "solver" / "bench_solver", f"{table}.csv", rows, argv, __file__, started,
-                           float_format="%.6g", append=True, extra={"maxent_root": MAXENT, "label": LABEL})
-    return 0
+    pairs(lists, [x.split("+") for x in args.sets.split(",")], args.set_problems, [100, 1000], rng)
 
 
 if __name__ == "__main__":
