@@ -43,6 +43,7 @@ class Settings:
     predict: tuple[str, ...]
     graded_pr: tuple[float, ...] | None = None   # g of the graded PR curve scored
     score_precision: str = "single"             # trec_eval 9.x (single) or 10.0 (double) ranking
+    given: tuple[str, ...] = ()                 # metrics whose values are held beside each one
 
     def metric_objects(self) -> list[Metric]:
         return [parse_measure(m) for m in self.metrics]
@@ -54,9 +55,16 @@ def at_threshold(m: Metric, t: int) -> Metric:
 
 
 def infer(metric: Metric, lists, settings: Settings):
-    """Solve the MaxEnt problems of one metric; yield (threshold, metric at it, result)."""
+    """Solve the MaxEnt problems of one metric (with the ``given`` metrics' values held
+    beside it); yield (threshold, metric at it, result)."""
     from maxent.solver import solve
 
+    if settings.given:
+        for t in settings.thresholds:
+            held = [at_threshold(m, t) for m in (metric, *(parse_measure(g) for g in settings.given))]
+            yield t, held[0], solve(held, np.stack([m.value(lists) for m in held], axis=1), lists,
+                                    count=settings.count)
+        return
     if metric.GRADED:
         res = solve(metric, metric.value(lists), lists, count=settings.count)
         for t in settings.thresholds:
@@ -98,7 +106,7 @@ def analyse_run(run, qrels, settings: Settings) -> "pd.DataFrame":
             q = threshold_probabilities(res.p, t)
             err = pr_errors(q, lists, t, settings.alignment)
             row = {
-                "run": lists.runs, "topic": lists.topics, "metric": str(metric), "threshold": t,
+                "run": lists.runs, "topic": lists.topics, "metric": label(metric, settings), "threshold": t,
                 "value": mt.value(lists), "depth": lists.lengths,
                 "count": counts_text(res, t),
                 "status": res.status, "nit": res.nit, "entropy": res.entropy,
@@ -115,6 +123,11 @@ def analyse_run(run, qrels, settings: Settings) -> "pd.DataFrame":
             row.update(graded)
             frames.append(pd.DataFrame(row))
     return pd.concat(frames, ignore_index=True)
+
+
+def label(metric, settings: Settings) -> str:
+    """The name of what a row was inferred from: the metric, with the given ones after ``+``."""
+    return " + ".join((str(metric), *settings.given))
 
 
 def _graded_solve(solved):
@@ -327,9 +340,10 @@ def _names(value, argument: str) -> tuple[str, ...]:
 
 def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, count: str = "retrieved",
                     alignment: str = "recall", min_relevant: int = 0, depth: int = 1000, predict="P@10",
-                    graded_pr=None, score_precision: str = "single") -> Informativeness:
-    """MaxEnt-infer relevance from each metric's value alone, per (run, topic), and score the
-    inferred PR curve and predicted metrics against the truth.
+                    graded_pr=None, score_precision: str = "single", given=()) -> Informativeness:
+    """MaxEnt-infer relevance from each metric's value alone (or with the ``given`` metrics'
+    values held beside it), per (run, topic), and score the inferred PR curve and predicted
+    metrics against the truth.
 
     Parameters
     ----------
@@ -343,6 +357,8 @@ def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, cou
     predict : measures predicted from every inferred distribution, or ``"all"``
     graded_pr : also score the graded PR curve with these g: ``"uniform"`` or g_1..g_c
     score_precision : ``single`` (trec_eval 9.x ranking) or ``double`` (trec_eval 10.0)
+    given : metrics whose values are held at once with each metric's
+        (:func:`maxent.solver.solve` with several metrics); rows are named ``"AP + P@10"``
 
     Returns
     -------
@@ -377,6 +393,10 @@ def informativeness(qrels, runs, metrics=DEFAULT_METRICS, *, threshold=None, cou
         raise ParameterError(f"score_precision: expected 'single' or 'double', got {score_precision!r}")
     settings = Settings(_names(metrics, "metrics"), thresholds, count, alignment, int(min_relevant), int(depth),
                         _names(ALL_PREDICT if predict == "all" else predict, "predict"),
-                        resolve_graded_pr(graded_pr, qrels.max_grade), score_precision=score_precision)
+                        resolve_graded_pr(graded_pr, qrels.max_grade), score_precision=score_precision,
+                        given=_names(given, "given") if given else ())
+    overlap = set(settings.metrics) & set(settings.given)
+    if overlap:
+        raise ParameterError(f"given: {sorted(overlap)} also in metrics; a metric is held once")
     inst = pd.concat([analyse_run(r, qrels, settings) for r in runs], ignore_index=True)
     return Informativeness(inst, error_summary(inst), settings)

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import maxent
+from maxent.errors import ParameterError
 from maxent.informativeness import Informativeness, error_summary, status_counts
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -84,3 +85,23 @@ def test_counts_of_every_status(bundled):
     assert (got["lists"], got["solved"], got["undefined"], got["not solved"], got["instances"],
             got["excluded"]) == (8, 4, 2, 2, 3, 1)
     assert error_summary(inst)["instances"].iloc[0] == 3
+
+
+def test_given_metrics_are_held_beside_each_metric():
+    import glob
+
+    runs = sorted(glob.glob(str(BUNDLED / "runs" / "*")))[:2]
+    kw = dict(threshold=1, depth=100)
+    alone = maxent.informativeness(BUNDLED / "qrels-rnd1.txt", runs, metrics=["AP"], **kw)
+    held = maxent.informativeness(BUNDLED / "qrels-rnd1.txt", runs, metrics=["AP"], given=["P@10"],
+                                  predict=["P@10"], **kw)
+    assert set(held.instances["metric"]) == {"AP + P@10"}
+    ok = held.instances["status"].isin(["optimal", "boundary"])
+    assert ok.all()
+    # P@10 is held, so it is predicted exactly
+    i = held.instances
+    np.testing.assert_allclose(i["pred P@10"], i["actual P@10"], atol=1e-9)
+    # holding P@10 as well reconstructs these PR curves better than AP alone
+    assert held.summary["rms"].iloc[0] < alone.summary["rms"].iloc[0]
+    with pytest.raises(ParameterError, match="held once"):
+        maxent.informativeness(BUNDLED / "qrels-rnd1.txt", runs, metrics=["AP"], given=["AP"], **kw)
