@@ -41,8 +41,9 @@ from maxent.solver._problem import BOUNDARY_RTOL, Batch, category_counts, count_
 from maxent.solver.classify import KernelInput, Target, classify
 from maxent.solver.result import Status
 
-_LINE_STEPS = 40        # halvings of a dual Newton step before the line search gives up
+_LINE_STEPS = 30        # halvings of a dual Newton step before the line search gives up
 _INNER_STEPS = 60       # Newton steps on one linearised dual (quadratic once near: ~5-10)
+_STALL = 30            # outer steps without halving the merit before a row is left
 _INNER_TOL = 1e-12      # gradient of a linearised dual (counts, linearised values) at its optimum
 
 
@@ -121,6 +122,9 @@ class _Dual:
     def __init__(self, K, W, r, allowed, free):
         self.K, self.W, self.r, self.allowed, self.free = K, W, r, allowed, free
 
+    def take(self, i):
+        return _Dual(self.K[i], self.W[i], self.r[i], self.allowed[i], self.free[i])
+
     def state(self, theta):
         """p (b, L, N), the dual's value D (b,) and gradient (b, L + k)."""
         L = self.K.shape[1]
@@ -168,7 +172,7 @@ class _Dual:
             i = np.flatnonzero(live)
             if not len(i):
                 break
-            sub = _Dual(self.K[i], self.W[i], self.r[i], self.allowed[i], self.free[i])
+            sub = self if len(i) == b else self.take(i)
             H = sub.hessian(P[i])
             scale = np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1)
             H += (1e-14 * (1.0 + scale))[:, None, None] * np.eye(H.shape[1])
@@ -183,8 +187,7 @@ class _Dual:
                 if not len(w):
                     break
                 trial = theta[i[w]] + t[w, None] * d[w]
-                Pt, Dt, gt = _Dual(self.K[i[w]], self.W[i[w]], self.r[i[w]], self.allowed[i[w]],
-                                   self.free[i[w]]).state(trial)
+                Pt, Dt, gt = (sub if len(w) == len(i) else sub.take(w)).state(trial)
                 # Armijo on D, or (near the optimum, where D's decrease is rounding) a
                 # decrease of the gradient's norm
                 armijo = Dt <= D[i[w]] + 1e-4 * t[w] * slope[w]
@@ -321,6 +324,8 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
     E = form.expectations(P, rows)
     res = np.abs(E - v).max(axis=1, where=held, initial=0.0)
     live = np.arange(b)
+    best = np.full(b, np.inf)
+    since = np.zeros(b, dtype=np.int64)
     X = P.copy()                                   # the point of linearisation
     hist = _Anderson(b, X[0].size)
     for _ in range(max_iter):
@@ -369,7 +374,13 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
             W[mix] = form.features(X[mix], rows[mix])
             E[mix] = form.expectations(X[mix], rows[mix])
             res[mix] = np.minimum(res[mix], tol)   # the mixed point is only where to linearise
-        live = live[~good & (alpha[live] >= 1e-12)]
+        # a row whose residual (off the surface) or stationarity (on it) has not halved in
+        # _STALL steps is left: it is not converging
+        merit = np.where(res[live] <= tol, stat[live] / kkt_tol, 1.0 + res[live] / tol)
+        better = merit <= 0.5 * best[live]
+        best[live[better]] = merit[better]
+        since[live] = np.where(better, 0, since[live] + 1)
+        live = live[~good & (alpha[live] >= 1e-12) & (since[live] < _STALL)]
         if not len(live):
             break
     return P, theta, nit, stat, ok
