@@ -92,6 +92,20 @@ def threads(request, monkeypatch):
     return request.param
 
 
+def _both(path):
+    """(oracle's result, its error), (the scan's run, its error) on one file; an error is
+    (message, line)."""
+    try:
+        want, want_err = _oracle_run(path), None
+    except InputError as e:
+        want, want_err = None, (str(e), e.line)
+    try:
+        run, err = trec.read_run(path), None
+    except InputError as e:
+        run, err = None, (str(e), e.line)
+    return want, want_err, run, err
+
+
 @pytest.mark.parametrize("layout", ["sorted", "unsorted", "split", "interleaved"])
 @pytest.mark.parametrize("bad", [None, "columns", "score", "inf", "duplicate", "nul"])
 def test_the_scan_reads_as_the_numpy_oracle(tmp_path, layout, bad, threads):
@@ -99,14 +113,7 @@ def test_the_scan_reads_as_the_numpy_oracle(tmp_path, layout, bad, threads):
     for trial in range(25):
         path = tmp_path / f"run{trial}.txt"
         path.write_bytes(_random_run(rng, layout, bad))
-        try:
-            want, want_err = _oracle_run(path), None
-        except InputError as e:
-            want, want_err = None, (str(e), e.line)
-        try:
-            run, err = trec.read_run(path), None
-        except InputError as e:
-            run, err = None, (str(e), e.line)
+        want, want_err, run, err = _both(path)
         assert err == want_err
         if run is None:
             continue
@@ -171,14 +178,7 @@ def test_the_two_halves_join_as_one_scan(tmp_path, case, threads):
         lines[-1] = lines[-1].rstrip("\n")
     path = tmp_path / "run.txt"
     path.write_text("".join(lines))
-    try:
-        want, want_err = _oracle_run(path), None
-    except InputError as e:
-        want, want_err = None, (str(e), e.line)
-    try:
-        run, err = trec.read_run(path), None
-    except InputError as e:
-        run, err = None, (str(e), e.line)
+    want, want_err, run, err = _both(path)
     assert err == want_err
     assert (err is None) == (case in ("comments before the cut", "no newline at the end"))
     if run is not None:
