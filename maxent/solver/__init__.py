@@ -223,11 +223,17 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         for s in starts:
             run(s)
 
+    return _result(out, str(metric), max_iter, target, counts, method, stacklevel=3)
+
+
+def _result(out, name, max_iter, target, K, method, stacklevel) -> MaxEntResult:
+    """The result from the output arrays; one ConvergenceWarning when some did not converge."""
     status = out["status"]
+    B = len(status)
     n_nc = int((status == Status.NOT_CONVERGED.value).sum())
     if n_nc:
-        warnings.warn(f"{metric}: {n_nc} of {B} maximum-entropy problems did not converge "
-                      f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=2)
+        warnings.warn(f"{name}: {n_nc} of {B} maximum-entropy problems did not converge "
+                      f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=stacklevel)
     return MaxEntResult(
         # one set lookup per status: the statuses are Python strings, which np.isin also visits
         # one by one, after building and sorting arrays that a single-list solve would pay for
@@ -235,7 +241,7 @@ def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", metho
         message=out["message"],
         nit=out["nit"], residual=out["residual"], stationarity=out["stationarity"],
         entropy=out["entropy"], multipliers=out["mult"], target=target,
-        attained=out["attained"], K=counts, method=method,
+        attained=out["attained"], K=K, method=method,
     )
 
 
@@ -281,17 +287,8 @@ def _solve_set(metrics, targets, lists, *, count, method, tol, max_iter, kkt_tol
         idx = np.arange(s, min(B, s + chunk))
         solve_set(metrics, targets[idx], lists.take(idx), count=count, tol=tol, kkt_tol=kkt_tol,
                   max_iter=max_iter, out=out, s=s)
-    status = out["status"]
-    n_nc = int((status == Status.NOT_CONVERGED.value).sum())
-    if n_nc:
-        warnings.warn(f"{', '.join(names)}: {n_nc} of {B} maximum-entropy problems did not converge "
-                      f"(max_iter={max_iter})", ConvergenceWarning, stacklevel=3)
-    return MaxEntResult(
-        p=out["P"], status=status, success=np.fromiter((x in _HAS_SOLUTION for x in status), bool, B),
-        message=out["message"], nit=out["nit"], residual=out["residual"],
-        stationarity=out["stationarity"], entropy=out["entropy"], multipliers=out["mult"],
-        target=targets, attained=out["attained"], K=form.counts,
-        method="newton-dual" if form.linear else "linearize")
+    return _result(out, ", ".join(names), max_iter, targets, form.counts,
+                   "newton-dual" if form.linear else "linearize", stacklevel=4)
 
 
 def _empty(B, N, L, graded):
