@@ -15,7 +15,7 @@ from maxent.informativeness import at_threshold
 from maxent.metrics import parse_measure
 
 __all__ = ["JOIN", "DEFAULT_POOL", "set_name", "set_members", "enumerate_sets", "several_supported",
-           "infer", "actual_values", "solve_set"]
+           "infer", "SOLVER_ERROR", "actual_values", "solve_set"]
 
 JOIN = " + "
 """Separates the metrics of a set in its name (a metric name never contains it)."""
@@ -65,6 +65,34 @@ def several_supported(lists) -> bool:
     return True
 
 
+SOLVER_ERROR = "solver_error"
+"""The status of lists whose solve raised an error (not a status of the solver's own)."""
+
+
+def _guarded(metrics, lists, count: str, smallest: int = 8):
+    """:func:`infer`, with a call that raises split in halves until the lists that raise are
+    found (at most ``smallest`` at a time); those get :data:`SOLVER_ERROR` and no distribution.
+    Returns an object with ``p``, ``status`` and ``success`` for every list."""
+    from types import SimpleNamespace
+
+    try:
+        res = infer(metrics, lists, count)
+        return SimpleNamespace(p=res.p, status=np.asarray(res.status, dtype=object),
+                               success=np.asarray(res.success, dtype=bool))
+    except (ArithmeticError, ValueError, np.linalg.LinAlgError):
+        B = len(lists)
+        if B <= smallest:
+            graded = any(m.GRADED for m in metrics)
+            shape = (B, lists.grades.shape[1], lists.levels) if graded else (B, lists.grades.shape[1])
+            return SimpleNamespace(p=np.zeros(shape), status=np.full(B, SOLVER_ERROR, dtype=object),
+                                   success=np.zeros(B, dtype=bool))
+        half = B // 2
+        parts = [_guarded(metrics, lists.take(np.arange(a, b)), count, smallest) for a, b in ((0, half), (half, B))]
+        return SimpleNamespace(p=np.concatenate([x.p for x in parts]),
+                               status=np.concatenate([x.status for x in parts]),
+                               success=np.concatenate([x.success for x in parts]))
+
+
 def actual_values(lists, pool, t: int) -> pd.DataFrame:
     """One row per list: run, topic, R (relevant in the qrels at ``t``), relevant retrieved and
     the actual value of every pool metric (binary ones at ``t``)."""
@@ -86,7 +114,7 @@ def solve_set(names, lists, pool, t: int, count: str, alignment: str = "recall")
     with warnings.catch_warnings():
         # statuses are recorded per list and counted in the tables, not warned about
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = infer(metrics, lists, count)
+        res = _guarded(metrics, lists, count)
     q = threshold_probabilities(res.p, t)
     err = pr_errors(q, lists, t, alignment)
     success = np.asarray(res.success, dtype=bool)

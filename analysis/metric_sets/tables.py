@@ -12,7 +12,7 @@ from analysis.metric_sets.compute import JOIN, set_members
 __all__ = ["STATUSES", "kendall", "predictions", "sets_table", "common_targets", "greedy", "greedy_table",
            "topic_means", "verdict", "marginal"]
 
-STATUSES = ("optimal", "boundary", "infeasible", "not_converged", "undefined")
+STATUSES = ("optimal", "boundary", "infeasible", "not_converged", "undefined", "solver_error")
 
 
 def kendall(a, b) -> float:
