@@ -56,7 +56,8 @@ from maxent.errors import ConvergenceWarning, ParameterError
 from maxent.ranked import RankedLists
 from maxent.solver import _engine
 from maxent.solver._problem import BOUNDARY_RTOL, COUNTS, Batch, count_constraints, entropy
-from maxent.solver.classify import KernelInput, Target, classify, on_end, one_point
+from maxent.solver.classify import Target, classify, on_end, one_point
+from maxent.solver.forms import SECOND_RUN, Form, form_class, form_of
 from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
@@ -71,13 +72,6 @@ METHODS = ("auto", "newton-dual", "newton-kkt", "linearize", "cvxpy")
 _CHUNK_ELEMENTS = 1 << 18   # problems are solved in chunks of about this many B*N*L cells
 # (2 MiB per array, at a fraction of the memory of larger chunks; graded metrics use half of
 # it, so a 5000 x 1000 batch of AP, nDCG or GAP peaks under 200 MiB, mostly the returned p)
-
-_KKT_STEPS = 40   # Newton-KKT steps (from the linear relaxation) before the second run: some
-# lists take ~20 small damped steps, then converge quadratically (robust03's THUIRr0301/615
-# under GAP(g=0.1,0.9) in 25); stalled problems are found by the line search within ~3 steps
-_CASCADE_SWITCH = 1.0   # RR/ERR: linearisation until the stationarity is below this, then
-# Newton-KKT (from there it certifies trec_covid_r1's ERR lists in about 3 steps)
-_SECOND_RUN = 10   # the (few) problems of the second run get 10 x max_iter linearisation steps
 
 _AT_MAXIMUM = "target at the maximum attainable value"
 _SECOND_RUN_MESSAGE = "KKT point (second run: successive linearisation)"
@@ -95,9 +89,7 @@ def _check_metric(metric):
     if not metric.HAS_EXPECTATION:
         raise ParameterError(f"{metric}: has no expectation under a product distribution; "
                              "it cannot be a maximum-entropy constraint")
-    if metric.SOLVER_FORM not in ("linear", "prefix", "cascade"):
-        raise ParameterError(f"{metric}: the solver has no kernel for it (its SOLVER_FORM is "
-                             f"{metric.SOLVER_FORM!r}; expected linear, prefix or cascade)")
+    form_class(metric)
     return metric
 
 
@@ -120,26 +112,14 @@ def value_range(metric, lists: RankedLists, count: str = "retrieved") -> np.ndar
     for s in range(0, len(lists), chunk):
         idx = np.arange(s, min(len(lists), s + chunk))
         batch = Batch(metric, np.zeros(len(idx)), lists.take(idx), counts[idx])
-        top, bot = KernelInput(batch).ends(batch.counts)
+        top, bot = form_of(batch).ends(batch.counts)
         out[idx, 0], out[idx, 1] = np.minimum(top, bot), np.maximum(top, bot)
     return out
 
 
 def _method(metric, method: str) -> str:
     """The method that runs for ``method`` (ParameterError where it does not apply)."""
-    form = metric.SOLVER_FORM
-    runs = {"linear": "newton-dual", "prefix": "newton-kkt", "cascade": "linearize+newton-kkt"}[form]
-    if method == "auto":
-        return runs
-    if method in ("newton-dual", "cvxpy") and form != "linear":
-        raise ParameterError(f"method={method!r} needs a metric linear in p; {metric} is not "
-                             "(use 'linearize' or 'auto')")
-    if method == "newton-kkt" and form != "prefix":
-        raise ParameterError(f"method='newton-kkt' needs a metric with a prefix-structured "
-                             f"Hessian (AP, GAP); {metric} has none (use 'linearize' or 'auto')")
-    if method == "linearize" and form == "linear":
-        return "newton-dual"     # one linearised subproblem is the dual problem itself
-    return method
+    return form_class(metric).method(method, metric)
 
 
 def solve(metric, target, lists: RankedLists, *, count: str = "retrieved", method: str = "auto",
@@ -286,7 +266,7 @@ def _solve_set(metrics, targets, lists, *, count, method, tol, max_iter, kkt_tol
     for s in range(0, B, chunk):
         idx = np.arange(s, min(B, s + chunk))
         solve_set(metrics, targets[idx], lists.take(idx), count=count, tol=tol, kkt_tol=kkt_tol,
-                  max_iter=max_iter, out=out, s=s)
+                  max_iter=max_iter, out=out, s=s, solve_one=solve)
     return _result(out, ", ".join(names), max_iter, targets, form.counts,
                    "newton-dual" if form.linear else "linearize", stacklevel=4)
 
@@ -310,8 +290,8 @@ def _empty(B, N, L, graded):
 def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     """classify -> kernel -> certify -> result, for the problems of ``batch`` (rows s.. of
     ``out``)."""
-    kin = KernelInput(batch)
-    top, bot = kin.ends(batch.counts)
+    form = form_of(batch)
+    top, bot = form.ends(batch.counts)
     lo, hi, top_is_hi = np.minimum(top, bot), np.maximum(top, bot), top >= bot
     cls = classify(batch, lo, hi)
     _write_classified(batch, cls, lo, hi, top_is_hi, tol, out, s)
@@ -321,14 +301,13 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
     if method == "cvxpy":
         _solve_reference(batch, interior, out, s)
         return
-    code, nit = _kernel(kin, batch, cls == Target.INTERIOR, lo, hi, method, tol, kkt_tol, max_iter, out, s)
+    code, nit = _kernel(form, batch, cls == Target.INTERIOR, lo, hi, method, tol, kkt_tol, max_iter, out, s)
     left = np.flatnonzero(code == _CODE.CODE_NOT_CERTIFIED)
-    if len(left) and kin.form == "cascade":
-        # second run: successive linearisation with 10 x max_iter steps
+    second = form.second_run(max_iter)
+    if len(left) and second:
         again = np.zeros(len(batch), dtype=bool)
         again[left] = True
-        code2, nit2 = _kernel(kin, batch, again, lo, hi, "linearize", tol, kkt_tol,
-                              _SECOND_RUN * max_iter, out, s)
+        code2, nit2 = _kernel(form, batch, again, lo, hi, second[0], tol, kkt_tol, second[1], out, s)
         code[left] = np.where(code2[left] == _CODE.CODE_OPTIMAL, _CODE.CODE_SECOND_RUN, code2[left])
         out["nit"][s + left] += nit[left]
         left = np.flatnonzero(code == _CODE.CODE_NOT_CERTIFIED)
@@ -341,7 +320,7 @@ def _solve_batch(batch: Batch, method, tol, kkt_tol, max_iter, out, s):
         _uncertified(batch, left, lo, hi, top_is_hi, tol, out, s)
 
 
-def _kernel(kin: KernelInput, batch: Batch, solve_me, lo, hi, method, tol, kkt_tol, max_iter, out, s):
+def _kernel(form: Form, batch: Batch, solve_me, lo, hi, method, tol, kkt_tol, max_iter, out, s):
     """Run the kernel of the metric's form on the problems ``solve_me`` and write their p,
     multipliers, residual, stationarity, entropy and attained value (their last iterate when
     not certified); return the kernels' codes and step counts, (B,) each."""
@@ -355,21 +334,9 @@ def _kernel(kin: KernelInput, batch: Batch, solve_me, lo, hi, method, tol, kkt_t
     nit = np.zeros(B, dtype=np.int64)
     resid, ent, att, stat = np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B)
     mask = np.ascontiguousarray(solve_me, dtype=np.uint8)
-    if kin.form == "linear":
-        _engine.linear_batch(kin.WT, batch.target, batch.counts, kin.lengths, mask, tol, max_iter,
-                             P_out, col0, theta, code, nit, resid, ent, att)
-    elif kin.form == "prefix":
-        # linearize: the second run alone (max_iter steps), after the two start steps
-        newton, steps = (0, max_iter) if method == "linearize" else (_KKT_STEPS, _SECOND_RUN * max_iter)
-        _engine.prefix_batch(kin.js, kin.kappa, kin.f, batch.target, batch.counts, kin.lengths, mask,
-                             lo, hi, tol, kkt_tol, newton, steps, P_out, col0, theta,
-                             code, nit, resid, ent, att, stat)
-    else:
-        newton = 0 if method == "linearize" else _KKT_STEPS
-        switch = _CASCADE_SWITCH if newton else 0.0
-        _engine.cascade_batch(kin.s, kin.c, batch.target, batch.counts, kin.lengths, mask, tol,
-                              kkt_tol, newton, max_iter, switch, P_out, col0, theta, code, nit,
-                              resid, ent, att, stat)
+    form.solve(batch, mask, lo, hi, method, tol, kkt_tol, max_iter,
+               SimpleNamespace(P=P_out, col0=col0, theta=theta, code=code, nit=nit, resid=resid, ent=ent,
+                               att=att, stat=stat))
     i = np.flatnonzero(mask)
     g = s + i
     out["nit"][g] = nit[i]
@@ -409,7 +376,7 @@ def _write_rows(batch: Batch, i, PT, out, s, status, message, mult=None, attaine
 
 def _extremes(sub: Batch, top_is_hi):
     """The extreme lists attaining the maximum and the minimum of the range, (B, L, N) each
-    (``top_is_hi``: whether the top list attains the maximum, from :meth:`KernelInput.ends`)."""
+    (``top_is_hi``: whether the top list attains the maximum, from :meth:`Form.ends <maxent.solver.forms.Form.ends>`)."""
     P_top, P_bot = sub.extreme(True), sub.extreme(False)
     top_is_hi = np.asarray(top_is_hi)[:, None, None]
     return np.where(top_is_hi, P_top, P_bot), np.where(top_is_hi, P_bot, P_top)

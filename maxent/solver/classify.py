@@ -13,15 +13,13 @@ Every problem of a batch gets one class:
   inside [lo, hi], that is the targets on or below an end that is not certified (RR and ERR
   below their deterministic minimum, where a fractional list can go).
 
-The ends come from the compiled engine (``*_range``: the same sums the kernels use), for
-every metric form: ``linear`` (E = <W, p>), ``prefix`` (AP, GAP) and ``cascade`` (RR, ERR).
+The ends come from the compiled engine (``*_range``: the same sums the kernels use), through
+each metric's form (:mod:`maxent.solver.forms`).
 """
 from __future__ import annotations
 
 import numpy as np
 
-from maxent.errors import ParameterError
-from maxent.solver import _engine
 from maxent.solver._problem import BOUNDARY_RTOL, Batch, cascade_lower_bound, certified_ends
 
 
@@ -35,50 +33,6 @@ class Target:
     AT_MIN = 3
     ABOVE = 4
     BELOW = 5
-
-
-class KernelInput:
-    """What the compiled kernels of a metric form need of a batch, prepared once per batch:
-    ``linear``: the constant features WT (B, L, N); ``prefix``: ``metric.prefix_hessian``;
-    ``cascade``: ``metric.cascade_form``."""
-
-    def __init__(self, batch: Batch):
-        metric, lists = batch.metric, batch.lists
-        self.form = metric.SOLVER_FORM
-        self.lengths = lists.lengths.astype(np.int64)
-        N = lists.grades.shape[1]
-        if self.form == "linear":
-            self.WT = np.ascontiguousarray(batch.features(batch.uniform()))
-        elif self.form == "prefix":
-            js, kappa, f = metric.prefix_hessian(lists)
-            self.js = np.asarray(js, dtype=np.int64)
-            self.kappa = np.ascontiguousarray(np.asarray(kappa, dtype=np.float64).reshape(len(batch), -1))
-            self.f = np.ascontiguousarray(np.asarray(f, dtype=np.float64)[:N])
-        elif self.form == "cascade":
-            s, c = metric.cascade_form(lists)
-            if np.any(np.diff(s) < 0):
-                # the extreme lists (and the certified maximum) order the grades by satisfaction
-                raise ParameterError(f"{metric}: the cascade solver needs a satisfaction "
-                                     f"non-decreasing in the grade, got {np.asarray(s)}")
-            self.s = np.ascontiguousarray(s, dtype=np.float64)
-            self.c = np.ascontiguousarray(np.asarray(c, dtype=np.float64)[:N])
-        else:
-            raise ValueError(f"{metric}: no solver form")
-
-    def ends(self, counts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """E of the two deterministic extreme lists, (B,) each: ``top`` fills the categories
-        in the metric's order of preference (:meth:`Batch.extreme` with top=True), ``bot`` in
-        the reverse order. The range is [min, max] of the two."""
-        B = len(counts)
-        top, bot = np.zeros(B), np.zeros(B)
-        K = np.ascontiguousarray(counts, dtype=np.float64)
-        if self.form == "linear":
-            _engine.linear_range(self.WT, K, self.lengths, top, bot)
-        elif self.form == "prefix":
-            _engine.prefix_range(self.js, self.kappa, self.f, K, self.lengths, top, bot)
-        else:
-            _engine.cascade_range(self.s, self.c, K, self.lengths, top, bot)
-        return top, bot
 
 
 def on_end(v: np.ndarray, end: np.ndarray) -> np.ndarray:

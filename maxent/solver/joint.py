@@ -38,7 +38,8 @@ import numpy as np
 
 from maxent.errors import ConvergenceWarning
 from maxent.solver._problem import BOUNDARY_RTOL, Batch, category_counts, count_constraints, entropy
-from maxent.solver.classify import KernelInput, Target, classify
+from maxent.solver.classify import Target, classify
+from maxent.solver.forms import form_of
 from maxent.solver.result import Status
 
 _LINE_STEPS = 30        # halvings of a dual Newton step before the line search gives up
@@ -92,7 +93,7 @@ def _classify(form: SetForm, targets, count):
     allowed &= (form.counts > 0)[:, :, None]
     for j, m in enumerate(form.metrics):
         batch = Batch(m, targets[:, j], lists, count_constraints(m, lists, count))
-        top, bot = KernelInput(batch).ends(batch.counts)
+        top, bot = form_of(batch).ends(batch.counts)
         lo, hi = np.minimum(top, bot), np.maximum(top, bot)
         cls[:, j] = c = classify(batch, lo, hi)
         end = np.flatnonzero((c == Target.AT_MAX) | (c == Target.AT_MIN))
@@ -213,9 +214,10 @@ def _spread(X, allowed):
     return gap.max(axis=1, initial=0.0)
 
 
-def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s):
+def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s, solve_one):
     """Solve the rows of one chunk (``lists``, ``targets`` (b, k)) into rows s.. of ``out``;
-    the metrics are checked and distinct, k >= 2."""
+    the metrics are checked and distinct, k >= 2. ``solve_one``: the single-metric solve
+    (:func:`maxent.solver.solve`), whose solution starts the iteration."""
     form = SetForm(metrics, lists, count)
     B, N = lists.grades.shape
     k, L = len(metrics), form.L
@@ -255,7 +257,7 @@ def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s)
     if len(todo):
         P[todo], theta[todo], nit[todo], stat[todo], ok = _iterate(
             form, targets, allowed, pinned, todo, tol, kkt_tol, max_iter,
-            _start(form, targets, todo, count, tol, kkt_tol, max_iter))
+            _start(form, targets, todo, count, tol, kkt_tol, max_iter, solve_one))
         done = todo[ok]
         on_face = pinned[done].any(axis=1)
         status[done] = np.where(on_face, Status.BOUNDARY.value, Status.OPTIMAL.value)
@@ -439,11 +441,10 @@ class _Anderson:
         return Y / np.maximum(Y.sum(axis=1, keepdims=True), 1e-300) * (allowed.any(axis=1, keepdims=True))
 
 
-def _start(form: SetForm, targets, rows, count, tol, kkt_tol, max_iter):
+def _start(form: SetForm, targets, rows, count, tol, kkt_tol, max_iter, solve):
     """The first iterate, (b, L, N): the single-metric solution (the compiled kernels) of the
     set's first metric non-linear in p, where it has one; else the count-only distribution.
     It meets that metric's value, and the linearisation moves from there to the others."""
-    from maxent.solver import solve
 
     K = form.counts[rows]
     N = form.lists.grades.shape[1]

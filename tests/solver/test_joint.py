@@ -184,7 +184,8 @@ def test_one_metric_through_the_set_path_matches_the_compiled_solver(name, monke
            "residual": np.zeros(8), "stationarity": np.zeros(8), "entropy": np.zeros(8),
            "mult": np.zeros((8, ref.multipliers.shape[1])), "attained": np.zeros((8, 1))}
     monkeypatch.setattr(joint, "_start", _count_only_start)
-    solve_set([m], v, lists, count="retrieved", tol=1e-10, kkt_tol=1e-9, max_iter=500, out=out, s=0)
+    solve_set([m], v, lists, count="retrieved", tol=1e-10, kkt_tol=1e-9, max_iter=500, out=out, s=0,
+              solve_one=solve)
     np.testing.assert_array_equal(out["status"], ref.status)
     ok = ref.success
     np.testing.assert_allclose(out["entropy"][ok], ref.entropy[ok], rtol=1e-10)
