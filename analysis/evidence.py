@@ -114,7 +114,17 @@ def _active_jobs() -> list[Job]:
     return jobs
 
 
-JOBS: tuple[Job, ...] = (*_maxent_jobs(), *_gap_jobs(), *_active_jobs())
+def _metric_sets_jobs() -> list[Job]:
+    files = ("predictions.csv", "sets.csv", "greedy.csv", "marginal.csv", "webber.csv", "webber_tests.csv",
+             "gupta.csv", "gupta_tests.csv")
+    # the regression baseline trains on collections that share no run or topic with the bundled
+    # sample (TREC-COVID round 1 holds the sample's runs)
+    train = [f"--train={d}={_COLLECTIONS[d][1]},{_COLLECTIONS[d][0]}" for d in ("robust03", "trec_dl19_passage")]
+    args = (*_data("trec_runs"), "--depth", "1000", "--max-size", "2", "--workers", "2", *train)
+    return [Job("metric_sets", "trec_runs", args, files)]
+
+
+JOBS: tuple[Job, ...] = (*_maxent_jobs(), *_gap_jobs(), *_active_jobs(), *_metric_sets_jobs())
 
 
 def select(only: str | None) -> list[Job]:

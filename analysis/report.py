@@ -397,6 +397,90 @@ def mutation(results: Path) -> str:
     return _md(["file", "sampled", "killed", "survived", "no test / timeout", "score"], rows)
 
 
+def _sets(results: Path, name: str) -> pd.DataFrame:
+    return _read(results, "metric_sets", "trec_runs", name)
+
+
+def metric_sets_best(results: Path) -> str:
+    """The ten sets with the lowest mean PR-curve RMS on the bundled sample, 95% intervals."""
+    s = _sets(results, "sets.csv").sort_values(["pr rms", "set"]).head(10)
+    rows = [[f"`{r['set']}`", int(r["size"]), int(r["instances"]), _ci(r["pr rms"], r["pr rms lo"], r["pr rms hi"]),
+             f"{r['pool rms']:.4f}", int(r["not solved"])] for r in s.to_dict("records")]
+    return _md(["set", "metrics", "lists", "PR RMS [95% CI]", "pool RMS", "not solved"], rows)
+
+
+def metric_sets_singles(results: Path) -> str:
+    """Every single metric of the pool and its best partner, on the bundled sample."""
+    s = _sets(results, "sets.csv")
+    one = s[s["size"] == 1].sort_values(["pr rms", "set"])
+    rows = []
+    for r in one.to_dict("records"):
+        pairs = s[(s["size"] == 2) & s["set"].str.split(" + ", regex=False).map(lambda m, x=r["set"]: x in m)]
+        best = pairs.sort_values(["pr rms", "set"]).iloc[0] if len(pairs) else None
+        rows.append([f"`{r['set']}`", _ci(r["pr rms"], r["pr rms lo"], r["pr rms hi"]), f"{r['pool rms']:.4f}",
+                     "" if best is None else f"`{best['set']}`",
+                     "" if best is None else _ci(best["pr rms"], best["pr rms lo"], best["pr rms hi"]),
+                     int(r["not solved"]) + (0 if best is None else int(best["not solved"]))])
+    return _md(["metric", "PR RMS [95% CI]", "pool RMS", "best pair with it", "its PR RMS [95% CI]",
+                "not solved (both)"], rows)
+
+
+def metric_sets_greedy(results: Path) -> str:
+    """Greedy forward selection by PR-curve RMS and by the pool RMS, on the bundled sample."""
+    g = _sets(results, "greedy.csv")
+    rows = [[r["criterion"], int(r["size"]), f"`{r['set']}`", f"`{r['added']}`", f"{r['value']:.4f}",
+             _ci(r["pr rms"], r["pr rms lo"], r["pr rms hi"])] for r in g.to_dict("records")]
+    return _md(["criterion", "size", "set", "added", "criterion value", "PR RMS [95% CI]"], rows)
+
+
+def metric_sets_marginal(results: Path) -> str:
+    """What adding a metric to one metric changes in the PR-curve RMS: the verdicts counted,
+    and the five largest decided reductions."""
+    m = _sets(results, "marginal.csv")
+    lower = m["verdict"] == m["with"] + " lower"
+    higher = m["verdict"] == m["set"] + " lower"
+    head = (f"{len(m)} tests (Holm over all of them): adding the metric lowers the RMS in {int(lower.sum())}, "
+            f"raises it in {int(higher.sum())}, undecided in {int((~lower & ~higher).sum())}.\n\n")
+    top = m[lower].sort_values("diff").head(5)
+    rows = [[f"`{r['set']}`", f"`{r['added']}`", int(r["topics"]), f"{r['pr rms set']:.4f}",
+             f"{r['pr rms with']:.4f}", _ci(r["diff"], r["diff lo"], r["diff hi"]), _p(r["p_holm"]), r["verdict"]]
+            for r in top.to_dict("records")]
+    return head + _md(["set", "added", "topics", "PR RMS of the set", "with the metric", "difference [95% CI]",
+                       "t (Holm)", "verdict"], rows)
+
+
+def metric_sets_gupta(results: Path) -> str:
+    """MaxEnt against the regression of Gupta et al. (2019) on system means, per set: paired
+    tests over the targets."""
+    t = _sets(results, "gupta_tests.csv")
+    g = _sets(results, "gupta.csv")
+    train = ", ".join(sorted({c for x in g["train collections"].dropna() for c in x.split(",")}))
+    counts = t.groupby(["quantity", "verdict"]).size()
+    lines = []
+    for q in dict.fromkeys(t["quantity"]):
+        c = counts[q]
+        lines.append(f"- {q}: " + ", ".join(f"{v}: {int(n)}" for v, n in c.items() if not v.startswith("undecided"))
+                     + (", " if any(not v.startswith("undecided") for v in c.index) else "")
+                     + f"undecided: {int(sum(n for v, n in c.items() if v.startswith('undecided')))} of {int(c.sum())} sets")
+    means = [[q, f"{g[a].mean():.3f}", f"{g[b].mean():.3f}"] for q, a, b in
+             (("Kendall tau (runs)", "tau maxent", "tau ols"), ("RMS (runs)", "rms maxent", "rms ols"))]
+    return (f"Trained on: {train}; {len(g)} (set, target) pairs.\n\n" + "\n".join(lines) + "\n\n"
+            + _md(["mean over (set, target)", "MaxEnt", "regression"], means))
+
+
+def metric_sets_webber(results: Path) -> str:
+    """Webber et al. (2008)'s question across topic halves, on the bundled sample."""
+    w = _sets(results, "webber.csv")
+    t = _sets(results, "webber_tests.csv")
+    rows = [[f"`{r['metric']}`", int(r["splits"]), int(r["topics per half"]),
+             _ci(r["tau"], r["tau lo"], r["tau hi"], 3)] for r in w.to_dict("records")]
+    tests = [[f"`{r['metric']}` - `{r['target']}`", _ci(r["diff"], r["diff lo"], r["diff hi"], 3),
+              f"{100 * r['share higher']:.0f} %", r["verdict"]] for r in t.to_dict("records")]
+    return (_md(["ranks systems on one half", "splits", "topics per half",
+                 "tau with P@10 on the other half [central 95% of splits]"], rows) + "\n\n"
+            + _md(["difference of tau", "mean [central 95% of splits]", "splits where higher", "verdict"], tests))
+
+
 TABLES: dict[str, Callable[[Path], str]] = {
     "headline": headline, "table1": table1, "paired_pr": paired_pr, "paired_p10": paired_p10,
     "protocol": protocol, "protocol_tests": protocol_tests, "alignment": alignment, "gap_sweep": gap_sweep,
@@ -406,6 +490,9 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bench_deep": bench_deep,
     "bench_deep": bench_deep,
     "trec_eval_lines": trec_eval_lines,
+    "metric_sets_best": metric_sets_best, "metric_sets_singles": metric_sets_singles,
+    "metric_sets_greedy": metric_sets_greedy, "metric_sets_marginal": metric_sets_marginal,
+    "metric_sets_gupta": metric_sets_gupta, "metric_sets_webber": metric_sets_webber,
 }
 """The registered tables: NAME -> function of the results folder returning Markdown."""
 

@@ -92,7 +92,8 @@ def gupta_tests(g: pd.DataFrame, *, alpha: float = 0.05, power: float = 0.8) -> 
     from maxent.stats import adjust, family_mde, paired_tests
 
     rows = []
-    for quantity, a_col, b_col in (("1 - tau (runs)", "tau maxent", "tau ols"), ("rms (runs)", "rms maxent", "rms ols")):
+    for quantity, a_col, b_col in (("1 - tau (runs)", "tau maxent", "tau ols"),
+                                   ("rms (runs)", "rms maxent", "rms ols")):
         part = []
         for name, s in g.groupby("set", sort=False):
             s = s.dropna(subset=[a_col, b_col])
