@@ -84,6 +84,37 @@ static inline void block_masks(const unsigned char *p, Py_ssize_t avail, uint64_
         *zero = z;
 }
 
+/* One event of a block's masks (bit j): a token's start or end is recorded among the line's
+ * first ncols tokens (s, e, at byte offset at) and counted; returns 1 when the event ends a
+ * line. Both readers' scans go through it, so they split tokens alike. */
+static inline int scan_event(uint64_t start, uint64_t end, uint64_t nl, int j, int64_t at, int ncols,
+                             int64_t *s, int64_t *e, int64_t *count)
+{
+    const uint64_t bit = (uint64_t)1 << j;
+    if (start & bit) {
+        if (*count < ncols)
+            s[*count] = at;
+        return 0;
+    }
+    if (end & bit) {
+        if (*count < ncols)
+            e[*count] = at;
+        (*count)++;
+    }
+    return (nl & bit) != 0;
+}
+
+/* After the last block: a scan that ends inside a token (prev_ws 0: whole blocks, the last
+ * byte not a space) ends that token at offset at. */
+static inline void scan_end(uint64_t prev_ws, int64_t at, int ncols, int64_t *e, int64_t *count)
+{
+    if (prev_ws)
+        return;
+    if (*count < ncols)
+        e[*count] = at;
+    (*count)++;
+}
+
 /* The kept lines of tokenize: their kept tokens' bounds and their line numbers, in bytearrays of
  * int32 (files under 2 GiB: half the memory to write) or int64 items, grown by doubling. */
 typedef struct {
@@ -167,7 +198,8 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
     if (!o.starts || !o.ends || !o.lines || lines_reserve(&o, len / 32 + 16) < 0)
         goto fail;
     int64_t s[64], e[64];  /* the current line's first ncols tokens */
-    Py_ssize_t lineno = 1, count = 0, bad_line = 0, bad_count = 0;
+    Py_ssize_t lineno = 1, bad_line = 0, bad_count = 0;
+    int64_t count = 0;
     uint64_t prev_ws = 1;  /* the file starts after whitespace */
     /* Each 64-byte block gives bit masks of token starts (a non-space after a space), token
      * ends (a space after a non-space) and newlines; the loop visits only those bytes, in order.
@@ -182,18 +214,7 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
         const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
         for (uint64_t ev = start | end | nl; ev; ev &= ev - 1) {
             const int j = __builtin_ctzll(ev);
-            const uint64_t bit = (uint64_t)1 << j;
-            if (start & bit) {
-                if (count < ncols)
-                    s[count] = base + j;
-                continue;
-            }
-            if (end & bit) {
-                if (count < ncols)
-                    e[count] = base + j;
-                count++;
-            }
-            if (!(nl & bit))
+            if (!scan_event(start, end, nl, j, base + j, ncols, s, e, &count))
                 continue;
             if (count > 0 && p[s[0]] != '#') {  /* the end of a line to keep */
                 if (exact ? count != ncols : count < ncols) {
@@ -208,11 +229,8 @@ static PyObject *tokenize(PyObject *self, PyObject *args)
             count = 0;
         }
     }
-    if (!bad_line && !prev_ws) {  /* a file of whole blocks ending in a token: it ends there */
-        if (count < ncols)
-            e[count] = len;
-        count++;
-    }
+    if (!bad_line)  /* a file of whole blocks ending in a token: it ends there */
+        scan_end(prev_ws, len, ncols, e, &count);
     if (!bad_line && count > 0 && p[s[0]] != '#') {  /* a last line without a newline */
         if (exact ? count != ncols : count < ncols) {
             bad_line = lineno;
@@ -1007,18 +1025,7 @@ static void scan_chunk(Chunk *o)
         const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
         for (uint64_t ev = start | end | nl; ev; ev &= ev - 1) {
             const int j = __builtin_ctzll(ev);
-            const uint64_t bit = (uint64_t)1 << j;
-            if (start & bit) {
-                if (count < ncols)
-                    s[count] = base + j;
-                continue;
-            }
-            if (end & bit) {
-                if (count < ncols)
-                    e[count] = base + j;
-                count++;
-            }
-            if (!(nl & bit))
+            if (!scan_event(start, end, nl, j, base + j, ncols, s, e, &count))
                 continue;
             if (count > 0 && p[s[0]] != '#') {
                 if (count < ncols) {
@@ -1035,11 +1042,8 @@ static void scan_chunk(Chunk *o)
             count = 0;
         }
     }
-    if (!o->bad_line && !prev_ws) {     /* the chunk (the file) ends in a token */
-        if (count < ncols)
-            e[count] = end_of;
-        count++;
-    }
+    if (!o->bad_line)               /* the chunk (the file) ends in a token */
+        scan_end(prev_ws, end_of, ncols, e, &count);
     if (!o->bad_line && count > 0 && p[s[0]] != '#') {   /* a last line without a newline */
         if (count < ncols) {
             o->bad_line = lineno;
