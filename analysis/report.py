@@ -450,22 +450,24 @@ def metric_sets_marginal(results: Path) -> str:
 
 
 def metric_sets_gupta(results: Path) -> str:
-    """MaxEnt against the regression of Gupta et al. (2019) on system means, per set: paired
-    tests over the targets."""
+    """MaxEnt against the regression of Gupta et al. (2019) on system means: the paired test over
+    the targets' means over sets, and the per-set tests' verdicts counted."""
     t = _sets(results, "gupta_tests.csv")
     g = _sets(results, "gupta.csv")
     train = ", ".join(sorted({c for x in g["train collections"].dropna() for c in x.split(",")}))
-    counts = t.groupby(["quantity", "verdict"]).size()
+    pooled = t["set"].str.startswith("all sets")
+    rows = [[r["quantity"], int(r["targets"]), f"{r['maxent']:.4f}", f"{r['ols']:.4f}", f"{r['diff']:+.4f}",
+             _p(r["p_t"]), f"{r['mde']:.4f}", r["verdict"]] for r in t[pooled].to_dict("records")]
     lines = []
-    for q in dict.fromkeys(t["quantity"]):
-        c = counts[q]
-        lines.append(f"- {q}: " + ", ".join(f"{v}: {int(n)}" for v, n in c.items() if not v.startswith("undecided"))
-                     + (", " if any(not v.startswith("undecided") for v in c.index) else "")
-                     + f"undecided: {int(sum(n for v, n in c.items() if v.startswith('undecided')))} of {int(c.sum())} sets")
-    means = [[q, f"{g[a].mean():.3f}", f"{g[b].mean():.3f}"] for q, a, b in
-             (("Kendall tau (runs)", "tau maxent", "tau ols"), ("RMS (runs)", "rms maxent", "rms ols"))]
-    return (f"Trained on: {train}; {len(g)} (set, target) pairs.\n\n" + "\n".join(lines) + "\n\n"
-            + _md(["mean over (set, target)", "MaxEnt", "regression"], means))
+    for q, part in t[~pooled].groupby("quantity", sort=False):
+        decided = part[~part["verdict"].str.startswith("undecided")]["verdict"].value_counts()
+        lines.append(f"- per set, {q} (Holm over {len(part)} sets): "
+                     + "".join(f"{v} in {int(n)}, " for v, n in decided.items())
+                     + f"undecided in {int(len(part) - decided.sum())}")
+    return (f"Trained on {train}; {len(g)} (set, target) pairs. Paired t-test over the targets, each the mean "
+            "over the sets that predict it:\n\n"
+            + _md(["quantity", "targets", "MaxEnt", "regression", "difference", "p (t)", "MDE", "verdict"], rows)
+            + "\n\n" + "\n".join(lines))
 
 
 def metric_sets_webber(results: Path) -> str:

@@ -52,8 +52,10 @@ def greedy_curve(greedy: pd.DataFrame, path: Path) -> Path:
         for r in g.itertuples():
             ax.annotate(f"+ {r.added}", (r.size, r.value), textcoords="offset points", xytext=(4, 4), fontsize=7)
         ax.set_xticks(list(g["size"]))
+        ax.margins(x=0.25, y=0.15)
         ax.set_xlabel("metrics in the set")
         ax.set_ylabel({"pr rms": "mean PR-curve RMS", "pool rms": "mean RMS of the other metrics"}.get(c, c))
         ax.set_title(f"greedy selection by {c}", fontsize=9)
+    fig.subplots_adjust(wspace=0.4)
     _cli.save_figure(fig, path)
     return path
