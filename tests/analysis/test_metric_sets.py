@@ -170,3 +170,19 @@ def test_sets_of_several_metrics_on_the_bundled_sample():
     both = one["eligible"] & two["eligible"]
     assert both.sum() > 0.9 * len(lists)
     assert two.loc[both, "rms"].mean() < one.loc[both, "rms"].mean()
+
+
+def test_report_tables_render_from_the_command_output(result, tmp_path):
+    import shutil
+
+    from analysis import report
+
+    folder = tmp_path / "metric_sets" / "trec_runs"
+    folder.mkdir(parents=True)
+    for name in ("predictions.csv", "sets.csv", "greedy.csv", "marginal.csv", "webber.csv", "webber_tests.csv",
+                 "gupta.csv", "gupta_tests.csv"):
+        shutil.copy(result / name, folder / name)
+    for name in ("metric_sets_best", "metric_sets_singles", "metric_sets_greedy", "metric_sets_marginal",
+                 "metric_sets_gupta", "metric_sets_webber"):
+        text = report.TABLES[name](tmp_path)
+        assert text.count("\n") >= 2 and "|---" in text, name
