@@ -478,9 +478,16 @@ def metric_sets_webber(results: Path) -> str:
              _ci(r["tau"], r["tau lo"], r["tau hi"], 3)] for r in w.to_dict("records")]
     tests = [[f"`{r['metric']}` - `{r['target']}`", _ci(r["diff"], r["diff lo"], r["diff hi"], 3),
               f"{100 * r['share higher']:.0f} %", r["verdict"]] for r in t.to_dict("records")]
+    p = _sets(results, "predictions.csv")
+    p = p[p["set"].isin([m for m in w["metric"] if m != "P@10"]) & (p["target"] == "P@10")]
+    ours = [[f"`{r['set']}`", int(r["lists"]), f"{r['rms (topics)']:.4f}", f"{r['rms (runs)']:.4f}",
+             f"{r['tau (runs)']:.3f}"] for r in p.to_dict("records")]
     return (_md(["ranks systems on one half", "splits", "topics per half",
                  "tau with P@10 on the other half [central 95% of splits]"], rows) + "\n\n"
-            + _md(["difference of tau", "mean [central 95% of splits]", "splits where higher", "verdict"], tests))
+            + _md(["difference of tau", "mean [central 95% of splits]", "splits where higher", "verdict"], tests)
+            + "\n\nThe same-topic form: P@10 inferred per list from the list's own value, then averaged per "
+            "system:\n\n"
+            + _md(["inferred from", "lists", "P@10 RMS (lists)", "P@10 RMS (runs)", "P@10 tau (runs)"], ours))
 
 
 TABLES: dict[str, Callable[[Path], str]] = {
