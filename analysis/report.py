@@ -409,6 +409,15 @@ def metric_sets_best(results: Path) -> str:
     return _md(["set", "metrics", "lists", "PR RMS [95% CI]", "pool RMS", "not solved"], rows)
 
 
+def metric_sets_status(results: Path) -> str:
+    """The solver's statuses over every (set, list) problem, by the size of the set."""
+    s = _sets(results, "sets.csv")
+    cols = ["optimal", "boundary", "infeasible", "not_converged", "undefined", "solver_error"]
+    t = s.groupby("size")[["lists", *cols]].sum()
+    rows = [[int(k), int(s["size"].eq(k).sum()), *(int(r[c]) for c in ["lists", *cols])] for k, r in t.iterrows()]
+    return _md(["metrics per set", "sets", "problems", *cols], rows)
+
+
 def metric_sets_singles(results: Path) -> str:
     """Every single metric of the pool and its best partner, on the bundled sample."""
     s = _sets(results, "sets.csv")
@@ -500,6 +509,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "bench_deep": bench_deep,
     "trec_eval_lines": trec_eval_lines,
     "metric_sets_best": metric_sets_best, "metric_sets_singles": metric_sets_singles,
+    "metric_sets_status": metric_sets_status,
     "metric_sets_greedy": metric_sets_greedy, "metric_sets_marginal": metric_sets_marginal,
     "metric_sets_gupta": metric_sets_gupta, "metric_sets_webber": metric_sets_webber,
 }

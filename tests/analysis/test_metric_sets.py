@@ -182,7 +182,7 @@ def test_report_tables_render_from_the_command_output(result, tmp_path):
     for name in ("predictions.csv", "sets.csv", "greedy.csv", "marginal.csv", "webber.csv", "webber_tests.csv",
                  "gupta.csv", "gupta_tests.csv"):
         shutil.copy(result / name, folder / name)
-    for name in ("metric_sets_best", "metric_sets_singles", "metric_sets_greedy", "metric_sets_marginal",
-                 "metric_sets_gupta", "metric_sets_webber"):
+    for name in ("metric_sets_best", "metric_sets_status", "metric_sets_singles", "metric_sets_greedy",
+                 "metric_sets_marginal", "metric_sets_gupta", "metric_sets_webber"):
         text = report.TABLES[name](tmp_path)
         assert text.count("\n") >= 2 and "|---" in text, name
