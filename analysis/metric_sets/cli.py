@@ -114,7 +114,8 @@ def _print(sets: pd.DataFrame, greedy: pd.DataFrame, name: str, seconds: float) 
         print(f"greedy by {c}: " + " -> ".join(f"{r.set} ({r.value:.4f})" for r in g.itertuples()))
     unsolved = int(sets["not solved"].sum())
     if unsolved:
-        print(f"{unsolved} (set, list) problems ended infeasible or not_converged; left out (sets.csv counts them)")
+        print(f"{unsolved} (set, list) problems ended infeasible, not_converged or in a solver error; left out "
+              "(sets.csv counts them)")
     print(f"({seconds:.1f} s)")
 
 
