@@ -177,7 +177,7 @@ class _Dual:
             H = sub.hessian(P[i])
             scale = np.abs(np.diagonal(H, axis1=1, axis2=2)).max(axis=1)
             H += (1e-14 * (1.0 + scale))[:, None, None] * np.eye(H.shape[1])
-            d = -np.linalg.solve(H, g[i][:, :, None])[:, :, 0]
+            d = _newton_step(H, g[i])
             slope = (g[i] * d).sum(axis=1)
             gnorm = np.linalg.norm(g[i], axis=1)
             t = np.ones(len(i))
@@ -204,6 +204,19 @@ class _Dual:
             done[i] = conv
             live[i[conv | ~accepted]] = False
         return theta, P, done, steps
+
+
+def _newton_step(H, g):
+    """-H^-1 g per row; a singular H (a rank-deficient set of features) takes the least-squares
+    step, and a row whose H or g is not finite takes none (its line search then stops it)."""
+    bad = ~(np.isfinite(H).all(axis=(1, 2)) & np.isfinite(g).all(axis=1))
+    if bad.any():
+        H = np.where(bad[:, None, None], np.eye(H.shape[1]), H)
+        g = np.where(bad[:, None], 0.0, g)
+    try:
+        return -np.linalg.solve(H, g[:, :, None])[:, :, 0]
+    except np.linalg.LinAlgError:
+        return -(np.linalg.pinv(H) @ g[:, :, None])[:, :, 0]
 
 
 def _spread(X, allowed):

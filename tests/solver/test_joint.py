@@ -293,3 +293,14 @@ def test_shared_collections_certified(collection, names):
     # not every list converges: GAP and nDCG have nearly parallel gradients, and their tangent
     # problems' multipliers grow large and opposite (docs/design/solver.md)
     assert res.success.mean() >= (0.6 if "GAP" in names else 0.8)
+
+
+def test_newton_step_on_singular_and_broken_hessians():
+    from maxent.solver.joint import _newton_step
+
+    H = np.array([[[2.0, 0.0], [0.0, 4.0]], [[1.0, 1.0], [1.0, 1.0]], [[np.nan, 0.0], [0.0, 1.0]]])
+    g = np.array([[2.0, 4.0], [1.0, 1.0], [1.0, 1.0]])
+    d = _newton_step(H, g)
+    np.testing.assert_allclose(d[0], [-1.0, -1.0])
+    np.testing.assert_allclose(d[1], -np.linalg.lstsq(H[1], g[1], rcond=None)[0])   # singular
+    np.testing.assert_array_equal(d[2], [0.0, 0.0])                                   # not finite
