@@ -60,17 +60,17 @@ class SetForm:
         self.L = self.counts.shape[1]
         self.linear = all(m.SOLVER_FORM == "linear" for m in metrics)
 
-    def metric_p(self, PT, rows):
+    def metric_p(self, PT):
         return PT.transpose(0, 2, 1) if self.graded else PT[:, 1]
 
     def expectations(self, PT, rows) -> np.ndarray:
         """E_j(p) of every metric, (b, k)."""
-        sub, p = self.lists.take(rows), self.metric_p(PT, rows)
+        sub, p = self.lists.take(rows), self.metric_p(PT)
         return np.stack([m.expectation(p, sub) for m in self.metrics], axis=1)
 
     def features(self, PT, rows) -> np.ndarray:
         """W_j = dE_j/dp in category form, (b, k, L, N), 0 beyond each length."""
-        sub, p = self.lists.take(rows), self.metric_p(PT, rows)
+        sub, p = self.lists.take(rows), self.metric_p(PT)
         active = (np.arange(PT.shape[2])[None, :] < sub.lengths[:, None])[:, None, :]
         W = np.zeros((len(rows), len(self.metrics)) + PT.shape[1:])
         for j, m in enumerate(self.metrics):
