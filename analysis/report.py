@@ -411,8 +411,10 @@ def metric_sets_best(results: Path) -> str:
 
 def metric_sets_status(results: Path) -> str:
     """The solver's statuses over every (set, list) problem, by the size of the set."""
+    from maxent.solver import Status
+
     s = _sets(results, "sets.csv")
-    cols = ["optimal", "boundary", "infeasible", "not_converged", "undefined", "solver_error"]
+    cols = [x.value for x in Status]
     t = s.groupby("size")[["lists", *cols]].sum()
     rows = [[int(k), int(s["size"].eq(k).sum()), *(int(r[c]) for c in ["lists", *cols])] for k, r in t.iterrows()]
     return _md(["metrics per set", "sets", "problems", *cols], rows)

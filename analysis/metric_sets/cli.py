@@ -23,9 +23,9 @@ import pandas as pd
 from analysis import _cli
 from analysis import _outputs
 from analysis.metric_sets import baselines, figures, tables
-from analysis.metric_sets.compute import (DEFAULT_POOL, actual_values, enumerate_sets, set_name, several_supported,
+from analysis.metric_sets.compute import (DEFAULT_POOL, actual_values, enumerate_sets, set_name,
                                           solve_set)
-from maxent.cli.progress import phase, say
+from maxent.cli.progress import phase
 from maxent.errors import ParameterError
 from maxent.metrics import parse_measure
 
@@ -114,8 +114,7 @@ def _print(sets: pd.DataFrame, greedy: pd.DataFrame, name: str, seconds: float) 
         print(f"greedy by {c}: " + " -> ".join(f"{r.set} ({r.value:.4f})" for r in g.itertuples()))
     unsolved = int(sets["not solved"].sum())
     if unsolved:
-        print(f"{unsolved} (set, list) problems ended infeasible, not_converged or in a solver error; left out "
-              "(sets.csv counts them)")
+        print(f"{unsolved} (set, list) problems ended infeasible or not_converged; left out (sets.csv counts them)")
     print(f"({seconds:.1f} s)")
 
 
@@ -148,9 +147,6 @@ def _body(args) -> int:
             warnings.simplefilter("ignore")
             lists = rank_runs(runs, qrels, depth=args.depth, score_precision=args.score_precision)
     sets = enumerate_sets(pool, args.max_size)
-    if args.max_size > 1 and not several_supported(lists):
-        say("note: this solver takes one metric at a time; only sets of one metric are solved")
-        sets = [s for s in sets if len(s) == 1]
     name = _cli.dataset_name(args.runs, args.dataset)
     out = args.out or (_cli.SCRATCH / "metric_sets" / name)
     config = {"pool": pool, "max_size": args.max_size, "sizes": sorted({len(s) for s in sets}),

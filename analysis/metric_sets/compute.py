@@ -14,8 +14,8 @@ from maxent.errors import ConvergenceWarning
 from maxent.informativeness import at_threshold
 from maxent.metrics import parse_measure
 
-__all__ = ["JOIN", "DEFAULT_POOL", "set_name", "set_members", "enumerate_sets", "several_supported",
-           "infer", "SOLVER_ERROR", "actual_values", "solve_set"]
+__all__ = ["JOIN", "DEFAULT_POOL", "set_name", "set_members", "enumerate_sets", "infer", "actual_values",
+           "solve_set"]
 
 JOIN = " + "
 """Separates the metrics of a set in its name (a metric name never contains it)."""
@@ -46,51 +46,7 @@ def infer(metrics, lists, count: str = "retrieved"):
     place where a set becomes a call of :func:`maxent.solver.solve`."""
     from maxent.solver import solve
 
-    if len(metrics) == 1:
-        m = metrics[0]
-        return solve(m, m.value(lists), lists, count=count)
-    targets = np.stack([m.value(lists) for m in metrics], axis=1)
-    return solve(list(metrics), targets, lists, count=count)
-
-
-def several_supported(lists) -> bool:
-    """Whether :func:`maxent.solver.solve` takes several metrics at once (tried on one list)."""
-    one = lists.take(np.arange(min(1, len(lists))))
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            infer(_bind(["AP", "P@10"], 1), one)
-    except Exception:  # noqa: BLE001 - any refusal of a list of metrics means: not supported
-        return False
-    return True
-
-
-SOLVER_ERROR = "solver_error"
-"""The status of lists whose solve raised an error (not a status of the solver's own)."""
-
-
-def _guarded(metrics, lists, count: str, smallest: int = 8):
-    """:func:`infer`, with a call that raises split in halves until the lists that raise are
-    found (at most ``smallest`` at a time); those get :data:`SOLVER_ERROR` and no distribution.
-    Returns an object with ``p``, ``status`` and ``success`` for every list."""
-    from types import SimpleNamespace
-
-    try:
-        res = infer(metrics, lists, count)
-        return SimpleNamespace(p=res.p, status=np.asarray(res.status, dtype=object),
-                               success=np.asarray(res.success, dtype=bool))
-    except (ArithmeticError, ValueError, np.linalg.LinAlgError):
-        B = len(lists)
-        if B <= smallest:
-            graded = any(m.GRADED for m in metrics)
-            shape = (B, lists.grades.shape[1], lists.levels) if graded else (B, lists.grades.shape[1])
-            return SimpleNamespace(p=np.zeros(shape), status=np.full(B, SOLVER_ERROR, dtype=object),
-                                   success=np.zeros(B, dtype=bool))
-        half = B // 2
-        parts = [_guarded(metrics, lists.take(np.arange(a, b)), count, smallest) for a, b in ((0, half), (half, B))]
-        return SimpleNamespace(p=np.concatenate([x.p for x in parts]),
-                               status=np.concatenate([x.status for x in parts]),
-                               success=np.concatenate([x.success for x in parts]))
+    return solve(list(metrics), np.stack([m.value(lists) for m in metrics], axis=1), lists, count=count)
 
 
 def actual_values(lists, pool, t: int) -> pd.DataFrame:
@@ -114,7 +70,7 @@ def solve_set(names, lists, pool, t: int, count: str, alignment: str = "recall")
     with warnings.catch_warnings():
         # statuses are recorded per list and counted in the tables, not warned about
         warnings.simplefilter("ignore", ConvergenceWarning)
-        res = _guarded(metrics, lists, count)
+        res = infer(metrics, lists, count)
     q = threshold_probabilities(res.p, t)
     err = pr_errors(q, lists, t, alignment)
     success = np.asarray(res.success, dtype=bool)

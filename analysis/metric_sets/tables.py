@@ -8,11 +8,12 @@ import numpy as np
 import pandas as pd
 
 from analysis.metric_sets.compute import JOIN, set_members
+from maxent.solver import Status
 
 __all__ = ["STATUSES", "kendall", "predictions", "sets_table", "common_targets", "greedy", "greedy_table",
            "topic_means", "verdict", "marginal"]
 
-STATUSES = ("optimal", "boundary", "infeasible", "not_converged", "undefined", "solver_error")
+STATUSES = tuple(s.value for s in Status)
 
 
 def kendall(a, b) -> float:

@@ -57,7 +57,7 @@ from maxent.ranked import RankedLists
 from maxent.solver import _engine
 from maxent.solver._problem import BOUNDARY_RTOL, COUNTS, Batch, count_constraints, entropy
 from maxent.solver.classify import Target, classify, on_end, one_point
-from maxent.solver.forms import SECOND_RUN, Form, form_class, form_of
+from maxent.solver.forms import Form, form_class, form_of
 from maxent.solver.result import HAS_SOLUTION, NO_SOLUTION, MaxEntResult, Status
 
 __all__ = ["solve", "value_range", "Status", "MaxEntResult", "HAS_SOLUTION", "NO_SOLUTION"]
