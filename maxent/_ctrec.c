@@ -21,6 +21,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <unistd.h>
+#endif
 #if defined(__SSE2__)
 #include <emmintrin.h>  /* x86-64 baseline: 16 bytes compared at once */
 #endif
@@ -909,7 +913,35 @@ typedef struct {
     int64_t nonfinite, nonfinite_start, nonfinite_end;   /* the first row read as inf or nan */
     int64_t nul, lines, bad_line, bad_count, newlines;
     int repeat, nomem;
+    Py_ssize_t kept;                /* release: the chunk's pages before this offset are let go */
+    int release;
 } Chunk;
+
+/* A memory-mapped file's pages stay resident once read; with release set, the scan gives back
+ * the pages it has passed, so the process holds the columns and a window of the file, not both
+ * whole. Every RELEASE_STEP bytes it lets go of what lies more than a step behind: a page fault
+ * maps the cached pages around it, behind it too, so pages let go just behind the scan would
+ * come back at once. Only for a file mapping: on other memory MADV_DONTNEED would zero it, so
+ * read_run's caller says which it passes. A page read again (joining the chunks, an error
+ * message) comes back from the page cache. */
+#define RELEASE_STEP ((Py_ssize_t)1 << 22)
+
+static void release_to(Chunk *o, Py_ssize_t to)
+{
+#if defined(MADV_DONTNEED)
+    if (!o->release || to <= o->kept)
+        return;
+    const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const uintptr_t a = ((uintptr_t)(o->p + o->kept) + page - 1) & ~(page - 1);
+    const uintptr_t b = (uintptr_t)(o->p + to) & ~(page - 1);
+    if (b > a)
+        madvise((void *)a, b - a, MADV_DONTNEED);
+    o->kept = to;
+#else
+    (void)o;
+    (void)to;
+#endif
+}
 
 /* Record row i's docno (hash h) in its block's table; sets repeat when it is there already */
 static int seen_add(Chunk *o, uint64_t h, Py_ssize_t i)
@@ -1017,6 +1049,8 @@ static void scan_chunk(Chunk *o)
     uint64_t prev_ws = 1;           /* a chunk starts after a newline (or the file's start) */
     for (Py_ssize_t base = o->begin; base < end_of && !o->bad_line; base += 64) {
         uint64_t ws, nl, zero;
+        if (((base - o->begin) & (RELEASE_STEP - 1)) == 0)
+            release_to(o, base - RELEASE_STEP);
         block_masks(p + base, end_of - base, &ws, &nl, &zero);
         if (zero && o->nul < 0)
             o->nul = base + __builtin_ctzll(zero);
@@ -1053,6 +1087,7 @@ static void scan_chunk(Chunk *o)
             o->nomem = 1;
     }
     o->lines = lineno - 1;          /* lines ended by a newline */
+    release_to(o, end_of);
 }
 
 static void count_chunk(Chunk *o)
@@ -1187,7 +1222,7 @@ static int spans_to(PyObject *list, const Spans *s, Py_ssize_t offset)
 }
 
 PyDoc_STRVAR(read_run_doc,
-"read_run(data, chunks=1) -> columns or (None, line, count, nul)\n\n"
+"read_run(data, chunks=1, release=False) -> columns or (None, line, count, nul)\n\n"
 "The lines of a run (qid Q0 docno rank score tag ..., split as tokenize with ncols 6) in one\n"
 "pass; in that many chunks (cut after newlines) taken by two threads when chunks > 1 (the\n"
 "interpreter released), joined as one scan's: a dict of\n"
@@ -1198,13 +1233,14 @@ PyDoc_STRVAR(read_run_doc,
 "1-based), blocks (int64: the rows where the qid differs from the row before), repeat (a docno\n"
 "of 128 bytes or fewer twice in one block), nul (the offset of the first NUL byte, -1 if none)\n"
 "and tag (the bounds of the last line's sixth token). A line with fewer than 6 tokens stops\n"
-"the scan: (None, its line number, its number of tokens, the first NUL byte before it or -1).");
+"the scan: (None, its line number, its number of tokens, the first NUL byte before it or -1).\n"
+"release: data is a file's memory map, whose pages are given back as they are read.");
 
 static PyObject *read_run(PyObject *self, PyObject *args)
 {
     Py_buffer data;
-    int n = 1;
-    if (!PyArg_ParseTuple(args, "y*|i:read_run", &data, &n))
+    int n = 1, release = 0;
+    if (!PyArg_ParseTuple(args, "y*|ip:read_run", &data, &n, &release))
         return NULL;
     const unsigned char *p = data.buf;
     const Py_ssize_t len = data.len;
@@ -1226,7 +1262,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
             const unsigned char *q = at > from ? memchr(p + at, '\n', len - at) : NULL;
             to = q ? q + 1 - p : len;
         }
-        c[used] = (Chunk){.p = p, .begin = from, .end = to, .len = len};
+        c[used] = (Chunk){.p = p, .begin = from, .end = to, .len = len, .kept = from, .release = release};
         c[used].nonfinite = c[used].nul = -1;
         used++;
         from = to;

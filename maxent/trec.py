@@ -16,6 +16,7 @@ Frames and dicts are adapted in :mod:`maxent.inputs`.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import stat
@@ -327,8 +328,6 @@ def read_raw(path, mapped: bool = False):
                     else "a socket" if stat.S_ISSOCK(mode) else "a special file")
             raise InputError(path, None, f"not a regular file ({kind}): expected a run or qrels file")
         if mapped and stat.S_ISREG(mode) and st.st_size > 0:
-            import mmap
-
             view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
             if view[:2] != GZIP_MAGIC:
                 return view
@@ -636,7 +635,9 @@ def qid_blocks(qid: np.ndarray) -> np.ndarray:
 def _run_columns(data, path) -> Run:
     """The run in ``data`` read by one pass of the C scan (:func:`maxent._ctrec.read_run`)."""
     what = "qid Q0 docno rank score tag"
-    got = _ctrec.read_run(data, SCAN_CHUNKS if len(data) >= SPLIT_BYTES and (os.cpu_count() or 1) > 1 else 1)
+    chunks = SCAN_CHUNKS if len(data) >= SPLIT_BYTES and (os.cpu_count() or 1) > 1 else 1
+    # a memory map's pages are given back as the scan passes them: the text is not held twice
+    got = _ctrec.read_run(data, chunks, isinstance(data, mmap.mmap))
     nul = got[3] if isinstance(got, tuple) else got["nul"]
     if nul < 0 and isinstance(got, tuple):      # the scan stopped early; binary data comes first
         nul = data.find(b"\x00")

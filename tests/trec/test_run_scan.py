@@ -206,3 +206,48 @@ def test_real_and_bad_files_read_as_the_numpy_oracle(path, threads):
         for got, exp in zip((run.qid, run.docno, run.line), (want[0], want[1], want[3])):
             np.testing.assert_array_equal(got, exp)
         assert run.score.tobytes() == want[2].tobytes() and run.tag == want[4]
+
+
+def _resident_kib(address: int) -> int | None:
+    """Rss of the mapping holding ``address`` (Linux's /proc/self/smaps), None elsewhere."""
+    try:
+        text = Path("/proc/self/smaps").read_text()
+    except OSError:
+        return None
+    inside = False
+    for line in text.splitlines():
+        head = line.split()[0]
+        if "-" in head and ":" not in head:
+            lo, hi = (int(x, 16) for x in head.split("-"))
+            inside = lo <= address < hi
+        elif inside and head == "Rss:":
+            return int(line.split()[1])
+    return None
+
+
+@pytest.mark.parametrize("chunks", [1, 2])
+def test_a_mapped_run_is_given_back_as_it_is_read(tmp_path, chunks):
+    # the scan lets a file mapping's pages go behind it: the same columns as from bytes, and
+    # the mapping no longer resident (at most the last few MiB of each chunk)
+    import mmap
+
+    lines = [f"q{t} Q0 doc{t}-{i} {i} {100 - i / 7:.4f} a-run\n" for t in range(1600) for i in range(400)]
+    path = tmp_path / "run.txt"
+    path.write_text("".join(lines))
+    with open(path, "rb") as f:
+        view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    data = view.read()
+    want = trec._ctrec.read_run(data, chunks)
+    address = np.frombuffer(view, np.uint8).ctypes.data
+    before = _resident_kib(address)
+    got = trec._ctrec.read_run(view, chunks, True)
+    after = _resident_kib(address)
+    for key in ("qid", "docno", "score", "line", "blocks"):
+        assert bytes(got[key]) == bytes(want[key])
+    assert {k: v for k, v in got.items() if k not in ("qid", "docno", "score", "line", "blocks")} == \
+           {k: v for k, v in want.items() if k not in ("qid", "docno", "score", "line", "blocks")}
+    if before is None:
+        pytest.skip("no /proc/self/smaps: the pages given back are not visible here")
+    size_kib = len(view) / 1024
+    assert before > 0.9 * size_kib                    # read once already: all resident
+    assert after < chunks * 4 * 1024 + 64 < size_kib / 2
