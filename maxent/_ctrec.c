@@ -1232,7 +1232,8 @@ PyDoc_STRVAR(read_run_doc,
 "nonfinite (row, start, end) the first it read as inf or nan, row -1 if none), line (int64,\n"
 "1-based), blocks (int64: the rows where the qid differs from the row before), repeat (a docno\n"
 "of 128 bytes or fewer twice in one block), nul (the offset of the first NUL byte, -1 if none)\n"
-"and tag (the bounds of the last line's sixth token). A line with fewer than 6 tokens stops\n"
+"tag (the bounds of the last line's sixth token) and lines (the newlines in data). A line with\n"
+"fewer than 6 tokens stops\n"
 "the scan: (None, its line number, its number of tokens, the first NUL byte before it or -1).\n"
 "release: data is a file's memory map, whose pages are given back as they are read.");
 
@@ -1416,11 +1417,11 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     if (!qid_b || !docno_b)
         goto done;
     result = Py_BuildValue(
-        "{sOsnsOsnsOsOsOsOs(LLL)sOsOsOsLs(LL)}", "qid", qid_b, "qid_width", qw, "docno", docno_b, "docno_width", dw,
+        "{sOsnsOsnsOsOsOsOs(LLL)sOsOsOsLs(LL)sL}", "qid", qid_b, "qid_width", qw, "docno", docno_b, "docno_width", dw,
         "score", score_b, "line", line_b, "blocks", blocks_b, "bad_scores", bad,
         "nonfinite", (long long)nf, (long long)nf_start, (long long)nf_end, "long_qids", long_q,
         "long_docnos", long_d, "repeat", repeat ? Py_True : Py_False, "nul", (long long)nul,
-        "tag", (long long)tag_start, (long long)tag_end);
+        "tag", (long long)tag_start, (long long)tag_end, "lines", (long long)lines_before);
 done:
     PyBuffer_Release(&data);
     for (int k = 0; k < n; k++)

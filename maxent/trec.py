@@ -16,12 +16,14 @@ Frames and dicts are adapted in :mod:`maxent.inputs`.
 """
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import re
 import stat
 import warnings
 import zlib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -53,6 +55,8 @@ SPLIT_BYTES = 1 << 24
 """Runs of this many bytes or more are scanned by two threads, in :data:`SCAN_CHUNKS` chunks
 (halves: more chunks balance a busy machine better but copy more of the columns)."""
 SCAN_CHUNKS = 2
+STREAM_BLOCK = 1 << 24
+"""Bytes of a gzipped run inflated at a time (a block is read while the next inflates)."""
 
 
 def _surrogate(token: bytes) -> bytes:
@@ -315,9 +319,10 @@ def inflate_engine():
     return _GZIP[0]
 
 
-def read_raw(path, mapped: bool = False):
+def read_raw(path, mapped: bool = False, stream: bool = False):
     """The bytes of a file, decompressed if they start with :data:`GZIP_MAGIC`; ``mapped``: a
-    plain regular file as a read-only memory map (no copy: the page cache's own pages).
+    plain regular file as a read-only memory map (no copy: the page cache's own pages);
+    ``stream``: a gzipped file as an open binary file object that inflates it as it is read.
 
     Raises OSError (reading) or InputError (a truncated or corrupt gzip file)."""
     with open(path, "rb") as f:
@@ -327,37 +332,78 @@ def read_raw(path, mapped: bool = False):
             kind = ("a character device" if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode)
                     else "a socket" if stat.S_ISSOCK(mode) else "a special file")
             raise InputError(path, None, f"not a regular file ({kind}): expected a run or qrels file")
-        if mapped and stat.S_ISREG(mode) and st.st_size > 0:
-            view = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            if view[:2] != GZIP_MAGIC:
-                return view
-            view.close()
+        if (mapped or stream) and stat.S_ISREG(mode) and st.st_size > 0:
+            if f.read(2) == GZIP_MAGIC:
+                if stream:
+                    return inflate_engine().open(path, "rb")
+            elif mapped:
+                return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            f.seek(0)
         data = f.read()
     if data[:2] != GZIP_MAGIC:
         return data
     engine = inflate_engine()
+    if stream:                                   # a pipe: its compressed bytes, inflated as read
+        return engine.open(io.BytesIO(data), "rb")
     try:
         return engine.decompress(data)
     except _GZIP[1] as e:      # EOFError: truncated; the rest: a bad header, data or checksum
         raise InputError(path, None, f"corrupt gzip data ({e})") from None
 
 
-def _read_bytes(path: Path, mapped: bool = False):
-    """:func:`read_raw` without a UTF-8 byte-order mark; InputError when unreadable."""
+def _read_bytes(path: Path, mapped: bool = False, stream: bool = False):
+    """:func:`read_raw` without a UTF-8 byte-order mark (a stream keeps it); InputError when
+    unreadable."""
     try:
-        data = read_raw(path, mapped)
+        data = read_raw(path, mapped, stream)
     except FileNotFoundError:
         raise InputError(path, None, "no such file") from None
     except IsADirectoryError:
         raise InputError(path, None, "is a directory, expected a file") from None
     except OSError as e:
         raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
-    if data[:len(_BOM)] == _BOM:  # UTF-8 byte-order mark: read through it, never into a token
+    return data if isinstance(data, io.IOBase) else _without_bom(data, path, stacklevel=4)
+
+
+def _without_bom(data, path, stacklevel: int):
+    """``data`` read through a leading UTF-8 byte-order mark, with a warning."""
+    if data[:len(_BOM)] == _BOM:  # never part of a token
         data = data[len(_BOM):]                  # (a copy of a memory map: rare)
         warnings.warn(f"{path}: starts with a UTF-8 byte-order mark, read through it; trec_eval 9 "
                       "drops this line (the mark becomes part of its qid), so its numbers may differ",
-                      InputWarning, stacklevel=3)
+                      InputWarning, stacklevel=stacklevel)
     return data
+
+
+def _inflated(stream, path):
+    """A gzipped run's text in blocks of whole lines (the last may lack its newline); each block
+    of :data:`STREAM_BLOCK` bytes is inflated on a second thread while the one before is read.
+    InputError for corrupt data."""
+    def inflate() -> bytes:
+        try:
+            return stream.read(STREAM_BLOCK)
+        except _GZIP[1] as e:
+            if isinstance(e, OSError) and e.errno is not None:      # the disk, not the data
+                raise InputError(path, None, f"cannot read: {e.strerror or e}") from None
+            raise InputError(path, None, f"corrupt gzip data ({e})") from None
+
+    with ThreadPoolExecutor(1) as pool:
+        pending, carry = pool.submit(inflate), b""
+        while chunk := pending.result():
+            pending = pool.submit(inflate)
+            start = 0
+            if carry:                   # the line cut at the end of the block before, whole
+                start = chunk.find(b"\n") + 1
+                if not start:
+                    carry += chunk
+                    continue
+                yield carry + chunk[:start]
+            cut = chunk.rfind(b"\n", start) + 1
+            if cut > start:
+                yield memoryview(chunk)[start:cut]      # no copy of the block
+            carry = chunk[max(cut, start):]
+        if carry:
+            yield carry
 
 
 class _Table:
@@ -455,6 +501,14 @@ def _check_text(data, path, what: str, nul: bool = True) -> None:
     binary data; ``data``: bytes or a memory map."""
     if not len(data) or _all_space(data):
         raise InputError(path, None, f"empty file: no {what} lines")
+    _check_head(data, path)
+    at = data.find(b"\x00") if nul else -1
+    if at >= 0:
+        raise InputError(path, data[:at].count(b"\n") + 1, "binary data (NUL byte): not a text file")
+
+
+def _check_head(data, path) -> None:
+    """InputError for UTF-16 or CR-only text, seen in the first 64 KiB."""
     head = bytes(data[:65536])
     if head[:2] in (b"\xff\xfe", b"\xfe\xff") or (len(head) > 1 and (
             head[1:64:2].count(0) > 8 or head[0:64:2].count(0) > 8)):
@@ -464,15 +518,12 @@ def _check_text(data, path, what: str, nul: bool = True) -> None:
         raise InputError(path, None, "lines end in a carriage return only (CR, old Mac line ends); "
                                      "trec_eval reads lines ending in LF: convert it, e.g. "
                                      "tr '\\r' '\\n' < FILE > FILE.unix")
-    at = data.find(b"\x00") if nul else -1
-    if at >= 0:
-        raise InputError(path, data[:at].count(b"\n") + 1, "binary data (NUL byte): not a text file")
 
 
 def _all_space(data) -> bool:
     """Whether every byte is C whitespace, looking no further than the first other byte."""
     step = 1 << 20
-    return all(data[i:i + step].isspace() for i in range(0, len(data), step))
+    return all(bytes(data[i:i + step]).isspace() for i in range(0, len(data), step))
 
 
 def _table(data: bytes, path, ncols: int, exact: bool, what: str,
@@ -632,48 +683,130 @@ def qid_blocks(qid: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.flatnonzero(qid[1:] != qid[:-1]) + 1)).astype(np.int64)
 
 
-def _run_columns(data, path) -> Run:
-    """The run in ``data`` read by one pass of the C scan (:func:`maxent._ctrec.read_run`)."""
+class _RunBlocks:
+    """A run's columns gathered from blocks of whole lines, each read by one pass of the C scan
+    (:func:`maxent._ctrec.read_run`), checked as one scan of the whole file: the first NUL byte
+    anywhere, then the first short line, then the first unreadable score, then the first
+    non-finite one, then duplicates. A plain file is one block; a gzipped one is inflated and
+    read block by block."""
+
     what = "qid Q0 docno rank score tag"
-    chunks = SCAN_CHUNKS if len(data) >= SPLIT_BYTES and (os.cpu_count() or 1) > 1 else 1
-    # a memory map's pages are given back as the scan passes them: the text is not held twice
-    got = _ctrec.read_run(data, chunks, isinstance(data, mmap.mmap))
-    nul = got[3] if isinstance(got, tuple) else got["nul"]
-    if nul < 0 and isinstance(got, tuple):      # the scan stopped early; binary data comes first
-        nul = data.find(b"\x00")
-    if nul >= 0:
-        raise InputError(path, data[:nul].count(b"\n") + 1, "binary data (NUL byte): not a text file")
-    if isinstance(got, tuple):
-        raise _columns_error(path, got[1], 6, got[2], False, what)
-    line = np.frombuffer(got["line"], np.int64)
-    if len(line) == 0:
-        raise InputError(path, None, f"no {what} lines (only comments or blank lines)")
-    long_qids: dict[bytes, bytes] = {}
-    qid = _with_surrogates(np.frombuffer(got["qid"], f"S{got['qid_width']}"), got["long_qids"], data,
-                           long_qids)
-    docno = _with_surrogates(np.frombuffer(got["docno"], f"S{got['docno_width']}"), got["long_docnos"], data)
-    score = np.frombuffer(got["score"], np.float64)
-    # the C parser leaves the rare long, hexadecimal or underscored tokens to strtod_whole
-    nonfinite = [got["nonfinite"]] if got["nonfinite"][0] >= 0 else []
-    for i, a, e in got["bad_scores"]:
-        t = bytes(data[a:e])
-        v = strtod_whole(t)
-        if v is None:
-            raise InputError(path, int(line[i]), f"score {shown(t)!r} is not a number")
-        score[i] = v
-        if not np.isfinite(v):
-            nonfinite.append((i, a, e))
-    if nonfinite:
-        i, a, e = min(nonfinite)
-        raise InputError(path, int(line[i]), f"score {shown(bytes(data[a:e]))!r} is not finite")
-    blocks = np.frombuffer(got["blocks"], np.int64)
-    _check_duplicates(path, qid, docno, line, blocks,
-                      blocks_clean=not got["repeat"] and not got["long_docnos"])
-    a, e = got["tag"]
-    run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=line,
-              tag=bytes(data[a:e]).decode("utf-8", "replace"), long_qids=long_qids or None)
-    object.__setattr__(run, "blocks", blocks)  # fill the cached property
-    return run
+
+    def __init__(self, path):
+        self.path, self.lines, self.repeat = path, 0, False
+        self.short = self.bad_score = self.nonfinite = None     # (line, ...) of the first
+        self.blank, self.long_qids, self.tag = True, {}, ""
+        self.columns = {k: _Column() for k in ("qid", "docno", "score", "line", "blocks")}
+        self.last_qid, self.topic_start = None, 0    # the last row's qid; where its topic began
+
+    def add(self, data, chunks: int = 1, release: bool = False) -> None:
+        """Read one block (ending after a newline unless it is the last); InputError for a NUL
+        byte. After a short line the blocks are only searched for NUL bytes."""
+        path, before = self.path, self.lines
+        got = _ctrec.read_run(data, chunks, release) if self.short is None else None
+        nul = got["nul"] if isinstance(got, dict) else _bytes(data).find(b"\x00")   # a NUL anywhere first
+        if nul >= 0:
+            raise InputError(path, before + _bytes(data[:nul]).count(b"\n") + 1,
+                             "binary data (NUL byte): not a text file")
+        if not isinstance(got, dict):
+            if got is not None:
+                self.short = (before + got[1], got[2])
+            self.lines += int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
+            return
+        self.lines += got["lines"]
+        line = np.frombuffer(got["line"], np.int64)
+        if len(line) == 0:
+            self.blank = self.blank and _all_space(data)
+            return
+        if before:
+            line = line + before
+        qid = _with_surrogates(np.frombuffer(got["qid"], f"S{got['qid_width']}"), got["long_qids"], data,
+                               self.long_qids)
+        docno = _with_surrogates(np.frombuffer(got["docno"], f"S{got['docno_width']}"), got["long_docnos"], data)
+        score = np.frombuffer(got["score"], np.float64)
+        # the C parser leaves the rare long, hexadecimal or underscored tokens to strtod_whole
+        nonfinite = [got["nonfinite"]] if got["nonfinite"][0] >= 0 else []
+        for i, a, e in got["bad_scores"]:
+            t = bytes(data[a:e])
+            v = strtod_whole(t)
+            if v is None:
+                if self.bad_score is None:
+                    self.bad_score = (int(line[i]), f"score {shown(t)!r} is not a number")
+                break
+            score[i] = v
+            if not np.isfinite(v):
+                nonfinite.append((i, a, e))
+        if nonfinite and self.nonfinite is None:
+            i, a, e = min(nonfinite)
+            self.nonfinite = (int(line[i]), f"score {shown(bytes(data[a:e]))!r} is not finite")
+        blocks = np.frombuffer(got["blocks"], np.int64)
+        repeat = got["repeat"] or bool(got["long_docnos"])
+        rows = self.columns["line"].n
+        if rows:
+            if self.last_qid == qid[0]:              # its first topic goes on from the block before
+                blocks = blocks[1:]
+                if not repeat:
+                    stop = blocks[0] if len(blocks) else len(qid)
+                    both = np.concatenate([self.columns["docno"].array()[self.topic_start:], docno[:stop]])
+                    repeat = len(np.unique(both)) < len(both)
+            blocks = blocks + rows
+        for key, column in zip(self.columns, (qid, docno, score, line, blocks)):
+            self.columns[key].add(column)
+        self.repeat |= repeat
+        self.last_qid = qid[-1]
+        if len(blocks):
+            self.topic_start = int(blocks[-1])
+        a, e = got["tag"]
+        self.tag = bytes(data[a:e]).decode("utf-8", "replace")
+
+    def run(self) -> Run:
+        """The run read, or the first InputError of the whole file."""
+        path = self.path
+        if self.short is not None:
+            raise _columns_error(path, self.short[0], 6, self.short[1], False, self.what)
+        if not self.columns["line"].n:
+            raise InputError(path, None, f"empty file: no {self.what} lines" if self.blank
+                             else f"no {self.what} lines (only comments or blank lines)")
+        for error in (self.bad_score, self.nonfinite):
+            if error is not None:
+                raise InputError(path, *error)
+        qid, docno, score, line, blocks = (c.array() for c in self.columns.values())
+        _check_duplicates(path, qid, docno, line, blocks, blocks_clean=not self.repeat)
+        run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=line,
+                  tag=self.tag, long_qids=self.long_qids or None)
+        object.__setattr__(run, "blocks", blocks)  # fill the cached property
+        return run
+
+
+def _bytes(data):
+    """bytes (or a memory map) as they are; a memoryview's bytes."""
+    return data.tobytes() if isinstance(data, memoryview) else data
+
+
+class _Column:
+    """One column gathered block by block: the first block's array as it is, the later ones
+    appended to one buffer that grows in place (no copy of the whole per block); strings are
+    padded to the widest block's width."""
+
+    def __init__(self):
+        self.first, self.buffer, self.dtype, self.n = None, None, None, 0
+
+    def add(self, a: np.ndarray) -> None:
+        if self.dtype is None:
+            self.first, self.dtype, self.n = a, a.dtype, len(a)
+            return
+        if self.buffer is None:
+            self.buffer, self.first = bytearray(self.first.view(np.uint8)), None
+        if a.dtype.itemsize > self.dtype.itemsize:        # a wider string: re-pad the rows so far
+            self.buffer = bytearray(np.frombuffer(self.buffer, self.dtype).astype(a.dtype).view(np.uint8))
+            self.dtype = a.dtype
+        elif a.dtype != self.dtype:
+            a = a.astype(self.dtype)
+        self.buffer += a.view(np.uint8).data
+        self.n += len(a)
+
+    def array(self) -> np.ndarray:
+        return self.first if self.buffer is None else np.frombuffer(self.buffer, self.dtype)
 
 
 def _with_surrogates(a: np.ndarray, long: list, buf, originals: dict | None = None) -> np.ndarray:
@@ -704,9 +837,28 @@ def read_run(path: str | os.PathLike, name: str | None = None) -> Run:
         unreadable file, fewer than 6 columns, a bad score, a docno twice in one topic.
     """
     path = as_path(path)
-    data = _read_bytes(path, mapped=True)
-    _check_text(data, path, "qid Q0 docno rank score tag", nul=False)   # the scan finds NUL bytes
-    run = _run_columns(data, path)
+    source = _read_bytes(path, mapped=True, stream=True)
+    blocks = _RunBlocks(path)
+    if isinstance(source, io.IOBase):
+        with source:
+            texts = _inflated(source, path)
+            try:
+                for k, text in enumerate(texts):
+                    if k == 0:
+                        text = _without_bom(text, path, stacklevel=3)
+                        if not _all_space(text):
+                            _check_head(text, path)
+                    blocks.add(text)
+            except InputError:
+                for _ in texts:     # corrupt data is reported first, as when inflated whole
+                    pass
+                raise
+    else:
+        _check_text(source, path, _RunBlocks.what, nul=False)   # the scan finds NUL bytes
+        chunks = SCAN_CHUNKS if len(source) >= SPLIT_BYTES and (os.cpu_count() or 1) > 1 else 1
+        # a memory map's pages are given back as the scan passes them: the text is not held twice
+        blocks.add(source, chunks, isinstance(source, mmap.mmap))
+    run = blocks.run()
     if name is not None:
         object.__setattr__(run, "name", name)
     return run

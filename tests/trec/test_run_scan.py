@@ -7,6 +7,7 @@ with ties, CRLF line ends, comments, long tokens and bad lines.
 """
 from __future__ import annotations
 
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -251,3 +252,70 @@ def test_a_mapped_run_is_given_back_as_it_is_read(tmp_path, chunks):
     size_kib = len(view) / 1024
     assert before > 0.9 * size_kib                    # read once already: all resident
     assert after < chunks * 4 * 1024 + 64 < size_kib / 2
+
+
+def _read_or_error(path):
+    try:
+        return trec.read_run(path), None
+    except InputError as e:
+        return None, (str(e).replace(str(path), "RUN"), e.line)
+
+
+@pytest.mark.parametrize("block", [7, 100, 1 << 12])
+@pytest.mark.parametrize("bad", [None, "columns", "score", "inf", "duplicate", "nul"])
+def test_a_gzipped_run_read_in_blocks_reads_as_the_plain_file(tmp_path, monkeypatch, bad, block):
+    # inflated and read block by block (blocks cut after a newline, topics and lines going on
+    # across the cuts): the plain file's columns, or its error at the same line
+    import gzip
+
+    monkeypatch.setattr(trec, "STREAM_BLOCK", block)
+    rng = np.random.default_rng([block, len(bad or "")])
+    for trial in range(12):
+        text = _random_run(rng, ["sorted", "unsorted", "split", "interleaved"][trial % 4], bad)
+        if trial % 3 == 0:
+            text = b"# a comment\n\n" + text.replace(b"\n", b"\r\n", 5)
+        plain, packed = tmp_path / "run", tmp_path / "run.gz"
+        plain.write_bytes(text)
+        packed.write_bytes(gzip.compress(text))
+        want, want_err = _read_or_error(plain)
+        got, err = _read_or_error(packed)
+        assert err == want_err
+        if want is None:
+            continue
+        for a, b in ((got.qid, want.qid), (got.docno, want.docno), (got.line, want.line), (got.blocks, want.blocks)):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+        assert got.score.tobytes() == want.score.tobytes()
+        assert got.tag == want.tag and got.long_qids == want.long_qids
+
+
+@pytest.mark.parametrize("path", _run_files(), ids=lambda p: p.name)
+def test_real_and_bad_files_gzipped_read_as_the_plain_files(tmp_path, monkeypatch, path):
+    import gzip
+    import warnings
+
+    monkeypatch.setattr(trec, "STREAM_BLOCK", 1000)
+    raw = path.read_bytes()
+    if raw[:2] == trec.GZIP_MAGIC:
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError, zlib.error):
+            with pytest.raises(InputError, match="corrupt gzip data"):
+                trec.read_run(path)
+            return
+    plain, packed = tmp_path / "run", tmp_path / "run.gz"
+    plain.write_bytes(raw)
+    packed.write_bytes(gzip.compress(raw))
+    with warnings.catch_warnings(record=True) as seen_plain:
+        warnings.simplefilter("always")
+        want, want_err = _read_or_error(plain)
+    with warnings.catch_warnings(record=True) as seen_packed:
+        warnings.simplefilter("always")
+        got, err = _read_or_error(packed)
+    assert err == want_err
+    assert [str(w.message).replace(str(packed), "RUN") for w in seen_packed] == \
+           [str(w.message).replace(str(plain), "RUN") for w in seen_plain]
+    if want is not None:
+        for a, b in ((got.qid, want.qid), (got.docno, want.docno), (got.line, want.line)):
+            np.testing.assert_array_equal(a, b)
+        assert got.score.tobytes() == want.score.tobytes() and got.tag == want.tag
