@@ -17,7 +17,7 @@ topic): 1 to 9 judged passages per topic graded 1-3, each topic's lines together
 descending, as engines write them; ``-m map -m ndcg -m recip_rank``. Beside the commands above
 it times ``cat RUN > /dev/null`` and ``wc -l RUN`` (the speed of merely reading the file), a
 child that reports our time split in process (import, qrels, reading the run, ranking,
-evaluating) and, with ``--ranx PYTHON`` (an interpreter with ranx installed, never one of ours),
+evaluating), ours on the first size's run gzipped (``gzip -1``) and, with ``--ranx PYTHON`` (an interpreter with ranx installed, never one of ours),
 ranx's ``Run.from_file`` + ``evaluate``, once, on the first deep size (numba's compilation
 included). Runs of 10^8 lines or more are timed once whatever ``--repeat``.
 
@@ -208,9 +208,17 @@ def _deep(args) -> list[dict]:
         if topics <= args.peer_max:
             commands["peer"] = [sys.executable, "-c", PEER_SCRIPT, ",".join(DEEP_MEASURES),
                                 ",".join(DEEP_MEASURES), *paths]
+        if k == 0:                      # the first size gzipped too (gzip -1), read in a stream
+            packed = run_file.with_name(run_file.name + ".gz")
+            if not packed.exists():
+                subprocess.run(["sh", "-c", f"gzip -1 -c '{run_file}' > '{packed}.part' && mv '{packed}.part' "
+                                f"'{packed}'"], check=True)
+            commands["gzip"] = [*commands["ours"][:4], str(packed), *commands["ours"][5:]]
         ours = sorted(_means(timed(commands["ours"])[2], DEEP_MEASURES))
         if "peer" in commands and sorted(_means(timed(commands["peer"])[2], DEEP_MEASURES)) != ours:
             raise SystemExit(f"{name}: the means differ from pytrec_eval's")
+        if "gzip" in commands and sorted(_means(timed(commands["gzip"])[2], DEEP_MEASURES)) != ours:
+            raise SystemExit(f"{name}: the gzipped run's means differ")
         times = {who: [] for who in commands}
         for _ in range(args.repeat if topics * depth < 10**8 else 1):   # 10^8 lines: once
             for who, cmd in commands.items():
@@ -226,10 +234,17 @@ def _deep(args) -> list[dict]:
                        for k in ("import_s", "qrels_s", "read_s", "rank_s", "evaluate_s")}})
         row["read_mb_s"] = size_mb / row["read_s"]
         row["peer_mib_ratio"] = row["pytrec_eval_mib"] and row["ours_mib"] / row["pytrec_eval_mib"]
+        row["file_ratio"] = row["ours_mib"] * 2**20 / (size_mb * 1e6)     # peak memory / run file
         if "ranx" in times:
             row["ranx_s"], row["ranx_cpu_s"], row["ranx_mib"] = _median(times["ranx"])
         rows.append(row)
         print(row, file=sys.stderr, flush=True)
+        if "gzip" in times:
+            wall, cpu, mib = _median(times["gzip"])
+            rows.append({"case": f"{name}, gzipped", "topics": topics, "qrels_lines": row["qrels_lines"],
+                         "run_lines": row["run_lines"], "command": row["command"], "ours_s": wall,
+                         "ours_cpu_s": cpu, "ours_mib": mib, "run_mb": packed.stat().st_size / 1e6})
+            print(rows[-1], file=sys.stderr, flush=True)
     return rows
 
 

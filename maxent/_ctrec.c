@@ -1233,8 +1233,8 @@ PyDoc_STRVAR(read_run_doc,
 "1-based), blocks (int64: the rows where the qid differs from the row before), repeat (a docno\n"
 "of 128 bytes or fewer twice in one block), nul (the offset of the first NUL byte, -1 if none)\n"
 "tag (the bounds of the last line's sixth token) and lines (the newlines in data). A line with\n"
-"fewer than 6 tokens stops\n"
-"the scan: (None, its line number, its number of tokens, the first NUL byte before it or -1).\n"
+"fewer than 6 tokens stops the scan: (None, its line number, its number of tokens, the first\n"
+"NUL byte before it or -1).\n"
 "release: data is a file's memory map, whose pages are given back as they are read.");
 
 static PyObject *read_run(PyObject *self, PyObject *args)
