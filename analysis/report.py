@@ -378,16 +378,16 @@ def bench_deep(results: Path) -> str:
              s(r.get("file_ratio")), s(r.get("against_s")), s(r.get("ranx_s"), "{:.1f}")] for r in t]
     deep = [r for r in t if pd.notna(r.get("read_s"))]
     split = [[r["case"], s(r["run_mb"], "{:.0f}"), s(r["cat_s"], "{:.3f}"), s(r["wc_s"], "{:.3f}"),
-              s(r["import_s"]), s(r["qrels_s"]), s(r["read_s"]), s(r["read_mb_s"], "{:.0f}"), s(r["rank_s"]),
-              s(r["evaluate_s"])] for r in deep]
+              s(r["import_s"]), s(r["qrels_s"]), s(r["read_s"]), s(r["read_mb_s"], "{:.0f}"),
+              s(r.get("read_1_mb_s"), "{:.0f}"), s(r["rank_s"]), s(r["evaluate_s"])] for r in deep]
     return (f"Machine: {_machine(results, 'benchmarks', 'deep')}.\n\n"
             + _md(["case", "run lines", "wall s", "MiB", "pytrec_eval wall s", "pytrec_eval MiB", "speed-up",
                    "memory / pytrec_eval's", "memory / run file", "before the deep reader, wall s",
                    "ranx wall s"], rows)
             + "\n\nWhere the time goes, in process (median seconds), beside `cat RUN > /dev/null` and "
             "`wc -l RUN` of the same file:\n\n"
-            + _md(["case", "run MB", "cat s", "wc -l s", "import s", "qrels s", "read s", "read MB/s", "rank s",
-                   "evaluate s"], split))
+            + _md(["case", "run MB", "cat s", "wc -l s", "import s", "qrels s", "read s", "read MB/s",
+                   "read MB/s, one thread", "rank s", "evaluate s"], split))
 
 
 def mutation(results: Path) -> str:

@@ -16,8 +16,9 @@ the means checked equal first), of another checkout's ``maxent.evaluate`` (``--a
 topic): 1 to 9 judged passages per topic graded 1-3, each topic's lines together by score
 descending, as engines write them; ``-m map -m ndcg -m recip_rank``. Beside the commands above
 it times ``cat RUN > /dev/null`` and ``wc -l RUN`` (the speed of merely reading the file), a
-child that reports our time split in process (import, qrels, reading the run, ranking,
-evaluating), ours on the first size's run gzipped (``gzip -1``) and, with ``--ranx PYTHON`` (an interpreter with ranx installed, never one of ours),
+child that reports our time split in process (import, qrels, reading the run, on both cores
+and again on one, ranking, evaluating), ours on the first size's run gzipped (``gzip -1``)
+and, with ``--ranx PYTHON`` (an interpreter with ranx installed, never one of ours),
 ranx's ``Run.from_file`` + ``evaluate``, once, on the first deep size (numba's compilation
 included). Runs of 10^8 lines or more are timed once whatever ``--repeat``.
 
@@ -65,11 +66,17 @@ qrels = read_qrels(sys.argv[1])
 t2 = time.perf_counter()
 run = read_run(sys.argv[2])
 t3 = time.perf_counter()
+import maxent.trec
+maxent.trec.SPLIT_BYTES = 1 << 62                 # again, on one thread
+read_run(sys.argv[2])
+one = time.perf_counter() - t3
+t3 = time.perf_counter()
 lists = rank_runs([run], qrels)
 t4 = time.perf_counter()
 means = [float(m.value(lists).mean()) for m in resolve_measures(sys.argv[3].split(","))]
 t5 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "qrels_s": t2 - t1, "read_s": t3 - t2, "rank_s": t4 - t3,
+print(json.dumps({"import_s": t1 - t0, "qrels_s": t2 - t1, "read_s": t3 - t2 - one, "read_1_s": one,
+                  "rank_s": t4 - t3,
                   "evaluate_s": t5 - t4, "means": means}))
 """
 RANX_SCRIPT = r"""
@@ -231,8 +238,9 @@ def _deep(args) -> list[dict]:
                    _median(times["ours"]), _median(times.get("peer", [])))
         row.update({"run_mb": size_mb, "cat_s": _median(times["cat"])[0], "wc_s": _median(times["wc"])[0],
                     **{k: statistics.median(t[k] for t in split)
-                       for k in ("import_s", "qrels_s", "read_s", "rank_s", "evaluate_s")}})
+                       for k in ("import_s", "qrels_s", "read_s", "read_1_s", "rank_s", "evaluate_s")}})
         row["read_mb_s"] = size_mb / row["read_s"]
+        row["read_1_mb_s"] = size_mb / row["read_1_s"]
         row["peer_mib_ratio"] = row["pytrec_eval_mib"] and row["ours_mib"] / row["pytrec_eval_mib"]
         row["file_ratio"] = row["ours_mib"] * 2**20 / (size_mb * 1e6)     # peak memory / run file
         if "ranx" in times:
@@ -240,10 +248,8 @@ def _deep(args) -> list[dict]:
         rows.append(row)
         print(row, file=sys.stderr, flush=True)
         if "gzip" in times:
-            wall, cpu, mib = _median(times["gzip"])
-            rows.append({"case": f"{name}, gzipped", "topics": topics, "qrels_lines": row["qrels_lines"],
-                         "run_lines": row["run_lines"], "command": row["command"], "ours_s": wall,
-                         "ours_cpu_s": cpu, "ours_mib": mib, "run_mb": packed.stat().st_size / 1e6})
+            rows.append(_row(f"{name}, gzipped", topics, qrels, [run_file], row["command"], _median(times["gzip"])))
+            rows[-1]["run_mb"] = packed.stat().st_size / 1e6
             print(rows[-1], file=sys.stderr, flush=True)
     return rows
 
