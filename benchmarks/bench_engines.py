@@ -23,7 +23,7 @@ from _common import RESULTS, load, parser, sample_lists, write_evidence
 
 import maxent.solver as S
 from maxent.metrics import parse_measure
-from maxent.solver import _engine, classify
+from maxent.solver import _engine, forms
 
 
 def numba_engine(folder: Path):
@@ -40,22 +40,30 @@ def numba_engine(folder: Path):
     def skip(solve_me):
         return ~np.asarray(solve_me).astype(bool)
 
-    def prefix_batch(js, kap, f, v, K, n, solve_me, lo, hi, *a):
-        return mod.prefix_batch(js, kap, f, v, K, n, skip(solve_me), *a)
+    def outputs(o, stat=True):
+        return (o.P, o.col0, o.theta, o.code, o.nit, o.resid, o.ent, o.att) + ((o.stat,) if stat else ())
 
-    def cascade_batch(s, c, v, K, n, solve_me, tol, kkt_tol, newton, steps, switch, *a):
-        return mod.cascade_batch(s, c, v, K, n, skip(solve_me), tol, kkt_tol, newton, steps, switch, True, *a)
+    def linear_batch(W, p, o):
+        return mod.linear_batch(W, p.v, p.K, p.lengths, skip(p.solve_me), p.tol, p.steps, *outputs(o, False))
+
+    def prefix_batch(js, kap, f, p, o):
+        return mod.prefix_batch(js, kap, f, p.v, p.K, p.lengths, skip(p.solve_me), p.tol, p.kkt_tol, p.newton,
+                                p.steps, *outputs(o))
+
+    def cascade_batch(s, c, p, o):
+        return mod.cascade_batch(s, c, p.v, p.K, p.lengths, skip(p.solve_me), p.tol, p.kkt_tol, p.newton,
+                                 p.steps, p.switch, True, *outputs(o))
 
     return types.SimpleNamespace(
-        linear_batch=lambda W, v, K, n, solve_me, *a: mod.linear_batch(W, v, K, n, skip(solve_me), *a),
-        prefix_batch=prefix_batch, cascade_batch=cascade_batch,
+        linear_batch=linear_batch, prefix_batch=prefix_batch, cascade_batch=cascade_batch,
+        Problems=_engine.Problems, Results=_engine.Results,
         linear_range=_engine.linear_range, prefix_range=_engine.prefix_range,
         cascade_range=_engine.cascade_range, kernel_code=_engine.kernel_code)
 
 
 def timed(engine, m, v, lists, workers):
     """(wall, CPU) seconds and result of ``solve`` with ``engine`` swapped in."""
-    S._engine = classify._engine = engine
+    S._engine = forms._engine = engine
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -63,7 +71,7 @@ def timed(engine, m, v, lists, workers):
             r = S.solve(m, v, lists, workers=workers)
             return time.perf_counter() - w0, time.process_time() - c0, r
     finally:
-        S._engine = classify._engine = _engine
+        S._engine = forms._engine = _engine
 
 
 def main(argv=None) -> int:

@@ -335,8 +335,8 @@ def _kernel(form: Form, batch: Batch, solve_me, lo, hi, method, tol, kkt_tol, ma
     resid, ent, att, stat = np.zeros(B), np.zeros(B), np.zeros(B), np.zeros(B)
     mask = np.ascontiguousarray(solve_me, dtype=np.uint8)
     form.solve(batch, mask, lo, hi, method, tol, kkt_tol, max_iter,
-               SimpleNamespace(P=P_out, col0=col0, theta=theta, code=code, nit=nit, resid=resid, ent=ent,
-                               att=att, stat=stat))
+               dict(P=P_out, col0=col0, theta=theta, code=code, nit=nit, resid=resid, ent=ent, att=att,
+                    stat=stat))
     i = np.flatnonzero(mask)
     g = s + i
     out["nit"][g] = nit[i]

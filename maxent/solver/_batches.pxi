@@ -1,3 +1,41 @@
+cdef class Problems:
+    """A batch's problems as every ``*_batch`` kernel takes them, its one input beside the
+    form's own arrays: targets v (B,), counts K (B, L), lengths (B,), solve_me (B,) bool (the
+    problems to solve, strictly inside their attainable range: :func:`maxent.solver.classify.
+    classify`), the range lo, hi (B,), and the settings: the tolerances tol and kkt_tol,
+    newton Newton-KKT steps, steps of successive linearisation (the linear form: of damped
+    Newton on the dual), and switch, the stationarity below which a cascade's linearisation
+    hands over to Newton-KKT."""
+    cdef public double[::1] v, lo, hi
+    cdef public double[:, ::1] K
+    cdef public int64_t[::1] lengths
+    cdef public unsigned char[::1] solve_me
+    cdef public double tol, kkt_tol, switch
+    cdef public Py_ssize_t newton, steps
+
+    def __init__(self, v, K, lengths, solve_me, lo, hi, *, double tol, double kkt_tol=0.0,
+                 Py_ssize_t newton=0, Py_ssize_t steps=0, double switch=0.0):
+        self.v, self.K, self.lengths, self.solve_me, self.lo, self.hi = v, K, lengths, solve_me, lo, hi
+        self.tol, self.kkt_tol, self.newton, self.steps, self.switch = tol, kkt_tol, newton, steps, switch
+
+
+cdef class Results:
+    """Where a ``*_batch`` kernel writes, its one output. For each problem it solves (its last
+    iterate when not certified): P[b, n, z - col0] = p_n(z) for z >= col0 (binary lists: col0
+    = 1, graded: 0), the multipliers theta[b] (L + 1: a_z, then b), and (B,) each: the
+    kernel's code, its steps nit, the residual, the entropy ent, the attained value att and
+    the stationarity stat (not written by the linear form)."""
+    cdef public double[:, :, ::1] P
+    cdef public Py_ssize_t col0
+    cdef public double[:, ::1] theta
+    cdef public int64_t[::1] code, nit
+    cdef public double[::1] resid, ent, att, stat
+
+    def __init__(self, P, Py_ssize_t col0, theta, code, nit, resid, ent, att, stat):
+        self.P, self.col0, self.theta, self.code, self.nit = P, col0, theta, code, nit
+        self.resid, self.ent, self.att, self.stat = resid, ent, att, stat
+
+
 def linear_range(double[:, :, ::1] WT, double[:, ::1] K, int64_t[::1] lengths, double[::1] top, double[::1] bot):
     """The ends of the attainable range of <W, p> of each problem of a metric linear in p
     (arguments as :func:`linear_batch`): its values on the deterministic lists that fill the
@@ -76,16 +114,28 @@ def cascade_range(double[::1] s_all, double[::1] c, double[:, ::1] K, int64_t[::
             bot[i] = e_bot
 
 
-def linear_batch(double[:, :, ::1] WT, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double tol, Py_ssize_t max_iter, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out):
+def linear_batch(double[:, :, ::1] WT, Problems pr, Results out):
     """Solve every problem of a batch of a metric linear in p (E = <W, p>).
 
-    WT (B, L, N) constant features dE/dp (0 beyond lengths), v (B,), K (B, L) counts,
-    lengths (B,), solve_me (B,) bool: the problems to solve, strictly inside their attainable
-    range (:func:`maxent.solver.classify.classify`). Writes, for each problem solved (code
-    0, or 2: the last iterate): P_out[b, n, z - col0] = p_n(z) for z >= col0 (binary: col0 = 1, graded 0),
-    theta_out[b] = [a_0..a_{L-1}, b] (a_ref = 0), nit, residual, entropy and E = <W, p>.
+    WT (B, L, N) constant features dE/dp (0 beyond lengths); the problems and settings (tol,
+    steps) in ``pr``. Writes ``out`` for each problem solved (code 0, or 2: the last
+    iterate), theta[b] = [a_0..a_{L-1}, b] (a_ref = 0) and att = <W, p>.
     code: 0 optimal, 1 skipped (not solve_me), 2 not certified.
     """
+    cdef double[::1] v = pr.v
+    cdef double[:, ::1] K = pr.K
+    cdef int64_t[::1] lengths = pr.lengths
+    cdef unsigned char[::1] solve_me = pr.solve_me
+    cdef double tol = pr.tol
+    cdef Py_ssize_t max_iter = pr.steps
+    cdef double[:, :, ::1] P_out = out.P
+    cdef Py_ssize_t col0 = out.col0
+    cdef double[:, ::1] theta_out = out.theta
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] nit_out = out.nit
+    cdef double[::1] resid_out = out.resid
+    cdef double[::1] ent_out = out.ent
+    cdef double[::1] att_out = out.att
     cdef Py_ssize_t B
     cdef double E
     cdef double Ec
@@ -286,16 +336,35 @@ def prefix_range(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[:,
             bot[i] = e_bot
 
 
-def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double[::1] lo, double[::1] hi, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t fallback, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
+def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, Problems pr, Results out):
     """Solve every problem of a batch of a prefix metric (AP family, GAP).
 
-    js (J0,) category thresholds, kappa (B, J0), f (N,) (``metric.prefix_hessian``); v (B,),
-    K (B, L) counts, lengths (B,), solve_me (B,) as :func:`linear_batch`, lo and hi (B,) the
-    attainable range (:func:`prefix_range`). Outputs as :func:`linear_batch`, plus the
-    stationarity; theta_out (B, L+1) holds a_z (0 for empty categories) and b.
-    code: 0 optimal, 3 optimal by the second run (``fallback`` linearisation steps),
-    1 skipped, 2 not certified. ``max_newton`` 0: the linearisation alone.
+    js (J0,) category thresholds, kappa (B, J0), f (N,) (``metric.prefix_hessian``); the
+    problems and settings in ``pr`` (lo and hi: :func:`prefix_range`; tol, kkt_tol, newton,
+    steps). Writes ``out`` as :func:`linear_batch`, plus the stationarity; theta (B, L+1)
+    holds a_z (0 for empty categories) and b.
+    code: 0 optimal, 3 optimal by the second run (``steps`` linearisation steps),
+    1 skipped, 2 not certified. ``newton`` 0: the linearisation alone.
     """
+    cdef double[::1] v = pr.v
+    cdef double[:, ::1] K = pr.K
+    cdef int64_t[::1] lengths = pr.lengths
+    cdef unsigned char[::1] solve_me = pr.solve_me
+    cdef double[::1] lo = pr.lo
+    cdef double[::1] hi = pr.hi
+    cdef double tol = pr.tol
+    cdef double kkt_tol = pr.kkt_tol
+    cdef Py_ssize_t max_newton = pr.newton
+    cdef Py_ssize_t fallback = pr.steps
+    cdef double[:, :, ::1] P_out = out.P
+    cdef Py_ssize_t col0 = out.col0
+    cdef double[:, ::1] theta_out = out.theta
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] nit_out = out.nit
+    cdef double[::1] resid_out = out.resid
+    cdef double[::1] ent_out = out.ent
+    cdef double[::1] att_out = out.att
+    cdef double[::1] stat_out = out.stat
     cdef Py_ssize_t B
     cdef double E
     cdef Py_ssize_t J
@@ -359,17 +428,35 @@ def prefix_batch(int64_t[::1] js, double[:, ::1] kappa, double[::1] f, double[::
                                stat_out, ent_out, att_out)
 
 
-def cascade_batch(double[::1] s_all, double[::1] c, double[::1] v, double[:, ::1] K, int64_t[::1] lengths, unsigned char[::1] solve_me, double tol, double kkt_tol, Py_ssize_t max_newton, Py_ssize_t steps, double switch, double[:, :, ::1] P_out, Py_ssize_t col0, double[:, ::1] theta_out, int64_t[::1] code, int64_t[::1] nit_out, double[::1] resid_out, double[::1] ent_out, double[::1] att_out, double[::1] stat_out):
+def cascade_batch(double[::1] s_all, double[::1] c, Problems pr, Results out):
     """Solve every problem of a batch of a cascade metric (RR, ERR; ``metric.cascade_form``):
     successive linearisation (:func:`_linearize_run`, at most ``steps`` subproblems) until the
     stationarity is <= ``switch``, then Newton-KKT (:func:`_cascade_newton`, at most
-    ``max_newton`` steps); if Newton fails, linearisation from the start to the end.
-    ``max_newton`` 0: that last linearisation alone (``method="linearize"``, the second run).
+    ``newton`` steps); if Newton fails, linearisation from the start to the end.
+    ``newton`` 0: that last linearisation alone (``method="linearize"``, the second run).
 
-    s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; v (B,),
-    K (B, L) counts, lengths (B,), solve_me (B,) as :func:`linear_batch`. Outputs as
+    s_all (L,) satisfaction per category (non-decreasing), c (N,) rank weights; the problems
+    and settings in ``pr`` (tol, kkt_tol, newton, steps, switch). Writes ``out`` as
     :func:`prefix_batch`. code: 0 optimal, 1 skipped, 2 not certified.
     """
+    cdef double[::1] v = pr.v
+    cdef double[:, ::1] K = pr.K
+    cdef int64_t[::1] lengths = pr.lengths
+    cdef unsigned char[::1] solve_me = pr.solve_me
+    cdef double tol = pr.tol
+    cdef double kkt_tol = pr.kkt_tol
+    cdef Py_ssize_t max_newton = pr.newton
+    cdef Py_ssize_t steps = pr.steps
+    cdef double switch = pr.switch
+    cdef double[:, :, ::1] P_out = out.P
+    cdef Py_ssize_t col0 = out.col0
+    cdef double[:, ::1] theta_out = out.theta
+    cdef int64_t[::1] code = out.code
+    cdef int64_t[::1] nit_out = out.nit
+    cdef double[::1] resid_out = out.resid
+    cdef double[::1] ent_out = out.ent
+    cdef double[::1] att_out = out.att
+    cdef double[::1] stat_out = out.stat
     cdef Py_ssize_t B
     cdef double E
     cdef double[:, ::1] G

@@ -61,7 +61,14 @@ class Form:
     def _range(self, K, top, bot):  # pragma: no cover - abstract
         raise NotImplementedError
 
-    def solve(self, batch, mask, lo, hi, method, tol, kkt_tol, max_iter, o):  # pragma: no cover
+    def solve(self, batch, mask, lo, hi, method, tol, kkt_tol, max_iter, out: dict):
+        """Run the kernel on the problems ``mask`` of ``batch`` (range lo, hi), writing the
+        arrays of ``out`` (the fields of ``_engine.Results``)."""
+        self._solve(batch, method, max_iter, _engine.Results(**out),
+                    lambda **settings: _engine.Problems(batch.target, batch.counts, self.lengths, mask, lo, hi,
+                                                        tol=tol, kkt_tol=kkt_tol, **settings))
+
+    def _solve(self, batch, method, max_iter, out, problems):  # pragma: no cover - abstract
         raise NotImplementedError
 
 
@@ -82,9 +89,8 @@ class Linear(Form):
     def _range(self, K, top, bot):
         _engine.linear_range(self.WT, K, self.lengths, top, bot)
 
-    def solve(self, batch, mask, lo, hi, method, tol, kkt_tol, max_iter, o):
-        _engine.linear_batch(self.WT, batch.target, batch.counts, self.lengths, mask, tol, max_iter,
-                             o.P, o.col0, o.theta, o.code, o.nit, o.resid, o.ent, o.att)
+    def _solve(self, batch, method, max_iter, out, problems):
+        _engine.linear_batch(self.WT, problems(steps=max_iter), out)
 
 
 class Prefix(Form):
@@ -104,12 +110,10 @@ class Prefix(Form):
     def _range(self, K, top, bot):
         _engine.prefix_range(self.js, self.kappa, self.f, K, self.lengths, top, bot)
 
-    def solve(self, batch, mask, lo, hi, method, tol, kkt_tol, max_iter, o):
+    def _solve(self, batch, method, max_iter, out, problems):
         # linearize: the second run alone (max_iter steps), after the two start steps
         newton, steps = (0, max_iter) if method == "linearize" else (_KKT_STEPS, SECOND_RUN * max_iter)
-        _engine.prefix_batch(self.js, self.kappa, self.f, batch.target, batch.counts, self.lengths, mask,
-                             lo, hi, tol, kkt_tol, newton, steps, o.P, o.col0, o.theta,
-                             o.code, o.nit, o.resid, o.ent, o.att, o.stat)
+        _engine.prefix_batch(self.js, self.kappa, self.f, problems(newton=newton, steps=steps), out)
 
 
 class Cascade(Form):
@@ -133,12 +137,10 @@ class Cascade(Form):
     def _range(self, K, top, bot):
         _engine.cascade_range(self.s, self.c, K, self.lengths, top, bot)
 
-    def solve(self, batch, mask, lo, hi, method, tol, kkt_tol, max_iter, o):
+    def _solve(self, batch, method, max_iter, out, problems):
         newton = 0 if method == "linearize" else _KKT_STEPS
         switch = _CASCADE_SWITCH if newton else 0.0
-        _engine.cascade_batch(self.s, self.c, batch.target, batch.counts, self.lengths, mask, tol,
-                              kkt_tol, newton, max_iter, switch, o.P, o.col0, o.theta, o.code, o.nit,
-                              o.resid, o.ent, o.att, o.stat)
+        _engine.cascade_batch(self.s, self.c, problems(newton=newton, steps=max_iter, switch=switch), out)
 
     def second_run(self, max_iter):
         return "linearize", SECOND_RUN * max_iter

@@ -937,13 +937,13 @@ def _solve_with(build, m, v, lists, count):
     import types
 
     import maxent.solver as S
-    from maxent.solver import _engine as C
+    from maxent.solver import _engine as C, forms
 
-    S._engine = types.SimpleNamespace(kernel_code=C.kernel_code, **build)
+    S._engine = forms._engine = types.SimpleNamespace(kernel_code=C.kernel_code, **build)
     try:
         return solve(m, v, lists, count=count, workers=1)
     finally:
-        S._engine = C
+        S._engine = forms._engine = C
 
 
 def _against_baseline(isa, name):
