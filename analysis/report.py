@@ -375,7 +375,8 @@ def bench_deep(results: Path) -> str:
     rows = [[r["case"], int(r["run_lines"]), s(r["ours_s"]), s(r["ours_mib"], "{:.0f}"), s(r["pytrec_eval_s"]),
              s(r["pytrec_eval_mib"], "{:.0f}"), s(r["speedup"], "{:.1f}x"),
              s(r["ours_mib"] / r["pytrec_eval_mib"] if pd.notna(r.get("pytrec_eval_mib")) else None),
-             s(r.get("file_ratio")), s(r.get("against_s")), s(r.get("ranx_s"), "{:.1f}")] for r in t]
+             s(r.get("file_ratio")), s(r.get("against_s")), s(r.get("ranx_s"), "{:.1f}"),
+             s(r.get("ranx_warm_s"))] for r in t]
     deep = [r for r in t if pd.notna(r.get("read_s"))]
     split = [[r["case"], s(r["run_mb"], "{:.0f}"), s(r["cat_s"], "{:.3f}"), s(r["wc_s"], "{:.3f}"),
               s(r["import_s"]), s(r["qrels_s"]), s(r["read_s"]), s(r["read_mb_s"], "{:.0f}"),
@@ -383,7 +384,7 @@ def bench_deep(results: Path) -> str:
     return (f"Machine: {_machine(results, 'benchmarks', 'deep')}.\n\n"
             + _md(["case", "run lines", "wall s", "MiB", "pytrec_eval wall s", "pytrec_eval MiB", "speed-up",
                    "memory / pytrec_eval's", "memory / run file", "before the deep reader, wall s",
-                   "ranx wall s"], rows)
+                   "ranx wall s", "ranx warm evaluate s"], rows)
             + "\n\nWhere the time goes, in process (median seconds), beside `cat RUN > /dev/null` and "
             "`wc -l RUN` of the same file:\n\n"
             + _md(["case", "run MB", "cat s", "wc -l s", "import s", "qrels s", "read s", "read MB/s",
