@@ -319,3 +319,41 @@ def test_real_and_bad_files_gzipped_read_as_the_plain_files(tmp_path, monkeypatc
         for a, b in ((got.qid, want.qid), (got.docno, want.docno), (got.line, want.line)):
             np.testing.assert_array_equal(a, b)
         assert got.score.tobytes() == want.score.tobytes() and got.tag == want.tag
+
+
+def test_a_gzipped_run_reports_corrupt_data_before_errors_in_its_text(tmp_path, monkeypatch):
+    # inflated whole, a corrupt stream is refused before its text is read; read in blocks, an
+    # error in the first blocks (a NUL byte, a short line) waits for the stream's end
+    import gzip
+
+    monkeypatch.setattr(trec, "STREAM_BLOCK", 64)
+    lines = [f"q1 Q0 d{i} {i} {100 - i} r\n".encode() for i in range(400)]
+    for bad in (b"q1 Q0 d\x00 1 2 r\n", b"q1 Q0 short\n"):
+        text = bad + b"".join(lines)
+        path = tmp_path / "run.gz"
+        path.write_bytes(gzip.compress(text)[:-30])       # cut: the trailer and some data
+        with pytest.raises(InputError, match="corrupt gzip data"):
+            trec.read_run(path)
+        path.write_bytes(gzip.compress(text))             # whole: the text's own error, line 1
+        with pytest.raises(InputError) as e:
+            trec.read_run(path)
+        assert e.value.line == 1 and "corrupt" not in str(e.value)
+
+
+def test_a_gzipped_run_through_a_pipe_reads_as_the_file(tmp_path):
+    import gzip
+    import os
+    import threading
+
+    text = b"".join(f"q{t} Q0 d{i} {i} {9 - i} r\n".encode() for t in range(3) for i in range(5))
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(gzip.compress(text)))
+    writer.start()
+    run = trec.read_run(fifo)
+    writer.join()
+    plain = tmp_path / "run"
+    plain.write_bytes(text)
+    want = trec.read_run(plain)
+    np.testing.assert_array_equal(run.docno, want.docno)
+    np.testing.assert_array_equal(run.line, want.line)
