@@ -1,11 +1,11 @@
 cdef class Problems:
     """A batch's problems as every ``*_batch`` kernel takes them, its one input beside the
     form's own arrays: targets v (B,), counts K (B, L), lengths (B,), solve_me (B,) bool (the
-    problems to solve, strictly inside their attainable range: :func:`maxent.solver.classify.
-    classify`), the range lo, hi (B,), and the settings: the tolerances tol and kkt_tol,
-    newton Newton-KKT steps, steps of successive linearisation (the linear form: of damped
-    Newton on the dual), and switch, the stationarity below which a cascade's linearisation
-    hands over to Newton-KKT."""
+    problems to solve, classified strictly inside their attainable range by
+    :func:`~maxent.solver.classify.classify`), the range lo, hi (B,), and the settings: the
+    tolerances tol and kkt_tol, newton Newton-KKT steps, steps of successive linearisation (the
+    linear form: of damped Newton on the dual), and switch, the stationarity below which a
+    cascade's linearisation hands over to Newton-KKT."""
     cdef public double[::1] v, lo, hi
     cdef public double[:, ::1] K
     cdef public int64_t[::1] lengths
