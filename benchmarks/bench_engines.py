@@ -1,6 +1,7 @@
 """This checkout's compiled engine, every build this CPU runs (``_engine.BUILDS``), against an
 earlier checkout's numba kernels (``--against DIR``: ``DIR/maxent/solver/_compiled.py``, its cache
-``NUMBA_CACHE_DIR`` warm), swapped in for ``maxent.solver._engine`` under this checkout's ``solve``.
+``NUMBA_CACHE_DIR`` warm), swapped in for the engine ``maxent.solver.forms`` calls under this
+checkout's ``solve``.
 Batches of ``--problems`` lists of trec_covid_r1 at N = 1000 and trec_dl19_passage at N = 100;
 passes alternate, the fastest of ``--repeat`` by wall and by CPU time is kept (for one thread the
 CPU time is the steadier on a shared machine). ``--evidence``: results/benchmarks/solver/engines/.
@@ -63,7 +64,7 @@ def numba_engine(folder: Path):
 
 def timed(engine, m, v, lists, workers):
     """(wall, CPU) seconds and result of ``solve`` with ``engine`` swapped in."""
-    S._engine = forms._engine = engine
+    forms._engine = engine          # forms.py makes every kernel call
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -71,7 +72,7 @@ def timed(engine, m, v, lists, workers):
             r = S.solve(m, v, lists, workers=workers)
             return time.perf_counter() - w0, time.process_time() - c0, r
     finally:
-        S._engine = forms._engine = _engine
+        forms._engine = _engine
 
 
 def main(argv=None) -> int:
