@@ -339,7 +339,65 @@ static void init_pow10l(void) {}
  * rounded value of the decimal (Clinger's fast path): the double float() returns; up to 19 digits
  * where long double has a 64-bit mantissa (below). Returns 0 for anything else (exponents, nan,
  * inf, underscores, more digits), left to Python's own parser. */
-static int fast_decimal(const unsigned char *s, Py_ssize_t n, double *out)
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define ZEROS 0x3030303030303030ULL     /* eight '0' bytes */
+
+/* the 8 bytes ending at end, with all but the last k (0..8) of them replaced by '0' */
+static inline uint64_t last_bytes(const unsigned char *end, int k)
+{
+    uint64_t w;
+    memcpy(&w, end - 8, 8);
+    const uint64_t keep = k >= 8 ? ~(uint64_t)0 : k <= 0 ? 0 : ~(uint64_t)0 << (8 * (8 - k));
+    return (w & keep) | (ZEROS & ~keep);
+}
+
+/* whether all 8 bytes of w are decimal digits */
+static inline int eight_digits(uint64_t w)
+{
+    const uint64_t hi = 0xF0F0F0F0F0F0F0F0ULL;
+    return ((w & hi) | (((w + 0x0606060606060606ULL) & hi) >> 4)) == 0x3333333333333333ULL;
+}
+
+/* the value of 8 digit bytes, the first in memory the most significant */
+static inline uint64_t eight_digits_value(uint64_t w)
+{
+    w = ((w & 0x0F0F0F0F0F0F0F0FULL) * 2561) >> 8;
+    w = ((w & 0x00FF00FF00FF00FFULL) * 6553601) >> 16;
+    return ((w & 0x0000FFFF0000FFFFULL) * 42949672960001ULL) >> 32;
+}
+
+/* The m and f of fast_decimal for an unsigned decimal of at most 8 digits before its dot and
+ * 7 after, read a word at a time (the scores most runs print); 0 for anything else. Reads the
+ * 16 bytes that end with the token: the caller says they are there (before >= 16). */
+static inline int short_decimal(const unsigned char *s, Py_ssize_t n, uint64_t *m, int *f)
+{
+    if (n < 1 || n > 16)
+        return 0;
+    const unsigned char *end = s + n;
+    const uint64_t tail = last_bytes(end, (int)n);          /* the token's last 8 bytes */
+    const uint64_t x = tail ^ 0x2E2E2E2E2E2E2E2EULL;          /* '.' bytes become 0 */
+    const uint64_t dots = (x - 0x0101010101010101ULL) & ~x & 0x8080808080808080ULL;
+    int fl = 0;                      /* digits after the dot */
+    Py_ssize_t il = n;               /* bytes before it */
+    if (dots) {
+        fl = 7 - __builtin_ctzll(dots) / 8;
+        il = n - fl - 1;
+    }
+    else if (n > 8)
+        return 0;
+    if (il > 8 || il + fl == 0)
+        return 0;
+    const uint64_t a = last_bytes(s + il, (int)il), b = last_bytes(end, fl);
+    if (!eight_digits(a) || !eight_digits(b))
+        return 0;
+    static const uint64_t scale[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+    *m = eight_digits_value(a) * scale[fl] + eight_digits_value(b);
+    *f = fl;
+    return 1;
+}
+#endif
+
+static int fast_decimal(const unsigned char *s, Py_ssize_t n, Py_ssize_t before, double *out)
 {
 #if FLT_EVAL_METHOD == 0
     Py_ssize_t i = 0;
@@ -349,6 +407,14 @@ static int fast_decimal(const unsigned char *s, Py_ssize_t n, double *out)
         neg = s[0] == '-';
         i = 1;
     }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (before + i >= 16 && short_decimal(s + i, n - i, &m, &f)) {
+        *out = neg ? -((double)m / POW10[f]) : (double)m / POW10[f];
+        return 1;
+    }
+#else
+    (void)before;
+#endif
     for (; i < n; i++) {
         const unsigned d = (unsigned)s[i] - '0';
         if (d < 10) {
@@ -419,7 +485,7 @@ static PyObject *parse_floats(PyObject *self, PyObject *args)
         int64_t a, b;
         if (column_token(&c, i, &a, &b) < 0)
             goto fail;
-        ok[i] = (char)fast_decimal(p + a, b - a, values + i);
+        ok[i] = (char)fast_decimal(p + a, b - a, a, values + i);
         if (ok[i] || b - a == 0 || b - a >= (int64_t)sizeof text)
             continue;
         memcpy(text, p + a, b - a);
@@ -844,7 +910,7 @@ static inline int strcol_put(StrColumn *c, Py_ssize_t i, const unsigned char *p,
  * not, -1 with an exception set (needs the interpreter: the scan leaves these to the end) */
 static int parse_score(const unsigned char *p, Py_ssize_t len, double *out)
 {
-    if (fast_decimal(p, len, out))
+    if (fast_decimal(p, len, 0, out))
         return 1;
     char text[128];
     if (len == 0 || len >= (Py_ssize_t)sizeof text)
@@ -899,9 +965,9 @@ typedef struct {
 typedef struct {
     const unsigned char *p;
     Py_ssize_t begin, end, len;     /* the chunk, and the whole data's length */
-    double *score;
+    double *score;                  /* its rows' scores and line numbers: cap rows, n written */
     int64_t *line;
-    Py_ssize_t first, cap, n;       /* rows first .. first + cap - 1 are this chunk's; n written */
+    Py_ssize_t cap, n;
     Py_ssize_t first_row;           /* where its rows are once the chunks are joined */
     StrColumn qid, docno;
     int64_t *blocks;                /* rows (of the chunk) where the qid changes */
@@ -911,7 +977,7 @@ typedef struct {
     Py_ssize_t seen_size, seen_count;
     int64_t prev_qid, prev_qid_len, first_qid, first_qid_len, tag_start, tag_end;
     int64_t nonfinite, nonfinite_start, nonfinite_end;   /* the first row read as inf or nan */
-    int64_t nul, lines, bad_line, bad_count, newlines;
+    int64_t nul, lines, bad_line, bad_count;
     int repeat, nomem;
     Py_ssize_t kept;                /* release: the chunk's pages before this offset are let go */
     int release;
@@ -981,14 +1047,52 @@ static int seen_add(Chunk *o, uint64_t h, Py_ssize_t i)
     }
 }
 
+/* Room for twice the chunk's rows: the scan does not count the lines first (a pass of its own
+ * over the text), it grows the columns as they fill. Large blocks are moved by realloc without
+ * copying their pages (mremap). */
+static int chunk_grow(Chunk *o)
+{
+    const Py_ssize_t cap = 2 * o->cap;
+    double *score = realloc(o->score, cap * sizeof(double));
+    if (score)
+        o->score = score;
+    int64_t *line = realloc(o->line, cap * sizeof(int64_t));
+    if (line)
+        o->line = line;
+    if (!score || !line || strcol_relayout(&o->qid, o->n, o->qid.width, cap) < 0
+        || strcol_relayout(&o->docno, o->n, o->docno.width, cap) < 0)
+        return -1;
+    o->cap = cap;
+    return 0;
+}
+
+/* Whether the len bytes at a and b are the same (avail bytes readable from a, more from b,
+ * which comes earlier in the data): two 8-byte words for up to 16 bytes, as the qid of every
+ * line is compared with the line's before */
+static inline int same_token(const unsigned char *a, const unsigned char *b, Py_ssize_t len, Py_ssize_t avail)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (len <= 16 && avail >= 16) {
+        uint64_t a0, a1, b0, b1;
+        memcpy(&a0, a, 8);
+        memcpy(&a1, a + 8, 8);
+        memcpy(&b0, b, 8);
+        memcpy(&b1, b + 8, 8);
+        return ((low_bytes(a0 ^ b0, len)) | low_bytes(a1 ^ b1, len - 8)) == 0;
+    }
+#endif
+    (void)avail;
+    return memcmp(a, b, len) == 0;
+}
+
 static int chunk_row(Chunk *o, const int64_t *s, const int64_t *e, int64_t lineno)
 {
     const unsigned char *p = o->p;
     const Py_ssize_t i = o->n;
-    if (i >= o->cap)            /* cannot happen: a row per line, cap is the lines' count */
+    if (i >= o->cap && chunk_grow(o) < 0)
         return -1;
     const int64_t ql = e[0] - s[0], dl = e[2] - s[2];
-    if (i == 0 || ql != o->prev_qid_len || memcmp(p + s[0], p + o->prev_qid, ql) != 0) {
+    if (i == 0 || ql != o->prev_qid_len || !same_token(p + s[0], p + o->prev_qid, ql, o->len - s[0])) {
         if (o->nblocks == o->cap_blocks) {
             int64_t *b = realloc(o->blocks, 2 * o->cap_blocks * sizeof(int64_t));
             if (!b)
@@ -1020,8 +1124,8 @@ static int chunk_row(Chunk *o, const int64_t *s, const int64_t *e, int64_t linen
         if (strcol_put(&o->docno, i, p + s[2], dl, o->len - s[2], &h) < 0 || seen_add(o, h, i) < 0)
             return -1;
     }
-    double *score = o->score + o->first + i;
-    if (!fast_decimal(p + s[4], e[4] - s[4], score)) {
+    double *score = o->score + i;
+    if (!fast_decimal(p + s[4], e[4] - s[4], s[4], score)) {
         if (spans_add(&o->slow, i, s[4], e[4]) < 0)
             return -1;
     }
@@ -1030,7 +1134,7 @@ static int chunk_row(Chunk *o, const int64_t *s, const int64_t *e, int64_t linen
         o->nonfinite_start = s[4];
         o->nonfinite_end = e[4];
     }
-    o->line[o->first + i] = lineno;
+    o->line[i] = lineno;
     o->tag_start = s[5];
     o->tag_end = e[5];
     o->n++;
@@ -1090,14 +1194,6 @@ static void scan_chunk(Chunk *o)
     release_to(o, end_of);
 }
 
-static void count_chunk(Chunk *o)
-{
-    int64_t n = 0;
-    for (const unsigned char *q = o->p + o->begin, *end = o->p + o->end; (q = memchr(q, '\n', end - q)); q++)
-        n++;
-    o->newlines = n;
-}
-
 /* The chunks as a queue: this thread (the interpreter released) and, given threads > 1, one
  * more take the next chunk until none is left, so a thread that gets no core takes few. */
 typedef struct {
@@ -1153,6 +1249,8 @@ static void in_parallel(void (*job)(Chunk *), Chunk *chunks, int n, int threads)
 
 static void chunk_free(Chunk *o)
 {
+    free(o->score);
+    free(o->line);
     free(o->qid.rows);
     free(o->docno.rows);
     free(o->blocks);
@@ -1274,28 +1372,18 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         used = 1;
     }
     n = used;
-    in_parallel(count_chunk, c, n, threads);
-    Py_ssize_t cap = 0;
-    for (int k = 0; k < n; k++) {
-        c[k].first = cap;
-        c[k].cap = c[k].newlines + 1;
-        cap += c[k].cap;
+    for (int k = 0; k < n; k++) {    /* a first guess of the rows: lines of 40 bytes */
+        c[k].cap = (c[k].end - c[k].begin) / 40 + 64;
+        c[k].score = malloc(c[k].cap * sizeof(double));
+        c[k].line = malloc(c[k].cap * sizeof(int64_t));
         c[k].cap_blocks = 1024;
         c[k].blocks = malloc(c[k].cap_blocks * sizeof(int64_t));
         c[k].qid = (StrColumn){malloc(16), 0, c[k].cap, 0};
         c[k].docno = (StrColumn){malloc(16), 0, c[k].cap, 0};
-        if (!c[k].blocks || !c[k].qid.rows || !c[k].docno.rows) {
+        if (!c[k].score || !c[k].line || !c[k].blocks || !c[k].qid.rows || !c[k].docno.rows) {
             PyErr_NoMemory();
             goto done;
         }
-    }
-    if (!(score_b = new_items(cap, 8)) || !(line_b = new_items(cap, 8)))
-        goto done;
-    double *score = (double *)PyByteArray_AS_STRING(score_b);
-    int64_t *line = (int64_t *)PyByteArray_AS_STRING(line_b);
-    for (int k = 0; k < n; k++) {
-        c[k].score = score;
-        c[k].line = line;
     }
     in_parallel(scan_chunk, c, n, threads);
     int64_t nul = -1, lines_before = 0;
@@ -1317,6 +1405,24 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     }
     /* the chunks after the first appended to it: rows, line numbers, strings and blocks */
     Chunk *a = &c[0];
+    Py_ssize_t total = 0;
+    for (int k = 0; k < n; k++)
+        total += c[k].n;
+    if (total > a->cap) {
+        double *s = realloc(a->score, total * sizeof(double));
+        if (s)
+            a->score = s;
+        int64_t *l = realloc(a->line, total * sizeof(int64_t));
+        if (l)
+            a->line = l;
+        if (!s || !l) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        a->cap = total;
+    }
+    double *score = a->score;
+    int64_t *line = a->line;
     int repeat = a->repeat;
     int64_t tag_start = a->tag_start, tag_end = a->tag_end;
     int64_t last_qid = a->prev_qid, last_qid_len = a->n ? a->prev_qid_len : -1;
@@ -1337,10 +1443,8 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     for (int k = 1; k < n; k++) {
         Chunk *b = &c[k];
         b->first_row = rows;
-        if (b->first != rows) {    /* lines skipped before: the rows so far fall short */
-            memmove(score + rows, score + b->first, b->n * sizeof(double));
-            memmove(line + rows, line + b->first, b->n * sizeof(int64_t));
-        }
+        memcpy(score + rows, b->score, b->n * sizeof(double));
+        memcpy(line + rows, b->line, b->n * sizeof(int64_t));
         for (Py_ssize_t i = 0; i < b->n; i++)
             line[rows + i] += lines_before;
         lines_before += b->lines;
@@ -1406,8 +1510,13 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         if (spans_to(long_q, &c[k].long_qids, offset) < 0 || spans_to(long_d, &c[k].long_docnos, offset) < 0)
             goto done;
     }
-    if (PyByteArray_Resize(score_b, rows * 8) < 0 || PyByteArray_Resize(line_b, rows * 8) < 0
-        || PyByteArray_Resize(blocks_b, nblocks * 8) < 0)
+    if (PyByteArray_Resize(blocks_b, nblocks * 8) < 0)
+        goto done;
+    score_b = buffer_new((char *)a->score, rows * 8);
+    a->score = NULL;
+    line_b = buffer_new((char *)a->line, rows * 8);
+    a->line = NULL;
+    if (!score_b || !line_b)
         goto done;
     const Py_ssize_t qw = a->qid.width, dw = a->docno.width;
     qid_b = buffer_new(a->qid.rows, rows * qw);

@@ -176,8 +176,12 @@ def test_wide_offsets_are_the_same_numbers():
 # --- scores --------------------------------------------------------------------------------
 
 def _parse(tokens: list[bytes]):
-    data = b" ".join(tokens)
-    ends = np.cumsum([len(t) + 1 for t in tokens]) - 1
+    # the first token alone at the start, the others after 16 bytes of digits and dots: the
+    # word-at-a-time path reads the 16 bytes that end with a token and must mask what is not
+    # its own
+    tokens_in = [t if i == 0 else (b"9.", b".9")[i % 2] * 8 + t for i, t in enumerate(tokens)]
+    data = b" ".join(tokens_in)
+    ends = np.cumsum([len(t) + 1 for t in tokens_in]) - 1
     starts = ends - np.array([len(t) for t in tokens])
     v, ok = ctrec.parse_floats(data, starts.astype(np.int64), ends.astype(np.int64))
     return np.frombuffer(v, np.float64), np.frombuffer(ok, np.bool_)
@@ -221,6 +225,24 @@ def test_scores_are_float_of_the_token(tokens):
         assert k == accepted, t
         if accepted:
             assert struct.pack("<d", v) == struct.pack("<d", want) or (np.isnan(v) and np.isnan(want)), t
+
+
+def test_word_at_a_time_decimals_against_float():
+    # every split of up to 16 digits around a dot, signed and not, beside the lengths the
+    # word-at-a-time path declines (9 digits before the dot, 8 after, 17 bytes)
+    rng = np.random.default_rng(0)
+    tokens = []
+    for n in range(1, 18):
+        digits = b"".join(b"%d" % d for d in rng.integers(0, 10, n))
+        tokens += [digits] + [digits[:k] + b"." + digits[k:] for k in range(n + 1)]
+    tokens += [b"-" + t for t in tokens[::3]] + [b"+" + t for t in tokens[1::3]]
+    tokens += [b".", b"-.", b"1.2.3", b"12.3.", b"..5", b"1-2", b"1.-2", b"1 2", b"1\x002", b"9/", b"9:"]
+    value, ok = _parse(tokens)
+    for t, v, k in zip(tokens, value, ok):
+        want, accepted = _python_float(t)
+        assert k == accepted, t
+        if accepted:
+            assert struct.pack("<d", v) == struct.pack("<d", want), t
 
 
 def test_fast_path_edges_against_float():
