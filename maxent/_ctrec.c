@@ -1050,16 +1050,21 @@ static int seen_add(Chunk *o, uint64_t h, Py_ssize_t i)
 /* Room for twice the chunk's rows: the scan does not count the lines first (a pass of its own
  * over the text), it grows the columns as they fill. Large blocks are moved by realloc without
  * copying their pages (mremap). */
-static int chunk_grow(Chunk *o)
+static int rows_reserve(Chunk *o, Py_ssize_t cap)    /* the scores and line numbers */
 {
-    const Py_ssize_t cap = 2 * o->cap;
     double *score = realloc(o->score, cap * sizeof(double));
     if (score)
         o->score = score;
     int64_t *line = realloc(o->line, cap * sizeof(int64_t));
     if (line)
         o->line = line;
-    if (!score || !line || strcol_relayout(&o->qid, o->n, o->qid.width, cap) < 0
+    return score && line ? 0 : -1;
+}
+
+static int chunk_grow(Chunk *o)
+{
+    const Py_ssize_t cap = 2 * o->cap;
+    if (rows_reserve(o, cap) < 0 || strcol_relayout(&o->qid, o->n, o->qid.width, cap) < 0
         || strcol_relayout(&o->docno, o->n, o->docno.width, cap) < 0)
         return -1;
     o->cap = cap;
@@ -1409,13 +1414,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     for (int k = 0; k < n; k++)
         total += c[k].n;
     if (total > a->cap) {
-        double *s = realloc(a->score, total * sizeof(double));
-        if (s)
-            a->score = s;
-        int64_t *l = realloc(a->line, total * sizeof(int64_t));
-        if (l)
-            a->line = l;
-        if (!s || !l) {
+        if (rows_reserve(a, total) < 0) {
             PyErr_NoMemory();
             goto done;
         }
