@@ -334,11 +334,6 @@ static void init_pow10l(void)
 static void init_pow10l(void) {}
 #endif
 
-/* [+-]digits[.digits] (at least one digit), read as an integer m and a count f of digits after
- * the dot. When m < 2^53 and f <= 22, m and 10^f are exact doubles and m / 10^f is the correctly
- * rounded value of the decimal (Clinger's fast path): the double float() returns; up to 19 digits
- * where long double has a 64-bit mantissa (below). Returns 0 for anything else (exponents, nan,
- * inf, underscores, more digits), left to Python's own parser. */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 #define ZEROS 0x3030303030303030ULL     /* eight '0' bytes */
 
@@ -397,6 +392,12 @@ static inline int short_decimal(const unsigned char *s, Py_ssize_t n, uint64_t *
 }
 #endif
 
+/* [+-]digits[.digits] (at least one digit), read as an integer m and a count f of digits after
+ * the dot. When m < 2^53 and f <= 22, m and 10^f are exact doubles and m / 10^f is the correctly
+ * rounded value of the decimal (Clinger's fast path): the double float() returns; up to 19 digits
+ * where long double has a 64-bit mantissa (below). Returns 0 for anything else (exponents, nan,
+ * inf, underscores, more digits), left to Python's own parser. before: the bytes readable
+ * before s (short_decimal's word reads need 16). */
 static int fast_decimal(const unsigned char *s, Py_ssize_t n, Py_ssize_t before, double *out)
 {
 #if FLT_EVAL_METHOD == 0
@@ -1047,10 +1048,8 @@ static int seen_add(Chunk *o, uint64_t h, Py_ssize_t i)
     }
 }
 
-/* Room for twice the chunk's rows: the scan does not count the lines first (a pass of its own
- * over the text), it grows the columns as they fill. Large blocks are moved by realloc without
- * copying their pages (mremap). */
-static int rows_reserve(Chunk *o, Py_ssize_t cap)    /* the scores and line numbers */
+/* Room for cap rows of the scores and line numbers */
+static int rows_reserve(Chunk *o, Py_ssize_t cap)
 {
     double *score = realloc(o->score, cap * sizeof(double));
     if (score)
@@ -1061,6 +1060,9 @@ static int rows_reserve(Chunk *o, Py_ssize_t cap)    /* the scores and line numb
     return score && line ? 0 : -1;
 }
 
+/* Room for twice the chunk's rows: the scan does not count the lines first (a pass of its own
+ * over the text), it grows the columns as they fill. Large blocks are moved by realloc without
+ * copying their pages (mremap). */
 static int chunk_grow(Chunk *o)
 {
     const Py_ssize_t cap = 2 * o->cap;
