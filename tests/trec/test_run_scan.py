@@ -128,6 +128,24 @@ def test_the_scan_reads_as_the_numpy_oracle(tmp_path, layout, bad, threads):
         np.testing.assert_array_equal(run.blocks, trec.qid_blocks(run.qid))
 
 
+def test_short_lines_grow_the_columns_as_the_oracle_reads(tmp_path, threads):
+    # the scan guesses lines of 40 bytes and doubles its columns as they fill: lines of about 16
+    # bytes make it grow several times in each chunk, and the chunks' rows still join in order
+    rng = np.random.default_rng(7)
+    lines = [f"{t} Q0 d{d} 1 {rng.integers(0, 9)} r\n" for t in range(40) for d in range(400)]
+    lines[1234] = "# a comment between the rows\n"
+    path = tmp_path / "short.txt"
+    path.write_text("".join(lines))
+    want, want_err, run, err = _both(path)
+    assert err is None and want_err is None
+    qid, docno, score, line, tag, _ = want
+    assert len(run.qid) == len(lines) - 1 > 2 * (path.stat().st_size // 40 + 64)   # two doublings
+    for got, exp in ((run.qid, qid), (run.docno, docno), (run.line, line)):
+        np.testing.assert_array_equal(got, exp)
+    assert run.score.tobytes() == score.tobytes() and run.tag == tag
+    np.testing.assert_array_equal(run.blocks, trec.qid_blocks(run.qid))
+
+
 def _oracle_lists(run, qrels, precision: str, depth):
     """Per qrels topic the run has: its grades in trec_eval's order (Python's sort)."""
     judged = {(t, d): g for t in qrels.topics for d, g in zip(qrels.docnos[t].tolist(), qrels.grades[t].tolist())}
