@@ -8,7 +8,8 @@ memory grows with the number of levels. Scores are what C's ``strtod`` reads fro
 token (:func:`strtod_whole`: ``0x1p3`` is 8, ``1_5`` is refused). A UTF-8 byte-order mark is
 read through, with an :class:`~maxent.errors.InputWarning` (trec_eval 9 drops that line);
 UTF-16, CR-only line ends and devices (``/dev/zero``) are refused. Qids print as read
-(:func:`names`: bytes that are not UTF-8 escaped, long qids whole).
+(:func:`names`: bytes that are not UTF-8 escaped, long qids whole); a qrels with two distinct
+qids that print alike is refused.
 
 The per-byte loops are in C (:mod:`maxent._ctrec`; ``tests/_trec_numpy.py`` is their numpy
 oracle). Every problem raises :class:`~maxent.errors.InputError` naming file, line and reason.
@@ -966,6 +967,21 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
     return build_qrels(path, qid, table.strings(2), grades, lines, long_qids)
 
 
+def _refuse_alike(topics: list[str], topic_bytes: np.ndarray, lines: np.ndarray, path) -> None:
+    """InputError for two distinct qids that print as the same text: one is not UTF-8 (the
+    bytes FE 31 print as ``\\xfe1``) and the other is that escape's text. Every table and
+    frame is keyed by the printed qid, so they would merge."""
+    first: dict[str, int] = {}
+    for i, t in enumerate(topics):
+        if t in first:
+            j = first[t]
+            a, b = sorted((int(lines[j]), int(lines[i])))
+            raise InputError(path, b, f"qid {bytes(topic_bytes[i])!r} prints as {t!r}, as the "
+                             f"distinct qid {bytes(topic_bytes[j])!r} at line {a} does (bytes that "
+                             "are not UTF-8 print escaped); rename one of them")
+        first[t] = i
+
+
 def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray, lines: np.ndarray,
                 long_qids: Mapping[bytes, bytes] | None = None) -> Qrels:
     """:class:`Qrels` from parallel arrays (qid, docno: bytes; grades: int; lines: for
@@ -987,6 +1003,8 @@ def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray
     bounds = np.flatnonzero(np.concatenate(([True], code_s[1:] != code_s[:-1], [True])))
     topic_bytes = qid_s[bounds[:-1]]
     topics = names(topic_bytes, long_qids)
+    if len(set(topics)) < len(topics):
+        _refuse_alike(topics, topic_bytes, line_s[bounds[:-1]], path)
     index = TopicIndex(topic_bytes)
     qrels = Qrels(None if path is None else str(path), topics, _Slices(topics, index, bounds, doc_s),
                   _Slices(topics, index, bounds, grade_s), int(max(0, grades.max(initial=0))))

@@ -74,29 +74,12 @@ def judged_only(lists: RankedLists) -> RankedLists:
     return RankedLists.from_grades(grades, lists.rel_counts, lengths, lists.runs, lists.topics)
 
 
-def _check_topic_texts(lists: RankedLists) -> None:
-    """InputError when two of a run's topics print as the same text, which would merge their
-    rows: a qid that is not UTF-8 (``\\xfe1`` for the bytes FE 31) beside one whose text is
-    that escape."""
-    import pandas as pd
-
-    if not any("\\" in t for t in pd.unique(pd.Series(lists.topics, dtype=object))):
-        return                                     # no escape in any topic text: nothing can merge
-    key = pd.DataFrame({"run": lists.runs, "topic": lists.topics})
-    dup = key.duplicated()
-    if dup.any():
-        run, topic = key[dup].iloc[0]
-        raise InputError(None, None, f"run {run}: two distinct qids print as {topic!r} (one is not UTF-8, "
-                         "shown escaped, and the other is that escape's text); rename one of them")
-
-
 def evaluate_lists(lists: RankedLists, measures: Sequence[Metric]) -> "pd.DataFrame":
     """Per-list values of every measure: a long frame (run, topic, measure, value)."""
     import pandas as pd
 
     if not measures:
         raise MeasureNameError("no measure given")
-    _check_topic_texts(lists)
     B = len(lists)
     return pd.concat([pd.DataFrame({"run": lists.runs, "topic": lists.topics,
                                     "measure": np.full(B, str(m), dtype=object), "value": m.value(lists)})

@@ -6,6 +6,7 @@ the ranking of the qrels read from their file.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -69,16 +70,23 @@ def test_qrels_from_a_file_and_in_memory_rank_the_same():
     assert q.docnos.get("no such topic") is None and "1" in q.docnos and len(q.docnos) == len(q.topics)
 
 
-def test_qids_printing_alike_are_refused_in_frames(tmp_path):
-    """Bytes FE 31 print as ``\\xfe1``; beside a qid that is that text, the frame would merge them."""
+def test_qids_printing_alike_are_refused_where_read(tmp_path, capsys):
+    """Bytes FE 31 print as ``\\xfe1``; beside a qid that is that text, every table keyed by
+    the printed qid would merge them: reading the qrels refuses the pair, naming both lines,
+    for frames and for the command's ``-q`` lines alike."""
     from maxent import evaluate
+    from maxent.cli.evaluate import main
     from maxent.errors import InputError
 
     qrels, run = tmp_path / "qrels", tmp_path / "run"
-    qrels.write_bytes(b"\\xfe1 0 d1 1\n\xfe1 0 d2 1\n")
+    qrels.write_bytes(b"\\xfe1 0 d1 1\nx 0 d1 1\n\xfe1 0 d2 1\n")
     run.write_bytes(b"\\xfe1 Q0 d1 1 2.0 r\n\xfe1 Q0 d2 1 2.0 r\n")
-    with pytest.raises(InputError, match=r"two distinct qids print as '\\\\xfe1'"):
+    said = r"qrels:3: qid b'\xfe1' prints as '\\xfe1', as the distinct qid b'\\xfe1' at line 1 does"
+    with pytest.raises(InputError, match=re.escape(said)):
         evaluate(qrels, run, ["AP"])
+    assert main(["-q", "-m", "map", str(qrels), str(run)]) != 0
+    out, err = capsys.readouterr()
+    assert out == "" and "qrels:3: qid b'\\xfe1' prints as" in err and len(err.strip().splitlines()) == 1
     qrels.write_bytes(b"\xff1 0 d1 1\n\xfe1 0 d2 1\n")
     run.write_bytes(b"\xff1 Q0 d1 1 2.0 r\n\xfe1 Q0 d2 1 2.0 r\n")
     assert sorted(evaluate(qrels, run, ["AP"]).topic) == ["\\xfe1", "\\xff1"]    # distinct, escaped
