@@ -340,9 +340,12 @@ static void init_pow10l(void) {}
 /* the 8 bytes ending at end, with all but the last k (0..8) of them replaced by '0' */
 static inline uint64_t last_bytes(const unsigned char *end, int k)
 {
+    static const uint64_t keep_last[9] = {     /* the last k bytes of a word (a table: no branch) */
+        0, 0xFFULL << 56, 0xFFFFULL << 48, 0xFFFFFFULL << 40, 0xFFFFFFFFULL << 32,
+        0xFFFFFFFFFFULL << 24, 0xFFFFFFFFFFFFULL << 16, 0xFFFFFFFFFFFFFFULL << 8, ~0ULL};
     uint64_t w;
     memcpy(&w, end - 8, 8);
-    const uint64_t keep = k >= 8 ? ~(uint64_t)0 : k <= 0 ? 0 : ~(uint64_t)0 << (8 * (8 - k));
+    const uint64_t keep = keep_last[k < 0 ? 0 : k > 8 ? 8 : k];
     return (w & keep) | (ZEROS & ~keep);
 }
 
@@ -867,7 +870,6 @@ static inline uint64_t low_bytes(uint64_t w, Py_ssize_t k)
 {
     return k >= 8 ? w : k <= 0 ? 0 : w & (~(uint64_t)0 >> (64 - 8 * k));
 }
-
 /* Row i := the token p[0:len] (avail bytes readable from p); *hash, when given, its
  * token_hash. Tokens of up to 16 bytes go as two 8-byte words, written past a narrower row
  * into the next one (written later) or the 16 bytes of slack after the last. */
@@ -1148,20 +1150,53 @@ static int chunk_row(Chunk *o, const int64_t *s, const int64_t *e, int64_t linen
     return 0;
 }
 
-/* The scan of tokenize over the chunk, each kept line stored as it ends; stops at the first
- * line with fewer than 6 tokens (bad_line, bad_count) or when out of memory (nomem) */
-static void scan_chunk(Chunk *o)
+/* The common line, from one 64-byte load at offset at (64 bytes readable there): six tokens
+ * split by single whitespace bytes, no leading whitespace, no NUL, not a comment, ending in
+ * '\n' or "\r\n" within the load. Its tokens' bounds go to s, e; returns the line's length with
+ * its newline, or 0 for any other line (scan_line reads those). One load and a few bit
+ * operations per line, where the event scan takes a branch per token start and end. */
+static inline Py_ssize_t fast_line(const unsigned char *p, Py_ssize_t at, int64_t *s, int64_t *e)
+{
+    uint64_t ws, nl, zero;
+    block_masks(p + at, 64, &ws, &nl, &zero);
+    if (!nl)
+        return 0;
+    const int k = __builtin_ctzll(nl);
+    const uint64_t line = ((uint64_t)2 << k) - 1;          /* bits 0..k: the line's bytes */
+    const int cr = k > 0 && p[at + k - 1] == '\r';
+    const int t = k - cr;                                   /* the byte that ends the last token */
+    uint64_t w = ws & line & ~((uint64_t)cr << k);          /* separators, then t */
+    if ((zero & line) || (w & 1) || (w & (w >> 1)) || p[at] == '#')
+        return 0;
+    int b[5];
+    for (int i = 0; i < 5; i++) {
+        b[i] = __builtin_ctzll(w | (uint64_t)1 << 63);
+        w &= w - 1;
+    }
+    if (w != (uint64_t)1 << t)                              /* not exactly five separators */
+        return 0;
+    s[0] = at;
+    for (int i = 0; i < 5; i++) {
+        e[i] = at + b[i];
+        s[i + 1] = at + b[i] + 1;
+    }
+    e[5] = at + t;
+    return k + 1;
+}
+
+/* Any line from offset at, by the events of the masks of the 64-byte blocks from there: its
+ * first six tokens' bounds in s, e and its token count. Returns the offset after its newline,
+ * or the chunk's end (*ended 0) when the chunk ends first. Records the chunk's first NUL byte:
+ * the blocks of the lines before covered every earlier byte. */
+static Py_ssize_t scan_line(Chunk *o, Py_ssize_t at, int64_t *s, int64_t *e, int64_t *count, int *ended)
 {
     const unsigned char *p = o->p;
     const Py_ssize_t end_of = o->end;
-    const int ncols = 6;
-    int64_t s[6] = {0}, e[6] = {0};
-    int64_t lineno = 1, count = 0;
-    uint64_t prev_ws = 1;           /* a chunk starts after a newline (or the file's start) */
-    for (Py_ssize_t base = o->begin; base < end_of && !o->bad_line; base += 64) {
+    uint64_t prev_ws = 1;           /* a line starts after a newline (or the chunk's start) */
+    *count = 0;
+    *ended = 1;
+    for (Py_ssize_t base = at; base < end_of; base += 64) {
         uint64_t ws, nl, zero;
-        if (((base - o->begin) & (RELEASE_STEP - 1)) == 0)
-            release_to(o, base - RELEASE_STEP);
         block_masks(p + base, end_of - base, &ws, &nl, &zero);
         if (zero && o->nul < 0)
             o->nul = base + __builtin_ctzll(zero);
@@ -1170,32 +1205,55 @@ static void scan_chunk(Chunk *o)
         const uint64_t start = ~ws & after_ws, end = ws & ~after_ws;
         for (uint64_t ev = start | end | nl; ev; ev &= ev - 1) {
             const int j = __builtin_ctzll(ev);
-            if (!scan_event(start, end, nl, j, base + j, ncols, s, e, &count))
-                continue;
-            if (count > 0 && p[s[0]] != '#') {
-                if (count < ncols) {
-                    o->bad_line = lineno;
-                    o->bad_count = count;
-                    break;
-                }
-                if (chunk_row(o, s, e, lineno) < 0) {
-                    o->nomem = 1;
-                    return;
-                }
-            }
-            lineno++;
-            count = 0;
+            if (scan_event(start, end, nl, j, base + j, 6, s, e, count))
+                return base + j + 1;
         }
     }
-    if (!o->bad_line)               /* the chunk (the file) ends in a token */
-        scan_end(prev_ws, end_of, ncols, e, &count);
-    if (!o->bad_line && count > 0 && p[s[0]] != '#') {   /* a last line without a newline */
-        if (count < ncols) {
-            o->bad_line = lineno;
-            o->bad_count = count;
+    scan_end(prev_ws, end_of, 6, e, count);     /* the chunk (the file) ends in a token */
+    *ended = 0;
+    return end_of;
+}
+
+/* The scan of tokenize over the chunk, line by line, each kept line stored as it ends; stops at
+ * the first line with fewer than 6 tokens (bad_line, bad_count) or when out of memory (nomem) */
+static void scan_chunk(Chunk *o)
+{
+    const unsigned char *p = o->p;
+    const Py_ssize_t end_of = o->end, last_load = o->len - 64;
+    int64_t s[6] = {0}, e[6] = {0};
+    int64_t lineno = 1;
+    Py_ssize_t at = o->begin, release_at = o->begin + 2 * RELEASE_STEP;
+    while (at < end_of) {
+        if (at >= release_at) {
+            release_to(o, at - RELEASE_STEP);
+            release_at = at + RELEASE_STEP;
         }
-        else if (chunk_row(o, s, e, lineno) < 0)
-            o->nomem = 1;
+        const Py_ssize_t n = at <= last_load ? fast_line(p, at, s, e) : 0;
+        if (n && at + n <= end_of) {
+            if (chunk_row(o, s, e, lineno) < 0) {
+                o->nomem = 1;
+                return;
+            }
+            at += n;
+            lineno++;
+            continue;
+        }
+        int64_t count;
+        int ended;
+        const Py_ssize_t next = scan_line(o, at, s, e, &count, &ended);
+        if (count > 0 && p[s[0]] != '#') {
+            if (count < 6) {
+                o->bad_line = lineno;
+                o->bad_count = count;
+                break;
+            }
+            if (chunk_row(o, s, e, lineno) < 0) {
+                o->nomem = 1;
+                return;
+            }
+        }
+        at = next;
+        lineno += ended;
     }
     o->lines = lineno - 1;          /* lines ended by a newline */
     release_to(o, end_of);

@@ -146,6 +146,56 @@ def test_short_lines_grow_the_columns_as_the_oracle_reads(tmp_path, threads):
     np.testing.assert_array_equal(run.blocks, trec.qid_blocks(run.qid))
 
 
+SHAPES = ["plain", "crlf", "separators", "columns", "short", "indented", "nul", "no newline at the end"]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_lines_at_the_edges_of_one_load_read_as_the_oracle(tmp_path, shape, threads):
+    # the scan reads a line of six tokens split by single whitespace bytes, ending within 64
+    # bytes, from one load, and any other line by its tokens' events: lines of 55-70 bytes put
+    # the newline before, at and after the load's last byte, beside lines the load refuses
+    rng = np.random.default_rng(SHAPES.index(shape))
+    lines = []
+    for i in range(600):
+        docno = "d" * int(rng.integers(1, 30)) + str(i)
+        fields = [f"q{i // 50}", "Q0", docno, str(i), f"{rng.integers(0, 999) / 8:g}", "t" * int(rng.integers(1, 20))]
+        sep = [" "] * 5
+        if shape == "separators" and rng.random() < 0.5:
+            sep[int(rng.integers(0, 5))] = str(rng.choice(["\t", "\v", "\f", "  ", " \t"]))
+        if shape == "columns" and (rng.random() < 0.3 or i == 599):     # the last line's tag is the run's
+            fields.append("extra")
+            sep.append(" ")
+        line = fields[0] + "".join(a + b for a, b in zip(sep, fields[1:]))
+        if shape == "separators" and rng.random() < 0.1:
+            line = " " + line
+        if shape == "nul" and i == 400:
+            line = line.replace("Q0", "Q\0")
+        lines.append(line + ("\r\n" if shape == "crlf" and rng.random() < 0.7 else "\n"))
+    if shape == "no newline at the end":
+        lines[-1] = lines[-1].rstrip("\n")
+    if shape == "short":                 # five tokens, one double space: six whitespace bytes
+        lines[300] = lines[300].rsplit(" ", 1)[0].replace(" ", "  ", 1) + "\n"
+    if shape == "short":
+        lines[200] = lines[200].rsplit(" ", 1)[0] + "\n"       # five tokens, single spaces
+    if shape == "indented":              # five tokens after a space: six whitespace bytes
+        lines[300] = " " + lines[300].rsplit(" ", 1)[0] + "\n"
+    if shape == "columns":               # comments of six tokens, as a line of the run
+        lines[100:100] = ["#q1 Q0 d1 1 1.5 t\n", "# Q0 d1 1 1.5 t\n"]
+    data = "".join(lines).encode()
+    newline_at = [len(x) - 1 for x in lines]
+    assert {62, 63, 64, 65} <= set(newline_at)     # newlines before, at and past a load's end
+    path = tmp_path / "run.txt"
+    path.write_bytes(data)
+    want, want_err, run, err = _both(path)
+    assert err == want_err and (err is None) == (shape not in ("nul", "short", "indented"))
+    if run is not None:
+        qid, docno, score, line, tag, _ = want
+        for got, exp in ((run.qid, qid), (run.docno, docno), (run.line, line)):
+            np.testing.assert_array_equal(got, exp)
+        assert run.score.tobytes() == score.tobytes() and run.tag == tag
+        np.testing.assert_array_equal(run.blocks, trec.qid_blocks(run.qid))
+
+
 def _oracle_lists(run, qrels, precision: str, depth):
     """Per qrels topic the run has: its grades in trec_eval's order (Python's sort)."""
     judged = {(t, d): g for t in qrels.topics for d, g in zip(qrels.docnos[t].tolist(), qrels.grades[t].tolist())}
