@@ -870,6 +870,7 @@ static inline uint64_t low_bytes(uint64_t w, Py_ssize_t k)
 {
     return k >= 8 ? w : k <= 0 ? 0 : w & (~(uint64_t)0 >> (64 - 8 * k));
 }
+
 /* Row i := the token p[0:len] (avail bytes readable from p); *hash, when given, its
  * token_hash. Tokens of up to 16 bytes go as two 8-byte words, written past a narrower row
  * into the next one (written later) or the 16 bytes of slack after the last. */

@@ -970,15 +970,13 @@ def read_qrels(path: str | os.PathLike) -> Qrels:
 def _refuse_alike(topics: list[str], topic_bytes: np.ndarray, lines: np.ndarray, path) -> None:
     """InputError for two distinct qids that print as the same text: one is not UTF-8 (the
     bytes FE 31 print as ``\\xfe1``) and the other is that escape's text. Every table and
-    frame is keyed by the printed qid, so they would merge."""
+    frame is keyed by the printed qid, so they would merge. lines: each topic's first line."""
     first: dict[str, int] = {}
     for i, t in enumerate(topics):
         if t in first:
-            j = first[t]
-            a, b = sorted((int(lines[j]), int(lines[i])))
-            raise InputError(path, b, f"qid {bytes(topic_bytes[i])!r} prints as {t!r}, as the "
-                             f"distinct qid {bytes(topic_bytes[j])!r} at line {a} does (bytes that "
-                             "are not UTF-8 print escaped); rename one of them")
+            (a, qa), (b, qb) = sorted((int(lines[k]), bytes(topic_bytes[k])) for k in (first[t], i))
+            raise InputError(path, b, f"qid {qb!r} prints as {t!r}, as the distinct qid {qa!r} at "
+                             f"line {a} does (bytes that are not UTF-8 print escaped); rename one of them")
         first[t] = i
 
 
@@ -1004,7 +1002,7 @@ def build_qrels(path, qid_a: np.ndarray, docno_a: np.ndarray, grades: np.ndarray
     topic_bytes = qid_s[bounds[:-1]]
     topics = names(topic_bytes, long_qids)
     if len(set(topics)) < len(topics):
-        _refuse_alike(topics, topic_bytes, line_s[bounds[:-1]], path)
+        _refuse_alike(topics, topic_bytes, np.minimum.reduceat(line_s, bounds[:-1]), path)
     index = TopicIndex(topic_bytes)
     qrels = Qrels(None if path is None else str(path), topics, _Slices(topics, index, bounds, doc_s),
                   _Slices(topics, index, bounds, grade_s), int(max(0, grades.max(initial=0))))

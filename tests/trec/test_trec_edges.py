@@ -87,6 +87,10 @@ def test_qids_printing_alike_are_refused_where_read(tmp_path, capsys):
     assert main(["-q", "-m", "map", str(qrels), str(run)]) != 0
     out, err = capsys.readouterr()
     assert out == "" and "qrels:3: qid b'\\xfe1' prints as" in err and len(err.strip().splitlines()) == 1
+    qrels.write_bytes(b"\xfe1 0 d2 1\nx 0 d1 1\n\\xfe1 0 d1 1\n\xfe1 0 d0 1\n")   # the other way round
+    said = r"qrels:3: qid b'\\xfe1' prints as '\\xfe1', as the distinct qid b'\xfe1' at line 1 does"
+    with pytest.raises(InputError, match=re.escape(said)):
+        evaluate(qrels, run, ["AP"])
     qrels.write_bytes(b"\xff1 0 d1 1\n\xfe1 0 d2 1\n")
     run.write_bytes(b"\xff1 Q0 d1 1 2.0 r\n\xfe1 Q0 d2 1 2.0 r\n")
     assert sorted(evaluate(qrels, run, ["AP"]).topic) == ["\\xfe1", "\\xff1"]    # distinct, escaped
