@@ -175,7 +175,6 @@ def test_lines_at_the_edges_of_one_load_read_as_the_oracle(tmp_path, shape, thre
         lines[-1] = lines[-1].rstrip("\n")
     if shape == "short":                 # five tokens, one double space: six whitespace bytes
         lines[300] = lines[300].rsplit(" ", 1)[0].replace(" ", "  ", 1) + "\n"
-    if shape == "short":
         lines[200] = lines[200].rsplit(" ", 1)[0] + "\n"       # five tokens, single spaces
     if shape == "indented":              # five tokens after a space: six whitespace bytes
         lines[300] = " " + lines[300].rsplit(" ", 1)[0] + "\n"
