@@ -59,8 +59,10 @@ class _Gains(PositionalDeltas):
     def _dcg(self, lists) -> np.ndarray:
         gz = self.gains(lists.levels)
         w = self.rank_discount(lists.depth)
-        # only ranks holding a judged document of non-zero gain contribute (sparse)
-        rows, cols = np.nonzero((lists.grades >= 0) & (gz[np.maximum(lists.grades, 0)] != 0))
+        # sparse: the ranks of grades from the lowest of non-zero gain (those in between add 0.0,
+        # a comparison costs several times less per rank than a gather of the gains)
+        lowest = np.flatnonzero(gz)[:1]
+        rows, cols = np.nonzero(lists.grades >= (lowest[0] if len(lowest) else len(gz)))
         contrib = gz[lists.grades[rows, cols]] * w[cols]
         return np.bincount(rows, weights=contrib, minlength=len(lists))
 

@@ -26,6 +26,7 @@ INSTANCES = [cls() for cls in METRICS] + [
     AP(cutoff=5), AP(rel=2), Precision(cutoff=3, rel=2), Recall(cutoff=7), RR(cutoff=4),
     Success(cutoff=2), IPrec(cutoff=0.5), NDCG(cutoff=5), NDCG(gain="exp"), NDCG(cutoff=5, ideal="all"),
     NDCG(discount="jk", gain=((1, 1.0), (2, 4.0), (3, 9.0))), DCG(cutoff=5, gain="exp"),
+    DCG(gain=((2, 0.0),)),   # a zero gain between non-zero ones
     ERR(cutoff=5), ERR(gain="linear", max_grade=3), GAP(g=(0.2, 0.3, 0.5)), GAP(g=(0.5, 0.5), cutoff=6),
     RBP(p=0.5, cutoff=5, rel=2), RBP(gain="exp"), RBP(p=0.9, gain=((1, 3.0), (2, 1.0))),
 ]
