@@ -1732,6 +1732,8 @@ static inline double score_of(int64_t x)
 
 static inline int trec_before(int64_t x, int64_t y)
 {
+    if (!ord_score)
+        return memcmp(ord_docno + x * ord_width, ord_docno + y * ord_width, ord_width) < 0;
     const double a = score_of(x), b = score_of(y);
     if (a != b)
         return a > b;
@@ -1748,8 +1750,9 @@ PyDoc_STRVAR(trec_sort_doc,
 "trec_sort(score, single, docno, width, items, bounds, starts=None) -> groups out of order\n\n"
 "Each group items[bounds[g]:bounds[g + 1]] (int64 rows, sorted in place) in trec_eval's order:\n"
 "score descending (score: float32 or float64; compared as C floats when single), then docno\n"
-"descending (rows of width bytes, zero-padded: compared as strcmp). A group found already in\n"
-"that order (one pass) is left as it is. With items None, group g is the rows starts[g] to\n"
+"descending (rows of width bytes, zero-padded: compared as strcmp); with score None, docno\n"
+"ascending (a qrels' order). Ties keep row order. A group found already in that order (one\n"
+"pass) is left as it is. With items None, group g is the rows starts[g] to\n"
 "starts[g] + bounds[g + 1] - bounds[g] - 1, only checked: nothing is sorted.");
 
 /* row m of group k: items[m], or with no items starts[k] + m - bounds[k] */
@@ -1773,7 +1776,8 @@ static PyObject *trec_sort(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "width < 1, or not one of items and starts");
         return NULL;
     }
-    if (PyObject_GetBuffer(objs[0], &v[0], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    const int by_docno = objs[0] == Py_None;
+    if (PyObject_GetBuffer(by_docno ? objs[1] : objs[0], &v[0], PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
         return NULL;
     if (PyObject_GetBuffer(objs[1], &v[1], PyBUF_C_CONTIGUOUS) < 0) {
         PyBuffer_Release(&v[0]);
@@ -1793,18 +1797,18 @@ static PyObject *trec_sort(PyObject *self, PyObject *args)
     if (*f == '<' || *f == '=' || *f == '@')
         f++;
     Py_ssize_t unsorted = 0;
-    const Py_ssize_t nrows = v[0].len / (v[0].itemsize ? v[0].itemsize : 1);
+    const Py_ssize_t nrows = by_docno ? v[1].len / width : v[0].len / (v[0].itemsize ? v[0].itemsize : 1);
     const Py_ssize_t ngroups = g.bounds.len / 8 - 1;
     const int64_t *bounds = g.bounds.buf, *starts = has_starts ? sb.buf : NULL;
     int64_t *items = g.has_items ? g.items.buf : NULL;
     const Py_ssize_t nitems = items ? g.items.len / 8 : (ngroups >= 0 ? bounds[ngroups] : 0);
-    if (!((*f == 'd' && v[0].itemsize == 8) || (*f == 'f' && v[0].itemsize == 4)) || v[1].len < nrows * width
+    if (!(by_docno || (*f == 'd' && v[0].itemsize == 8) || (*f == 'f' && v[0].itemsize == 4)) || v[1].len < nrows * width
         || (has_starts && sb.len / 8 < ngroups)) {
         PyErr_SetString(PyExc_ValueError, "score must be float32 or float64, docno and starts fit");
         unsorted = -1;
     }
     else {
-        ord_score = v[0].buf;
+        ord_score = by_docno ? NULL : v[0].buf;
         ord_docno = v[1].buf;
         ord_width = width;
         ord_double = *f == 'd';
