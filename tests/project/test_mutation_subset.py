@@ -69,7 +69,7 @@ def copy(tmp_path_factory):
 
 def _pytest(where: Path, tests: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(where)}
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-m", "",
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-n", "0", "-p", "no:cacheprovider", "-m", "",
                            *tests.split()], cwd=where, env=env, capture_output=True, text=True, timeout=900)
 
 

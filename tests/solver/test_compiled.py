@@ -220,14 +220,16 @@ def _compare(collection, count, names, n, seed):
 @pytest.mark.parametrize("collection", COLLECTIONS)
 @pytest.mark.parametrize("count", ["retrieved", "total"])
 def test_compiled_equals_numpy_on_real_lists(collection, count):
-    """On 25 random real lists per collection (depth 1000), binary (AP at the collection's
+    """On 25 random real lists per collection (depth 1000; 12 of trec_dl19_passage, whose numpy
+    solves take longest, and 400 of each in the slow variant), binary (AP at the collection's
     threshold, AP@10, P@10, R-prec, RR) and graded (nDCG, nDCG@10, GAP, ERR, ERR@20) metrics under both count
     constraints: the same statuses as the numpy solver, entropies never lower (1e-9
     relative), p within 1e-6, every optimal problem certified by numpy on the returned p."""
     t = BINARY_THRESHOLD[collection]
     binary = ["AP" if t == 1 else f"AP(rel={t})", f"AP@10(rel={t})", f"P@10(rel={t})", f"R-prec(rel={t})",
               f"RR(rel={t})"]
-    _compare(collection, count, binary + ["nDCG", "nDCG@10", "GAP", "ERR", "ERR@20"], 25, 21)
+    n = 12 if collection == "trec_dl19_passage" else 25
+    _compare(collection, count, binary + ["nDCG", "nDCG@10", "GAP", "ERR", "ERR@20"], n, 21)
 
 
 @pytest.mark.slow
