@@ -157,8 +157,7 @@ def restrict_topics(runs, qrels, keep, name: str = "topics"):
     if keep is None:
         return runs, qrels
     kb = np.array(sorted(k.encode() for k in keep))
-    runs = [dataclasses.replace(r, **{f: getattr(r, f)[np.isin(r.qid, kb)] for f in ("qid", "docno", "score", "line")})
-            for r in runs]
+    runs = [r.subset(np.isin(r.qid, kb)) for r in runs]
     topics = [t for t in qrels.topics if t in keep]
     if not topics:
         raise ParameterError(f"{name}: no qrels topic selected")

@@ -965,13 +965,15 @@ typedef struct {
 } Seen;
 
 /* One chunk of the file, whole lines, scanned without the interpreter (one per thread): its
- * rows go to score[first + i] and line[first + i], its strings to its own columns. */
+ * rows go to its own columns. Line numbers are kept as runs: row r of a run that starts at
+ * row a on line l is on line l + r - a (a new run after a comment or blank line). */
 typedef struct {
     const unsigned char *p;
     Py_ssize_t begin, end, len;     /* the chunk, and the whole data's length */
-    double *score;                  /* its rows' scores and line numbers: cap rows, n written */
-    int64_t *line;
+    double *score;                  /* its rows' scores: cap rows, n written */
     Py_ssize_t cap, n;
+    Spans line_runs;                /* (row, line, 0) where a run of consecutive lines starts */
+    int64_t line_shift;             /* line - row in the current run */
     Py_ssize_t first_row;           /* where its rows are once the chunks are joined */
     StrColumn qid, docno;
     int64_t *blocks;                /* rows (of the chunk) where the qid changes */
@@ -1051,16 +1053,13 @@ static int seen_add(Chunk *o, uint64_t h, Py_ssize_t i)
     }
 }
 
-/* Room for cap rows of the scores and line numbers */
+/* Room for cap rows of the scores */
 static int rows_reserve(Chunk *o, Py_ssize_t cap)
 {
     double *score = realloc(o->score, cap * sizeof(double));
     if (score)
         o->score = score;
-    int64_t *line = realloc(o->line, cap * sizeof(int64_t));
-    if (line)
-        o->line = line;
-    return score && line ? 0 : -1;
+    return score ? 0 : -1;
 }
 
 /* Room for twice the chunk's rows: the scan does not count the lines first (a pass of its own
@@ -1144,7 +1143,11 @@ static int chunk_row(Chunk *o, const int64_t *s, const int64_t *e, int64_t linen
         o->nonfinite_start = s[4];
         o->nonfinite_end = e[4];
     }
-    o->line[i] = lineno;
+    if (i == 0 || lineno - i != o->line_shift) {
+        if (spans_add(&o->line_runs, i, lineno, 0) < 0)
+            return -1;
+        o->line_shift = lineno - i;
+    }
     o->tag_start = s[5];
     o->tag_end = e[5];
     o->n++;
@@ -1316,7 +1319,7 @@ static void in_parallel(void (*job)(Chunk *), Chunk *chunks, int n, int threads)
 static void chunk_free(Chunk *o)
 {
     free(o->score);
-    free(o->line);
+    free(o->line_runs.v);
     free(o->qid.rows);
     free(o->docno.rows);
     free(o->blocks);
@@ -1393,8 +1396,9 @@ PyDoc_STRVAR(read_run_doc,
 "qid and docno (buffers of rows zero-padded to qid_width / docno_width bytes: numpy 'S'\n"
 "arrays; tokens longer than 128 bytes stored empty and listed in long_qids / long_docnos as\n"
 "(row, start, end)), score (float64, as parse_floats; bad_scores lists the rows it cannot read,\n"
-"nonfinite (row, start, end) the first it read as inf or nan, row -1 if none), line (int64,\n"
-"1-based), blocks (int64: the rows where the qid differs from the row before), repeat (a docno\n"
+"nonfinite (row, start, end) the first it read as inf or nan, row -1 if none), line_runs (int64\n"
+"pairs (row, line): the rows from that row to the next pair's are on consecutive lines from that\n"
+"1-based line), blocks (int64: the rows where the qid differs from the row before), repeat (a docno\n"
 "of 128 bytes or fewer twice in one block), nul (the offset of the first NUL byte, -1 if none)\n"
 "tag (the bounds of the last line's sixth token) and lines (the newlines in data). A line with\n"
 "fewer than 6 tokens stops the scan: (None, its line number, its number of tokens, the first\n"
@@ -1412,7 +1416,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     n = n < 1 ? 1 : n > 64 ? 64 : n;
     const int threads = n > 1 ? 2 : 1;
     Chunk *c = calloc(n, sizeof(Chunk));
-    PyObject *score_b = NULL, *line_b = NULL, *result = NULL;
+    PyObject *score_b = NULL, *runs_b = NULL, *result = NULL;
     PyObject *blocks_b = NULL, *bad = NULL, *long_q = NULL, *long_d = NULL, *qid_b = NULL, *docno_b = NULL;
     if (!c) {
         PyBuffer_Release(&data);
@@ -1441,12 +1445,11 @@ static PyObject *read_run(PyObject *self, PyObject *args)
     for (int k = 0; k < n; k++) {    /* a first guess of the rows: lines of 40 bytes */
         c[k].cap = (c[k].end - c[k].begin) / 40 + 64;
         c[k].score = malloc(c[k].cap * sizeof(double));
-        c[k].line = malloc(c[k].cap * sizeof(int64_t));
         c[k].cap_blocks = 1024;
         c[k].blocks = malloc(c[k].cap_blocks * sizeof(int64_t));
         c[k].qid = (StrColumn){malloc(16), 0, c[k].cap, 0};
         c[k].docno = (StrColumn){malloc(16), 0, c[k].cap, 0};
-        if (!c[k].score || !c[k].line || !c[k].blocks || !c[k].qid.rows || !c[k].docno.rows) {
+        if (!c[k].score || !c[k].blocks || !c[k].qid.rows || !c[k].docno.rows) {
             PyErr_NoMemory();
             goto done;
         }
@@ -1469,7 +1472,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         }
         lines_before += c[k].lines;
     }
-    /* the chunks after the first appended to it: rows, line numbers, strings and blocks */
+    /* the chunks after the first appended to it: rows, strings and blocks; and the line runs */
     Chunk *a = &c[0];
     Py_ssize_t total = 0;
     for (int k = 0; k < n; k++)
@@ -1482,16 +1485,29 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         a->cap = total;
     }
     double *score = a->score;
-    int64_t *line = a->line;
     int repeat = a->repeat;
     int64_t tag_start = a->tag_start, tag_end = a->tag_end;
     int64_t last_qid = a->prev_qid, last_qid_len = a->n ? a->prev_qid_len : -1;
     Py_ssize_t nblocks_all = 0;
     for (int k = 0; k < n; k++)
         nblocks_all += c[k].nblocks;
-    if (!(blocks_b = new_items(nblocks_all, 8)))
+    Py_ssize_t nruns = 0;
+    for (int k = 0; k < n; k++)
+        nruns += c[k].line_runs.n;
+    if (!(blocks_b = new_items(nblocks_all, 8)) || !(runs_b = new_items(2 * nruns, 8)))
         goto done;
     int64_t *blocks = (int64_t *)PyByteArray_AS_STRING(blocks_b);
+    int64_t *runs = (int64_t *)PyByteArray_AS_STRING(runs_b);
+    Py_ssize_t rows_before = 0;
+    lines_before = 0;
+    for (int k = 0; k < n; k++) {        /* chunk k's rows and lines follow those before it */
+        for (Py_ssize_t j = 0; j < c[k].line_runs.n; j++) {
+            *runs++ = c[k].line_runs.v[j].row + rows_before;
+            *runs++ = c[k].line_runs.v[j].a + lines_before;
+        }
+        rows_before += c[k].n;
+        lines_before += c[k].lines;
+    }
     memcpy(blocks, a->blocks, a->nblocks * sizeof(int64_t));
     Py_ssize_t nblocks = a->nblocks, rows = a->n;
     const StrColumn none = {NULL, 0, 0, 0};
@@ -1504,9 +1520,6 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         Chunk *b = &c[k];
         b->first_row = rows;
         memcpy(score + rows, b->score, b->n * sizeof(double));
-        memcpy(line + rows, b->line, b->n * sizeof(int64_t));
-        for (Py_ssize_t i = 0; i < b->n; i++)
-            line[rows + i] += lines_before;
         lines_before += b->lines;
         if (!b->n)
             continue;
@@ -1574,9 +1587,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         goto done;
     score_b = buffer_new((char *)a->score, rows * 8);
     a->score = NULL;
-    line_b = buffer_new((char *)a->line, rows * 8);
-    a->line = NULL;
-    if (!score_b || !line_b)
+    if (!score_b)
         goto done;
     const Py_ssize_t qw = a->qid.width, dw = a->docno.width;
     qid_b = buffer_new(a->qid.rows, rows * qw);
@@ -1587,7 +1598,7 @@ static PyObject *read_run(PyObject *self, PyObject *args)
         goto done;
     result = Py_BuildValue(
         "{sOsnsOsnsOsOsOsOs(LLL)sOsOsOsLs(LL)sL}", "qid", qid_b, "qid_width", qw, "docno", docno_b, "docno_width", dw,
-        "score", score_b, "line", line_b, "blocks", blocks_b, "bad_scores", bad,
+        "score", score_b, "line_runs", runs_b, "blocks", blocks_b, "bad_scores", bad,
         "nonfinite", (long long)nf, (long long)nf_start, (long long)nf_end, "long_qids", long_q,
         "long_docnos", long_d, "repeat", repeat ? Py_True : Py_False, "nul", (long long)nul,
         "tag", (long long)tag_start, (long long)tag_end, "lines", (long long)lines_before);
@@ -1597,7 +1608,7 @@ done:
         chunk_free(&c[k]);
     free(c);
     Py_XDECREF(score_b);
-    Py_XDECREF(line_b);
+    Py_XDECREF(runs_b);
     Py_XDECREF(blocks_b);
     Py_XDECREF(bad);
     Py_XDECREF(long_q);

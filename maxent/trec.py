@@ -25,7 +25,7 @@ import stat
 import warnings
 import zlib
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Iterable, Mapping
@@ -143,7 +143,8 @@ class Run:
     name : run name (the file name without ``.gz``); tag : the last line's run_id
     path : source path, or None for a run built in memory
     qid, docno : bytes arrays, compared byte-wise as strcmp; score : float64 array
-    line : 1-based line number of each entry (for error messages)
+    line_runs : the entries' 1-based line numbers (for error messages) as runs of consecutive
+        lines, (k, 2) int64 rows (first entry, its line): :attr:`line` is the whole column
     """
 
     name: str
@@ -151,13 +152,24 @@ class Run:
     qid: np.ndarray
     docno: np.ndarray
     score: np.ndarray
-    line: np.ndarray
+    line_runs: np.ndarray
     tag: str = ""
     long_qids: Mapping[bytes, bytes] | None = None
     """surrogate -> qid of the qids longer than :data:`LONG_TOKEN` (None: none kept)"""
 
     def __len__(self) -> int:
         return len(self.score)
+
+    @cached_property
+    def line(self) -> np.ndarray:
+        """The 1-based line number of each entry (int64)."""
+        rows, first = self.line_runs[:, 0], self.line_runs[:, 1]
+        return np.arange(len(self), dtype=np.int64) + np.repeat(first - rows, np.diff(np.append(rows, len(self))))
+
+    def subset(self, keep: np.ndarray) -> "Run":
+        """The run's entries where ``keep`` (a boolean mask or rows), with their line numbers."""
+        return replace(self, qid=self.qid[keep], docno=self.docno[keep], score=self.score[keep],
+                       line_runs=line_runs(self.line[keep]))
 
     @property
     def topics(self) -> list[str]:
@@ -176,6 +188,13 @@ class Run:
     def blocks(self) -> np.ndarray:
         """:func:`qid_blocks`: the rows where the qid changes, computed once."""
         return qid_blocks(self.qid)
+
+
+def line_runs(lines: np.ndarray) -> np.ndarray:
+    """Line numbers as :attr:`Run.line_runs`: (row, line) where a run of consecutive lines starts."""
+    lines = np.asarray(lines, dtype=np.int64)
+    starts = np.flatnonzero(np.concatenate(([True], np.diff(lines) != 1)))[:len(lines)]
+    return np.stack([starts, lines[starts]], axis=1)
 
 
 @dataclass(frozen=True, eq=False)
@@ -620,10 +639,11 @@ def _run_name(path: Path) -> str:
     return path.name[:-3] if path.name.endswith(".gz") else path.name
 
 
-def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.ndarray,
+def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines,
                       blocks: np.ndarray | None = None, docno_hash: np.ndarray | None = None,
                       blocks_clean: bool = False) -> None:
-    """Raise InputError at the first line repeating a (qid, docno) pair. ``blocks``: the rows
+    """Raise InputError at the first line repeating a (qid, docno) pair. ``lines``: the rows'
+    line numbers, or a function giving them (called only for the error); ``blocks``: the rows
     where the qid changes (:func:`qid_blocks`), when known; ``blocks_clean``: no block holds a
     docno twice (the scan looked), so only a topic in several blocks needs a look."""
     if len(qid) == 0:
@@ -639,6 +659,7 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.nd
     if not _ctrec.has_repeat(d, max(d.dtype.itemsize, 1), np.ascontiguousarray(docno_hash, dtype=np.uint64),
                              items, bounds):
         return
+    lines = lines() if callable(lines) else lines
     codes = topic_codes(qid, starts=blocks)
     order = np.lexsort((lines, docno, codes))
     d, c = docno[order], codes[order]
@@ -649,6 +670,12 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines: np.nd
     raise InputError(run_path, int(lines[order[i]]), f"duplicate docno {shown(d[i])!r} in topic "
                      f"{shown(qid[order[i]])} "
                      f"(first at line {int(lines[order[group_first[i]]])})")
+
+
+def _line_at(runs: np.ndarray, row: int) -> int:
+    """The line of a row, from (row, line) runs of consecutive lines (:attr:`Run.line_runs`)."""
+    k = int(np.searchsorted(runs[:, 0], row, "right")) - 1
+    return int(runs[k, 1] + row - runs[k, 0])
 
 
 def _topic_groups(qid: np.ndarray, blocks: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
@@ -683,7 +710,8 @@ class _RunBlocks:
         self.path, self.lines, self.repeat = path, 0, False
         self.short = self.bad_score = self.nonfinite = None     # (line, ...) of the first
         self.blank, self.long_qids, self.tag = True, {}, ""
-        self.columns = {k: _Column() for k in ("qid", "docno", "score", "line", "blocks")}
+        self.columns = {k: _Column() for k in ("qid", "docno", "score", "blocks")}
+        self.line_runs: list[np.ndarray] = []
         self.last_qid, self.topic_start = None, 0    # the last row's qid; where its topic began
 
     def add(self, data, chunks: int = 1, release: bool = False) -> None:
@@ -701,12 +729,10 @@ class _RunBlocks:
             self.lines += int(np.count_nonzero(np.frombuffer(data, np.uint8) == 10))
             return
         self.lines += got["lines"]
-        line = np.frombuffer(got["line"], np.int64)
-        if len(line) == 0:
+        runs = np.frombuffer(got["line_runs"], np.int64).reshape(-1, 2) + [0, before]
+        if len(runs) == 0:
             self.blank = self.blank and _all_space(data)
             return
-        if before:
-            line = line + before
         qid = _with_surrogates(np.frombuffer(got["qid"], f"S{got['qid_width']}"), got["long_qids"], data,
                                self.long_qids)
         docno = _with_surrogates(np.frombuffer(got["docno"], f"S{got['docno_width']}"), got["long_docnos"], data)
@@ -718,17 +744,17 @@ class _RunBlocks:
             v = strtod_whole(t)
             if v is None:
                 if self.bad_score is None:
-                    self.bad_score = (int(line[i]), f"score {shown(t)!r} is not a number")
+                    self.bad_score = (_line_at(runs, i), f"score {shown(t)!r} is not a number")
                 break
             score[i] = v
             if not np.isfinite(v):
                 nonfinite.append((i, a, e))
         if nonfinite and self.nonfinite is None:
             i, a, e = min(nonfinite)
-            self.nonfinite = (int(line[i]), f"score {shown(bytes(data[a:e]))!r} is not finite")
+            self.nonfinite = (_line_at(runs, i), f"score {shown(bytes(data[a:e]))!r} is not finite")
         blocks = np.frombuffer(got["blocks"], np.int64)
         repeat = got["repeat"] or bool(got["long_docnos"])
-        rows = self.columns["line"].n
+        rows = self.columns["score"].n
         if rows:
             if self.last_qid == qid[0]:              # its first topic goes on from the block before
                 blocks = blocks[1:]
@@ -737,8 +763,9 @@ class _RunBlocks:
                     both = np.concatenate([self.columns["docno"].array()[self.topic_start:], docno[:stop]])
                     repeat = len(np.unique(both)) < len(both)
             blocks = blocks + rows
-        for key, column in zip(self.columns, (qid, docno, score, line, blocks)):
+        for key, column in zip(self.columns, (qid, docno, score, blocks)):
             self.columns[key].add(column)
+        self.line_runs.append(runs + [rows, 0])
         self.repeat |= repeat
         self.last_qid = qid[-1]
         if len(blocks):
@@ -751,17 +778,17 @@ class _RunBlocks:
         path = self.path
         if self.short is not None:
             raise _columns_error(path, self.short[0], 6, self.short[1], False, self.what)
-        if not self.columns["line"].n:
+        if not self.columns["score"].n:
             raise InputError(path, None, f"empty file: no {self.what} lines" if self.blank
                              else f"no {self.what} lines (only comments or blank lines)")
         for error in (self.bad_score, self.nonfinite):
             if error is not None:
                 raise InputError(path, *error)
-        qid, docno, score, line, blocks = (c.array() for c in self.columns.values())
-        _check_duplicates(path, qid, docno, line, blocks, blocks_clean=not self.repeat)
-        run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score, line=line,
-                  tag=self.tag, long_qids=self.long_qids or None)
+        qid, docno, score, blocks = (c.array() for c in self.columns.values())
+        run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score,
+                  line_runs=np.concatenate(self.line_runs), tag=self.tag, long_qids=self.long_qids or None)
         object.__setattr__(run, "blocks", blocks)  # fill the cached property
+        _check_duplicates(path, qid, docno, lambda: run.line, blocks, blocks_clean=not self.repeat)
         return run
 
 
@@ -857,14 +884,14 @@ def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray,
     (line = 1-based row) for a non-finite score or a duplicate (qid, docno). ``long_qids``:
     surrogate -> qid of the long qids (:func:`compact_long`), for printing them."""
     score = np.asarray(score, dtype=np.float64)
-    lines = np.arange(1, len(score) + 1)
+    lines = np.arange(1, len(score) + 1)      # one run of lines: row i on line i + 1
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"<run {name}>", i + 1, f"score {float(score[i])!r} of run {name!r} is not finite")
     h = hash_strings(docno)
     _check_duplicates(f"<run {name}>", qid, docno, lines, docno_hash=h)
-    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line=lines, tag=name,
+    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line_runs=line_runs(lines), tag=name,
               long_qids=long_qids or None)
     object.__setattr__(run, "docno_hash", h)
     return run

@@ -310,10 +310,10 @@ def test_a_mapped_run_is_given_back_as_it_is_read(tmp_path, chunks):
     before = _resident_kib(address)
     got = trec._ctrec.read_run(view, chunks, True)
     after = _resident_kib(address)
-    for key in ("qid", "docno", "score", "line", "blocks"):
+    for key in ("qid", "docno", "score", "line_runs", "blocks"):
         assert bytes(got[key]) == bytes(want[key])
-    assert {k: v for k, v in got.items() if k not in ("qid", "docno", "score", "line", "blocks")} == \
-           {k: v for k, v in want.items() if k not in ("qid", "docno", "score", "line", "blocks")}
+    assert {k: v for k, v in got.items() if k not in ("qid", "docno", "score", "line_runs", "blocks")} == \
+           {k: v for k, v in want.items() if k not in ("qid", "docno", "score", "line_runs", "blocks")}
     if before is None:
         pytest.skip("no /proc/self/smaps: the pages given back are not visible here")
     size_kib = len(view) / 1024
