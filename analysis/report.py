@@ -391,6 +391,17 @@ def bench_deep(results: Path) -> str:
                    "read MB/s, one thread", "rank s", "evaluate s"], split))
 
 
+def bench_cli(results: Path) -> str:
+    """The bundled runs beside the pytrec_eval script and a checkout of an earlier build,
+    alternating fresh processes: medians."""
+    t = _read(results, "benchmarks", "cli", "scale.csv").to_dict("records")
+    rounds = json.loads(results.joinpath("benchmarks", "cli", "PROVENANCE.json").read_text())["repeat"]
+    rows = [[r["case"], int(r["run_lines"]), f"{r['ours_s']:.2f}", f"{r['against_s']:.2f}", f"{r['pytrec_eval_s']:.2f}",
+             f"{r['speedup']:.1f}x"] for r in t]
+    return (f"Machine: {_machine(results, 'benchmarks', 'cli')}; {rounds} alternating rounds.\n\n"
+            + _md(["case", "run lines", "wall s", "earlier build, wall s", "pytrec_eval wall s", "speed-up"], rows))
+
+
 def mutation(results: Path) -> str:
     """Mutation score per file: killed / (killed + survived) over the sampled mutants."""
     t = _read(results, "mutation", "score.csv")
@@ -509,7 +520,7 @@ TABLES: dict[str, Callable[[Path], str]] = {
     "discriminative": discriminative, "active": active, "active_pool": active_pool, "evidence": evidence,
     "bench_throughput": bench_throughput, "bench_engines": bench_engines, "bench_startup": bench_startup,
     "bench_build": bench_build, "bench_install": bench_install, "bench_scale": bench_scale, "mutation": mutation,
-    "bench_deep": bench_deep,
+    "bench_deep": bench_deep, "bench_cli": bench_cli,
     "trec_eval_lines": trec_eval_lines,
     "metric_sets_best": metric_sets_best, "metric_sets_singles": metric_sets_singles,
     "metric_sets_status": metric_sets_status,
