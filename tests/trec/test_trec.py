@@ -100,6 +100,19 @@ def test_whitespace_variants_and_comments(tmp_path):
     assert run.line.tolist() == [2, 4, 6] and run.tag == "t"
 
 
+def test_line_runs_give_back_every_line_number_and_a_subset_keeps_its_own():
+    rng = np.random.default_rng(7)
+    for n in (0, 1, 2, 50):
+        lines = np.cumsum(rng.integers(1, 4, size=n)) + 1      # gaps of 0-2 lines (comments, blanks)
+        run = Run(name="r", path=None, qid=np.array([b"q"] * n, dtype="S1"), docno=np.arange(n).astype("S8"),
+                  score=np.zeros(n), line_runs=trec.line_runs(lines))
+        assert run.line.tolist() == lines.tolist()
+        assert len(run.line_runs) == (0 if n == 0 else 1 + int(np.count_nonzero(np.diff(lines) != 1)))
+        keep = rng.random(n) < 0.5
+        part = run.subset(keep)
+        assert part.line.tolist() == lines[keep].tolist() and part.docno.tolist() == run.docno[keep].tolist()
+
+
 def test_scores_parse_exactly_as_float(rng, tmp_path):
     # oracle: Python float() (correctly rounded, as C strtod) on every token
     tokens = []
