@@ -163,8 +163,7 @@ class Run:
     @cached_property
     def line(self) -> np.ndarray:
         """The 1-based line number of each entry (int64)."""
-        rows, first = self.line_runs[:, 0], self.line_runs[:, 1]
-        return np.arange(len(self), dtype=np.int64) + np.repeat(first - rows, np.diff(np.append(rows, len(self))))
+        return run_lines(self.line_runs, len(self))
 
     def subset(self, keep: np.ndarray) -> "Run":
         """The run's entries where ``keep`` (a boolean mask or rows), with their line numbers."""
@@ -195,6 +194,12 @@ def line_runs(lines: np.ndarray) -> np.ndarray:
     lines = np.asarray(lines, dtype=np.int64)
     starts = np.flatnonzero(np.concatenate(([True], np.diff(lines) != 1)))[:len(lines)]
     return np.stack([starts, lines[starts]], axis=1)
+
+
+def run_lines(runs: np.ndarray, n: int) -> np.ndarray:
+    """The line numbers of n rows from their :func:`line_runs`."""
+    rows, first = runs[:, 0], runs[:, 1]
+    return np.arange(n, dtype=np.int64) + np.repeat(first - rows, np.diff(np.append(rows, n)))
 
 
 @dataclass(frozen=True, eq=False)
@@ -639,11 +644,11 @@ def _run_name(path: Path) -> str:
     return path.name[:-3] if path.name.endswith(".gz") else path.name
 
 
-def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines,
+def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, runs: np.ndarray,
                       blocks: np.ndarray | None = None, docno_hash: np.ndarray | None = None,
                       blocks_clean: bool = False) -> None:
-    """Raise InputError at the first line repeating a (qid, docno) pair. ``lines``: the rows'
-    line numbers, or a function giving them (called only for the error); ``blocks``: the rows
+    """Raise InputError at the first line repeating a (qid, docno) pair. ``runs``: the rows'
+    :func:`line_runs` (expanded only for the error); ``blocks``: the rows
     where the qid changes (:func:`qid_blocks`), when known; ``blocks_clean``: no block holds a
     docno twice (the scan looked), so only a topic in several blocks needs a look."""
     if len(qid) == 0:
@@ -659,7 +664,7 @@ def _check_duplicates(run_path, qid: np.ndarray, docno: np.ndarray, lines,
     if not _ctrec.has_repeat(d, max(d.dtype.itemsize, 1), np.ascontiguousarray(docno_hash, dtype=np.uint64),
                              items, bounds):
         return
-    lines = lines() if callable(lines) else lines
+    lines = run_lines(runs, len(qid))
     codes = topic_codes(qid, starts=blocks)
     order = np.lexsort((lines, docno, codes))
     d, c = docno[order], codes[order]
@@ -785,10 +790,11 @@ class _RunBlocks:
             if error is not None:
                 raise InputError(path, *error)
         qid, docno, score, blocks = (c.array() for c in self.columns.values())
-        run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score,
-                  line_runs=np.concatenate(self.line_runs), tag=self.tag, long_qids=self.long_qids or None)
+        runs = np.concatenate(self.line_runs)
+        _check_duplicates(path, qid, docno, runs, blocks, blocks_clean=not self.repeat)
+        run = Run(name=_run_name(path), path=str(path), qid=qid, docno=docno, score=score, line_runs=runs,
+                  tag=self.tag, long_qids=self.long_qids or None)
         object.__setattr__(run, "blocks", blocks)  # fill the cached property
-        _check_duplicates(path, qid, docno, lambda: run.line, blocks, blocks_clean=not self.repeat)
         return run
 
 
@@ -884,14 +890,14 @@ def build_run(name: str, qid: np.ndarray, docno: np.ndarray, score: np.ndarray,
     (line = 1-based row) for a non-finite score or a duplicate (qid, docno). ``long_qids``:
     surrogate -> qid of the long qids (:func:`compact_long`), for printing them."""
     score = np.asarray(score, dtype=np.float64)
-    lines = np.arange(1, len(score) + 1)      # one run of lines: row i on line i + 1
+    runs = np.array([[0, 1]] if len(score) else [], dtype=np.int64).reshape(-1, 2)   # row i on line i + 1
     bad = ~np.isfinite(score)
     if bad.any():
         i = int(np.argmax(bad))
         raise InputError(f"<run {name}>", i + 1, f"score {float(score[i])!r} of run {name!r} is not finite")
     h = hash_strings(docno)
-    _check_duplicates(f"<run {name}>", qid, docno, lines, docno_hash=h)
-    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line_runs=line_runs(lines), tag=name,
+    _check_duplicates(f"<run {name}>", qid, docno, runs, docno_hash=h)
+    run = Run(name=name, path=None, qid=qid, docno=docno, score=score, line_runs=runs, tag=name,
               long_qids=long_qids or None)
     object.__setattr__(run, "docno_hash", h)
     return run
