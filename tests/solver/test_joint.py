@@ -267,6 +267,26 @@ def test_bundled_sample_certified(names):
     assert res.success.mean() >= 0.9
 
 
+def test_linear_set_certified_at_the_duals_rounding_floor():
+    """R-prec and R@100 on five bundled runs at depth 1000: on some lists the multipliers reach
+    thousands, and the dual's gradient stops at its rounding floor, just above the inner
+    tolerance, with every count and value met to 1e-12. The certificate on p decides, so every
+    list is solved (optimal, or boundary where a value is at an end of its range)."""
+    from maxent.inputs import as_qrels, as_run
+    from maxent.ranked import rank_runs
+
+    runs = [as_run(f) for f in sorted(glob.glob("trec_runs/runs/*"))[:5]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs(runs, as_qrels("trec_runs/qrels-rnd1.txt"), depth=1000)
+    lists = lists.take(np.flatnonzero(lists.n_rel(1) > 0))
+    res = _solve(["R-prec", "R@100"], lists)
+    assert res.success.all()
+    _check_certificate(res, lists, ["R-prec", "R@100"], tol=1e-10)
+    b = res.multipliers[res.status == Status.OPTIMAL.value, -2:]
+    assert np.abs(b).max() > 1e3                                 # the lists that reach the floor
+
+
 @pytest.mark.parametrize("collection", ["robust03", "trec_covid_r1", "trec_dl19_passage"])
 @pytest.mark.parametrize("names", [["AP", "P@10"], ["nDCG@10", "RR"], ["GAP", "nDCG"]])
 def test_shared_collections_certified(collection, names):
