@@ -20,8 +20,11 @@ child that reports our time split in process (import, qrels, reading the run, on
 and again on one, ranking, evaluating), ours on the first size's run gzipped (``gzip -1``)
 and, with ``--ranx PYTHON`` (an interpreter with ranx installed, never one of ours),
 ranx's ``Run.from_file`` + ``evaluate`` twice (the first compiles numba's kernels, the
-second is timed warm, in memory), once, on the first deep size. Runs of 10^8 lines or more
-are timed once whatever ``--repeat``.
+second is timed warm, in memory), once, on the first deep size, and on every deep size of
+more than ``--ranx-shard`` topics in shards of that many topics (ranx holds 10^5 topics x 100
+in about 4 GB): one process loads and evaluates the shards one after the other, and their
+load and warm times are summed. Runs of 10^8 lines or more are timed once whatever
+``--repeat``.
 
     python benchmarks/bench_scale.py [--sizes 10000,100000,1000000] [--repeat 3] [--out DIR]
     python benchmarks/bench_scale.py --sizes "" --analysis "" --bundled --against /tmp/start
@@ -92,6 +95,33 @@ scores = evaluate(qrels, run, ["map", "ndcg", "mrr"])  # warm, in memory
 t3 = time.perf_counter()
 print(json.dumps({"load_s": t1 - t0, "first_s": t2 - t1, "warm_s": t3 - t2, "scores": scores}))
 """
+# a run too large for ranx's memory, in shards of whole topics, one after the other in one
+# process: the load and warm evaluate times summed, the means weighted by each shard's topics
+RANX_SHARDS_SCRIPT = r"""
+import gc, json, sys, time
+from ranx import Qrels, Run, evaluate
+measures = ["map", "ndcg", "mrr"]
+load = first = warm = 0.0
+sums, topics = dict.fromkeys(measures, 0.0), 0
+for i, shard in enumerate(sys.argv[1:]):
+    qrels_path, run_path, n = shard.split(":")
+    t0 = time.perf_counter()
+    qrels, run = Qrels.from_file(qrels_path, kind="trec"), Run.from_file(run_path, kind="trec")
+    t1 = time.perf_counter()
+    if i == 0:
+        evaluate(qrels, run, measures)                  # numba compiles its kernels here
+    t2 = time.perf_counter()
+    scores = evaluate(qrels, run, measures)            # warm, in memory
+    t3 = time.perf_counter()
+    load, first, warm = load + t1 - t0, first + t2 - t1, warm + t3 - t2
+    for m in measures:
+        sums[m] += scores[m] * int(n)
+    topics += int(n)
+    del qrels, run
+    gc.collect()
+print(json.dumps({"load_s": load, "first_s": first, "warm_s": warm, "shards": len(sys.argv) - 1,
+                  "scores": {m: v / topics for m, v in sums.items()}}))
+"""
 
 
 def make(folder: Path, topics: int, judged=(1, 3), depth: int = 10, found: float = 0.7,
@@ -160,6 +190,24 @@ def make_in_child(folder: Path, topics: int, judged=(1, 3), depth: int = 10, gra
             f"from pathlib import Path; make(Path({str(folder)!r}), {topics}, {tuple(judged)!r}, {depth}, grades={grades})")
     subprocess.run([sys.executable, "-c", code], check=True)
     return folder / "qrels.txt", folder / "run.txt"
+
+
+def ranx_shards(qrels: Path, run_file: Path, topics: int, depth: int, shard: int) -> list[str]:
+    """The run and qrels of :func:`make` split into shards of ``shard`` whole topics (its topics
+    are 0.. topics - 1, each one's lines together, in order), as RANX_SHARDS_SCRIPT's
+    arguments; written once, beside the run."""
+    folder = run_file.with_name(f"shards{shard}")
+    count = -(-topics // shard)
+    names = [(folder / f"qrels{i:03d}", folder / f"run{i:03d}") for i in range(count)]
+    if not folder.exists():
+        part = folder.with_name(folder.name + ".part")
+        part.mkdir(exist_ok=True)
+        subprocess.run(["split", "-l", str(shard * depth), "-d", "-a", "3", str(run_file), str(part / "run")],
+                       check=True)
+        subprocess.run(["awk", f'{{ f = sprintf("%s/qrels%03d", "{part}", int($1 / {shard})); print > f }}',
+                        str(qrels)], check=True)
+        part.rename(folder)
+    return [f"{q}:{r}:{min(shard, topics - i * shard)}" for i, (q, r) in enumerate(names)]
 
 
 def timed(cmd: list[str], where: Path = ROOT) -> tuple[float, float, str, float]:
@@ -239,6 +287,9 @@ def _deep(args) -> list[dict]:
                 times[who].append(timed(cmd))
         if args.ranx and k == 0 and topics <= args.peer_max:   # once, on the first size: minutes
             times["ranx"] = [timed([args.ranx, "-c", RANX_SCRIPT, *paths])]
+        elif args.ranx and topics > args.ranx_shard:         # too large for its memory: in shards
+            shards = ranx_shards(qrels, run_file, topics, depth, args.ranx_shard)
+            times["ranx"] = [timed([args.ranx, "-c", RANX_SHARDS_SCRIPT, *shards])]
         split = [json.loads(t[2]) for t in times["split"]]
         size_mb = run_file.stat().st_size / 1e6
         row = _row(name, topics, qrels, [run_file], "maxent.evaluate" + "".join(f" -m {m}" for m in DEEP_MEASURES),
@@ -254,6 +305,12 @@ def _deep(args) -> list[dict]:
             row["ranx_s"], row["ranx_cpu_s"], row["ranx_mib"] = _median(times["ranx"])
             ranx = json.loads(times["ranx"][0][2])
             row["ranx_load_s"], row["ranx_warm_s"] = ranx["load_s"], ranx["warm_s"]
+            row["ranx_shards"] = ranx.get("shards", 1)
+            ours_means = dict(_means(times["ours"][0][2], DEEP_MEASURES))
+            theirs = {"map": ranx["scores"]["map"], "ndcg": ranx["scores"]["ndcg"],
+                      "recip_rank": ranx["scores"]["mrr"]}
+            if any(abs(float(ours_means[m]) - v) > 1e-4 for m, v in theirs.items()):
+                raise SystemExit(f"{name}: ranx's means differ: {theirs} against {ours_means}")
         rows.append(row)
         print(row, file=sys.stderr, flush=True)
         if "gzip" in times:
@@ -277,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
                    help="deep runs: topics or TOPICSxDEPTH (depth 100 by default), comma-separated")
     p.add_argument("--ranx", default=None, help="a Python with ranx installed: time ranx once on the first "
                    "deep size (up to --peer-max topics)")
+    p.add_argument("--ranx-shard", type=int, default=100_000, help="a deep size of more topics than this "
+                   "is timed in ranx (--ranx) in shards of this many topics, one after the other in one process")
     p.add_argument("--repeat", type=int, default=3, help="alternating timed runs of each command")
     p.add_argument("--data", type=Path, default=ROOT / "out" / "scale", help="where the synthetic files go")
     p.add_argument("--out", type=Path, default=None, help="write scale.csv and PROVENANCE.json here")
