@@ -17,7 +17,10 @@ A set takes the path of one metric, constraint by constraint:
    problem (counts and k linear constraints) is solved exactly by damped Newton on its convex
    dual, whose multipliers are [a_0..a_{L-1}, b_1..b_k]:
    p_n(z) = softmax_z(a_z + sum_j b_j W_j,n(z)). A set of metrics linear in p is solved by
-   its first subproblem; otherwise the steps repeat from the new p.
+   its first subproblem; otherwise the steps repeat from the new p. A list the steps leave
+   uncertified gets a second pass from its best p, the same tangent problems with each next
+   point Anderson's mixing of the last ten in ln p: where the multipliers are large and
+   opposite (nDCG and GAP), plain steps oscillate.
 3. **Certify** on the returned p: every count and every |E_j(p) - v_j| within ``tol``, and
    the stationarity of the true problem, max over ranks of the spread over categories of
    ln p_n(z) - a_z - sum_j b_j W_j,n(z) with W at p itself, within ``kkt_tol`` (a fixed point
@@ -45,6 +48,8 @@ from maxent.solver.result import Status
 _LINE_STEPS = 30        # halvings of a dual Newton step before the line search gives up
 _INNER_STEPS = 60       # Newton steps on one linearised dual (quadratic once near: ~5-10)
 _STALL = 30            # outer steps without halving the merit before a row is left
+_DEPTH = 10             # the second pass: Anderson's memory, the last steps mixed
+_MIX_STALL = 8          # the second pass: mixed steps without a smaller residual before beta halves
 _INNER_TOL = 1e-12      # gradient of a linearised dual (counts, linearised values) at its optimum
 
 
@@ -271,6 +276,16 @@ def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s,
         P[todo], theta[todo], nit[todo], stat[todo], ok = _iterate(
             form, targets, allowed, pinned, todo, tol, kkt_tol, max_iter,
             _start(form, targets, todo, count, tol, kkt_tol, max_iter, solve_one))
+        left = ~ok
+        if left.any() and not form.linear:
+            # the rows the first pass left, from its best p: mixed in ln p (large multipliers)
+            i = todo[left]
+            P2, theta2, more, stat2, ok2 = _mixed(form, targets, allowed, pinned, i, tol, kkt_tol, max_iter,
+                                                  P[i], theta[i])
+            nit[i] += more
+            j = i[ok2]
+            P[j], theta[j], stat[j] = P2[ok2], theta2[ok2], stat2[ok2]
+            ok[np.flatnonzero(left)[ok2]] = True
         done = todo[ok]
         on_face = pinned[done].any(axis=1)
         status[done] = np.where(on_face, Status.BOUNDARY.value, Status.OPTIMAL.value)
@@ -310,6 +325,15 @@ def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s,
     out["attained"][rows], out["mult"][rows] = attained, mult
 
 
+def _free(K, held):
+    """The multipliers a tangent dual solves for, (b, L + k): a_z of the grades with a count
+    (a_ref = 0 for the first), b_j of the metrics still constraints."""
+    b, L = K.shape
+    free = np.concatenate((K > 0, held), axis=1)
+    free[np.arange(b), np.argmax(K > 0, axis=1)] = False
+    return free
+
+
 def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter, start):
     """Successive linearisation of the rows from ``start`` (b, L, N): (P, theta, steps,
     stationarity, certified).
@@ -324,10 +348,7 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
     A = allowed[rows]
     v = targets[rows]
     held = ~pinned[rows]                                        # metrics still constraints
-    free = np.ones((b, L + k), dtype=bool)
-    free[:, :L] = K > 0
-    free[np.arange(b), np.argmax(K > 0, axis=1)] = False          # a_ref = 0
-    free[:, L:] = held
+    free = _free(K, held)
     P = np.where(A, start, 0.0)
     P /= np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
     theta = np.zeros((b, L + k))
@@ -455,6 +476,125 @@ class _Anderson:
             self.n[row] += 1
         Y = np.where(allowed, np.clip(out.reshape(shape), 0.0, 1.0), 0.0)
         return Y / np.maximum(Y.sum(axis=1, keepdims=True), 1e-300) * (allowed.any(axis=1, keepdims=True))
+
+
+def _mixed(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter, start, theta):
+    """The second pass over the rows of a non-linear set that :func:`_iterate` left
+    uncertified, from its best p
+    (``start``, (b, L, N)) and its multipliers (``theta``, the first tangent dual's start):
+    (P, theta, steps, stationarity, certified).
+
+    The iteration is the fixed point of x -> T(x), T(x) the maximum-entropy solution of the
+    problem linearised at x; a fixed point is a KKT point. Where the multipliers are large and
+    opposite, plain steps x <- T(x) oscillate or diverge, so each next x is Anderson's mixing of
+    the last _DEPTH steps in ln p (:class:`_Mixing`), damped by beta, which halves when the
+    fixed-point residual has not fallen for _MIX_STALL steps. A tangent problem without an optimum
+    (far from the solution, the tangent overshoots) is asked for a fraction alpha of the way
+    from E(x) to the targets; alpha doubles back to 1 as the tangent problems solve. The p
+    returned is the best of the row's certified or most nearly certified tangent solutions."""
+    b, L = len(rows), form.L
+    K = form.counts[rows]
+    A = allowed[rows]
+    v = targets[rows]
+    held = ~pinned[rows]                                        # metrics still constraints
+    free = _free(K, held)
+    X = np.where(A, start, 0.0)                    # the point of linearisation
+    X /= np.maximum(X.sum(axis=1, keepdims=True), 1e-300)
+    P = X.copy()
+    theta = theta.copy()
+    nit = np.zeros(b, dtype=np.int64)
+    stat = np.zeros(b)
+    merit = np.full(b, np.inf)                     # of P: max(residual / tol, stationarity / kkt_tol)
+    ok = np.zeros(b, dtype=bool)
+    alpha = np.ones(b)
+    mixing = _Mixing(A)
+    live = np.arange(b)
+    for _ in range(max_iter):
+        Xl = X[live]
+        Wl = form.features(Xl, rows[live])
+        r = alpha[live, None] * (v[live] - form.expectations(Xl, rows[live])) + np.einsum("bjln,bln->bj", Wl, Xl)
+        th, Pn, conv, _ = _Dual(K[live], Wl, r, A[live], free[live]).newton(theta[live])
+        nit[live] += 1
+        En = form.expectations(Pn, rows[live])
+        res_n = np.abs(En - v[live]).max(axis=1, where=held[live], initial=0.0)
+        cnt = np.abs(Pn.sum(axis=2) - K[live]).max(axis=1)
+        Wn = form.features(Pn, rows[live])
+        # ln p = a + b.W(x) on the allowed cells, so the stationarity at p is b.(W(p) - W(x))
+        drift = np.einsum("bj,bjln->bln", np.where(free[live, L:], th[:, L:], 0.0), Wn - Wl)
+        stat_n = _spread(drift, A[live])
+        good = conv & (cnt <= tol) & (res_n <= tol) & (stat_n <= kkt_tol)
+        merit_n = np.where(conv, np.maximum(np.maximum(res_n, cnt) / tol, stat_n / kkt_tol), np.inf)
+        better = merit_n < merit[live]
+        a = live[better]
+        theta[a], P[a], stat[a], merit[a] = th[better], Pn[better], stat_n[better], merit_n[better]
+        ok[live[good]] = True
+        # the next point: a tangent problem that did not solve asks for less next time; one
+        # that solved short of the full way is taken as it is; the others are mixed
+        back = live[~conv]
+        alpha[back] *= 0.25
+        mixing.reset(back)
+        X[back] = np.where(np.isfinite(merit[back])[:, None, None], P[back], X[back])   # the best so far
+        part = conv & (alpha[live] < 1.0)
+        X[live[part]] = Pn[part]
+        alpha[live[part]] = np.minimum(1.0, 2.0 * alpha[live[part]])
+        mix = conv & ~part & ~good
+        if mix.any():
+            X[live[mix]] = mixing.step(live[mix], Xl[mix], Pn[mix])
+        live = live[~good & (alpha[live] >= 1e-12) & (mixing.beta[live] >= 1e-6)]
+        if not len(live):
+            break
+    return P, theta, nit, stat, ok
+
+
+class _Mixing:
+    """Anderson's mixing of the fixed-point iteration x -> T(x) in u = ln x over the allowed
+    cells, per row (Walker & Ni 2011): u' = u + beta f - (dU + beta dF) gamma, with f = ln T(x) - u,
+    gamma = argmin |f - dF gamma| over the last _DEPTH differences; x' = exp(u') normalised per
+    rank. In ln p a tiny probability moves by orders of magnitude, as the multipliers move it."""
+
+    def __init__(self, allowed):
+        self.allowed = allowed
+        self.u = [[] for _ in allowed]
+        self.f = [[] for _ in allowed]
+        self.best = np.full(len(allowed), np.inf)
+        self.since = np.zeros(len(allowed), dtype=np.int64)
+        self.beta = np.ones(len(allowed))
+
+    def reset(self, rows):
+        for row in rows:
+            self.u[row].clear()
+            self.f[row].clear()
+
+    def step(self, rows, X, T):
+        out = np.zeros_like(X)
+        for i, row in enumerate(rows):
+            mask = self.allowed[row]
+            u = np.where(mask, np.log(np.maximum(X[i], 1e-300)), 0.0).ravel()
+            f = np.where(mask, np.log(np.maximum(T[i], 1e-300)), 0.0).ravel() - u
+            size = np.linalg.norm(f)
+            if size < self.best[row]:
+                self.best[row], self.since[row] = size, 0
+            else:
+                self.since[row] += 1
+            hu, hf = self.u[row], self.f[row]
+            hu.append(u)
+            hf.append(f)
+            del hu[:-_DEPTH - 1], hf[:-_DEPTH - 1]
+            beta = self.beta[row]
+            step = u + beta * f
+            if len(hu) > 1:
+                dU, dF = np.diff(hu, axis=0), np.diff(hf, axis=0)
+                gamma = np.linalg.lstsq(dF.T, f, rcond=None)[0]
+                step -= (dU + beta * dF).T @ gamma
+            if self.since[row] > _MIX_STALL:               # not converging: shorter, afresh
+                self.reset([row])
+                self.beta[row] *= 0.5
+                self.since[row] = 0
+            step = step.reshape(mask.shape)
+            top = np.where(mask, step, -np.inf).max(axis=0, keepdims=True)
+            e = np.where(mask, np.exp(step - np.where(np.isfinite(top), top, 0.0)), 0.0)
+            out[i] = e / np.maximum(e.sum(axis=0, keepdims=True), 1e-300)
+        return out
 
 
 def _start(form: SetForm, targets, rows, count, tol, kkt_tol, max_iter, solve):

@@ -287,6 +287,36 @@ def test_linear_set_certified_at_the_duals_rounding_floor():
     assert np.abs(b).max() > 1e3                                 # the lists that reach the floor
 
 
+def test_large_opposite_multipliers_certified_by_the_second_pass(monkeypatch):
+    """nDCG and GAP, whose gradients are nearly parallel, on three lists of a bundled run at
+    depth 1000: the tangent problems' multipliers reach hundreds, large and opposite, and the
+    first pass stalls short of the certificate. The second pass (Anderson's mixing in ln p)
+    certifies all three; without it none is."""
+    from maxent.inputs import as_qrels, as_run
+    from maxent.ranked import rank_runs
+    from maxent.solver import joint
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lists = rank_runs([as_run("trec_runs/runs/BITEM_df.gz")], as_qrels("trec_runs/qrels-rnd1.txt"), depth=1000)
+    lists = lists.take(np.flatnonzero(np.isin(lists.topics, ["23", "24", "25"])))
+    assert len(lists) == 3
+    ms, T = _values(["nDCG", "GAP"], lists)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        res = solve(ms, T, lists)
+    assert (res.status == Status.OPTIMAL.value).all()
+    _check_certificate(res, lists, ["nDCG", "GAP"], tol=1e-10)
+    assert (res.stationarity <= 1e-9).all()
+    assert (np.abs(res.multipliers[:, -2:]) > 100).all()
+    monkeypatch.setattr(joint, "_mixed", lambda form, targets, allowed, pinned, rows, tol, kkt_tol, max_iter,
+                        start, theta: (start, theta, 0, np.zeros(len(rows)), np.zeros(len(rows), dtype=bool)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        first = solve(ms, T, lists)
+    assert (first.status == Status.NOT_CONVERGED.value).all()
+
+
 @pytest.mark.parametrize("collection", ["robust03", "trec_covid_r1", "trec_dl19_passage"])
 @pytest.mark.parametrize("names", [["AP", "P@10"], ["nDCG@10", "RR"], ["GAP", "nDCG"]])
 def test_shared_collections_certified(collection, names):
