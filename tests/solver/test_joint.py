@@ -341,8 +341,12 @@ def test_shared_collections_certified(collection, names):
         np.testing.assert_allclose(m.expectation(res.p, lists)[ok], T[ok, j], atol=1e-9)
     assert (res.stationarity[res.status == Status.OPTIMAL.value] <= 1e-9).all()
     # not every list converges: GAP and nDCG have nearly parallel gradients, and their tangent
-    # problems' multipliers grow large and opposite (docs/design/solver.md)
-    assert res.success.mean() >= (0.6 if "GAP" in names else 0.8)
+    # problems' multipliers grow large and opposite (docs/design/solver.md); the bound fails
+    # on robust03 without the second pass
+    if "GAP" in names:
+        assert res.success.mean() >= 0.75
+    else:
+        assert res.success.all()
 
 
 def test_newton_step_on_singular_and_broken_hessians():
