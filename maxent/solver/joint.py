@@ -50,6 +50,7 @@ _INNER_STEPS = 60       # Newton steps on one linearised dual (quadratic once ne
 _STALL = 30            # outer steps without halving the merit before a row is left
 _DEPTH = 10             # the second pass: Anderson's memory, the last steps mixed
 _MIX_STALL = 8          # the second pass: mixed steps without a smaller residual before beta halves
+_MIX_ITER = 60          # the second pass's steps: the lists it certifies mostly take far fewer
 _INNER_TOL = 1e-12      # gradient of a linearised dual (counts, linearised values) at its optimum
 
 
@@ -280,8 +281,8 @@ def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s,
         if left.any() and not form.linear:
             # the rows the first pass left, from its best p: mixed in ln p (large multipliers)
             i = todo[left]
-            P2, theta2, more, stat2, ok2 = _mixed(form, targets, allowed, pinned, i, tol, kkt_tol, max_iter,
-                                                  P[i], theta[i])
+            P2, theta2, more, stat2, ok2 = _mixed(form, targets, allowed, pinned, i, tol, kkt_tol,
+                                                  min(max_iter, _MIX_ITER), P[i], theta[i])
             nit[i] += more
             j = i[ok2]
             P[j], theta[j], stat[j] = P2[ok2], theta2[ok2], stat2[ok2]
