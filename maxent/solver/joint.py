@@ -481,9 +481,8 @@ class _Anderson:
 
 def _mixed(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter, start, theta):
     """The second pass over the rows of a non-linear set that :func:`_iterate` left
-    uncertified, from its best p
-    (``start``, (b, L, N)) and its multipliers (``theta``, the first tangent dual's start):
-    (P, theta, steps, stationarity, certified).
+    uncertified, from its best p (``start``, (b, L, N)) and its multipliers (``theta``, the
+    first tangent dual's start): (P, theta, steps, stationarity, certified).
 
     The iteration is the fixed point of x -> T(x), T(x) the maximum-entropy solution of the
     problem linearised at x; a fixed point is a KKT point. Where the multipliers are large and
