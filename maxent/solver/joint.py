@@ -326,13 +326,37 @@ def solve_set(metrics, targets, lists, *, count, tol, kkt_tol, max_iter, out, s,
     out["attained"][rows], out["mult"][rows] = attained, mult
 
 
-def _free(K, held):
-    """The multipliers a tangent dual solves for, (b, L + k): a_z of the grades with a count
-    (a_ref = 0 for the first), b_j of the metrics still constraints."""
-    b, L = K.shape
-    free = np.concatenate((K > 0, held), axis=1)
-    free[np.arange(b), np.argmax(K > 0, axis=1)] = False
-    return free
+class _Tangents:
+    """The tangent problems of a batch of rows: their counts, allowed cells, targets, the
+    metrics still constraints (``held``) and the multipliers a dual solves for (``free``: a_z
+    of the grades with a count, a_ref = 0 for the first, and b_j of the held metrics)."""
+
+    def __init__(self, form: SetForm, targets, allowed, pinned, rows):
+        self.form, self.rows = form, rows
+        self.K, self.A, self.v = form.counts[rows], allowed[rows], targets[rows]
+        self.held = ~pinned[rows]
+        self.free = np.concatenate((self.K > 0, self.held), axis=1)
+        self.free[np.arange(len(rows)), np.argmax(self.K > 0, axis=1)] = False
+
+    def solve(self, live, X, W, E, alpha, theta):
+        """The problems of rows ``live`` linearised at X (features W, values E), asked for a
+        fraction alpha of the way from E to the targets, by Newton on their duals from theta:
+        (theta, p, converged, Newton steps, E(p), residual, count residual). The residual is
+        over the held metrics."""
+        form, v, K = self.form, self.v[live], self.K[live]
+        r = alpha[:, None] * (v - E) + np.einsum("bjln,bln->bj", W, X)
+        th, P, conv, steps = _Dual(K, W, r, self.A[live], self.free[live]).newton(theta)
+        Ep = form.expectations(P, self.rows[live])
+        res = np.abs(Ep - v).max(axis=1, where=self.held[live], initial=0.0)
+        cnt = np.abs(P.sum(axis=2) - K).max(axis=1)
+        return th, P, conv, steps, Ep, res, cnt
+
+    def stationarity(self, live, th, W, Wp):
+        """On the allowed cells ln p = a + b.W(x), so the stationarity at p is the spread of
+        b.(W(p) - W(x)) (W at x, Wp at p), (b,)."""
+        L = self.K.shape[1]
+        drift = np.einsum("bj,bjln->bln", np.where(self.free[live, L:], th[:, L:], 0.0), Wp - W)
+        return _spread(drift, self.A[live])
 
 
 def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter, start):
@@ -345,11 +369,8 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
     step doubles alpha, up to 1 (plain successive linearisation, whose fixed point is a KKT
     point)."""
     b, k, L = len(rows), len(form.metrics), form.L
-    K = form.counts[rows]
-    A = allowed[rows]
-    v = targets[rows]
-    held = ~pinned[rows]                                        # metrics still constraints
-    free = _free(K, held)
+    tangents = _Tangents(form, targets, allowed, pinned, rows)
+    A, v, held = tangents.A, tangents.v, tangents.held
     P = np.where(A, start, 0.0)
     P /= np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
     theta = np.zeros((b, L + k))
@@ -367,20 +388,15 @@ def _iterate(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_it
     hist = _Anderson(b, X[0].size)
     for _ in range(max_iter):
         Wl, El, Xl = W[live], E[live], X[live]
-        r = alpha[live, None] * (v[live] - El) + np.einsum("bjln,bln->bj", Wl, Xl)
-        th, Pn, conv, steps = _Dual(K[live], Wl, r, A[live], free[live]).newton(theta[live])
+        th, Pn, conv, steps, En, res_n, cnt = tangents.solve(live, Xl, Wl, El, alpha[live], theta[live])
         nit[live] += 1 if not form.linear else steps
-        En = form.expectations(Pn, rows[live])
-        res_n = np.abs(En - v[live]).max(axis=1, where=held[live], initial=0.0)
-        cnt = np.abs(Pn.sum(axis=2) - K[live]).max(axis=1)
         if form.linear:
             # certified on p itself: the dual's gradient may stop at its rounding floor
             # (large multipliers) just above _INNER_TOL with counts and values within tol
             theta[live], P[live], ok[live] = th, Pn, (cnt <= tol) & (res_n <= tol)
             break
         Wn = form.features(Pn, rows[live])
-        drift = np.einsum("bj,bjln->bln", np.where(free[live, L:], th[:, L:], 0.0), Wn - Wl)
-        stat_n = _spread(drift, A[live])
+        stat_n = tangents.stationarity(live, th, Wl, Wn)
         polish = conv & (res[live] <= tol) & (res_n <= tol)
         # the certificate holds on p whether or not the tangent's dual met _INNER_TOL
         good = (cnt <= tol) & (res_n <= tol) & (stat_n <= kkt_tol)
@@ -492,12 +508,9 @@ def _mixed(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter
     (far from the solution, the tangent overshoots) is asked for a fraction alpha of the way
     from E(x) to the targets; alpha doubles back to 1 as the tangent problems solve. The p
     returned is the best of the row's certified or most nearly certified tangent solutions."""
-    b, L = len(rows), form.L
-    K = form.counts[rows]
-    A = allowed[rows]
-    v = targets[rows]
-    held = ~pinned[rows]                                        # metrics still constraints
-    free = _free(K, held)
+    b = len(rows)
+    tangents = _Tangents(form, targets, allowed, pinned, rows)
+    A = tangents.A
     X = np.where(A, start, 0.0)                    # the point of linearisation
     X /= np.maximum(X.sum(axis=1, keepdims=True), 1e-300)
     P = X.copy()
@@ -512,16 +525,10 @@ def _mixed(form: SetForm, targets, allowed, pinned, rows, tol, kkt_tol, max_iter
     for _ in range(max_iter):
         Xl = X[live]
         Wl = form.features(Xl, rows[live])
-        r = alpha[live, None] * (v[live] - form.expectations(Xl, rows[live])) + np.einsum("bjln,bln->bj", Wl, Xl)
-        th, Pn, conv, _ = _Dual(K[live], Wl, r, A[live], free[live]).newton(theta[live])
+        th, Pn, conv, _, _, res_n, cnt = tangents.solve(live, Xl, Wl, form.expectations(Xl, rows[live]),
+                                                        alpha[live], theta[live])
         nit[live] += 1
-        En = form.expectations(Pn, rows[live])
-        res_n = np.abs(En - v[live]).max(axis=1, where=held[live], initial=0.0)
-        cnt = np.abs(Pn.sum(axis=2) - K[live]).max(axis=1)
-        Wn = form.features(Pn, rows[live])
-        # ln p = a + b.W(x) on the allowed cells, so the stationarity at p is b.(W(p) - W(x))
-        drift = np.einsum("bj,bjln->bln", np.where(free[live, L:], th[:, L:], 0.0), Wn - Wl)
-        stat_n = _spread(drift, A[live])
+        stat_n = tangents.stationarity(live, th, Wl, form.features(Pn, rows[live]))
         good = conv & (cnt <= tol) & (res_n <= tol) & (stat_n <= kkt_tol)
         merit_n = np.where(conv, np.maximum(np.maximum(res_n, cnt) / tol, stat_n / kkt_tol), np.inf)
         better = merit_n < merit[live]
