@@ -83,21 +83,9 @@ print(json.dumps({"import_s": t1 - t0, "qrels_s": t2 - t1, "read_s": t3 - t2 - o
                   "rank_s": t4 - t3,
                   "evaluate_s": t5 - t4, "means": means}))
 """
+# ranx on a run in shards of whole topics (one shard: the whole run), one after the other in
+# one process: the load and warm evaluate times summed, the means weighted by the shards' topics
 RANX_SCRIPT = r"""
-import json, sys, time
-from ranx import Qrels, Run, evaluate
-t0 = time.perf_counter()
-qrels, run = Qrels.from_file(sys.argv[1], kind="trec"), Run.from_file(sys.argv[2], kind="trec")
-t1 = time.perf_counter()
-evaluate(qrels, run, ["map", "ndcg", "mrr"])           # numba compiles its kernels here
-t2 = time.perf_counter()
-scores = evaluate(qrels, run, ["map", "ndcg", "mrr"])  # warm, in memory
-t3 = time.perf_counter()
-print(json.dumps({"load_s": t1 - t0, "first_s": t2 - t1, "warm_s": t3 - t2, "scores": scores}))
-"""
-# a run too large for ranx's memory, in shards of whole topics, one after the other in one
-# process: the load and warm evaluate times summed, the means weighted by each shard's topics
-RANX_SHARDS_SCRIPT = r"""
 import gc, json, sys, time
 from ranx import Qrels, Run, evaluate
 measures = ["map", "ndcg", "mrr"]
@@ -193,9 +181,11 @@ def make_in_child(folder: Path, topics: int, judged=(1, 3), depth: int = 10, gra
 
 
 def ranx_shards(qrels: Path, run_file: Path, topics: int, depth: int, shard: int) -> list[str]:
-    """The run and qrels of :func:`make` split into shards of ``shard`` whole topics (its topics
-    are 0.. topics - 1, each one's lines together, in order), as RANX_SHARDS_SCRIPT's
-    arguments; written once, beside the run."""
+    """RANX_SCRIPT's arguments: the run and qrels of :func:`make` whole when they have at most
+    ``shard`` topics, else split into shards of ``shard`` whole topics (its topics are 0..
+    topics - 1, each one's lines together, in order), written once, beside the run."""
+    if topics <= shard:
+        return [f"{qrels}:{run_file}:{topics}"]
     folder = run_file.with_name(f"shards{shard}")
     count = -(-topics // shard)
     names = [(folder / f"qrels{i:03d}", folder / f"run{i:03d}") for i in range(count)]
@@ -285,11 +275,10 @@ def _deep(args) -> list[dict]:
         for _ in range(args.repeat if topics * depth < 10**8 else 1):   # 10^8 lines: once
             for who, cmd in commands.items():
                 times[who].append(timed(cmd))
-        if args.ranx and k == 0 and topics <= args.peer_max:   # once, on the first size: minutes
-            times["ranx"] = [timed([args.ranx, "-c", RANX_SCRIPT, *paths])]
-        elif args.ranx and topics > args.ranx_shard:         # too large for its memory: in shards
+        # once, on the first size (minutes), and in shards where a run is too large for its memory
+        if args.ranx and (k == 0 and topics <= args.peer_max or topics > args.ranx_shard):
             shards = ranx_shards(qrels, run_file, topics, depth, args.ranx_shard)
-            times["ranx"] = [timed([args.ranx, "-c", RANX_SHARDS_SCRIPT, *shards])]
+            times["ranx"] = [timed([args.ranx, "-c", RANX_SCRIPT, *shards])]
         split = [json.loads(t[2]) for t in times["split"]]
         size_mb = run_file.stat().st_size / 1e6
         row = _row(name, topics, qrels, [run_file], "maxent.evaluate" + "".join(f" -m {m}" for m in DEEP_MEASURES),
@@ -305,7 +294,7 @@ def _deep(args) -> list[dict]:
             row["ranx_s"], row["ranx_cpu_s"], row["ranx_mib"] = _median(times["ranx"])
             ranx = json.loads(times["ranx"][0][2])
             row["ranx_load_s"], row["ranx_warm_s"] = ranx["load_s"], ranx["warm_s"]
-            row["ranx_shards"] = ranx.get("shards", 1)
+            row["ranx_shards"] = ranx["shards"]
             ours_means = dict(_means(times["ours"][0][2], DEEP_MEASURES))
             theirs = {"map": ranx["scores"]["map"], "ndcg": ranx["scores"]["ndcg"],
                       "recip_rank": ranx["scores"]["mrr"]}
